@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* What a map stores, and the load-time configuration.  Shared by the BPF
+ * programs, the userspace accessors, the slow path and the tests. */
+#ifndef XDPKV_ENTRY_H
+#define XDPKV_ENTRY_H
+
+#include <linux/types.h>
+#include "wire.h"
+
+/* Map key: the item key zero-padded to cfg.key_size bytes (key_cap rounded
+ * up to 8).  Keys never contain NUL (control characters are refused), so the
+ * padding is unambiguous. */
+#define XKV_KEY_SIZE(key_cap) (((key_cap) + 7u) & ~7u)
+
+/* Map value.  Every layout stores the same header; array_fnv also stores
+ * the full key (key_size bytes) in front of the value bytes. */
+struct xkv_entry {
+	__u64 expire_ns; /* CLOCK_MONOTONIC ns after which the item is gone; 0 = never */
+	__u64 wtime_ns;  /* CLOCK_MONOTONIC ns of the write; 0 = empty slot / empty CPU copy */
+	__u32 seq;       /* array_fnv sequence counter: odd while a writer is inside */
+	__u32 flags;     /* client flags, round-trip as u32 */
+	__u32 len;       /* value bytes */
+	__u32 klen;      /* key bytes (array_fnv compares it with the stored key) */
+	__u8 data[];     /* [key (array_fnv only)] value, padded to 8 */
+};
+#define XKV_ENTRY_HDR ((__u32)sizeof(struct xkv_entry))
+
+/* value_size of the store map for a layout */
+#define XKV_ENTRY_SIZE(key_in_value, key_cap, val_cap) \
+	(XKV_ENTRY_HDR + ((key_in_value) ? XKV_KEY_SIZE(key_cap) : 0u) + (((val_cap) + 7u) & ~7u))
+
+enum xkv_mode { XKV_MODE_NATIVE = 0, XKV_MODE_SKB = 1, XKV_MODE_TEST = 2 };
+
+/* Load-time configuration: a const volatile in section .rodata.cfg on the BPF
+ * side (exact bounds for the verifier); the same bytes are pinned as the
+ * "cfg" map so the CLI and the slow path read what the program was built with. */
+struct xkv_config {
+	char layout[16];         /* variant name */
+	__u32 key_cap;           /* --key-size: max key bytes (<= 250) */
+	__u32 key_size;          /* XKV_KEY_SIZE(key_cap): map key size */
+	__u32 val_cap;           /* --value-size: max value bytes */
+	__u32 entry_size;        /* map value size */
+	__u32 entries;           /* --entries */
+	__u16 port;              /* --port, host order */
+	__u16 mode;              /* enum xkv_mode */
+	__u32 ifindex;
+	__u32 flags;             /* XKV_CFG_* */
+	__s64 realtime_off_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at load, for absolute exptimes */
+};
+#define XKV_CFG_NO_PREALLOC 1u
+#define XKV_CFG_KEY_IN_VALUE 2u /* array_fnv */
+
+/* memcached's exptime rule -> expire_ns (monotonic).  now_ns is monotonic. */
+static inline __u64 xkv_expire_ns(__s64 exptime, __u64 now_ns, __s64 realtime_off_ns)
+{
+	if (exptime == 0)
+		return 0;
+	if (exptime < 0)
+		return 1; /* already expired */
+	if (exptime <= XKV_REALTIME_MAXDELTA)
+		return now_ns + (__u64)exptime * 1000000000ull;
+	__s64 mono = exptime * 1000000000ll - realtime_off_ns;
+	return mono > 0 ? (__u64)mono : 1;
+}
+
+static inline int xkv_entry_live(const struct xkv_entry *e, __u64 now_ns)
+{
+	return e->wtime_ns != 0 && (e->expire_ns == 0 || e->expire_ns > now_ns);
+}
+
+#endif

@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/* The XDP request handler: parse, call the variant's store, write the reply
+ * in place and XDP_TX it.  Included once by every variant after it defined
+ * store_lookup/store_set/store_del.  The one reply writer lives here. */
+#ifndef XDPKV_HANDLER_BPF_H
+#define XDPKV_HANDLER_BPF_H
+
+#ifndef XKV_KEY_IN_VALUE
+#error "variant must define XKV_KEY_IN_VALUE"
+#endif
+#ifndef XKV_STORE_MATCH
+#define XKV_STORE_MATCH(sc, e) 1
+#endif
+/* offset of the value bytes in entry.data */
+#define XKV_VOFF (XKV_KEY_IN_VALUE ? cfg.key_size : 0)
+#define XKV_TEXT 16       /* reply text starts after udp + frame header */
+#define XKV_RMASK 2047    /* offsets into reply[] while writing */
+
+static __always_inline void put_lit(struct xkv_scratch *sc, __u32 *o, const char *s, __u32 n)
+{
+	__builtin_memcpy(&sc->reply[*o & XKV_RMASK], s, n);
+	*o += n;
+}
+#define PUT_LIT(sc, o, s) put_lit(sc, o, s, sizeof(s) - 1)
+
+static __always_inline __u32 ndigits(__u32 v)
+{
+	return 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000) + (v >= 100000) +
+	       (v >= 1000000) + (v >= 10000000) + (v >= 100000000) + (v >= 1000000000);
+}
+
+static __always_inline void put_u32(struct xkv_scratch *sc, __u32 *o, __u32 v)
+{
+	char d[10];
+	__u32 n = 0;
+#pragma unroll
+	for (int i = 0; i < 10; i++) {
+		d[i] = '0' + v % 10;
+		v /= 10;
+		n++;
+		if (!v)
+			break;
+	}
+#pragma unroll
+	for (int i = 9; i >= 0; i--) {
+		if (i < n)
+			sc->reply[(*o + n - 1 - i) & XKV_RMASK] = d[i];
+	}
+	*o += n;
+}
+
+
+/* ---- get ---------------------------------------------------------------- */
+
+struct get_ctx {
+	struct xkv_scratch *sc;
+	struct xkv_stats *st;
+	__u64 now;
+	__u32 o;       /* next free byte in reply[] */
+	__u32 full;    /* reply outgrew one datagram */
+};
+
+/* Write "VALUE <key> <flags> <bytes>\r\n" (key = token t) at reply[o]; returns the offset
+ * after it, or 0 if it would not fit.  A global function: the verifier checks
+ * it once on its own, so its digit branches do not multiply the states of
+ * the get loop. */
+__attribute__((noinline)) int xkv_put_value_hdr(struct xkv_scratch *sc, __u32 o, __u32 t,
+						__u32 flags, __u32 len)
+{
+	if (!sc || o > 2048 || t >= XKV_PARSE_TOKENS)
+		return 0;
+	__u32 koff = sc->pr.tok[t].off, klen = sc->pr.tok[t].len;
+	if (klen > XKV_KEY_MAX)
+		return 0;
+	PUT_LIT(sc, &o, XKV_R_VALUE);
+	bpf_probe_read_kernel(&sc->reply[o & XKV_RMASK], klen, &sc->req[koff & (XKV_REQ_MAX - 1)]);
+	o += klen;
+	PUT_LIT(sc, &o, " ");
+	put_u32(sc, &o, flags);
+	PUT_LIT(sc, &o, " ");
+	put_u32(sc, &o, len);
+	PUT_LIT(sc, &o, "\r\n");
+	return o;
+}
+
+/* Append one key's hit (if any).  Returns 1 to stop the loop. */
+static long get_one(__u32 i, void *vctx)
+{
+	struct get_ctx *g = vctx;
+	struct xkv_scratch *sc = g->sc;
+	__u32 t = i + 1;
+
+	if (t >= sc->pr.ntok || t >= XKV_PARSE_TOKENS)
+		return 1;
+	__u32 koff = sc->pr.tok[t].off, klen = sc->pr.tok[t].len;
+	if (klen > XKV_KEY_MAX)
+		return 1;
+	xkv_load_key(sc, koff, klen);
+	stat_inc(g->st, XKV_STAT_get_keys);
+
+	struct xkv_entry *e = store_lookup(sc);
+	if (!e)
+		goto miss;
+	/* one optimistic read; a writer inside (array_fnv) sends the request
+	 * to the slow path, which waits for it */
+	__u32 s1 = READ_ONCE_U32(e->seq);
+	if (s1 & 1)
+		goto busy;
+	barrier();
+	if (!XKV_STORE_MATCH(sc, e))
+		goto miss;
+	if (!xkv_entry_live(e, g->now)) {
+		if (e->wtime_ns)
+			stat_inc(g->st, XKV_STAT_get_expired);
+		goto miss;
+	}
+	__u32 len = e->len, flags = e->flags;
+	/* the whole reply, END included, must fit one datagram */
+	if (len > cfg.val_cap ||
+	    g->o + 6 + klen + 1 + ndigits(flags) + 1 + ndigits(len) + 2 + len + 2 + 5 >
+		    XKV_TEXT + XKV_DGRAM_TEXT) {
+		g->full = 1;
+		return 1;
+	}
+	__u32 o = xkv_put_value_hdr(sc, g->o, t, flags, len);
+	if (!o || o > 2048 || len > 2047) {
+		g->full = 1;
+		return 1;
+	}
+	if (len)
+		bpf_probe_read_kernel(&sc->reply[o & XKV_RMASK], len, &e->data[XKV_VOFF]);
+	o += len;
+	PUT_LIT(sc, &o, "\r\n");
+	barrier();
+	if (READ_ONCE_U32(e->seq) != s1)
+		goto busy;
+	g->o = o;
+	stat_inc(g->st, XKV_STAT_get_hits);
+	return 0;
+busy:
+	stat_inc(g->st, XKV_STAT_seq_retries);
+	g->full = 2;
+	return 1;
+miss:
+	stat_inc(g->st, XKV_STAT_get_misses);
+	return 0;
+}
+
+/* ---- reply emission ------------------------------------------------------- */
+
+static __always_inline __u16 csum_fold(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)s;
+}
+
+/* reply[0 .. 8+plen) = [udp header][frame header][text].  Rewrite the frame
+ * into the reply and return XDP_TX, or XDP_PASS when it does not fit. */
+static __always_inline int xkv_emit(struct xdp_md *ctx, struct xkv_addr *a,
+				    struct xkv_scratch *sc, struct xkv_stats *st, __u32 plen)
+{
+	__u32 udp_len = 8 + plen;
+	__u32 l2l3 = ETH_HLEN + a->l3_len;
+	int old_len = (int)(ctx->data_end - ctx->data);
+	int delta = (int)(l2l3 + udp_len) - old_len;
+
+	/* n: udp_len as the verifier must see it, bounded */
+	__u32 n = udp_len;
+	barrier_var(n);
+	if (n < 8 || n > 2047)
+		goto no_room;
+	if (delta > 0) {
+		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
+			goto no_room;
+	} else if (delta < 0) {
+		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
+			goto no_room;
+	}
+
+	struct udphdr *uh = (void *)sc->reply;
+	uh->source = a->dport;
+	uh->dest = a->sport;
+	uh->len = bpf_htons(udp_len);
+	uh->check = 0;
+
+	struct xkv_hdrs *h = &sc->hdr;
+
+	__builtin_memset(h, 0, sizeof(*h));
+	__builtin_memcpy(h->eth.h_dest, a->eth_src, ETH_ALEN);
+	__builtin_memcpy(h->eth.h_source, a->eth_dst, ETH_ALEN);
+
+	if (a->family == 4) {
+		h->eth.h_proto = bpf_htons(ETH_P_IP);
+		h->v4.version = 4;
+		h->v4.ihl = 5;
+		h->v4.tos = a->tos;
+		h->v4.tot_len = bpf_htons(20 + udp_len);
+		h->v4.id = a->ip_id;
+		h->v4.ttl = 64;
+		h->v4.protocol = IPPROTO_UDP;
+		__builtin_memcpy(&h->v4.saddr, a->dst, 4);
+		__builtin_memcpy(&h->v4.daddr, a->src, 4);
+		__u64 s = 0;
+		__u16 *w = (__u16 *)&h->v4;
+#pragma unroll
+		for (int i = 0; i < 10; i++)
+			s += w[i];
+		h->v4.check = ~csum_fold(s);
+		if (bpf_xdp_store_bytes(ctx, 0, h, ETH_HLEN + 20))
+			goto no_room;
+	} else {
+		h->eth.h_proto = bpf_htons(ETH_P_IPV6);
+		__builtin_memcpy(&h->v6, &a->v6_first, 4);
+		h->v6.payload_len = bpf_htons(udp_len);
+		h->v6.nexthdr = IPPROTO_UDP;
+		h->v6.hop_limit = 64;
+		__builtin_memcpy(&h->v6.saddr, a->dst, 16);
+		__builtin_memcpy(&h->v6.daddr, a->src, 16);
+		/* UDP checksum: pseudo header + udp header + payload */
+		struct xkv_pseudo6 *ph = &sc->ph;
+		__builtin_memcpy(ph->src, a->dst, 16);
+		__builtin_memcpy(ph->dst, a->src, 16);
+		ph->len = bpf_htonl(udp_len);
+		ph->nxt = bpf_htonl(IPPROTO_UDP);
+		__s64 s = bpf_csum_diff(0, 0, (__be32 *)ph, sizeof(*ph), 0);
+		/* zero-pad to a multiple of 4 for csum_diff */
+		sc->reply[n] = 0;
+		sc->reply[n + 1] = 0;
+		sc->reply[n + 2] = 0;
+		__u32 padded = (n + 3) & ~3u;
+#pragma unroll
+		for (__u32 c = 0; c < 4; c++) {
+			__u32 off = c * 512;
+			if (off >= padded)
+				break;
+			__u32 n = padded - off;
+			if (n > 512)
+				n = 512;
+			s = bpf_csum_diff(0, 0, (__be32 *)&sc->reply[off], n & 0x3fc, (__u32)s);
+		}
+		__u16 ck = ~csum_fold((__u32)s);
+		uh->check = ck ? ck : 0xffff;
+		if (bpf_xdp_store_bytes(ctx, 0, h, ETH_HLEN + 40))
+			goto no_room;
+	}
+	if (bpf_xdp_store_bytes(ctx, l2l3, sc->reply, n))
+		goto no_room;
+	stat_inc(st, XKV_STAT_replies);
+	return XDP_TX;
+no_room:
+	/* adjust_* failed before anything was written, so the request is intact */
+	stat_inc(st, XKV_STAT_pass_room);
+	return XDP_PASS;
+}
+
+/* Reply with one constant line. */
+static __always_inline int xkv_reply_line(struct xdp_md *ctx, struct xkv_addr *a,
+					  struct xkv_scratch *sc, struct xkv_stats *st,
+					  const char *line, __u32 n)
+{
+	__u32 o = XKV_TEXT;
+	put_lit(sc, &o, line, n);
+	return xkv_emit(ctx, a, sc, st, o - 8);
+}
+#define REPLY_LINE(s) xkv_reply_line(ctx, a, sc, st, s, sizeof(s) - 1)
+
+static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
+					 struct xkv_scratch *sc, struct xkv_stats *st, int err)
+{
+#define E(code, str, counter) case code: stat_inc(st, XKV_STAT_##counter); \
+	return xkv_reply_line(ctx, a, sc, st, str, sizeof(str) - 1);
+	switch (err) {
+	E(XKV_E_UNKNOWN, XKV_R_ERROR, err_unknown)
+	E(XKV_E_FORMAT, XKV_R_FORMAT, err_client)
+	E(XKV_E_KEY_LONG, XKV_R_KEY_LONG, err_client)
+	E(XKV_E_KEY_BAD, XKV_R_KEY_BAD, err_client)
+	E(XKV_E_DATA, XKV_R_DATA, err_client)
+	E(XKV_E_NO_CRLF, XKV_R_NO_CRLF, err_client)
+	E(XKV_E_MULTI_DGRAM, XKV_R_MULTI_DGRAM, err_client)
+	E(XKV_E_TOO_LARGE, XKV_R_TOO_LARGE, err_too_large)
+	E(XKV_E_OOM, XKV_R_OOM, err_oom)
+	}
+#undef E
+	stat_inc(st, XKV_STAT_err_unknown);
+	return xkv_reply_line(ctx, a, sc, st, XKV_R_ERROR, sizeof(XKV_R_ERROR) - 1);
+}
+
+/* ---- the program ---------------------------------------------------------- */
+
+SEC("xdp")
+int xdpkv(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct udphdr *udp;
+	struct xkv_stats *st = NULL;
+	__u32 frame_left, zero = 0;
+	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!sc || (void *)(eth + 1) > data_end)
+		return XDP_PASS;
+	struct xkv_addr *a = &sc->addr;
+	__builtin_memcpy(a->eth_src, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(a->eth_dst, eth->h_dest, ETH_ALEN);
+
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		if ((void *)(ip + 1) > data_end)
+			return XDP_PASS;
+		/* options, fragments, not UDP: the kernel's business */
+		if (ip->ihl != 5 || ip->version != 4 || ip->protocol != IPPROTO_UDP ||
+		    (ip->frag_off & bpf_htons(0x3fff)))
+			return XDP_PASS;
+		udp = (void *)(ip + 1);
+		if ((void *)(udp + 1) > data_end)
+			return XDP_PASS;
+		if (udp->dest != bpf_htons(cfg.port))
+			return XDP_PASS;
+		__u32 tot = bpf_ntohs(ip->tot_len);
+		if (tot < 28 || (void *)ip + tot > data_end)
+			goto malformed;
+		frame_left = tot - 20;
+		a->family = 4;
+		a->l3_len = 20;
+		a->tos = ip->tos;
+		a->ip_id = ip->id;
+		__builtin_memcpy(a->src, &ip->saddr, 4);
+		__builtin_memcpy(a->dst, &ip->daddr, 4);
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		if ((void *)(ip6 + 1) > data_end)
+			return XDP_PASS;
+		if (ip6->nexthdr != IPPROTO_UDP) /* extension headers too */
+			return XDP_PASS;
+		udp = (void *)(ip6 + 1);
+		if ((void *)(udp + 1) > data_end)
+			return XDP_PASS;
+		if (udp->dest != bpf_htons(cfg.port))
+			return XDP_PASS;
+		__u32 pl = bpf_ntohs(ip6->payload_len);
+		if (pl < 8 || (void *)(ip6 + 1) + pl > data_end)
+			goto malformed;
+		frame_left = pl;
+		a->family = 6;
+		a->l3_len = 40;
+		a->tos = 0;
+		a->ip_id = 0;
+		__builtin_memcpy(&a->v6_first, ip6, 4);
+		__builtin_memcpy(a->src, &ip6->saddr, 16);
+		__builtin_memcpy(a->dst, &ip6->daddr, 16);
+	} else {
+		return XDP_PASS;
+	}
+	a->sport = udp->source;
+	a->dport = udp->dest;
+
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return XDP_PASS;
+	stat_inc(st, XKV_STAT_requests);
+
+	/* the UDP length must agree with the IP length; the payload is what
+	 * the UDP header claims, never bytes past the end of the frame */
+	__u32 ulen = bpf_ntohs(udp->len);
+	if (ulen < 8 + XKV_UDP_HDR_LEN || ulen > frame_left)
+		goto malformed;
+	__u32 plen = ulen - 8;
+	__u32 tlen = plen - XKV_UDP_HDR_LEN; /* request text */
+	__u32 poff = (__u32)((void *)(udp + 1) - data);
+
+	struct xkv_udp_hdr fh;
+	if (bpf_xdp_load_bytes(ctx, poff, &fh, sizeof(fh)))
+		goto malformed;
+	/* the reply echoes the request id; one datagram */
+	struct xkv_udp_hdr *rfh = (void *)&sc->reply[8];
+	rfh->req_id = fh.req_id;
+	rfh->seq = 0;
+	rfh->total = bpf_htons(1);
+	rfh->reserved = 0;
+
+	if (fh.total != bpf_htons(1) || fh.seq != 0)
+		return xkv_reply_err(ctx, a, sc, st, XKV_E_MULTI_DGRAM);
+	if (tlen > XKV_REQ_MAX) {
+		stat_inc(st, XKV_STAT_pass_room);
+		return XDP_PASS;
+	}
+	if (tlen == 0)
+		return xkv_reply_err(ctx, a, sc, st, XKV_E_NO_CRLF);
+	if (bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN, sc->req, tlen & (XKV_REQ_MAX * 2 - 1) & 4095))
+		goto malformed;
+
+	struct xkv_req *r = &sc->pr;
+	r->key_cap = cfg.key_cap;
+	r->val_cap = cfg.val_cap;
+	int err = xkv_parse(sc->req, tlen, r);
+	switch (r->op) {
+	case XKV_OP_GET: stat_inc(st, XKV_STAT_cmd_get); break;
+	case XKV_OP_SET: stat_inc(st, XKV_STAT_cmd_set); break;
+	case XKV_OP_DELETE: stat_inc(st, XKV_STAT_cmd_delete); break;
+	case XKV_OP_NONE: break;
+	default: stat_inc(st, XKV_STAT_cmd_other);
+	}
+	if (err)
+		return xkv_reply_err(ctx, a, sc, st, err);
+	/* other commands, several commands in one datagram, huge multi-gets:
+	 * the slow path answers them */
+	if (r->op > XKV_OP_FAST_LAST || r->next != tlen || r->too_many) {
+		stat_inc(st, XKV_STAT_pass_cmd);
+		return XDP_PASS;
+	}
+
+	__u64 now = bpf_ktime_get_ns();
+
+	if (r->op == XKV_OP_GET) {
+		struct get_ctx g = { .sc = sc, .st = st, .now = now, .o = XKV_TEXT };
+		bpf_loop(XKV_PARSE_TOKENS - 1, get_one, &g, 0);
+		if (g.full) {
+			stat_inc(st, g.full == 1 ? XKV_STAT_pass_room : XKV_STAT_pass_busy);
+			return XDP_PASS;
+		}
+		__u32 o = g.o;
+		PUT_LIT(sc, &o, XKV_R_END);
+		return xkv_emit(ctx, a, sc, st, o - 8);
+	}
+
+	xkv_load_key(sc, r->tok[1].off, r->tok[1].len);
+
+	if (r->op == XKV_OP_DELETE) {
+		/* an expired item is gone already: NOT_FOUND, but free its slot */
+		struct xkv_entry *old = store_lookup(sc);
+		int live = old && XKV_STORE_MATCH(sc, old) && xkv_entry_live(old, now);
+		int found = store_del(sc, st);
+		if (found < 0) {
+			stat_inc(st, XKV_STAT_pass_busy);
+			return XDP_PASS;
+		}
+		found = found && live;
+		stat_inc(st, found ? XKV_STAT_deletes : XKV_STAT_delete_misses);
+		if (r->noreply)
+			goto noreply;
+		if (found)
+			return REPLY_LINE(XKV_R_DELETED);
+		return REPLY_LINE(XKV_R_NOT_FOUND);
+	}
+
+	/* set: build the entry in scratch, then hand it to the store */
+	struct xkv_entry *e = &sc->entry;
+	__u32 bytes = r->bytes;
+	e->expire_ns = xkv_expire_ns(r->exptime, now, cfg.realtime_off_ns);
+	e->wtime_ns = now;
+	e->seq = 0;
+	e->flags = r->flags;
+	e->len = bytes;
+	e->klen = sc->klen;
+	if (XKV_KEY_IN_VALUE)
+		bpf_probe_read_kernel(e->data, cfg.key_size & 0x1ff, sc->key);
+	if (bytes > cfg.val_cap) /* the parser checked; this tells the verifier */
+		return xkv_reply_err(ctx, a, sc, st, XKV_E_TOO_LARGE);
+	if (bytes && bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN + r->data_off,
+					&e->data[XKV_VOFF], bytes))
+		goto malformed;
+	err = store_set(sc, st);
+	if (err == -EBUSY) {
+		stat_inc(st, XKV_STAT_pass_busy);
+		return XDP_PASS;
+	}
+	if (err)
+		return xkv_reply_err(ctx, a, sc, st, XKV_E_OOM);
+	stat_inc(st, XKV_STAT_stores);
+	if (r->noreply)
+		goto noreply;
+	return REPLY_LINE(XKV_R_STORED);
+
+noreply:
+	stat_inc(st, XKV_STAT_noreply);
+	return XDP_DROP;
+malformed:
+	if (st)
+		stat_inc(st, XKV_STAT_pass_malformed);
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#endif

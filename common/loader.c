@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/* Configuration, loading, pinning and opening stores: the part of libxdpkv
+ * every tool goes through. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include "xdpkv.h"
+
+#define LOG_BUF_SIZE (4u << 20)
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+int xkv_config_defaults(struct xkv_config *cfg, const char *layout)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->layout, sizeof(cfg->layout), "%s", layout ? layout : "hash_map");
+	cfg->entries = 65536;
+	cfg->key_cap = 64;
+	cfg->val_cap = 1024;
+	cfg->port = XKV_DEFAULT_PORT;
+	cfg->mode = XKV_MODE_NATIVE;
+	return xkv_layout_find(cfg->layout) ? 0 : -EINVAL;
+}
+
+int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
+{
+	const struct xkv_layout *L = xkv_layout_find(cfg->layout);
+
+	if (!L) {
+		char names[128] = "";
+		for (int i = 0; xkv_layouts[i]; i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 i ? ", " : "", xkv_layouts[i]->name);
+		return fail(err, errlen, -EINVAL, "unknown layout '%s' (known: %s)", cfg->layout, names);
+	}
+	if (cfg->key_cap < 1 || cfg->key_cap > XKV_KEY_MAX)
+		return fail(err, errlen, -EINVAL, "--key-size %u out of range 1..%u (memcached's limit)",
+			    cfg->key_cap, XKV_KEY_MAX);
+	if (cfg->val_cap < 1 || cfg->val_cap > XKV_VAL_MAX)
+		return fail(err, errlen, -EINVAL, "--value-size %u out of range 1..%u", cfg->val_cap,
+			    XKV_VAL_MAX);
+	if (cfg->entries < 1 || cfg->entries > (1u << 26))
+		return fail(err, errlen, -EINVAL, "--entries %u out of range 1..%u", cfg->entries, 1u << 26);
+	if (cfg->port == 0)
+		return fail(err, errlen, -EINVAL, "--port must be 1..65535");
+	if ((cfg->flags & XKV_CFG_NO_PREALLOC) && !L->prepare)
+		return fail(err, errlen, -EINVAL, "--no-prealloc applies to hash_map, not %s", L->name);
+	if (L->key_in_value)
+		cfg->flags |= XKV_CFG_KEY_IN_VALUE;
+	else
+		cfg->flags &= ~XKV_CFG_KEY_IN_VALUE;
+	cfg->key_size = XKV_KEY_SIZE(cfg->key_cap);
+	cfg->entry_size = XKV_ENTRY_SIZE(L->key_in_value, cfg->key_cap, cfg->val_cap);
+	return 0;
+}
+
+struct bpf_program *xkv_object_prog(struct bpf_object *obj)
+{
+	return bpf_object__find_program_by_name(obj, "xdpkv");
+}
+
+struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct xkv_config *cfg,
+					char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = L->name);
+	size_t sz;
+	const void *elf = L->elf(&sz);
+	struct bpf_object *obj = bpf_object__open_mem(elf, sz, &opts);
+	struct bpf_map *m;
+	int e;
+
+	if (!obj) {
+		fail(err, errlen, 0, "cannot open the %s BPF object: %s", L->name, strerror(errno));
+		return NULL;
+	}
+	m = bpf_object__find_map_by_name(obj, ".rodata.cfg");
+	if (!m || bpf_map__set_initial_value(m, cfg, sizeof(*cfg))) {
+		fail(err, errlen, 0, "BPF object %s has no matching .rodata.cfg", L->name);
+		goto out;
+	}
+	m = bpf_object__find_map_by_name(obj, "store");
+	if (m) { /* the null store of the benchmarks has none */
+		if ((e = bpf_map__set_max_entries(m, cfg->entries)) ||
+		    (L->map_type != BPF_MAP_TYPE_ARRAY && (e = bpf_map__set_key_size(m, cfg->key_size))) ||
+		    (e = bpf_map__set_value_size(m, cfg->entry_size)) ||
+		    (L->prepare && (e = L->prepare(m, cfg)))) {
+			fail(err, errlen, 0, "cannot size the store map: %s", strerror(-e));
+			goto out;
+		}
+	}
+	m = bpf_object__find_map_by_name(obj, "scratch");
+	if (!m || (e = bpf_map__set_value_size(m, bpf_map__value_size(m) + cfg->entry_size - XKV_ENTRY_HDR))) {
+		fail(err, errlen, 0, "cannot size the scratch map");
+		goto out;
+	}
+	struct bpf_program *p = xkv_object_prog(obj);
+	char *log = malloc(LOG_BUF_SIZE); /* lives as long as the process: small and rare */
+	if (!p || !log) {
+		free(log);
+		fail(err, errlen, 0, "BPF object %s has no program 'xdpkv'", L->name);
+		goto out;
+	}
+	log[0] = 0;
+	bpf_program__set_log_buf(p, log, LOG_BUF_SIZE);
+	return obj;
+out:
+	bpf_object__close(obj);
+	return NULL;
+}
+
+struct bpf_object *xkv_object_open(const struct xkv_config *cfg, char *err, size_t errlen)
+{
+	const struct xkv_layout *L = xkv_layout_find(cfg->layout);
+	if (!L) {
+		fail(err, errlen, 0, "unknown layout '%s'", cfg->layout);
+		return NULL;
+	}
+	return xkv_object_open_with(L, cfg, err, errlen);
+}
+
+const char *xkv_object_log_tail(struct bpf_object *obj, char *buf, size_t len)
+{
+	struct bpf_program *p = obj ? xkv_object_prog(obj) : NULL;
+	size_t sz = 0;
+	const char *log = p ? bpf_program__log_buf(p, &sz) : NULL;
+
+	if (!len)
+		return buf;
+	buf[0] = 0;
+	if (!log || !log[0])
+		return buf;
+	size_t n = strlen(log);
+	/* keep the last lines that fit, starting at a line boundary */
+	const char *start = n + 1 > len ? log + n - (len - 1) : log;
+	if (start != log) {
+		const char *nl = strchr(start, '\n');
+		if (nl)
+			start = nl + 1;
+	}
+	snprintf(buf, len, "%s", start);
+	return buf;
+}
+
+int xkv_object_load(struct bpf_object *obj, char *err, size_t errlen)
+{
+	int e = bpf_object__load(obj);
+	if (!e)
+		return 0;
+	char tail[3072];
+	xkv_object_log_tail(obj, tail, sizeof(tail));
+	return fail(err, errlen, e, "loading the BPF program failed: %s%s%s", strerror(-e),
+		    tail[0] ? "\nverifier log (tail):\n" : "", tail);
+}
+
+static int read_cfg(int cfg_fd, struct xkv_config *cfg)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(cfg_fd, &zero, cfg) ? -errno : 0;
+}
+
+static int store_finish(struct xkv_store *s, char *err, size_t errlen)
+{
+	if (!s->L)
+		s->L = xkv_layout_find(s->cfg.layout);
+	if (!s->L)
+		return fail(err, errlen, -EINVAL, "pinned store has unknown layout '%.16s'", s->cfg.layout);
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus < 1)
+		return fail(err, errlen, -EINVAL, "cannot count CPUs");
+	if (s->L->open) {
+		int e = s->L->open(s);
+		if (e)
+			return fail(err, errlen, e, "cannot open the %s store: %s", s->L->name, strerror(-e));
+	}
+	return 0;
+}
+
+int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struct bpf_object *obj,
+			  char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->store_fd = s->stats_fd = s->cfg_fd = -1;
+	struct bpf_map *st = bpf_object__find_map_by_name(obj, "store");
+	struct bpf_map *ss = bpf_object__find_map_by_name(obj, "stats");
+	struct bpf_map *sc = bpf_object__find_map_by_name(obj, ".rodata.cfg");
+	if (!ss || !sc)
+		return fail(err, errlen, -ENOENT, "object lacks the stats or cfg map");
+	s->store_fd = st ? bpf_map__fd(st) : -1;
+	s->stats_fd = bpf_map__fd(ss);
+	s->cfg_fd = bpf_map__fd(sc);
+	if (s->stats_fd < 0 || s->cfg_fd < 0)
+		return fail(err, errlen, -EINVAL, "object is not loaded");
+	int e = read_cfg(s->cfg_fd, &s->cfg);
+	if (e)
+		return fail(err, errlen, e, "cannot read cfg: %s", strerror(-e));
+	s->L = L;
+	return store_finish(s, err, errlen);
+}
+
+/* ---- pins ---- */
+
+int xkv_bpffs_mount(char *err, size_t errlen)
+{
+	struct statfs sf;
+	if (!statfs("/sys/fs/bpf", &sf) && sf.f_type == BPF_FS_MAGIC)
+		return 0;
+	mkdir("/sys/fs/bpf", 0700);
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
+		return fail(err, errlen, -errno, "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
+			    strerror(errno));
+	return 0;
+}
+
+int xkv_pin_dir(const char *ifname, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", XKV_PIN_ROOT, ifname);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static const struct {
+	const char *map, *pin;
+} pins[] = { { "store", "store" }, { "stats", "stats" }, { ".rodata.cfg", "cfg" } };
+
+bool xkv_pins_exist(const char *ifname)
+{
+	char dir[256], p[300];
+	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
+		return false;
+	snprintf(p, sizeof(p), "%s/cfg", dir);
+	return access(p, F_OK) == 0;
+}
+
+int xkv_pins_remove(const char *ifname)
+{
+	char dir[256], p[300];
+	int removed = 0;
+	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, pins[i].pin);
+		if (!unlink(p))
+			removed++;
+	}
+	rmdir(dir);
+	rmdir(XKV_PIN_ROOT); /* only if empty */
+	return removed;
+}
+
+int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_t errlen)
+{
+	char dir[256], p[300];
+	int e = xkv_bpffs_mount(err, errlen);
+	if (e)
+		return e;
+	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
+		return fail(err, errlen, -ENAMETOOLONG, "interface name too long");
+	mkdir(XKV_PIN_ROOT, 0700);
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return fail(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, pins[i].map);
+		snprintf(p, sizeof(p), "%s/%s", dir, pins[i].pin);
+		if (!m || (e = bpf_map__pin(m, p))) {
+			xkv_pins_remove(ifname);
+			return fail(err, errlen, e ? e : -ENOENT, "cannot pin %s at %s: %s", pins[i].map, p,
+				    strerror(e ? -e : ENOENT));
+		}
+	}
+	return 0;
+}
+
+int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, size_t errlen)
+{
+	char dir[256], p[300];
+	int *fds[] = { &s->store_fd, &s->stats_fd, &s->cfg_fd };
+
+	memset(s, 0, sizeof(*s));
+	s->store_fd = s->stats_fd = s->cfg_fd = -1;
+	int e = xkv_bpffs_mount(err, errlen);
+	if (e)
+		return e;
+	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
+		return fail(err, errlen, -ENAMETOOLONG, "interface name too long");
+	s->owns_fds = true;
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, pins[i].pin);
+		*fds[i] = bpf_obj_get(p);
+		if (*fds[i] < 0) {
+			e = -errno;
+			xkv_store_close(s);
+			if (e == -ENOENT)
+				return fail(err, errlen, e, "xdpkv is not attached to %s (no pins in %s)", ifname, dir);
+			return fail(err, errlen, e, "cannot open %s: %s", p, strerror(-e));
+		}
+	}
+	e = read_cfg(s->cfg_fd, &s->cfg);
+	if (e) {
+		xkv_store_close(s);
+		return fail(err, errlen, e, "cannot read %s/cfg: %s", dir, strerror(-e));
+	}
+	e = store_finish(s, err, errlen);
+	if (e)
+		xkv_store_close(s);
+	return e;
+}
+
+void xkv_store_close(struct xkv_store *s)
+{
+	if (s->L && s->L->close)
+		s->L->close(s);
+	if (s->owns_fds) {
+		int *fds[] = { &s->store_fd, &s->stats_fd, &s->cfg_fd };
+		for (int i = 0; i < 3; i++)
+			if (*fds[i] >= 0)
+				close(*fds[i]);
+	}
+	s->store_fd = s->stats_fd = s->cfg_fd = -1;
+	s->owns_fds = false;
+}

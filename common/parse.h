@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/* The request parser: one piece of portable C used by the XDP fast path
+ * (compiled for BPF) and by the userspace slow path.  It reads a request
+ * payload (after the 8-byte frame header) from a buffer of XKV_PARSE_SPAN
+ * bytes; every index is masked so the verifier sees in-bounds reads.
+ *
+ * The byte scan runs through xkv_loop(): bpf_loop() in BPF (verified once,
+ * inlined by the kernel), a plain for loop in userspace. */
+#ifndef XDPKV_PARSE_H
+#define XDPKV_PARSE_H
+
+#include <linux/types.h>
+#include "wire.h"
+
+#ifndef XKV_PARSE_SPAN
+#define XKV_PARSE_SPAN XKV_REQ_MAX   /* power of two */
+#endif
+#ifndef XKV_PARSE_TOKENS
+#define XKV_PARSE_TOKENS XKV_TOKENS_MAX
+#endif
+#define XKV_PMASK (XKV_PARSE_SPAN - 1)
+
+#ifdef __bpf__
+#define xkv_loop(n, cb, ctx) bpf_loop((n), (cb), (ctx), 0)
+#else
+static inline long xkv_loop(__u32 n, long (*cb)(__u32, void *), void *ctx)
+{
+	for (__u32 i = 0; i < n; i++)
+		if (cb(i, ctx))
+			return i + 1;
+	return n;
+}
+#endif
+
+enum xkv_op {
+	XKV_OP_NONE = 0,
+	XKV_OP_GET, XKV_OP_SET, XKV_OP_DELETE,          /* fast path */
+	XKV_OP_ADD, XKV_OP_REPLACE, XKV_OP_INCR, XKV_OP_DECR, /* slow path only */
+	XKV_OP_VERSION, XKV_OP_STATS, XKV_OP_FLUSH_ALL,
+};
+#define XKV_OP_FAST_LAST XKV_OP_DELETE
+
+struct xkv_tok {
+	__u32 off;
+	__u32 len;
+};
+
+struct xkv_req {
+	__u8 op;          /* enum xkv_op, XKV_OP_NONE when err != XKV_OK */
+	__u8 err;         /* enum xkv_perr */
+	__u8 noreply;
+	__u8 too_many;    /* more than XKV_PARSE_TOKENS tokens (fast path passes get on) */
+	__u32 ntok;       /* tokens stored in tok[] (<= XKV_PARSE_TOKENS) */
+	__u32 line_len;   /* command line bytes, without \r\n */
+	__u32 next;       /* offset after this command (line [+ data block]) */
+	__u32 data_off;   /* storage commands: first data byte */
+	__u32 bytes;      /* storage commands: <bytes> */
+	__u32 flags;      /* storage commands: <flags> */
+	__s64 exptime;    /* storage commands: <exptime> */
+	__u64 num;        /* incr/decr: <value>; flush_all: delay */
+	__u32 ctrl_mask;  /* bit i: token i (i < 32) holds a control character */
+	__u32 key_cap;    /* input: largest key accepted */
+	__u32 val_cap;    /* input: largest value accepted */
+	struct xkv_tok tok[XKV_PARSE_TOKENS];
+};
+
+struct xkv_scan {
+	const __u8 *buf;
+	__u32 len;
+	__u32 in_tok;
+	__u32 done;       /* 1 = found \r\n, 2 = bare \n */
+	struct xkv_req *req;
+};
+
+static long xkv_scan_byte(__u32 i, void *vctx)
+{
+	struct xkv_scan *s = vctx;
+	struct xkv_req *r = s->req;
+
+	if (i >= s->len)
+		return 1;
+	__u8 c = s->buf[i & XKV_PMASK];
+	if (c == '\n') {
+		s->done = 2; /* bare \n: \r\n is caught on the \r */
+		r->line_len = i;
+		return 1;
+	}
+	if (c == '\r' && i + 1 < s->len && s->buf[(i + 1) & XKV_PMASK] == '\n') {
+		s->done = 1;
+		r->line_len = i;
+		return 1;
+	}
+	if (c == ' ') {
+		s->in_tok = 0;
+		return 0;
+	}
+	if (!s->in_tok) {
+		s->in_tok = 1;
+		if (r->ntok >= XKV_PARSE_TOKENS) {
+			r->too_many = 1;
+			return 0;
+		}
+		__u32 n = r->ntok;
+		if (n < XKV_PARSE_TOKENS) {
+			r->tok[n].off = i;
+			r->tok[n].len = 0;
+		}
+		r->ntok = n + 1;
+	}
+	if (r->too_many)
+		return 0;
+	__u32 t = r->ntok - 1;
+	if (t < XKV_PARSE_TOKENS)
+		r->tok[t].len++;
+	if ((c < 0x21 || c == 0x7f) && t < 32)
+		r->ctrl_mask |= 1u << t;
+	return 0;
+}
+
+/* token t equals the literal s of length n (n <= 9) */
+static inline int xkv_tok_is(const __u8 *buf, const struct xkv_tok *t, const char *s, __u32 n)
+{
+	if (t->len != n)
+		return 0;
+	for (__u32 i = 0; i < 9; i++) {
+		if (i >= n)
+			break;
+		if (buf[(t->off + i) & XKV_PMASK] != (__u8)s[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* Unsigned decimal token; at most 20 digits, overflow of `max` is an error. */
+static inline int xkv_tok_u64(const __u8 *buf, const struct xkv_tok *t, __u64 max, __u64 *out)
+{
+	__u64 v = 0;
+	if (t->len == 0 || t->len > 20)
+		return -1;
+	for (__u32 i = 0; i < 20; i++) {
+		if (i >= t->len)
+			break;
+		__u8 c = buf[(t->off + i) & XKV_PMASK];
+		if (c < '0' || c > '9')
+			return -1;
+		__u64 d = c - '0';
+		if (v > (max - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static inline int xkv_tok_s64(const __u8 *buf, const struct xkv_tok *t, __s64 *out)
+{
+	struct xkv_tok u = *t;
+	__u64 v;
+	int neg = 0;
+	if (u.len > 1 && buf[u.off & XKV_PMASK] == '-') {
+		neg = 1;
+		u.off++;
+		u.len--;
+	}
+	if (xkv_tok_u64(buf, &u, 0x7fffffffffffffffULL, &v))
+		return -1;
+	*out = neg ? -(__s64)v : (__s64)v;
+	return 0;
+}
+
+static inline int xkv_check_key(const struct xkv_req *r, __u32 t)
+{
+	if (t >= XKV_PARSE_TOKENS)
+		return XKV_E_FORMAT;
+	__u32 len = r->tok[t].len;
+	if (len > XKV_KEY_MAX || len > r->key_cap)
+		return XKV_E_KEY_LONG;
+	if (t < 32 && (r->ctrl_mask & (1u << t)))
+		return XKV_E_KEY_BAD;
+	return XKV_OK;
+}
+
+static inline int xkv_fail(struct xkv_req *r, int err)
+{
+	r->err = err;
+	r->op = XKV_OP_NONE;
+	return err;
+}
+
+/* Parse one command starting at buf[0]; len is the bytes left in the
+ * datagram.  Returns r->err.  r->key_cap / r->val_cap must be set. */
+static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struct xkv_req *r)
+{
+	struct xkv_scan s = { .buf = buf, .len = len, .req = r };
+	__u32 key_cap = r->key_cap, val_cap = r->val_cap;
+
+	__builtin_memset(r, 0, sizeof(*r) - sizeof(r->tok));
+	r->key_cap = key_cap;
+	r->val_cap = val_cap;
+
+	if (len > XKV_PARSE_SPAN)
+		len = s.len = XKV_PARSE_SPAN;
+	xkv_loop(len, xkv_scan_byte, &s);
+	if (s.done != 1)
+		return xkv_fail(r, XKV_E_NO_CRLF);
+	r->next = r->line_len + 2;
+	if (r->ntok == 0)
+		return xkv_fail(r, XKV_E_UNKNOWN);
+
+	const struct xkv_tok *c = &r->tok[0];
+	int storage = 0;
+	if (xkv_tok_is(buf, c, "get", 3))
+		r->op = XKV_OP_GET;
+	else if (xkv_tok_is(buf, c, "set", 3))
+		r->op = XKV_OP_SET, storage = 1;
+	else if (xkv_tok_is(buf, c, "delete", 6))
+		r->op = XKV_OP_DELETE;
+	else if (xkv_tok_is(buf, c, "add", 3))
+		r->op = XKV_OP_ADD, storage = 1;
+	else if (xkv_tok_is(buf, c, "replace", 7))
+		r->op = XKV_OP_REPLACE, storage = 1;
+	else if (xkv_tok_is(buf, c, "incr", 4))
+		r->op = XKV_OP_INCR;
+	else if (xkv_tok_is(buf, c, "decr", 4))
+		r->op = XKV_OP_DECR;
+	else if (xkv_tok_is(buf, c, "version", 7))
+		r->op = XKV_OP_VERSION;
+	else if (xkv_tok_is(buf, c, "stats", 5))
+		r->op = XKV_OP_STATS;
+	else if (xkv_tok_is(buf, c, "flush_all", 9))
+		r->op = XKV_OP_FLUSH_ALL;
+	else
+		return xkv_fail(r, XKV_E_UNKNOWN);
+
+	__u32 n = r->ntok;
+	__u32 last = n - 1;
+	if (last >= XKV_PARSE_TOKENS)
+		last = XKV_PARSE_TOKENS - 1;
+	int last_noreply = n > 1 && xkv_tok_is(buf, &r->tok[last], "noreply", 7);
+
+	if (r->op == XKV_OP_GET) {
+		if (n < 2)
+			return xkv_fail(r, XKV_E_UNKNOWN); /* memcached: bare "get" is ERROR */
+		if (r->too_many)
+			return XKV_OK; /* keys beyond tok[]: the caller decides */
+		for (__u32 t = 1; t < XKV_PARSE_TOKENS && t < 32; t++) {
+			if (t >= n)
+				break;
+			int e = xkv_check_key(r, t);
+			if (e)
+				return xkv_fail(r, e);
+		}
+		return XKV_OK;
+	}
+	if (r->too_many)
+		return xkv_fail(r, XKV_E_FORMAT);
+
+	if (r->op == XKV_OP_DELETE) {
+		/* delete <key> [0] [noreply] */
+		__u32 extra = n - 2 - (__u32)last_noreply;
+		if (n < 2 || n > 4 || extra > 1)
+			return xkv_fail(r, XKV_E_FORMAT);
+		if (extra == 1 && !xkv_tok_is(buf, &r->tok[2], "0", 1))
+			return xkv_fail(r, XKV_E_FORMAT);
+		r->noreply = last_noreply;
+		int e = xkv_check_key(r, 1);
+		return e ? xkv_fail(r, e) : XKV_OK;
+	}
+
+	if (storage) {
+		/* <cmd> <key> <flags> <exptime> <bytes> [noreply]\r\n<data>\r\n */
+		__u64 v;
+		if (n != 5 + (__u32)last_noreply)
+			return xkv_fail(r, XKV_E_FORMAT);
+		int e = xkv_check_key(r, 1);
+		if (e)
+			return xkv_fail(r, e);
+		if (xkv_tok_u64(buf, &r->tok[2], 0xffffffffULL, &v))
+			return xkv_fail(r, XKV_E_FORMAT);
+		r->flags = (__u32)v;
+		if (xkv_tok_s64(buf, &r->tok[3], &r->exptime))
+			return xkv_fail(r, XKV_E_FORMAT);
+		if (xkv_tok_u64(buf, &r->tok[4], 0xffffffffULL, &v))
+			return xkv_fail(r, XKV_E_FORMAT);
+		r->bytes = (__u32)v;
+		r->noreply = last_noreply;
+		r->data_off = r->line_len + 2;
+		if (r->bytes > val_cap)
+			return xkv_fail(r, XKV_E_TOO_LARGE);
+		__u32 end = r->data_off + r->bytes; /* where \r\n must be */
+		if ((__u64)end + 2 > len || buf[end & XKV_PMASK] != '\r' ||
+		    buf[(end + 1) & XKV_PMASK] != '\n')
+			return xkv_fail(r, XKV_E_DATA);
+		r->next = end + 2;
+		return XKV_OK;
+	}
+
+	if (r->op == XKV_OP_INCR || r->op == XKV_OP_DECR) {
+		/* incr <key> <value> [noreply] */
+		if (n != 3 + (__u32)last_noreply)
+			return xkv_fail(r, XKV_E_FORMAT);
+		int e = xkv_check_key(r, 1);
+		if (e)
+			return xkv_fail(r, e);
+		if (xkv_tok_u64(buf, &r->tok[2], ~0ULL, &r->num))
+			return xkv_fail(r, XKV_E_FORMAT);
+		r->noreply = last_noreply;
+		return XKV_OK;
+	}
+	if (r->op == XKV_OP_FLUSH_ALL) {
+		/* flush_all [delay] [noreply] */
+		__u32 extra = n - 1 - (__u32)last_noreply;
+		if (n > 3 || extra > 1)
+			return xkv_fail(r, XKV_E_FORMAT);
+		if (extra == 1 && xkv_tok_u64(buf, &r->tok[1], 0xffffffffULL, &r->num))
+			return xkv_fail(r, XKV_E_FORMAT);
+		r->noreply = last_noreply;
+		return XKV_OK;
+	}
+	if (r->op == XKV_OP_VERSION && n != 1)
+		return xkv_fail(r, XKV_E_FORMAT);
+	return XKV_OK; /* stats [args]: the slow path looks at the tokens */
+}
+
+/* Reply line for a parser or store verdict. */
+static inline const char *xkv_err_line(int err)
+{
+	switch (err) {
+	case XKV_E_UNKNOWN: return XKV_R_ERROR;
+	case XKV_E_FORMAT: return XKV_R_FORMAT;
+	case XKV_E_KEY_LONG: return XKV_R_KEY_LONG;
+	case XKV_E_KEY_BAD: return XKV_R_KEY_BAD;
+	case XKV_E_DATA: return XKV_R_DATA;
+	case XKV_E_NO_CRLF: return XKV_R_NO_CRLF;
+	case XKV_E_MULTI_DGRAM: return XKV_R_MULTI_DGRAM;
+	case XKV_E_TOO_LARGE: return XKV_R_TOO_LARGE;
+	case XKV_E_OOM: return XKV_R_OOM;
+	}
+	return XKV_R_ERROR;
+}
+
+#endif

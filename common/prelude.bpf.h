@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* Everything a variant needs before it defines its store: the load-time
+ * configuration, the stats and scratch maps, and small helpers.
+ * A variant file is:
+ *     #include "prelude.bpf.h"
+ *     <its store map>
+ *     #define XKV_KEY_IN_VALUE 0|1
+ *     store_lookup(), store_set(), store_del() [, XKV_STORE_MATCH]
+ *     #include "handler.bpf.h"
+ */
+#ifndef XDPKV_PRELUDE_BPF_H
+#define XDPKV_PRELUDE_BPF_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <linux/in.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "wire.h"
+#include "entry.h"
+#include "stats.h"
+#include "fnv.h"
+#include "parse.h"
+
+#ifndef E2BIG
+#define E2BIG 7
+#define ENOMEM 12
+#define EBUSY 16
+#define ENOENT 2
+#endif
+
+/* Filled in by userspace between open and load; the verifier sees constants. */
+const volatile struct xkv_config cfg SEC(".rodata.cfg") = {
+	.key_cap = 16, .key_size = 16, .val_cap = 128, .entries = 1024,
+	.port = XKV_DEFAULT_PORT,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XKV_STATS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xkv_stats);
+} stats SEC(".maps");
+
+/* Where the reply goes: what we keep from the request headers. */
+struct xkv_addr {
+	__u8 eth_src[ETH_ALEN], eth_dst[ETH_ALEN];
+	__u16 family;      /* 4 or 6 */
+	__u16 l3_len;      /* 20 or 40 */
+	__be16 sport, dport;
+	__be32 v6_first;   /* IPv6 version/class/flow word */
+	__u8 tos;
+	__be16 ip_id;
+	__u8 src[16], dst[16];
+};
+
+/* The reply's Ethernet + IP headers, built before they are stored. */
+struct xkv_hdrs {
+	struct ethhdr eth;
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	};
+} __attribute__((packed));
+
+/* IPv6 pseudo header for the UDP checksum. */
+struct xkv_pseudo6 {
+	__u8 src[16], dst[16];
+	__be32 len;
+	__be32 nxt;
+};
+
+/* Per-CPU working memory.  The map's value_size is grown at load time by the
+ * entry's data bytes, so entry.data[] holds a whole value. */
+struct xkv_scratch {
+	__u8 req[XKV_REQ_MAX + 8];     /* request text (payload after the frame header) */
+	__u8 reply[XKV_REPLY_BUF];     /* [udp hdr 8][frame hdr 8][reply text] */
+	struct xkv_req pr;             /* parser output */
+	__u8 key[XKV_KEY_MAX + 6];     /* map key, zero padded to cfg.key_size */
+	__u32 klen;
+	__u32 _pad;
+	struct xkv_addr addr;          /* where the reply goes */
+	struct xkv_hdrs hdr;
+	struct xkv_pseudo6 ph;
+	__u64 _align;
+	struct xkv_entry entry;        /* entry being stored; data follows */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xkv_scratch)); /* + entry data, set at load */
+} scratch SEC(".maps");
+
+static __always_inline void stat_inc(struct xkv_stats *st, __u32 i)
+{
+	if (i < XKV_STAT__MAX)
+		st->v[i]++;
+}
+
+#define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
+#define barrier() asm volatile("" ::: "memory")
+
+/* Copy key token [off, off+len) of sc->req into sc->key, zero padded to
+ * cfg.key_size, one 8-byte word at a time. */
+static __always_inline void xkv_load_key(struct xkv_scratch *sc, __u32 off, __u32 len)
+{
+	__u64 *dst = (__u64 *)sc->key;
+	sc->klen = len;
+#pragma unroll
+	for (__u32 i = 0; i < (XKV_KEY_MAX + 6) / 8; i++) {
+		if (i * 8 >= cfg.key_size)
+			break;
+		__u64 w = 0;
+		if (i * 8 < len) {
+			w = *(__u64 *)&sc->req[(off + i * 8) & (XKV_REQ_MAX - 1)];
+			__u32 rem = len - i * 8;
+			if (rem < 8)
+				w &= (1ULL << (rem * 8)) - 1;
+		}
+		dst[i] = w;
+	}
+}
+
+/* key_size bytes of a and b equal (both 8-aligned buffers) */
+static __always_inline int xkv_key_eq(const __u8 *a, const __u8 *b)
+{
+#pragma unroll
+	for (__u32 i = 0; i < (XKV_KEY_MAX + 6) / 8; i++) {
+		if (i * 8 >= cfg.key_size)
+			break;
+		if (((const __u64 *)a)[i] != ((const __u64 *)b)[i])
+			return 0;
+	}
+	return 1;
+}
+
+#endif

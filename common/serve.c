@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/* The slow path's socket loop: one dual-stack UDP socket bound to the port
+ * on the interface, batched receive, replies sent from the address each
+ * request was sent to, counters pushed to the stats map in batches. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "slowpath.h"
+
+#define SERVE_BATCH 32                   /* datagrams per recvmmsg */
+#define SERVE_DGRAM 65536                /* largest UDP payload, rounded up */
+#define SERVE_POLL_MS 100                /* how often *stop is looked at */
+#define SERVE_PUSH_NS (100 * 1000000ull) /* counters to the map at least this often */
+#define SERVE_PUSH_REQS 256              /* ... or after this many requests */
+#define SERVE_SOCKBUF (16 << 20)
+
+static int serve_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Where a request came from and where it was sent to. */
+struct serve_peer {
+	int fd;
+	int v6;                          /* the socket is AF_INET6 */
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	int have_dst;
+	struct in6_pktinfo dst6;         /* v6 socket (v4 requests as mapped addresses) */
+	struct in_pktinfo dst4;          /* v4-only socket */
+	const struct xkv_serve_opts *o;
+};
+
+static void set_bufsize(int fd, int opt_force, int opt)
+{
+	int v = SERVE_SOCKBUF;
+	if (setsockopt(fd, SOL_SOCKET, opt_force, &v, sizeof(v)))
+		setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)); /* capped by rmem_max */
+}
+
+static int bind_error(int e, const char *ifname, __u16 port, char *err, size_t errlen)
+{
+	if (e == EADDRINUSE)
+		return serve_fail(err, errlen, -e,
+				  "UDP port %u is already in use on %s (another slow path or memcached running?)",
+				  port, ifname);
+	if (e == EACCES || e == EPERM)
+		return serve_fail(err, errlen, -e, "binding UDP port %u needs root", port);
+	return serve_fail(err, errlen, -e, "cannot bind UDP port %u on %s: %s", port, ifname, strerror(e));
+}
+
+/* A dual-stack socket (IPv4 arrives as mapped addresses), or IPv4 only
+ * where the kernel has no IPv6. */
+static int serve_socket(const char *ifname, __u16 port, int *v6, char *err, size_t errlen)
+{
+	int one = 1, zero = 0;
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	*v6 = fd >= 0;
+	if (fd < 0 && errno == EAFNOSUPPORT)
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return serve_fail(err, errlen, -errno, "cannot create a UDP socket: %s", strerror(errno));
+	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, strlen(ifname) + 1)) {
+		int e = errno;
+		close(fd);
+		if (e == EPERM)
+			return serve_fail(err, errlen, -e, "binding to interface %s needs root (CAP_NET_RAW)", ifname);
+		if (e == ENODEV)
+			return serve_fail(err, errlen, -e, "no such interface: %s", ifname);
+		return serve_fail(err, errlen, -e, "cannot bind to interface %s: %s", ifname, strerror(e));
+	}
+	set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+	set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+
+	int rc;
+	if (*v6) {
+		struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+					  .sin6_addr = IN6ADDR_ANY_INIT };
+		rc = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
+		     setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		if (!rc)
+			rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	} else {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+		rc = setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+		if (!rc)
+			rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	}
+	if (rc) {
+		int e = errno;
+		close(fd);
+		return bind_error(e, ifname, port, err, errlen);
+	}
+	return fd;
+}
+
+/* The destination address of a received datagram, from its control data. */
+static void peer_dst(struct serve_peer *p, struct msghdr *mh)
+{
+	p->have_dst = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
+			memcpy(&p->dst6, CMSG_DATA(cm), sizeof(p->dst6));
+			p->have_dst = 1;
+		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			if (p->v6) { /* as a mapped address */
+				memset(&p->dst6, 0, sizeof(p->dst6));
+				p->dst6.ipi6_addr.s6_addr[10] = 0xff;
+				p->dst6.ipi6_addr.s6_addr[11] = 0xff;
+				memcpy(&p->dst6.ipi6_addr.s6_addr[12], &pi.ipi_addr, 4);
+				p->dst6.ipi6_ifindex = pi.ipi_ifindex;
+			} else {
+				p->dst4 = pi;
+			}
+			p->have_dst = 1;
+		}
+	}
+	/* a request sent to a multicast or broadcast address is answered from
+	 * an address the kernel picks */
+	if (p->have_dst && p->v6 && IN6_IS_ADDR_MULTICAST(&p->dst6.ipi6_addr))
+		p->have_dst = 0;
+	__u32 a4 = 0;
+	if (p->have_dst && p->v6 && IN6_IS_ADDR_V4MAPPED(&p->dst6.ipi6_addr))
+		memcpy(&a4, &p->dst6.ipi6_addr.s6_addr[12], 4);
+	else if (p->have_dst && !p->v6)
+		a4 = p->dst4.ipi_addr.s_addr;
+	if (a4 && (IN_MULTICAST(ntohl(a4)) || a4 == INADDR_BROADCAST))
+		p->have_dst = 0;
+}
+
+/* xkv_slow_frame's emit: one reply datagram, from the request's destination. */
+static int serve_emit(void *arg, const __u8 *dgram, size_t dlen)
+{
+	struct serve_peer *p = arg;
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)dgram, .iov_len = dlen };
+	struct msghdr mh = {
+		.msg_name = &p->from, .msg_namelen = p->fromlen,
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+
+	if (p->have_dst) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		struct cmsghdr *cm = (struct cmsghdr *)ctl.buf;
+		if (p->v6) {
+			struct in6_pktinfo pi = p->dst6;
+			mh.msg_controllen = CMSG_SPACE(sizeof(pi));
+			cm->cmsg_level = IPPROTO_IPV6;
+			cm->cmsg_type = IPV6_PKTINFO;
+			cm->cmsg_len = CMSG_LEN(sizeof(pi));
+			memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		} else {
+			struct in_pktinfo pi = { .ipi_ifindex = p->dst4.ipi_ifindex,
+						 .ipi_spec_dst = p->dst4.ipi_addr };
+			mh.msg_controllen = CMSG_SPACE(sizeof(pi));
+			cm->cmsg_level = IPPROTO_IP;
+			cm->cmsg_type = IP_PKTINFO;
+			cm->cmsg_len = CMSG_LEN(sizeof(pi));
+			memcpy(CMSG_DATA(cm), &pi, sizeof(pi));
+		}
+	}
+	if (sendmsg(p->fd, &mh, 0) < 0) {
+		if (p->o->verbose)
+			fprintf(stderr, "xdpkv slow path: send failed: %s\n", strerror(errno));
+		return 0; /* one lost reply is the client's to retry; keep serving */
+	}
+	return 0;
+}
+
+static void peer_name(const struct serve_peer *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	if (p->from.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)&p->from;
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		port = ntohs(s6->sin6_port);
+	} else if (p->from.ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)&p->from;
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		port = ntohs(s4->sin_port);
+	}
+	snprintf(buf, len, "[%s]:%u", a, port);
+}
+
+struct serve_state {
+	struct xkv_store *s;
+	const struct xkv_serve_opts *o;
+	int fd, v6;
+	__u8 *bufs;                      /* SERVE_BATCH * SERVE_DGRAM */
+	struct mmsghdr msgs[SERVE_BATCH];
+	struct iovec iovs[SERVE_BATCH];
+	struct sockaddr_storage from[SERVE_BATCH];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(struct in_pktinfo))];
+		struct cmsghdr align;
+	} ctl[SERVE_BATCH];
+	struct xkv_buf out;
+	struct xkv_stats delta;
+	__u64 pending, last_push;
+};
+
+static void serve_push(struct serve_state *st)
+{
+	if (!st->pending)
+		return;
+	int e = xkv_stats_slow_add(st->s, &st->delta);
+	if (e && st->o->verbose)
+		fprintf(stderr, "xdpkv slow path: cannot update counters: %s\n", strerror(-e));
+	memset(&st->delta, 0, sizeof(st->delta));
+	st->pending = 0;
+	st->last_push = xkv_now_ns();
+}
+
+static void serve_one(struct serve_state *st, int i)
+{
+	struct mmsghdr *m = &st->msgs[i];
+	struct serve_peer p = {
+		.fd = st->fd, .v6 = st->v6, .fromlen = m->msg_hdr.msg_namelen, .o = st->o,
+	};
+	struct xkv_udp_hdr hdr;
+	const __u8 *dgram = st->bufs + (size_t)i * SERVE_DGRAM;
+
+	memcpy(&p.from, &st->from[i], sizeof(p.from));
+	peer_dst(&p, &m->msg_hdr);
+	st->out.len = 0;
+	st->pending++;
+	if (m->msg_hdr.msg_flags & MSG_TRUNC)
+		return; /* cannot happen: buffers hold the largest datagram */
+	if (!xkv_slow_handle(st->s, dgram, m->msg_len, &hdr, &st->out, &st->delta))
+		return;
+	int n = xkv_slow_frame(hdr.req_id, st->out.p, st->out.len, serve_emit, &p);
+	if (st->o->verbose) {
+		char who[INET6_ADDRSTRLEN + 16];
+		peer_name(&p, who, sizeof(who));
+		fprintf(stderr, "xdpkv slow path: %s %u bytes -> %zu bytes in %d datagram(s)\n",
+			who, m->msg_len, st->out.len, n);
+	}
+}
+
+static void serve_prepare(struct serve_state *st)
+{
+	for (int i = 0; i < SERVE_BATCH; i++) {
+		st->iovs[i].iov_base = st->bufs + (size_t)i * SERVE_DGRAM;
+		st->iovs[i].iov_len = SERVE_DGRAM;
+		struct msghdr *h = &st->msgs[i].msg_hdr;
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &st->from[i];
+		h->msg_namelen = sizeof(st->from[i]);
+		h->msg_iov = &st->iovs[i];
+		h->msg_iovlen = 1;
+		h->msg_control = st->ctl[i].buf;
+		h->msg_controllen = sizeof(st->ctl[i].buf);
+	}
+}
+
+/* One round: wait up to SERVE_POLL_MS, then drain a batch.  <0 on error. */
+static int serve_round(struct serve_state *st, char *err, size_t errlen)
+{
+	struct pollfd pfd = { .fd = st->fd, .events = POLLIN };
+	int n = poll(&pfd, 1, SERVE_POLL_MS);
+
+	if (n < 0 && errno != EINTR)
+		return serve_fail(err, errlen, -errno, "poll: %s", strerror(errno));
+	if (n > 0) {
+		serve_prepare(st);
+		n = recvmmsg(st->fd, st->msgs, SERVE_BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return serve_fail(err, errlen, -errno, "recvmmsg: %s", strerror(errno));
+		for (int i = 0; i < n; i++)
+			serve_one(st, i);
+	}
+	if (st->pending >= SERVE_PUSH_REQS ||
+	    (st->pending && xkv_now_ns() - st->last_push >= SERVE_PUSH_NS))
+		serve_push(st);
+	return 0;
+}
+
+static void serve_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	ssize_t w = write(fd, "ready\n", 6);
+	(void)w;
+	close(fd);
+}
+
+int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, size_t errlen)
+{
+	__u16 port = o->port ? o->port : s->cfg.port;
+	int rc = 0;
+
+	if (!o->ifname || !*o->ifname)
+		return serve_fail(err, errlen, -EINVAL, "no interface given");
+	if (strlen(o->ifname) >= IFNAMSIZ || !if_nametoindex(o->ifname))
+		return serve_fail(err, errlen, -ENODEV, "no such interface: %s", o->ifname);
+	struct serve_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return serve_fail(err, errlen, -ENOMEM, "out of memory");
+	st->bufs = malloc((size_t)SERVE_BATCH * SERVE_DGRAM);
+	if (!st->bufs) {
+		free(st);
+		return serve_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	st->s = s;
+	st->o = o;
+	st->fd = serve_socket(o->ifname, port, &st->v6, err, errlen);
+	if (st->fd < 0) {
+		rc = st->fd;
+		goto out;
+	}
+	if (o->verbose)
+		fprintf(stderr, "xdpkv slow path: serving %s layout on %s UDP port %u (%s)\n",
+			s->cfg.layout, o->ifname, port, st->v6 ? "IPv4 and IPv6" : "IPv4 only");
+	st->last_push = xkv_now_ns();
+	serve_ready(o->ready_fd);
+	while (!(o->stop && *o->stop)) {
+		rc = serve_round(st, err, errlen);
+		if (rc)
+			break;
+	}
+	serve_push(st);
+	close(st->fd);
+out:
+	xkv_buf_free(&st->out);
+	free(st->bufs);
+	free(st);
+	return rc;
+}

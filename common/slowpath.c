@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: MIT
+/* The slow path's protocol logic: answer every command of one request
+ * datagram from the store, through the layout's accessor.  No sockets here
+ * (serve.c owns them), so the tests drive it directly.
+ *
+ * The parser is the fast path's own (parse.h), built with a span that holds
+ * the largest UDP payload and a token array big enough for large multi-gets. */
+#define XKV_PARSE_SPAN 65536
+#define XKV_PARSE_TOKENS 4096
+#include "parse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include "slowpath.h"
+
+/* The parser masks every index with SPAN-1 relative to the command start;
+ * twice the span keeps even a wrapped index inside the buffer. */
+#define SLOW_BUF (2 * XKV_PARSE_SPAN)
+/* A reply may not need more datagrams than the 16-bit "total" can count. */
+#define SLOW_OUT_MAX ((size_t)0xffff * XKV_DGRAM_TEXT)
+#define SLOW_BUSY_TRIES 16
+
+#define R_OK_LINE    "OK\r\n"
+#define R_BUSY       "SERVER_ERROR busy\r\n"
+#define R_GET_OOM    "SERVER_ERROR out of memory writing get response\r\n"
+#define R_NON_NUMERIC "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+
+static __u64 slow_start_ns;
+
+__attribute__((constructor)) static void slow_start(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	slow_start_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* ---- reply buffer ------------------------------------------------------- */
+
+int xkv_buf_put(struct xkv_buf *b, const void *src, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		__u8 *p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->p + b->len, src, n);
+	b->len += n;
+	return 0;
+}
+
+void xkv_buf_free(struct xkv_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+static int buf_printf(struct xkv_buf *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	return xkv_buf_put(b, line, (size_t)n);
+}
+
+#define PUT_LIT(b, s) xkv_buf_put((b), (s), sizeof(s) - 1)
+
+/* ---- one command ---------------------------------------------------------- */
+
+struct slow_cmd {
+	struct xkv_store *s;
+	const __u8 *buf;         /* command start (masked indexes as in parse.h) */
+	struct xkv_req *r;
+	struct xkv_buf *out;
+	struct xkv_stats *d;
+	size_t out_start;        /* out->len when the datagram started */
+};
+
+/* Per-thread scratch: the padded request text, the parser output, one item. */
+static _Thread_local __u8 slow_text[SLOW_BUF];
+static _Thread_local size_t slow_text_used;
+static _Thread_local struct xkv_req slow_req;
+static _Thread_local struct xkv_item slow_item;
+
+#define STAT(c, name) ((c)->d->v[XKV_STAT_##name]++)
+
+static const __u8 *tok_ptr(const struct slow_cmd *c, __u32 t)
+{
+	return c->buf + c->r->tok[t].off;
+}
+
+/* Append the reply line for a parser/store verdict and count it. */
+static int reply_err(struct slow_cmd *c, int err)
+{
+	switch (err) {
+	case XKV_E_UNKNOWN: STAT(c, err_unknown); break;
+	case XKV_E_TOO_LARGE: STAT(c, err_too_large); break;
+	case XKV_E_OOM: STAT(c, err_oom); break;
+	default: STAT(c, err_client); break;
+	}
+	const char *line = xkv_err_line(err);
+	return xkv_buf_put(c->out, line, strlen(line));
+}
+
+/* A store error other than "full": busy after retries, or the kernel's. */
+static int reply_store_errno(struct slow_cmd *c, int err)
+{
+	if (err == -ENOMEM)
+		return reply_err(c, XKV_E_OOM);
+	if (err == -EBUSY)
+		return PUT_LIT(c->out, R_BUSY);
+	return buf_printf(c->out, "SERVER_ERROR %s\r\n", strerror(-err));
+}
+
+/* The accessors answer -EBUSY while a writer holds an array_fnv slot. */
+static int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_item *it)
+{
+	int ret = -EBUSY;
+	for (int i = 0; i < SLOW_BUSY_TRIES && ret == -EBUSY; i++) {
+		if (i)
+			sched_yield();
+		ret = c->s->L->get(c->s, key, klen, it);
+	}
+	return ret;
+}
+
+static int store_set(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_entry *e)
+{
+	int ret = -EBUSY;
+	for (int i = 0; i < SLOW_BUSY_TRIES && ret == -EBUSY; i++) {
+		if (i)
+			sched_yield();
+		ret = c->s->L->set(c->s, key, klen, e);
+	}
+	return ret;
+}
+
+static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
+{
+	int ret = -EBUSY;
+	for (int i = 0; i < SLOW_BUSY_TRIES && ret == -EBUSY; i++) {
+		if (i)
+			sched_yield();
+		ret = c->s->L->del(c->s, key, klen);
+	}
+	return ret;
+}
+
+/* The parser checks the first 32 tokens' keys (its control-character mask
+ * has 32 bits); the rest of a long multi-get is checked here by the same rule. */
+static int key_verdict(const struct slow_cmd *c, __u32 t)
+{
+	const __u8 *k = tok_ptr(c, t);
+	__u32 len = c->r->tok[t].len;
+
+	if (len > XKV_KEY_MAX || len > c->s->cfg.key_cap)
+		return XKV_E_KEY_LONG;
+	for (__u32 i = 0; i < len; i++)
+		if (k[i] < 0x21 || k[i] == 0x7f)
+			return XKV_E_KEY_BAD;
+	return XKV_OK;
+}
+
+/* get <key>*: every hit as VALUE, then END.  Returns <0 to stop the datagram. */
+static int cmd_get(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct xkv_item *it = &slow_item;
+
+	if (r->too_many) /* more keys than tok[] holds: we do not re-tokenize */
+		return reply_err(c, XKV_E_FORMAT) ?: -1;
+	for (__u32 t = 32; t < r->ntok; t++) {
+		int e = key_verdict(c, t);
+		if (e)
+			return reply_err(c, e) ?: -1;
+	}
+	for (__u32 t = 1; t < r->ntok; t++) {
+		const __u8 *key = tok_ptr(c, t);
+		__u32 klen = r->tok[t].len;
+
+		STAT(c, get_keys);
+		int ret = store_get(c, key, klen, it);
+		if (ret < 0)
+			return reply_store_errno(c, ret) ?: -1;
+		if (ret == 0) {
+			STAT(c, get_misses);
+			continue;
+		}
+		__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
+		size_t need = 6 + klen + 24 + len + 2 + 5;
+		if (c->out->len - c->out_start + need > SLOW_OUT_MAX)
+			return PUT_LIT(c->out, R_GET_OOM) ?: -1;
+		STAT(c, get_hits);
+		if (PUT_LIT(c->out, XKV_R_VALUE) || xkv_buf_put(c->out, key, klen) ||
+		    buf_printf(c->out, " %u %u\r\n", it->flags, len) ||
+		    xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n"))
+			return -1;
+	}
+	return PUT_LIT(c->out, XKV_R_END);
+}
+
+/* Errors are answered even with noreply, as the fast path does (memcached
+ * drops most of them, which leaves a noreply client guessing). */
+
+/* set / add / replace.  add and replace look first, then store: a fast-path
+ * write between the two is not seen (the maps have no compare-and-set). */
+static int cmd_store(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = r->tok[1].len;
+
+	if (r->bytes > c->s->cfg.val_cap) /* the parser checked val_cap too */
+		return reply_err(c, XKV_E_TOO_LARGE);
+	if (r->op != XKV_OP_SET) {
+		int ret = store_get(c, key, klen, &slow_item);
+		if (ret < 0)
+			return reply_store_errno(c, ret);
+		if ((r->op == XKV_OP_ADD) == (ret == 1)) {
+			if (r->noreply) {
+				STAT(c, noreply);
+				return 0;
+			}
+			return PUT_LIT(c->out, XKV_R_NOT_STORED);
+		}
+	}
+	struct xkv_entry *e = xkv_entry_make(c->s, r->flags, r->exptime, c->buf + r->data_off, r->bytes);
+	if (!e)
+		return reply_err(c, XKV_E_OOM);
+	int ret = store_set(c, key, klen, e);
+	free(e);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	STAT(c, stores);
+	if (r->op == XKV_OP_ADD)
+		STAT(c, store_new);
+	if (r->noreply) {
+		STAT(c, noreply);
+		return 0;
+	}
+	return PUT_LIT(c->out, XKV_R_STORED);
+}
+
+/* delete: the accessor answers 0 for an expired item (NOT_FOUND) and frees
+ * its slot all the same. */
+static int cmd_delete(struct slow_cmd *c)
+{
+	int ret = store_del(c, tok_ptr(c, 1), c->r->tok[1].len);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret > 0)
+		STAT(c, deletes);
+	else
+		STAT(c, delete_misses);
+	if (c->r->noreply) {
+		STAT(c, noreply);
+		return 0;
+	}
+	return ret > 0 ? PUT_LIT(c->out, XKV_R_DELETED) : PUT_LIT(c->out, XKV_R_NOT_FOUND);
+}
+
+/* A stored value as memcached's incr reads it: decimal digits (trailing
+ * spaces allowed, as memcached pads shrunk values), fitting in 64 bits. */
+static int value_u64(const struct xkv_item *it, __u64 *out)
+{
+	__u32 n = it->len, i = 0;
+	__u64 v = 0;
+
+	while (n && it->data[n - 1] == ' ')
+		n--;
+	if (n == 0 || n > 20)
+		return -1;
+	for (; i < n; i++) {
+		__u8 ch = it->data[i];
+		if (ch < '0' || ch > '9')
+			return -1;
+		__u64 d = ch - '0';
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* incr / decr: read, compute, write back with the same flags and expiry.
+ * Not atomic against a fast-path set of the same key in between. */
+static int cmd_arith(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct xkv_item *it = &slow_item;
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = r->tok[1].len;
+	__u64 v;
+
+	int ret = store_get(c, key, klen, it);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == 0) {
+		if (r->noreply) {
+			STAT(c, noreply);
+			return 0;
+		}
+		return PUT_LIT(c->out, XKV_R_NOT_FOUND);
+	}
+	if (value_u64(it, &v)) {
+		STAT(c, err_client);
+		return PUT_LIT(c->out, R_NON_NUMERIC);
+	}
+	if (r->op == XKV_OP_INCR)
+		v += r->num; /* wraps at 2^64, as memcached */
+	else
+		v = v > r->num ? v - r->num : 0;
+
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%" PRIu64, (uint64_t)v);
+	struct xkv_entry *e = xkv_entry_make(c->s, it->flags, 0, digits, (__u32)n);
+	if (!e)
+		return reply_err(c, XKV_E_OOM);
+	e->expire_ns = it->expire_ns;
+	ret = store_set(c, key, klen, e);
+	free(e);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (r->noreply) {
+		STAT(c, noreply);
+		return 0;
+	}
+	return buf_printf(c->out, "%s\r\n", digits);
+}
+
+/* flush_all [delay] [noreply].  A delay is not scheduled: the store is
+ * flushed at once and the reply is OK, as memcached answers. */
+static int cmd_flush(struct slow_cmd *c)
+{
+	int ret = c->s->L->flush(c->s);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (c->r->noreply) {
+		STAT(c, noreply);
+		return 0;
+	}
+	return PUT_LIT(c->out, R_OK_LINE);
+}
+
+static __u64 now_realtime_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec;
+}
+
+#define STAT_U(c, name, v) buf_printf((c)->out, "STAT %s %llu\r\n", (name), (unsigned long long)(v))
+
+static __u64 fast_passed(const struct xkv_stats *f)
+{
+	return f->v[XKV_STAT_pass_room] + f->v[XKV_STAT_pass_cmd] + f->v[XKV_STAT_pass_busy] +
+	       f->v[XKV_STAT_pass_malformed];
+}
+
+/* stats: memcached-style lines.  Counters are both slots summed, plus what
+ * this process counted but has not pushed to the map yet (*delta).
+ * fast_path_requests = datagrams the XDP program answered itself (seen minus
+ * passed on); slow_path_requests = datagrams the slow path served;
+ * fast_path_share = fast / (fast + slow) in percent. */
+static int cmd_stats(struct slow_cmd *c)
+{
+	struct xkv_store *s = c->s;
+	struct xkv_stats fast = {}, slow = {};
+	int err = 0;
+
+	if (c->r->ntok > 1) { /* stats <group>: none of memcached's groups */
+		STAT(c, err_unknown);
+		return PUT_LIT(c->out, XKV_R_ERROR);
+	}
+	if (s->stats_fd >= 0) {
+		if (xkv_stats_read(s, XKV_STATS_FAST, &fast, NULL))
+			memset(&fast, 0, sizeof(fast));
+		if (xkv_stats_read(s, XKV_STATS_SLOW, &slow, NULL))
+			memset(&slow, 0, sizeof(slow));
+	}
+	for (int i = 0; i < XKV_STAT__MAX; i++)
+		slow.v[i] += c->d->v[i];
+
+	__u64 now = xkv_now_ns();
+	err |= STAT_U(c, "pid", getpid());
+	err |= STAT_U(c, "uptime", (now - slow_start_ns) / 1000000000ull);
+	err |= STAT_U(c, "time", now_realtime_s());
+	err |= buf_printf(c->out, "STAT version %s\r\n", XKV_VERSION);
+	err |= buf_printf(c->out, "STAT layout %s\r\n", s->cfg.layout);
+	long items = s->L->count(s);
+	if (items >= 0)
+		err |= STAT_U(c, "curr_items", items);
+	err |= STAT_U(c, "limit_items", s->cfg.entries);
+	err |= STAT_U(c, "limit_maxbytes", (__u64)s->cfg.entries * s->cfg.entry_size);
+	err |= STAT_U(c, "item_size_max", s->cfg.val_cap);
+	err |= STAT_U(c, "key_size_max", s->cfg.key_cap);
+	long long mem = xkv_map_memory(s->store_fd);
+	if (mem >= 0)
+		err |= STAT_U(c, "map_bytes", mem);
+	for (int i = 0; i < XKV_STAT__MAX; i++)
+		err |= STAT_U(c, xkv_stat_names[i], fast.v[i] + slow.v[i]);
+
+	__u64 seen = fast.v[XKV_STAT_requests], passed = fast_passed(&fast);
+	__u64 fast_n = seen > passed ? seen - passed : 0, slow_n = slow.v[XKV_STAT_requests];
+	__u64 permille = fast_n + slow_n ? (fast_n * 1000 + (fast_n + slow_n) / 2) / (fast_n + slow_n) : 0;
+	err |= STAT_U(c, "fast_path_requests", fast_n);
+	err |= STAT_U(c, "slow_path_requests", slow_n);
+	err |= buf_printf(c->out, "STAT fast_path_share %llu.%llu\r\n",
+			  (unsigned long long)(permille / 10), (unsigned long long)(permille % 10));
+	err |= PUT_LIT(c->out, XKV_R_END);
+	return err ? -1 : 0;
+}
+
+static void count_cmd(struct slow_cmd *c)
+{
+	switch (c->r->op) {
+	case XKV_OP_GET: STAT(c, cmd_get); break;
+	case XKV_OP_SET: STAT(c, cmd_set); break;
+	case XKV_OP_DELETE: STAT(c, cmd_delete); break;
+	case XKV_OP_NONE: break;
+	default: STAT(c, cmd_other); break;
+	}
+}
+
+/* One parsed command.  Returns <0 to stop processing the datagram. */
+static int slow_dispatch(struct slow_cmd *c)
+{
+	switch (c->r->op) {
+	case XKV_OP_GET: return cmd_get(c);
+	case XKV_OP_SET:
+	case XKV_OP_ADD:
+	case XKV_OP_REPLACE: return cmd_store(c);
+	case XKV_OP_DELETE: return cmd_delete(c);
+	case XKV_OP_INCR:
+	case XKV_OP_DECR: return cmd_arith(c);
+	case XKV_OP_VERSION: return buf_printf(c->out, "VERSION xdpkv %s\r\n", XKV_VERSION);
+	case XKV_OP_STATS: return cmd_stats(c);
+	case XKV_OP_FLUSH_ALL: return cmd_flush(c);
+	}
+	return reply_err(c, XKV_E_UNKNOWN) ?: -1;
+}
+
+/* Copy the request text into the zero-padded parse buffer. */
+static void slow_load_text(const __u8 *text, size_t tlen)
+{
+	memcpy(slow_text, text, tlen);
+	if (slow_text_used > tlen)
+		memset(slow_text + tlen, 0, slow_text_used - tlen);
+	slow_text_used = tlen;
+}
+
+/* ---- one datagram --------------------------------------------------------- */
+
+int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
+		    struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
+{
+	struct slow_cmd c = {
+		.s = s, .r = &slow_req, .out = out, .d = delta, .out_start = out->len,
+	};
+
+	STAT(&c, requests); /* counted as the fast path does: every datagram */
+	if (len < XKV_UDP_HDR_LEN)
+		return 0; /* no header to echo: nobody to answer */
+	memcpy(hdr, dgram, sizeof(*hdr));
+
+	if (hdr->total != htons(1) || hdr->seq != 0) {
+		reply_err(&c, XKV_E_MULTI_DGRAM);
+		goto done;
+	}
+	size_t tlen = len - XKV_UDP_HDR_LEN;
+	if (tlen > XKV_PARSE_SPAN)
+		tlen = XKV_PARSE_SPAN; /* cannot happen: UDP payloads are < 64 KiB */
+	slow_load_text(dgram + XKV_UDP_HDR_LEN, tlen);
+
+	/* Every command in order.  On a parse error the error line is the last
+	 * thing answered: memcached would resynchronise on the next line and go
+	 * on, we stop (after a bad data block the next line is a guess). */
+	size_t off = 0;
+	do {
+		c.buf = slow_text + off;
+		slow_req.key_cap = s->cfg.key_cap;
+		slow_req.val_cap = s->cfg.val_cap;
+		int err = xkv_parse(c.buf, (__u32)(tlen - off), &slow_req);
+		count_cmd(&c);
+		if (err) {
+			reply_err(&c, err);
+			break;
+		}
+		if (slow_dispatch(&c) < 0)
+			break;
+		off += slow_req.next;
+	} while (off < tlen);
+
+done:;
+	size_t n = out->len - c.out_start;
+	if (n == 0)
+		return 0;
+	delta->v[XKV_STAT_replies] += (n + XKV_DGRAM_TEXT - 1) / XKV_DGRAM_TEXT;
+	return 1;
+}
+
+/* ---- framing -------------------------------------------------------------- */
+
+int xkv_slow_frame(__u16 req_id_be, const __u8 *text, size_t len,
+		   int (*emit)(void *arg, const __u8 *dgram, size_t dlen), void *arg)
+{
+	size_t total = (len + XKV_DGRAM_TEXT - 1) / XKV_DGRAM_TEXT;
+	__u8 d[XKV_DGRAM_MAX];
+
+	if (total > 0xffff)
+		return -E2BIG;
+	for (size_t i = 0; i < total; i++) {
+		struct xkv_udp_hdr h = {
+			.req_id = req_id_be,
+			.seq = htons((__u16)i),
+			.total = htons((__u16)total),
+		};
+		size_t off = i * XKV_DGRAM_TEXT;
+		size_t n = len - off < XKV_DGRAM_TEXT ? len - off : XKV_DGRAM_TEXT;
+
+		memcpy(d, &h, sizeof(h));
+		memcpy(d + XKV_UDP_HDR_LEN, text + off, n);
+		int ret = emit(arg, d, XKV_UDP_HDR_LEN + n);
+		if (ret < 0)
+			return ret;
+	}
+	return (int)total;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/* Counters and small store helpers shared by every tool. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "xdpkv.h"
+
+const char *const xkv_stat_names[XKV_STAT__MAX] = {
+#define XKV_STAT_NAME(n, h) #n,
+	XKV_STATS_LIST(XKV_STAT_NAME)
+#undef XKV_STAT_NAME
+};
+
+const char *const xkv_stat_help[XKV_STAT__MAX] = {
+#define XKV_STAT_HELP(n, h) h,
+	XKV_STATS_LIST(XKV_STAT_HELP)
+#undef XKV_STAT_HELP
+};
+
+static int stats_rows(const struct xkv_store *s, __u32 slot, struct xkv_stats *rows)
+{
+	return bpf_map_lookup_elem(s->stats_fd, &slot, rows) ? -errno : 0;
+}
+
+int xkv_stats_read(const struct xkv_store *s, __u32 slot, struct xkv_stats *sum,
+		   struct xkv_stats *percpu)
+{
+	struct xkv_stats *rows = calloc(s->ncpus, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	int e = stats_rows(s, slot, rows);
+	if (!e) {
+		memset(sum, 0, sizeof(*sum));
+		for (int c = 0; c < s->ncpus; c++)
+			for (int i = 0; i < XKV_STAT__MAX; i++)
+				sum->v[i] += rows[c].v[i];
+		if (percpu)
+			memcpy(percpu, rows, s->ncpus * sizeof(*rows));
+	}
+	free(rows);
+	return e;
+}
+
+int xkv_stats_slow_add(const struct xkv_store *s, const struct xkv_stats *delta)
+{
+	__u32 slot = XKV_STATS_SLOW;
+	struct xkv_stats *rows = calloc(s->ncpus, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	int e = stats_rows(s, slot, rows);
+	if (!e) {
+		for (int i = 0; i < XKV_STAT__MAX; i++)
+			rows[0].v[i] += delta->v[i];
+		e = bpf_map_update_elem(s->stats_fd, &slot, rows, BPF_ANY) ? -errno : 0;
+	}
+	free(rows);
+	return e;
+}
+
+long long xkv_map_memory(int map_fd)
+{
+	char path[64], line[256];
+	long long v = -1;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", map_fd);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+__u64 xkv_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int xkv_key_check(const struct xkv_config *cfg, const void *key, __u32 klen)
+{
+	const __u8 *k = key;
+	if (klen == 0)
+		return XKV_E_FORMAT;
+	if (klen > XKV_KEY_MAX || klen > cfg->key_cap)
+		return XKV_E_KEY_LONG;
+	for (__u32 i = 0; i < klen; i++)
+		if (k[i] <= 0x20 || k[i] == 0x7f)
+			return XKV_E_KEY_BAD;
+	return XKV_OK;
+}
+
+int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8 *out)
+{
+	if (xkv_key_check(cfg, key, klen))
+		return -EINVAL;
+	memset(out, 0, cfg->key_size);
+	memcpy(out, key, klen);
+	return 0;
+}
+
+struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 exptime,
+				 const void *val, __u32 len)
+{
+	if (len > s->cfg.val_cap) {
+		errno = E2BIG;
+		return NULL;
+	}
+	struct xkv_entry *e = calloc(1, s->cfg.entry_size);
+	if (!e)
+		return NULL;
+	__u64 now = xkv_now_ns();
+	e->expire_ns = xkv_expire_ns(exptime, now, s->cfg.realtime_off_ns);
+	e->wtime_ns = now;
+	e->flags = flags;
+	e->len = len;
+	memcpy(e->data, val, len);
+	return e;
+}
+
+long xkv_store_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n)
+{
+	if (s->L->set_batch)
+		return s->L->set_batch(s, keys, entries, n);
+	for (__u32 i = 0; i < n; i++) {
+		const __u8 *k = keys + (size_t)i * s->cfg.key_size;
+		int e = s->L->set(s, k, strnlen((const char *)k, s->cfg.key_size),
+				  (const void *)(entries + (size_t)i * s->cfg.entry_size));
+		if (e)
+			return i ? (long)i : e;
+	}
+	return n;
+}

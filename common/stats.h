@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* Counters.  One X-macro list gives the BPF enum and the userspace names.
+ * The stats map is a PERCPU_ARRAY with two slots: XKV_STATS_FAST (the XDP
+ * program, per CPU) and XKV_STATS_SLOW (the userspace slow path; it is the
+ * only writer of that slot and keeps the total in CPU 0's copy). */
+#ifndef XDPKV_STATS_H
+#define XDPKV_STATS_H
+
+/* X(name, help) */
+#define XKV_STATS_LIST(X) \
+	X(requests,        "requests seen on the port (datagrams)") \
+	X(cmd_get,         "get commands") \
+	X(cmd_set,         "set commands") \
+	X(cmd_delete,      "delete commands") \
+	X(cmd_other,       "other commands (version, stats, incr, …)") \
+	X(get_keys,        "keys asked for by get") \
+	X(get_hits,        "keys found") \
+	X(get_misses,      "keys not found (or expired)") \
+	X(get_expired,     "keys found but expired (counted in misses too)") \
+	X(stores,          "successful stores") \
+	X(store_new,       "stores that created a new item (where the layout can tell)") \
+	X(deletes,         "successful deletes") \
+	X(delete_misses,   "deletes of absent keys") \
+	X(overwrites,      "array_fnv: stores that evicted a different key (exact)") \
+	X(evictions_est,   "lru: evictions, estimated (new items - deletes - live)") \
+	X(seq_retries,     "array_fnv: reads retried because a writer was active") \
+	X(err_unknown,     "ERROR replies (unknown command)") \
+	X(err_client,      "CLIENT_ERROR replies") \
+	X(err_too_large,   "SERVER_ERROR object too large") \
+	X(err_oom,         "SERVER_ERROR out of memory") \
+	X(replies,         "replies sent (datagrams)") \
+	X(noreply,         "requests answered with nothing (noreply)") \
+	X(pass_room,       "fast path: passed on, reply did not fit the frame") \
+	X(pass_cmd,        "fast path: passed on, command served by the slow path") \
+	X(pass_busy,       "fast path: passed on, slot busy after retries") \
+	X(pass_malformed,  "fast path: passed on, malformed packet for the kernel to judge")
+
+enum xkv_stat {
+#define XKV_STAT_ENUM(n, h) XKV_STAT_##n,
+	XKV_STATS_LIST(XKV_STAT_ENUM)
+#undef XKV_STAT_ENUM
+	XKV_STAT__MAX,
+};
+
+struct xkv_stats {
+	__u64 v[XKV_STAT__MAX];
+};
+
+#define XKV_STATS_FAST 0
+#define XKV_STATS_SLOW 1
+#define XKV_STATS_SLOTS 2
+
+#endif

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/* Userspace accessor shared by the hash-like layouts (hash_map, lru, percpu).
+ * A per-CPU map returns one value copy per CPU: reads take the newest live
+ * copy (largest wtime_ns), writes go to every copy. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "xdpkv.h"
+
+#define BATCH 1024
+
+static int copies(const struct xkv_store *s)
+{
+	return s->L->map_type == BPF_MAP_TYPE_PERCPU_HASH ? s->ncpus : 1;
+}
+
+/* The newest live copy among n, or NULL. */
+static const struct xkv_entry *newest_live(const struct xkv_store *s, const __u8 *vals, int n, __u64 now)
+{
+	const struct xkv_entry *best = NULL;
+	for (int c = 0; c < n; c++) {
+		const struct xkv_entry *e = (const void *)(vals + (size_t)c * s->cfg.entry_size);
+		if (xkv_entry_live(e, now) && (!best || e->wtime_ns > best->wtime_ns))
+			best = e;
+	}
+	return best;
+}
+
+int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it)
+{
+	__u8 k[XKV_KEY_MAX + 8];
+	int n = copies(s);
+	if (xkv_key_pack(&s->cfg, key, klen, k))
+		return -EINVAL;
+	__u8 *vals = malloc((size_t)n * s->cfg.entry_size);
+	if (!vals)
+		return -ENOMEM;
+	int rc = 0;
+	if (bpf_map_lookup_elem(s->store_fd, k, vals)) {
+		rc = errno == ENOENT ? 0 : -errno;
+	} else {
+		const struct xkv_entry *e = newest_live(s, vals, n, xkv_now_ns());
+		if (e && e->len <= s->cfg.val_cap) {
+			it->flags = e->flags;
+			it->len = e->len;
+			it->expire_ns = e->expire_ns;
+			it->wtime_ns = e->wtime_ns;
+			memcpy(it->data, e->data, e->len);
+			rc = 1;
+		}
+	}
+	free(vals);
+	return rc;
+}
+
+/* Lay out one entry as the map wants it: n identical copies. */
+static __u8 *replicate(const struct xkv_store *s, const struct xkv_entry *e, int n)
+{
+	__u8 *vals = malloc((size_t)n * s->cfg.entry_size);
+	if (vals)
+		for (int c = 0; c < n; c++)
+			memcpy(vals + (size_t)c * s->cfg.entry_size, e, s->cfg.entry_size);
+	return vals;
+}
+
+static int map_err(int e)
+{
+	return e == E2BIG || e == ENOMEM ? -ENOMEM : -e;
+}
+
+int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
+{
+	__u8 k[XKV_KEY_MAX + 8];
+	if (xkv_key_pack(&s->cfg, key, klen, k))
+		return -EINVAL;
+	if (e->len > s->cfg.val_cap)
+		return -E2BIG;
+	int n = copies(s), rc = 0;
+	const void *v = e;
+	__u8 *vals = NULL;
+	if (n > 1) {
+		v = vals = replicate(s, e, n);
+		if (!vals)
+			return -ENOMEM;
+	}
+	if (bpf_map_update_elem(s->store_fd, k, v, BPF_ANY))
+		rc = map_err(errno);
+	free(vals);
+	return rc;
+}
+
+int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen)
+{
+	__u8 k[XKV_KEY_MAX + 8];
+	struct xkv_item *it = malloc(sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	if (xkv_key_pack(&s->cfg, key, klen, k)) {
+		free(it);
+		return -EINVAL;
+	}
+	/* an expired item is already gone: NOT_FOUND, but free it anyway */
+	int live = xkv_hash_get(s, key, klen, it) == 1;
+	free(it);
+	if (bpf_map_delete_elem(s->store_fd, k))
+		return errno == ENOENT ? 0 : -errno;
+	return live;
+}
+
+/* Walk the map in batches; visit(keys, vals, n) for each batch. */
+static long walk(struct xkv_store *s, long (*visit)(struct xkv_store *, __u8 *, __u8 *, __u32, __u64))
+{
+	int n = copies(s);
+	size_t vsz = (size_t)n * s->cfg.entry_size;
+	__u8 *keys = malloc((size_t)BATCH * s->cfg.key_size), *vals = malloc(BATCH * vsz);
+	__u64 in = 0, out = 0, now = xkv_now_ns();
+	long total = 0;
+	bool first = true;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	if (!keys || !vals) {
+		total = -ENOMEM;
+		goto done;
+	}
+	for (;;) {
+		__u32 cnt = BATCH;
+		int e = bpf_map_lookup_batch(s->store_fd, first ? NULL : &in, &out, keys, vals, &cnt, &opts);
+		int err = e ? errno : 0;
+		first = false;
+		if (e && err != ENOENT) {
+			total = -err;
+			break;
+		}
+		if (cnt) {
+			long r = visit(s, keys, vals, cnt, now);
+			if (r < 0) {
+				total = r;
+				break;
+			}
+			total += r;
+		}
+		if (err == ENOENT)
+			break;
+		in = out;
+	}
+done:
+	free(keys);
+	free(vals);
+	return total;
+}
+
+static long count_live(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, __u64 now)
+{
+	size_t vsz = (size_t)copies(s) * s->cfg.entry_size;
+	long live = 0;
+	for (__u32 i = 0; i < cnt; i++)
+		live += newest_live(s, vals + i * vsz, copies(s), now) != NULL;
+	return live;
+}
+
+static long delete_all(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, __u64 now)
+{
+	for (__u32 i = 0; i < cnt; i++)
+		if (bpf_map_delete_elem(s->store_fd, keys + (size_t)i * s->cfg.key_size) && errno != ENOENT)
+			return -errno;
+	return cnt;
+}
+
+long xkv_hash_count(struct xkv_store *s)
+{
+	return walk(s, count_live);
+}
+
+int xkv_hash_flush(struct xkv_store *s)
+{
+	/* deleting during a batch walk can skip buckets: repeat until empty */
+	for (int round = 0; round < 16; round++) {
+		long r = walk(s, delete_all);
+		if (r <= 0)
+			return r < 0 ? (int)r : 0;
+	}
+	return -EAGAIN;
+}
+
+long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n)
+{
+	int c = copies(s);
+	const __u8 *vals = entries;
+	__u8 *rep = NULL;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+
+	if (c > 1) {
+		rep = malloc((size_t)n * c * s->cfg.entry_size);
+		if (!rep)
+			return -ENOMEM;
+		for (__u32 i = 0; i < n; i++)
+			for (int k = 0; k < c; k++)
+				memcpy(rep + ((size_t)i * c + k) * s->cfg.entry_size,
+				       entries + (size_t)i * s->cfg.entry_size, s->cfg.entry_size);
+		vals = rep;
+	}
+	__u32 cnt = n;
+	int e = bpf_map_update_batch(s->store_fd, keys, vals, &cnt, &opts);
+	int err = e ? errno : 0;
+	free(rep);
+	if (e && !cnt)
+		return map_err(err);
+	return cnt;
+}

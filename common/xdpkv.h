@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* Userspace API of xdpkv: layouts, loading, pins, store accessors, counters.
+ * Used by the CLI, the slow path, the tests and the benchmarks. */
+#ifndef XDPKV_H
+#define XDPKV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "wire.h"
+#include "entry.h"
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XKV_PIN_ROOT "/sys/fs/bpf/xdpkv"
+#define XKV_ERRLEN 4096
+
+struct xkv_store;
+
+/* A value read back from a store. */
+struct xkv_item {
+	__u32 flags;
+	__u32 len;
+	__u64 expire_ns;
+	__u64 wtime_ns;
+	__u8 data[XKV_VAL_MAX];
+};
+
+/* One storage layout: its BPF object and its userspace accessor.  The
+ * registry (variants/registry.c) lists them; adding a layout is one folder
+ * and one line there. */
+struct xkv_layout {
+	const char *name;
+	const char *summary;          /* one line for --help and status */
+	const char *loses;            /* what the layout gives up, one line */
+	__u32 map_type;               /* enum bpf_map_type of the store */
+	bool key_in_value;            /* entry.data holds the key first (array_fnv) */
+	const void *(*elf)(size_t *sz); /* the compiled BPF object (from its skeleton) */
+	/* optional: adjust the store map before load (e.g. BPF_F_NO_PREALLOC) */
+	int (*prepare)(struct bpf_map *store, const struct xkv_config *cfg);
+	/* optional: after fds are known (array_fnv mmaps its slots) */
+	int (*open)(struct xkv_store *s);
+	void (*close)(struct xkv_store *s);
+	/* 1 hit (live item copied to *it), 0 miss, <0 -errno */
+	int (*get)(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it);
+	/* store e (entry header + value bytes at e->data, key NOT in e->data);
+	 * 0 ok, -ENOMEM full (hash_map), -EBUSY slot busy, other -errno */
+	int (*set)(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
+	/* 1 deleted, 0 absent, <0 -errno */
+	int (*del)(struct xkv_store *s, const void *key, __u32 klen);
+	/* live (unexpired) items; <0 -errno */
+	long (*count)(struct xkv_store *s);
+	/* remove every item; 0 or -errno */
+	int (*flush)(struct xkv_store *s);
+	/* optional: store n items; keys packed at cfg.key_size bytes each, entries
+	 * (as for set) at cfg.entry_size bytes each.  Returns items stored or -errno.
+	 * Use xkv_store_set_batch(), which falls back to set() one by one. */
+	long (*set_batch)(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+};
+
+extern const struct xkv_layout *const xkv_layouts[]; /* NULL-terminated */
+const struct xkv_layout *xkv_layout_find(const char *name);
+
+/* A store opened from pins or from an object loaded in this process. */
+struct xkv_store {
+	const struct xkv_layout *L;
+	struct xkv_config cfg;
+	int store_fd, stats_fd, cfg_fd;
+	int ncpus;              /* libbpf_num_possible_cpus() */
+	void *mm;               /* array_fnv: mmapped slots */
+	size_t mm_len;
+	__u32 slot_stride;      /* array_fnv: bytes between slots in mm */
+	bool owns_fds;          /* opened from pins: close() closes the fds */
+};
+
+/* ---- configuration and loading (common/loader.c) ---- */
+
+/* Fill cfg with defaults for layout (entries 65536, key 250, value 1024...).
+ * See docs/architecture.md.  Returns 0 or -EINVAL with a message in err. */
+int xkv_config_defaults(struct xkv_config *cfg, const char *layout);
+/* Check ranges and derive key_size/entry_size; message in err. */
+int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen);
+
+/* Open the layout's BPF object, configured by cfg (rodata, map sizes).
+ * Not loaded yet.  NULL with a message in err. */
+struct bpf_object *xkv_object_open(const struct xkv_config *cfg, char *err, size_t errlen);
+/* Same with an explicit layout (not in the registry: the benchmarks' null store). */
+struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct xkv_config *cfg,
+					char *err, size_t errlen);
+/* Load it; on a verifier rejection err holds the tail of the verifier log. */
+int xkv_object_load(struct bpf_object *obj, char *err, size_t errlen);
+struct bpf_program *xkv_object_prog(struct bpf_object *obj);
+/* The verifier log captured while loading (libxdp may be the one that loads
+ * it: the buffer is attached to the program by xkv_object_open).  Copies the
+ * last lines that fit into buf; returns buf. */
+const char *xkv_object_log_tail(struct bpf_object *obj, char *buf, size_t len);
+
+/* Fill s from a loaded object (fds are borrowed, not dup'ed); L may be NULL
+ * to look the layout up by cfg.layout. */
+int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struct bpf_object *obj,
+			  char *err, size_t errlen);
+
+/* Pins: <XKV_PIN_ROOT>/<ifname>/{store,stats,cfg}.  Mounts bpffs if needed. */
+int xkv_pin_dir(const char *ifname, char *buf, size_t len);
+int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_t errlen);
+int xkv_pins_remove(const char *ifname);
+bool xkv_pins_exist(const char *ifname);
+/* Open a store through its pins; -ENOENT (xdpkv not attached) etc. */
+int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, size_t errlen);
+void xkv_store_close(struct xkv_store *s);
+int xkv_bpffs_mount(char *err, size_t errlen);
+
+/* ---- store helpers ---- */
+
+__u64 xkv_now_ns(void); /* CLOCK_MONOTONIC */
+/* key bytes -> zero-padded map key of cfg.key_size; -EINVAL if too long or bad */
+int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8 *out);
+/* memcached key rule + cfg.key_cap; returns enum xkv_perr */
+int xkv_key_check(const struct xkv_config *cfg, const void *key, __u32 klen);
+/* Allocate an entry buffer of cfg.entry_size bytes and fill it.  exptime as
+ * memcached takes it.  Free with free(). */
+struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 exptime,
+				 const void *val, __u32 len);
+
+/* Store n items (see xkv_layout.set_batch); keys packed (xkv_key_pack), entries
+ * of cfg.entry_size bytes with the value at e->data.  Returns stored or -errno. */
+long xkv_store_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+
+/* ---- counters ---- */
+extern const char *const xkv_stat_names[XKV_STAT__MAX];
+extern const char *const xkv_stat_help[XKV_STAT__MAX];
+/* Sum of one slot over CPUs; percpu != NULL receives ncpus rows. */
+int xkv_stats_read(const struct xkv_store *s, __u32 slot, struct xkv_stats *sum,
+		   struct xkv_stats *percpu);
+/* Add delta to the slow path's slot (the slow path is its only writer). */
+int xkv_stats_slow_add(const struct xkv_store *s, const struct xkv_stats *delta);
+/* The kernel's own figure for a map's memory: memlock from fdinfo. */
+long long xkv_map_memory(int map_fd);
+
+/* ---- helpers shared by the hash-like layouts (common/store_hash.c) ---- */
+int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it);
+int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
+int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen);
+long xkv_hash_count(struct xkv_store *s);
+long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+int xkv_hash_flush(struct xkv_store *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/* array_fnv: BMC-style cache.  BPF_MAP_TYPE_ARRAY of cfg.entries slots,
+ * slot = FNV-1a(key) % entries.  A slot stores the full key; a store to a
+ * slot holding another key overwrites it (counted in `overwrites`).
+ * Readers never see a torn value: each slot carries a sequence counter
+ * (xkv_entry.seq), odd while a writer is inside; writers take it with
+ * compare-and-swap, readers retry if it moved (see handler.bpf.h get_one).
+ * The map is BPF_F_MMAPABLE so userspace follows the same protocol. */
+#include "prelude.bpf.h"
+#include "array_fnv/slot.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xkv_entry));
+} store SEC(".maps");
+
+#define XKV_KEY_IN_VALUE 1
+#define XKV_STORE_MATCH(sc, e) ((e)->klen == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
+
+static __always_inline __u32 slot_of(struct xkv_scratch *sc)
+{
+	return slot_index(sc->key, sc->klen, cfg.entries);
+}
+
+static __always_inline struct xkv_entry *store_lookup(struct xkv_scratch *sc)
+{
+	__u32 idx = slot_of(sc);
+	return bpf_map_lookup_elem(&store, &idx); /* the handler checks the key under seq */
+}
+
+static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *st)
+{
+	__u32 idx = slot_of(sc);
+	struct xkv_entry *e = bpf_map_lookup_elem(&store, &idx);
+	struct xkv_entry *n = &sc->entry;
+	if (!e)
+		return -ENOMEM;
+	if (slot_lock(e))
+		return -EBUSY;
+	if (e->wtime_ns && !XKV_STORE_MATCH(sc, e))
+		stat_inc(st, xkv_entry_live(e, n->wtime_ns) ? XKV_STAT_overwrites : XKV_STAT_store_new);
+	else if (!e->wtime_ns)
+		stat_inc(st, XKV_STAT_store_new);
+	e->expire_ns = n->expire_ns;
+	e->wtime_ns = n->wtime_ns;
+	e->flags = n->flags;
+	e->len = n->len;
+	e->klen = n->klen;
+	__u32 sz = cfg.key_size + n->len;
+	if (sz <= cfg.entry_size - XKV_ENTRY_HDR)
+		bpf_probe_read_kernel(e->data, sz, n->data);
+	slot_unlock(e);
+	return 0;
+}
+
+static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *st)
+{
+	__u32 idx = slot_of(sc);
+	struct xkv_entry *e = bpf_map_lookup_elem(&store, &idx);
+	if (!e || !e->wtime_ns || !XKV_STORE_MATCH(sc, e))
+		return 0;
+	if (slot_lock(e))
+		return -EBUSY;
+	int found = e->wtime_ns && XKV_STORE_MATCH(sc, e);
+	if (found)
+		e->wtime_ns = 0;
+	slot_unlock(e);
+	return found;
+}
+
+#include "handler.bpf.h"
