@@ -95,7 +95,7 @@ static long get_one(__u32 i, void *vctx)
 	__u32 koff = sc->pr.tok[t].off, klen = sc->pr.tok[t].len;
 	if (klen > XKV_KEY_MAX)
 		return 1;
-	xkv_load_key(sc, koff, klen);
+	xkv_load_key(sc, t);
 	stat_inc(g->st, XKV_STAT_get_keys);
 
 	struct xkv_entry *e = store_lookup(sc);
@@ -158,10 +158,13 @@ static __always_inline __u16 csum_fold(__u64 s)
 }
 
 /* reply[0 .. 8+plen) = [udp header][frame header][text].  Rewrite the frame
- * into the reply and return XDP_TX, or XDP_PASS when it does not fit. */
-static __always_inline int xkv_emit(struct xdp_md *ctx, struct xkv_addr *a,
-				    struct xkv_scratch *sc, struct xkv_stats *st, __u32 plen)
+ * into the reply, addressed back to sc->addr, and return XDP_TX, or XDP_PASS
+ * when it does not fit.  Global: verified once, whatever the caller's state. */
+__attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 plen)
 {
+	if (!ctx || !sc)
+		return XDP_PASS;
+	struct xkv_addr *a = &sc->addr;
 	__u32 udp_len = 8 + plen;
 	__u32 l2l3 = ETH_HLEN + a->l3_len;
 	int old_len = (int)(ctx->data_end - ctx->data);
@@ -248,12 +251,18 @@ static __always_inline int xkv_emit(struct xdp_md *ctx, struct xkv_addr *a,
 	}
 	if (bpf_xdp_store_bytes(ctx, l2l3, sc->reply, n))
 		goto no_room;
-	stat_inc(st, XKV_STAT_replies);
 	return XDP_TX;
 no_room:
 	/* adjust_* failed before anything was written, so the request is intact */
-	stat_inc(st, XKV_STAT_pass_room);
 	return XDP_PASS;
+}
+
+static __always_inline int xkv_emit(struct xdp_md *ctx, struct xkv_addr *a,
+				    struct xkv_scratch *sc, struct xkv_stats *st, __u32 plen)
+{
+	int act = xkv_emit_frame(ctx, sc, plen);
+	stat_inc(st, act == XDP_TX ? XKV_STAT_replies : XKV_STAT_pass_room);
+	return act;
 }
 
 /* Reply with one constant line. */
@@ -394,9 +403,7 @@ int xdpkv(struct xdp_md *ctx)
 		goto malformed;
 
 	struct xkv_req *r = &sc->pr;
-	r->key_cap = cfg.key_cap;
-	r->val_cap = cfg.val_cap;
-	int err = xkv_parse(sc->req, tlen, r);
+	int err = xkv_parse_req(sc, tlen);
 	switch (r->op) {
 	case XKV_OP_GET: stat_inc(st, XKV_STAT_cmd_get); break;
 	case XKV_OP_SET: stat_inc(st, XKV_STAT_cmd_set); break;
@@ -427,7 +434,7 @@ int xdpkv(struct xdp_md *ctx)
 		return xkv_emit(ctx, a, sc, st, o - 8);
 	}
 
-	xkv_load_key(sc, r->tok[1].off, r->tok[1].len);
+	xkv_load_key(sc, 1);
 
 	if (r->op == XKV_OP_DELETE) {
 		/* an expired item is gone already: NOT_FOUND, but free its slot */

@@ -106,13 +106,15 @@ static __always_inline void stat_inc(struct xkv_stats *st, __u32 i)
 #define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
 #define barrier() asm volatile("" ::: "memory")
 
-/* Copy key token [off, off+len) of sc->req into sc->key, zero padded to
- * cfg.key_size, one 8-byte word at a time. */
-static __always_inline void xkv_load_key(struct xkv_scratch *sc, __u32 off, __u32 len)
+/* Copy key token t of the parsed request into sc->key, zero padded to
+ * cfg.key_size, one 8-byte word at a time.  Global: verified once. */
+__attribute__((noinline)) int xkv_load_key(struct xkv_scratch *sc, __u32 t)
 {
+	if (!sc || t >= XKV_PARSE_TOKENS)
+		return 0;
+	__u32 off = sc->pr.tok[t].off, len = sc->pr.tok[t].len;
 	__u64 *dst = (__u64 *)sc->key;
 	sc->klen = len;
-#pragma unroll
 	for (__u32 i = 0; i < (XKV_KEY_MAX + 6) / 8; i++) {
 		if (i * 8 >= cfg.key_size)
 			break;
@@ -125,6 +127,17 @@ static __always_inline void xkv_load_key(struct xkv_scratch *sc, __u32 off, __u3
 		}
 		dst[i] = w;
 	}
+	return 0;
+}
+
+/* The one parser over the request text in sc->req.  Global: verified once. */
+__attribute__((noinline)) int xkv_parse_req(struct xkv_scratch *sc, __u32 len)
+{
+	if (!sc)
+		return XKV_E_FORMAT;
+	sc->pr.key_cap = cfg.key_cap;
+	sc->pr.val_cap = cfg.val_cap;
+	return xkv_parse(sc->req, len, &sc->pr);
 }
 
 /* key_size bytes of a and b equal (both 8-aligned buffers) */

@@ -20,10 +20,15 @@ struct {
 #define XKV_KEY_IN_VALUE 1
 #define XKV_STORE_MATCH(sc, e) ((e)->klen == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
 
-static __always_inline __u32 slot_of(struct xkv_scratch *sc)
+/* FNV-1a over up to 250 key bytes is a long loop: a global function, so the
+ * verifier walks it once instead of at every call site. */
+__attribute__((noinline)) int xkv_slot_of(struct xkv_scratch *sc)
 {
+	if (!sc || sc->klen > XKV_KEY_MAX)
+		return 0;
 	return slot_index(sc->key, sc->klen, cfg.entries);
 }
+#define slot_of(sc) ((__u32)xkv_slot_of(sc))
 
 static __always_inline struct xkv_entry *store_lookup(struct xkv_scratch *sc)
 {
