@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages xdpkv needs to build, test and benchmark;
+# only what is missing, so a second run is quick.  Needs root.
+set -euo pipefail
+PKGS=(clang llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
+      cmake ninja-build pkg-config libelf-dev zlib1g-dev
+      libbenchmark-dev libxxhash-dev
+      libmemcached-tools memcached redis-server
+      iproute2 procps util-linux python3)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	if [ "$(id -u)" != 0 ]; then
+		echo "xdpkv: missing packages: ${missing[*]} (run as root to install them)" >&2
+		exit 1
+	fi
+	echo "xdpkv: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# the memcached and redis packages start services; policy-rc.d keeps them off
+	ours=0
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+		ours=1
+	fi
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	[ "$ours" = 1 ] && rm -f /usr/sbin/policy-rc.d
+fi
+# bpffs for pins
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
