@@ -92,7 +92,7 @@ static long get_one(__u32 i, void *vctx)
 
 	if (t >= sc->pr.ntok || t >= XKV_PARSE_TOKENS)
 		return 1;
-	__u32 koff = sc->pr.tok[t].off, klen = sc->pr.tok[t].len;
+	__u32 klen = sc->pr.tok[t].len;
 	if (klen > XKV_KEY_MAX)
 		return 1;
 	xkv_load_key(sc, t);
@@ -207,7 +207,7 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 		__builtin_memcpy(&h->v4.saddr, a->dst, 4);
 		__builtin_memcpy(&h->v4.daddr, a->src, 4);
 		__u64 s = 0;
-		__u16 *w = (__u16 *)&h->v4;
+		__u16 *w = (void *)h + ETH_HLEN;
 #pragma unroll
 		for (int i = 0; i < 10; i++)
 			s += w[i];

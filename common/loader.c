@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
@@ -67,6 +68,13 @@ int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 		cfg->flags |= XKV_CFG_KEY_IN_VALUE;
 	else
 		cfg->flags &= ~XKV_CFG_KEY_IN_VALUE;
+	if (!cfg->realtime_off_ns) {
+		/* absolute exptimes: both paths convert with this one offset */
+		struct timespec rt, mono;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		cfg->realtime_off_ns = ((__s64)rt.tv_sec - mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec);
+	}
 	cfg->key_size = XKV_KEY_SIZE(cfg->key_cap);
 	cfg->entry_size = XKV_ENTRY_SIZE(L->key_in_value, cfg->key_cap, cfg->val_cap);
 	return 0;

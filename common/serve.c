@@ -18,7 +18,7 @@
 #define SERVE_BATCH 32                   /* datagrams per recvmmsg */
 #define SERVE_DGRAM 65536                /* largest UDP payload, rounded up */
 #define SERVE_POLL_MS 100                /* how often *stop is looked at */
-#define SERVE_PUSH_NS (100 * 1000000ull) /* counters to the map at least this often */
+#define SERVE_PUSH_MS 100                /* counters to the map at least this often */
 #define SERVE_PUSH_REQS 256              /* ... or after this many requests */
 #define SERVE_SOCKBUF (16 << 20)
 
@@ -216,7 +216,7 @@ struct serve_state {
 	} ctl[SERVE_BATCH];
 	struct xkv_buf out;
 	struct xkv_stats delta;
-	__u64 pending, last_push;
+	__u64 pending, last_push, push_ns;
 };
 
 static void serve_push(struct serve_state *st)
@@ -290,7 +290,7 @@ static int serve_round(struct serve_state *st, char *err, size_t errlen)
 			serve_one(st, i);
 	}
 	if (st->pending >= SERVE_PUSH_REQS ||
-	    (st->pending && xkv_now_ns() - st->last_push >= SERVE_PUSH_NS))
+	    (st->pending && xkv_now_ns() - st->last_push >= st->push_ns))
 		serve_push(st);
 	return 0;
 }
@@ -323,6 +323,7 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	}
 	st->s = s;
 	st->o = o;
+	st->push_ns = (o->push_ms ? o->push_ms : SERVE_PUSH_MS) * 1000000ull;
 	st->fd = serve_socket(o->ifname, port, &st->v6, err, errlen);
 	if (st->fd < 0) {
 		rc = st->fd;

@@ -510,7 +510,7 @@ int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
 		}
 		if (slow_dispatch(&c) < 0)
 			break;
-		off += slow_req.next; if (slow_req.op == XKV_OP_VERSION) break;
+		off += slow_req.next;
 	} while (off < tlen);
 
 done:;

@@ -44,6 +44,7 @@ struct xkv_serve_opts {
 	int verbose;
 	volatile sig_atomic_t *stop; /* loop ends when *stop becomes non-zero */
 	int ready_fd;                /* >= 0: write "ready\n" there once bound, then close it */
+	unsigned push_ms;            /* counters to the stats map at least this often; 0: 100 */
 };
 /* Bind the UDP port (IPv4 and IPv6) on ifname and answer until *stop.
  * 0 on a clean stop, <0 with a message in err. */

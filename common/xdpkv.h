@@ -80,7 +80,7 @@ struct xkv_store {
 
 /* ---- configuration and loading (common/loader.c) ---- */
 
-/* Fill cfg with defaults for layout (entries 65536, key 250, value 1024...).
+/* Fill cfg with defaults for layout (entries 65536, key 64, value 1024, port 11211).
  * See docs/architecture.md.  Returns 0 or -EINVAL with a message in err. */
 int xkv_config_defaults(struct xkv_config *cfg, const char *layout);
 /* Check ranges and derive key_size/entry_size; message in err. */

@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: MIT
+/* Reference model of the XDP fast path; see refmodel.h.
+ *
+ * The rules, as the fast path promises them:
+ *  - Only IPv4 without options or fragmentation, and IPv6 without
+ *    extension headers, carrying UDP to the configured port, are looked at;
+ *    everything else (and anything whose IP header promises more bytes than
+ *    the frame has) goes on to the kernel untouched and uncounted.
+ *  - A datagram on the port is a request.  If its UDP length cannot hold
+ *    the frame header, or claims more than the IP payload, it is passed on.
+ *  - One datagram, one command: frame header seq 0 / total 1, else the
+ *    multi-datagram CLIENT_ERROR.  Requests longer than XKV_REQ_MAX bytes of
+ *    text are passed on.
+ *  - The command line ends at the first \r\n; a bare \n or no end is an error.
+ *    Tokens are separated by spaces.  get/set/delete are served; the other
+ *    known commands, well formed, are passed on, as is anything followed by
+ *    more bytes (a second command) and get with more keys than the fast path
+ *    tokenizes.  A get reply must fit one datagram or it is passed on.
+ *  - Errors always get their reply line; noreply only silences success.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "refmodel.h"
+#include "fnv.h"
+
+#define TOK_MAX 64   /* the model keeps more tokens than the fast path serves */
+
+struct line {
+	const __u8 *p[TOK_MAX];
+	__u32 len[TOK_MAX];
+	__u32 n;        /* tokens seen, may exceed TOK_MAX */
+};
+
+/* ---- store ---------------------------------------------------------------- */
+
+void rm_store_init(struct rm_store *s, const struct rm_config *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+}
+
+static void item_free(struct rm_item *it)
+{
+	free(it->val);
+	it->val = NULL;
+}
+
+void rm_store_free(struct rm_store *s)
+{
+	for (__u32 i = 0; i < s->n; i++)
+		item_free(&s->items[i]);
+	free(s->items);
+	memset(s, 0, sizeof(*s));
+}
+
+static int alive(const struct rm_item *it, int64_t now)
+{
+	return it->expire == RM_NEVER || (it->expire != RM_EXPIRED && it->expire > now);
+}
+
+static struct rm_item *find(const struct rm_store *s, const void *key, __u32 klen)
+{
+	for (__u32 i = 0; i < s->n; i++)
+		if (s->items[i].klen == klen && !memcmp(s->items[i].key, key, klen))
+			return &s->items[i];
+	return NULL;
+}
+
+static void drop(struct rm_store *s, struct rm_item *it)
+{
+	item_free(it);
+	*it = s->items[--s->n];
+}
+
+static __u32 slot_of(const struct rm_store *s, const void *key, __u32 klen)
+{
+	return (__u32)(xkv_fnv1a(key, klen) % s->cfg.entries);
+}
+
+/* the item sharing key's array slot (another key), if any */
+static struct rm_item *slot_rival(const struct rm_store *s, const void *key, __u32 klen)
+{
+	__u32 slot = slot_of(s, key, klen);
+	for (__u32 i = 0; i < s->n; i++) {
+		struct rm_item *it = &s->items[i];
+		if (slot_of(s, it->key, it->klen) == slot &&
+		    !(it->klen == klen && !memcmp(it->key, key, klen)))
+			return it;
+	}
+	return NULL;
+}
+
+static struct rm_item *lru_victim(const struct rm_store *s)
+{
+	struct rm_item *v = NULL;
+	for (__u32 i = 0; i < s->n; i++)
+		if (!v || s->items[i].used < v->used)
+			v = &s->items[i];
+	return v;
+}
+
+static int64_t expiry(int64_t exptime, int64_t now)
+{
+	if (exptime == 0)
+		return RM_NEVER;
+	if (exptime < 0)
+		return RM_EXPIRED;
+	if (exptime <= 30LL * 24 * 3600)
+		return now + exptime;
+	return exptime;  /* absolute unix time; dead already if <= now */
+}
+
+enum put_res { PUT_OK, PUT_FULL };
+
+/* Store an item under the layout's rule; counts store_new/overwrites in
+ * delta when given. */
+static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 flags,
+			int64_t exptime, const void *val, __u32 len, int64_t now,
+			struct xkv_stats *delta)
+{
+	struct rm_item *it = find(s, key, klen);
+	int is_new = it == NULL;
+
+	if (!it && s->cfg.kind == RM_ARRAY) {
+		struct rm_item *r = slot_rival(s, key, klen);
+		if (r) {
+			if (delta && alive(r, now))
+				delta->v[XKV_STAT_overwrites]++;
+			else if (delta && s->cfg.counts_new)
+				delta->v[XKV_STAT_store_new]++;
+			is_new = 0;
+			drop(s, r);
+		}
+	}
+	if (!it && (s->cfg.kind == RM_HASH || s->cfg.kind == RM_PERCPU) && s->n >= s->cfg.entries)
+		return PUT_FULL;
+	if (!it && s->cfg.kind == RM_LRU && s->n >= s->cfg.entries)
+		drop(s, lru_victim(s));
+	if (!it) {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 16;
+			s->items = realloc(s->items, s->cap * sizeof(*s->items));
+			if (!s->items)
+				abort();
+		}
+		it = &s->items[s->n++];
+		memset(it, 0, sizeof(*it));
+		memcpy(it->key, key, klen);
+		it->klen = klen;
+	}
+	if (is_new && delta && s->cfg.counts_new)
+		delta->v[XKV_STAT_store_new]++;
+	item_free(it);
+	it->val = malloc(len ? len : 1);
+	if (!it->val)
+		abort();
+	memcpy(it->val, val, len);
+	it->len = len;
+	it->flags = flags;
+	it->expire = expiry(exptime, now);
+	it->used = ++s->clock;
+	return PUT_OK;
+}
+
+int rm_store_put(struct rm_store *s, const void *key, __u32 klen, __u32 flags,
+		 int64_t exptime, const void *val, __u32 len, int64_t now)
+{
+	return put(s, key, klen, flags, exptime, val, len, now, NULL) == PUT_OK ? 0 : -1;
+}
+
+const struct rm_item *rm_store_get(const struct rm_store *s, const void *key, __u32 klen,
+				   int64_t now)
+{
+	const struct rm_item *it = find(s, key, klen);
+	return it && alive(it, now) ? it : NULL;
+}
+
+long rm_store_live(const struct rm_store *s, int64_t now)
+{
+	long n = 0;
+	for (__u32 i = 0; i < s->n; i++)
+		n += alive(&s->items[i], now);
+	return n;
+}
+
+/* ---- reply helpers ---------------------------------------------------------- */
+
+static void count(struct rm_result *r, enum xkv_stat st)
+{
+	r->delta.v[st]++;
+}
+
+static void say(struct rm_result *r, const void *p, size_t n)
+{
+	if (r->text_len + n > sizeof(r->text))
+		abort();
+	memcpy(r->text + r->text_len, p, n);
+	r->text_len += (__u32)n;
+}
+
+static void say_str(struct rm_result *r, const char *s)
+{
+	say(r, s, strlen(s));
+}
+
+static void say_u32(struct rm_result *r, __u32 v)
+{
+	char d[12];
+	int n = 0;
+	do {
+		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	say(r, d + sizeof(d) - n, (size_t)n);
+}
+
+/* one reply line: the fast path sends it */
+static void reply(struct rm_result *r, const char *line)
+{
+	r->text_len = 0;
+	say_str(r, line);
+	r->action = RM_XDP_TX;
+	count(r, XKV_STAT_replies);
+}
+
+static void client_error(struct rm_result *r, const char *line)
+{
+	count(r, XKV_STAT_err_client);
+	reply(r, line);
+}
+
+static void pass(struct rm_result *r, enum xkv_stat why)
+{
+	r->text_len = 0;
+	r->action = RM_XDP_PASS;
+	count(r, why);
+}
+
+static void touch(struct rm_result *r, const __u8 *key, __u32 klen)
+{
+	if (r->ntouched < RM_TOUCHED_MAX && klen <= XKV_KEY_MAX) {
+		memcpy(r->touched[r->ntouched].key, key, klen);
+		r->touched[r->ntouched].klen = klen;
+		r->ntouched++;
+	}
+}
+
+/* ---- request text ----------------------------------------------------------- */
+
+static int tok_eq(const struct line *l, __u32 i, const char *s)
+{
+	return i < l->n && i < TOK_MAX && l->len[i] == strlen(s) && !memcmp(l->p[i], s, l->len[i]);
+}
+
+/* Strict unsigned decimal: digits only, value <= max. */
+static int number(const __u8 *p, __u32 n, __u64 max, __u64 *out)
+{
+	unsigned __int128 v = 0;
+	if (n == 0 || n > 20)
+		return -1;
+	for (__u32 i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		v = v * 10 + (p[i] - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = (__u64)v;
+	return 0;
+}
+
+static int signed_number(const __u8 *p, __u32 n, int64_t *out)
+{
+	__u64 v;
+	int neg = n > 1 && p[0] == '-';
+	if (number(p + neg, n - neg, INT64_MAX, &v))
+		return -1;
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+/* memcached's key rule plus the configured cap; NULL when the key is fine */
+static const char *key_problem(const struct rm_config *c, const __u8 *k, __u32 n)
+{
+	__u32 cap = c->key_cap < XKV_KEY_MAX ? c->key_cap : XKV_KEY_MAX;
+	if (n > cap)
+		return XKV_R_KEY_LONG;
+	for (__u32 i = 0; i < n; i++)
+		if (k[i] <= ' ' || k[i] == 0x7f)
+			return XKV_R_KEY_BAD;
+	return NULL;
+}
+
+static void split(const __u8 *p, __u32 n, struct line *l)
+{
+	__u32 i = 0;
+	l->n = 0;
+	while (i < n) {
+		while (i < n && p[i] == ' ')
+			i++;
+		if (i == n)
+			break;
+		__u32 start = i;
+		while (i < n && p[i] != ' ')
+			i++;
+		if (l->n < TOK_MAX) {
+			l->p[l->n] = p + start;
+			l->len[l->n] = i - start;
+		}
+		l->n++;
+	}
+}
+
+static void do_get(struct rm_store *s, const struct line *l, int64_t now, struct rm_result *r)
+{
+	__u32 room = XKV_DGRAM_TEXT;
+
+	r->text_len = 0;
+	for (__u32 i = 1; i < l->n; i++) {
+		touch(r, l->p[i], l->len[i]);
+		count(r, XKV_STAT_get_keys);
+		struct rm_item *it = find(s, l->p[i], l->len[i]);
+		if (!it || !alive(it, now)) {
+			if (it)
+				count(r, XKV_STAT_get_expired);
+			count(r, XKV_STAT_get_misses);
+			continue;
+		}
+		/* "VALUE <key> <flags> <bytes>\r\n<data>\r\n", and END after all */
+		struct rm_result tmp;
+		tmp.text_len = 0;
+		say_str(&tmp, XKV_R_VALUE);
+		say(&tmp, it->key, it->klen);
+		say_str(&tmp, " ");
+		say_u32(&tmp, it->flags);
+		say_str(&tmp, " ");
+		say_u32(&tmp, it->len);
+		say_str(&tmp, "\r\n");
+		if (r->text_len + tmp.text_len + it->len + 2 + strlen(XKV_R_END) > room) {
+			pass(r, XKV_STAT_pass_room);
+			return;
+		}
+		count(r, XKV_STAT_get_hits);
+		say(r, tmp.text, tmp.text_len);
+		say(r, it->val, it->len);
+		say_str(r, "\r\n");
+		it->used = ++s->clock;
+	}
+	say_str(r, XKV_R_END);
+	r->action = RM_XDP_TX;
+	count(r, XKV_STAT_replies);
+}
+
+static void do_delete(struct rm_store *s, const struct line *l, int noreply, int64_t now,
+		      struct rm_result *r)
+{
+	struct rm_item *it = find(s, l->p[1], l->len[1]);
+	int found = it && alive(it, now);
+
+	touch(r, l->p[1], l->len[1]);
+	if (it)
+		drop(s, it);
+	count(r, found ? XKV_STAT_deletes : XKV_STAT_delete_misses);
+	if (noreply) {
+		r->action = RM_XDP_DROP;
+		count(r, XKV_STAT_noreply);
+		return;
+	}
+	reply(r, found ? XKV_R_DELETED : XKV_R_NOT_FOUND);
+}
+
+/* Check a storage command line and its data block.  Returns NULL when it
+ * is well formed (filling flags/exptime/bytes), else the reply line. */
+static const char *storage_problem(const struct rm_config *c, const struct line *l, int noreply,
+				   const __u8 *data, __u32 avail, __u32 *flags, int64_t *exptime,
+				   __u32 *bytes, enum xkv_stat *counter)
+{
+	__u64 v;
+	const char *kp;
+
+	*counter = XKV_STAT_err_client;
+	if (l->n != 5u + (__u32)noreply)
+		return XKV_R_FORMAT;
+	if ((kp = key_problem(c, l->p[1], l->len[1])))
+		return kp;
+	if (number(l->p[2], l->len[2], UINT32_MAX, &v))
+		return XKV_R_FORMAT;
+	*flags = (__u32)v;
+	if (signed_number(l->p[3], l->len[3], exptime))
+		return XKV_R_FORMAT;
+	if (number(l->p[4], l->len[4], UINT32_MAX, &v))
+		return XKV_R_FORMAT;
+	*bytes = (__u32)v;
+	if (*bytes > c->val_cap) {
+		*counter = XKV_STAT_err_too_large;
+		return XKV_R_TOO_LARGE;
+	}
+	/* exactly <bytes> of data, then \r\n */
+	if ((__u64)*bytes + 2 > avail || data[*bytes] != '\r' || data[*bytes + 1] != '\n')
+		return XKV_R_DATA;
+	return NULL;
+}
+
+/* The well-formedness rules of the commands the slow path serves: a bad
+ * one is answered right here. */
+static const char *slow_problem(const struct rm_config *c, const struct line *l, int noreply)
+{
+	__u64 v;
+	if (tok_eq(l, 0, "incr") || tok_eq(l, 0, "decr")) {
+		if (l->n != 3u + (__u32)noreply)
+			return XKV_R_FORMAT;
+		const char *kp = key_problem(c, l->p[1], l->len[1]);
+		if (kp)
+			return kp;
+		return number(l->p[2], l->len[2], UINT64_MAX, &v) ? XKV_R_FORMAT : NULL;
+	}
+	if (tok_eq(l, 0, "flush_all")) {
+		__u32 args = l->n - 1 - (__u32)noreply;
+		if (l->n > 3 || args > 1)
+			return XKV_R_FORMAT;
+		if (args == 1 && number(l->p[1], l->len[1], UINT32_MAX, &v))
+			return XKV_R_FORMAT;
+		return NULL;
+	}
+	if (tok_eq(l, 0, "version"))
+		return l->n == 1 ? NULL : XKV_R_FORMAT;
+	return NULL; /* stats takes anything */
+}
+
+static int is_storage(const struct line *l)
+{
+	return tok_eq(l, 0, "set") || tok_eq(l, 0, "add") || tok_eq(l, 0, "replace");
+}
+
+static int is_slow(const struct line *l)
+{
+	return tok_eq(l, 0, "add") || tok_eq(l, 0, "replace") || tok_eq(l, 0, "incr") ||
+	       tok_eq(l, 0, "decr") || tok_eq(l, 0, "version") || tok_eq(l, 0, "stats") ||
+	       tok_eq(l, 0, "flush_all");
+}
+
+static void error_reply(struct rm_result *r, const char *line, enum xkv_stat counter)
+{
+	count(r, counter);
+	reply(r, line);
+}
+
+static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
+			struct rm_result *r)
+{
+	const struct rm_config *c = &s->cfg;
+	const __u8 *nl = memchr(t, '\n', n);
+	struct line l;
+
+	if (!nl || nl == t || nl[-1] != '\r') {
+		client_error(r, XKV_R_NO_CRLF);
+		return;
+	}
+	__u32 line_len = (__u32)(nl - t) - 1;
+	__u32 rest = n - line_len - 2;     /* bytes after the command line */
+	const __u8 *after = nl + 1;
+	split(t, line_len, &l);
+	if (l.n == 0) {
+		error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+		return;
+	}
+	int is_get = tok_eq(&l, 0, "get"), is_set = tok_eq(&l, 0, "set");
+	int is_del = tok_eq(&l, 0, "delete");
+	if (!is_get && !is_set && !is_del && !is_slow(&l)) {
+		error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+		return;
+	}
+	int noreply = l.n > 1 && tok_eq(&l, l.n - 1, "noreply");
+	int fast_tokens = l.n <= XKV_TOKENS_MAX;
+
+	if (is_get) {
+		if (l.n < 2) {
+			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+			return;
+		}
+		if (!fast_tokens) {           /* more keys than the fast path takes */
+			count(r, XKV_STAT_cmd_get);
+			pass(r, XKV_STAT_pass_cmd);
+			return;
+		}
+		for (__u32 i = 1; i < l.n; i++) {
+			const char *kp = key_problem(c, l.p[i], l.len[i]);
+			if (kp) {
+				client_error(r, kp);
+				return;
+			}
+		}
+		count(r, XKV_STAT_cmd_get);
+		if (rest) {
+			pass(r, XKV_STAT_pass_cmd);
+			return;
+		}
+		do_get(s, &l, now, r);
+		return;
+	}
+	if (!fast_tokens) {
+		client_error(r, XKV_R_FORMAT);
+		return;
+	}
+	if (is_del) {
+		/* delete <key> [0] [noreply] */
+		__u32 args = l.n - 1 - (__u32)noreply;
+		if (l.n < 2 || args < 1 || args > 2 || (args == 2 && !tok_eq(&l, 2, "0"))) {
+			client_error(r, XKV_R_FORMAT);
+			return;
+		}
+		const char *kp = key_problem(c, l.p[1], l.len[1]);
+		if (kp) {
+			client_error(r, kp);
+			return;
+		}
+		count(r, XKV_STAT_cmd_delete);
+		if (rest) {
+			pass(r, XKV_STAT_pass_cmd);
+			return;
+		}
+		do_delete(s, &l, noreply, now, r);
+		return;
+	}
+	if (is_storage(&l)) {
+		__u32 flags = 0, bytes = 0;
+		int64_t exptime = 0;
+		enum xkv_stat counter;
+		const char *p = storage_problem(c, &l, noreply, after, rest, &flags, &exptime,
+						&bytes, &counter);
+		if (p) {
+			error_reply(r, p, counter);
+			return;
+		}
+		count(r, is_set ? XKV_STAT_cmd_set : XKV_STAT_cmd_other);
+		if (!is_set || rest != bytes + 2) {
+			pass(r, XKV_STAT_pass_cmd);
+			return;
+		}
+		touch(r, l.p[1], l.len[1]);
+		if (put(s, l.p[1], l.len[1], flags, exptime, after, bytes, now, &r->delta) != PUT_OK) {
+			error_reply(r, XKV_R_OOM, XKV_STAT_err_oom);
+			return;
+		}
+		count(r, XKV_STAT_stores);
+		if (noreply) {
+			r->action = RM_XDP_DROP;
+			count(r, XKV_STAT_noreply);
+			return;
+		}
+		reply(r, XKV_R_STORED);
+		return;
+	}
+	const char *p = slow_problem(c, &l, noreply);
+	if (p) {
+		client_error(r, p);
+		return;
+	}
+	count(r, XKV_STAT_cmd_other);
+	pass(r, XKV_STAT_pass_cmd);
+}
+
+static __u16 be16(const __u8 *p)
+{
+	return (__u16)(p[0] << 8 | p[1]);
+}
+
+void rm_handle_dgram(struct rm_store *s, const __u8 *d, size_t len, int64_t now,
+		     struct rm_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	count(r, XKV_STAT_requests);
+	if (len < XKV_UDP_HDR_LEN) {
+		pass(r, XKV_STAT_pass_malformed);
+		return;
+	}
+	if (be16(d + 2) != 0 || be16(d + 4) != 1) {
+		client_error(r, XKV_R_MULTI_DGRAM);
+		return;
+	}
+	size_t n = len - XKV_UDP_HDR_LEN;
+	if (n > XKV_REQ_MAX) {
+		pass(r, XKV_STAT_pass_room);
+		return;
+	}
+	handle_text(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, r);
+}
+
+/* ---- frames ------------------------------------------------------------------ */
+
+static void untouched(struct rm_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->action = RM_XDP_PASS;
+}
+
+void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t now,
+		     struct rm_result *r)
+{
+	const __u8 *udp;
+	size_t l3_payload;   /* bytes the IP header says follow it */
+
+	untouched(r);
+	if (len < 14)
+		return;
+	__u16 et = be16(pkt + 12);
+	const __u8 *ip = pkt + 14;
+	size_t avail = len - 14;
+
+	if (et == 0x0800) {
+		if (avail < 20 || ip[0] != 0x45 || ip[9] != 17 || (be16(ip + 6) & 0x3fff))
+			return;
+		if (avail < 28)
+			return;
+		udp = ip + 20;
+		if (be16(udp + 2) != s->cfg.port)
+			return;
+		size_t tot = be16(ip + 2);
+		if (tot < 28 || tot > avail)
+			return;  /* the kernel drops it; nothing counted */
+		l3_payload = tot - 20;
+	} else if (et == 0x86dd) {
+		if (avail < 48 || ip[6] != 17)
+			return;
+		udp = ip + 40;
+		if (be16(udp + 2) != s->cfg.port)
+			return;
+		size_t pl = be16(ip + 4);
+		if (pl < 8 || pl > avail - 40)
+			return;
+		l3_payload = pl;
+	} else {
+		return;
+	}
+	size_t ulen = be16(udp + 4);
+	if (ulen < 8 + XKV_UDP_HDR_LEN || ulen > l3_payload) {
+		memset(r, 0, sizeof(*r));
+		count(r, XKV_STAT_requests);
+		pass(r, XKV_STAT_pass_malformed);
+		return;
+	}
+	rm_handle_dgram(s, udp + 8, ulen - 8, now, r);
+}

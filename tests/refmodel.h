@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* An independent userspace model of what the XDP fast path must do with a
+ * frame: written from the protocol rules (docs, wire.h reply lines,
+ * stats.h counter meanings), sharing no code with common/parse.h or the BPF
+ * program, so the two can disagree and the fixture tests catch it. */
+#ifndef XKV_REFMODEL_H
+#define XKV_REFMODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "wire.h"
+#include "stats.h"
+
+/* XDP actions, as the kernel numbers them */
+#define RM_XDP_DROP 1
+#define RM_XDP_PASS 2
+#define RM_XDP_TX   3
+
+/* How the layout behaves when keys compete for room. */
+enum rm_kind {
+	RM_HASH,    /* authoritative: a new key beyond `entries` is refused */
+	RM_ARRAY,   /* slot = FNV-1a(key) % entries, a new key overwrites the slot */
+	RM_LRU,     /* a new key beyond `entries` evicts the least recently used */
+	RM_PERCPU,  /* as RM_HASH, as seen from one CPU */
+};
+
+struct rm_config {
+	enum rm_kind kind;
+	__u32 key_cap;
+	__u32 val_cap;
+	__u32 entries;
+	__u16 port;
+	int counts_new;  /* the layout counts store_new */
+};
+
+#define RM_NEVER 0
+#define RM_EXPIRED INT64_MIN
+
+struct rm_item {
+	__u8 key[XKV_KEY_MAX];
+	__u32 klen;
+	__u32 flags;
+	__u32 len;
+	__u8 *val;
+	int64_t expire;  /* unix seconds; RM_NEVER, RM_EXPIRED, or the moment it dies */
+	__u64 used;      /* last use, for RM_LRU */
+};
+
+struct rm_store {
+	struct rm_config cfg;
+	struct rm_item *items;  /* dead (expired) items stay until deleted/replaced */
+	__u32 n, cap;
+	__u64 clock;            /* use counter for RM_LRU */
+};
+
+#define RM_TOUCHED_MAX 64
+struct rm_result {
+	int action;                /* RM_XDP_* */
+	__u8 text[XKV_REPLY_BUF];  /* reply text when action is TX */
+	__u32 text_len;
+	struct xkv_stats delta;    /* counters the fast path should add */
+	__u32 ntouched;            /* keys the request named (to check the store after) */
+	struct { __u8 key[XKV_KEY_MAX]; __u32 klen; } touched[RM_TOUCHED_MAX];
+};
+
+void rm_store_init(struct rm_store *s, const struct rm_config *cfg);
+void rm_store_free(struct rm_store *s);
+/* Put an item as the CLI/slow path would (no counters, no capacity check
+ * beyond the layout's own rule).  exptime as memcached takes it. */
+int rm_store_put(struct rm_store *s, const void *key, __u32 klen, __u32 flags,
+		 int64_t exptime, const void *val, __u32 len, int64_t now);
+/* The live item for key, or NULL. */
+const struct rm_item *rm_store_get(const struct rm_store *s, const void *key, __u32 klen,
+				   int64_t now);
+long rm_store_live(const struct rm_store *s, int64_t now);
+
+/* What the fast path must do with the Ethernet frame pkt[0..len) at unix
+ * time now; mutates the model store as the fast path would. */
+void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t now,
+		     struct rm_result *res);
+/* Same for one UDP payload (frame header + request text) that reached the
+ * port; the frame-level counter (requests) is included. */
+void rm_handle_dgram(struct rm_store *s, const __u8 *dgram, size_t len, int64_t now,
+		     struct rm_result *res);
+
+#endif

@@ -1,0 +1,1102 @@
+// SPDX-License-Identifier: MIT
+/* Packet fixtures through BPF_PROG_TEST_RUN, on every layout.
+ *
+ * Each fixture seeds the store, sends one or more request frames (built with
+ * pktbuild) to the real XDP program, and checks against the reference model
+ * (refmodel) and the table: the XDP action, the whole output frame (the
+ * reply the model's text makes, or the request unchanged on XDP_PASS), the
+ * fast-path counter deltas, and the store contents afterwards.  Then a few
+ * layout-specific scenarios: array_fnv collisions, lru eviction, percpu
+ * per-CPU copies, hash_map full.
+ *
+ *     test_fixtures [--layout NAME] [-v]
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "xdpkv.h"
+#include "fnv.h"
+#include "pktbuild.h"
+#include "refmodel.h"
+
+#define FAM4 1
+#define FAM6 2
+#define BOTH (FAM4 | FAM6)
+#define PASS RM_XDP_PASS
+#define TX RM_XDP_TX
+#define DROP RM_XDP_DROP
+
+#define KEY_CAP 32
+#define VAL_CAP 1024
+#define CLIENT_PORT 40000
+
+/* ---- the table ------------------------------------------------------------------ */
+
+struct seed {
+	const char *key;
+	__u32 flags;
+	int64_t exptime;
+	const char *val;   /* NULL: vlen bytes of a pattern */
+	__u32 vlen;
+};
+
+struct step {
+	const char *text;  /* request text; NULL: the fixture's gen() writes it */
+	int act;           /* expected XDP action */
+	const char *reply; /* expected reply text when act is TX (NULL: the model's) */
+};
+
+struct fixture {
+	const char *name;
+	unsigned fams;
+	struct seed seeds[3];
+	struct step steps[4];
+	void (*gen)(struct pb *b, int64_t now);  /* payload for a step without text */
+	void (*mod)(struct pb *b);               /* applied to every request frame */
+	int keep;                                /* store must equal the seeds after */
+};
+
+static const struct seed K = { "k", 7, 0, "orig", 0 }; /* the key errors must not hurt */
+
+/* payload generators */
+static void gen_get23(struct pb *b, int64_t now)
+{
+	pb_text(b, "get");
+	for (int i = 0; i < 23; i++)
+		pb_text(b, i % 2 ? " a" : " b");
+	pb_text(b, "\r\n");
+}
+
+static void gen_get24(struct pb *b, int64_t now)
+{
+	pb_text(b, "get");
+	for (int i = 0; i < 24; i++)
+		pb_text(b, " a");
+	pb_text(b, "\r\n");
+}
+
+static void gen_set25(struct pb *b, int64_t now)
+{
+	pb_text(b, "set k 0 0 1");
+	for (int i = 0; i < 20; i++)
+		pb_text(b, " x");
+	pb_text(b, "\r\nx\r\n");
+}
+
+static void gen_long_key(struct pb *b, __u32 n, const char *cmd, const char *tail)
+{
+	pb_text(b, cmd);
+	for (__u32 i = 0; i < n; i++)
+		pb_text(b, "q");
+	pb_text(b, tail);
+}
+
+static void gen_get_key33(struct pb *b, int64_t now)
+{
+	gen_long_key(b, KEY_CAP + 1, "get ", "\r\n");
+}
+
+static void gen_get_key251(struct pb *b, int64_t now)
+{
+	gen_long_key(b, 251, "get ", "\r\n");
+}
+
+static void gen_set_key33(struct pb *b, int64_t now)
+{
+	gen_long_key(b, KEY_CAP + 1, "set ", " 0 0 1\r\nx\r\n");
+}
+
+static void gen_set_key32(struct pb *b, int64_t now)
+{
+	gen_long_key(b, KEY_CAP, "set ", " 0 0 1\r\nx\r\n");
+}
+
+static void gen_del_key33(struct pb *b, int64_t now)
+{
+	gen_long_key(b, KEY_CAP + 1, "delete ", "\r\n");
+}
+
+static void gen_value(struct pb *b, __u32 n)
+{
+	char line[64];
+	snprintf(line, sizeof(line), "set v 0 0 %u\r\n", n);
+	pb_text(b, line);
+	for (__u32 i = 0; i < n; i++)
+		pb_bytes(b, &(char){ (char)('A' + i % 26) }, 1);
+	pb_text(b, "\r\n");
+}
+
+static void gen_set_valcap(struct pb *b, int64_t now)
+{
+	gen_value(b, VAL_CAP);
+}
+
+static void gen_set_toolarge(struct pb *b, int64_t now)
+{
+	gen_value(b, VAL_CAP + 1);
+}
+
+static void gen_too_long(struct pb *b, int64_t now)
+{
+	pb_text(b, "get k");
+	for (int i = 0; i < XKV_REQ_MAX; i++)
+		pb_text(b, " ");
+	pb_text(b, "\r\n");
+}
+
+static void gen_abs_future(struct pb *b, int64_t now)
+{
+	char line[64];
+	snprintf(line, sizeof(line), "set k 1 %lld 2\r\nhi\r\n", (long long)now + 3600);
+	pb_text(b, line);
+}
+
+static void gen_bytes_ctl(struct pb *b, int64_t now)
+{
+	pb_bytes(b, "get a\x01" "b\r\n", 9);
+}
+
+static void gen_empty(struct pb *b, int64_t now)
+{
+}
+
+/* frame modifiers */
+static void mod_seq1(struct pb *b) { b->seq = 1; b->total = 2; }
+static void mod_total2(struct pb *b) { b->total = 2; }
+static void mod_total0(struct pb *b) { b->total = 0; }
+static void mod_df(struct pb *b) { pb_ipv4_frag(b, 0x4000); }
+static void mod_mf(struct pb *b) { pb_ipv4_frag(b, 0x2000); }
+static void mod_frag_off(struct pb *b) { pb_ipv4_frag(b, 0x0003); }
+static void mod_opts(struct pb *b) { pb_ipv4_opts(b, (const __u8 *)"\x01\x01\x01\x00", 4); }
+static void mod_v6_ext(struct pb *b) { pb_ipv6_ext(b, 0); }
+static void mod_other_port(struct pb *b) { b->dport = XKV_DEFAULT_PORT + 1; }
+static void mod_tcp(struct pb *b) { pb_tcp(b, CLIENT_PORT, XKV_DEFAULT_PORT); }
+static void mod_arp(struct pb *b) { pb_arp(b); b->l4 = PB_L4_NONE; }
+static void mod_not_ip(struct pb *b) { b->l3 = PB_L3_NONE; b->l4 = PB_L4_NONE; }
+static void mod_ip_long(struct pb *b)
+{
+	if (b->l3 == PB_L3_IPV4)
+		pb_tot_len(b, 20 + 8 + 8 + (int)b->payload_len_bytes + 10);
+	else
+		pb_payload_len(b, 8 + 8 + (int)b->payload_len_bytes + 10);
+}
+static void mod_chop_udp(struct pb *b) { pb_chop(b, 8 + 8 + b->payload_len_bytes - 4); }
+static void mod_udp_long(struct pb *b) { pb_udp_len(b, 8 + 8 + (int)b->payload_len_bytes + 1); }
+static void mod_udp_short(struct pb *b) { pb_udp_len(b, 8 + 4); }
+static void mod_udp_trunc_text(struct pb *b) { pb_udp_len(b, 8 + 8 + (int)b->payload_len_bytes - 4); }
+static void mod_trailer(struct pb *b) { b->trailer = 6; }
+static void mod_v4csum0(struct pb *b) { pb_udp_csum(b, PB_CSUM_ZERO); }
+
+#define S(k, f, e, v) { k, f, e, v, 0 }
+#define SBIG(k, n) { k, 0, 0, NULL, n }
+#define ST(t, a, r) { t, a, r }
+
+static const struct fixture fixtures[] = {
+	/* ---- served by the fast path ---- */
+	{ "get miss", BOTH, {}, { ST("get nokey\r\n", TX, "END\r\n") } },
+	{ "get hit", BOTH, { S("foo", 5, 0, "bar") },
+	  { ST("get foo\r\n", TX, "VALUE foo 5 3\r\nbar\r\nEND\r\n") } },
+	{ "multi-get hit miss hit", BOTH, { S("a", 1, 0, "A"), S("b", 2, 0, "BB") },
+	  { ST("get a zz b\r\n", TX, "VALUE a 1 1\r\nA\r\nVALUE b 2 2\r\nBB\r\nEND\r\n") } },
+	{ "get with extra spaces", BOTH, { S("a", 1, 0, "A") },
+	  { ST("get  a   \r\n", TX, "VALUE a 1 1\r\nA\r\nEND\r\n") } },
+	{ "get 23 keys", BOTH, { S("a", 0, 0, "1"), S("b", 0, 0, "2") },
+	  { ST(NULL, TX, NULL) }, gen_get23 },
+	{ "get 24 keys is passed on", BOTH, { S("a", 0, 0, "1") },
+	  { ST(NULL, PASS, NULL) }, gen_get24, NULL, 1 },
+	{ "get reply of exactly one datagram", BOTH, { SBIG("k1", 1000), SBIG("k2", 350) },
+	  { ST("get k1 k2\r\n", TX, NULL) } },
+	{ "get reply one byte over a datagram is passed on", BOTH,
+	  { SBIG("k1", 1000), SBIG("k2", 351) }, { ST("get k1 k2\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "get value of val_cap bytes", BOTH, { SBIG("k1", VAL_CAP) },
+	  { ST("get k1\r\n", TX, NULL) } },
+	{ "set new", BOTH, {}, { ST("set k 3 0 5\r\nhello\r\n", TX, "STORED\r\n"),
+				 ST("get k\r\n", TX, "VALUE k 3 5\r\nhello\r\nEND\r\n") } },
+	{ "set overwrites", BOTH, { K }, { ST("set k 9 0 3\r\nnew\r\n", TX, "STORED\r\n") } },
+	{ "set noreply drops", BOTH, {}, { ST("set k 1 0 2 noreply\r\nhi\r\n", DROP, NULL),
+					   ST("get k\r\n", TX, "VALUE k 1 2\r\nhi\r\nEND\r\n") } },
+	{ "set flags 4294967295", BOTH, {},
+	  { ST("set k 4294967295 0 1\r\nx\r\n", TX, "STORED\r\n"),
+	    ST("get k\r\n", TX, "VALUE k 4294967295 1\r\nx\r\nEND\r\n") } },
+	{ "set empty value", BOTH, {}, { ST("set k 0 0 0\r\n\r\n", TX, "STORED\r\n"),
+					 ST("get k\r\n", TX, "VALUE k 0 0\r\n\r\nEND\r\n") } },
+	{ "set value of val_cap bytes", BOTH, {}, { ST(NULL, TX, "STORED\r\n"), ST("get v\r\n", TX, NULL) },
+	  gen_set_valcap },
+	{ "set key of key_cap bytes", BOTH, {}, { ST(NULL, TX, "STORED\r\n") }, gen_set_key32 },
+	{ "set value with \\r\\n inside", BOTH, {},
+	  { ST("set k 0 0 4\r\n\r\n\r\n\r\n", TX, "STORED\r\n"),
+	    ST("get k\r\n", TX, "VALUE k 0 4\r\n\r\n\r\n\r\nEND\r\n") } },
+	{ "delete hit", BOTH, { K }, { ST("delete k\r\n", TX, "DELETED\r\n"),
+				       ST("get k\r\n", TX, "END\r\n") } },
+	{ "delete miss", BOTH, { K }, { ST("delete x\r\n", TX, "NOT_FOUND\r\n") } },
+	{ "delete k 0", BOTH, { K }, { ST("delete k 0\r\n", TX, "DELETED\r\n") } },
+	{ "delete noreply", BOTH, { K }, { ST("delete k noreply\r\n", DROP, NULL) } },
+	{ "delete k 0 noreply", BOTH, { K }, { ST("delete k 0 noreply\r\n", DROP, NULL) } },
+	{ "set exptime -1 then get misses", BOTH, {},
+	  { ST("set k 0 -1 1\r\nx\r\n", TX, "STORED\r\n"), ST("get k\r\n", TX, "END\r\n") } },
+	{ "set exptime 100 then get hits", BOTH, {},
+	  { ST("set k 0 100 1\r\nx\r\n", TX, "STORED\r\n"),
+	    ST("get k\r\n", TX, "VALUE k 0 1\r\nx\r\nEND\r\n") } },
+	{ "set absolute past exptime then get misses", BOTH, {},
+	  { ST("set k 0 2592001 1\r\nx\r\n", TX, "STORED\r\n"), ST("get k\r\n", TX, "END\r\n") } },
+	{ "set absolute future exptime then get hits", BOTH, {},
+	  { ST(NULL, TX, "STORED\r\n"), ST("get k\r\n", TX, "VALUE k 1 2\r\nhi\r\nEND\r\n") },
+	  gen_abs_future },
+	{ "seeded expired item misses", BOTH, { S("k", 0, -1, "x") },
+	  { ST("get k\r\n", TX, "END\r\n"), ST("delete k\r\n", TX, "NOT_FOUND\r\n") } },
+	{ "IPv4 DF set is served", FAM4, { K }, { ST("get k\r\n", TX, NULL) }, NULL, mod_df },
+	{ "IPv4 UDP checksum 0 is served", FAM4, { K }, { ST("get k\r\n", TX, NULL) }, NULL, mod_v4csum0 },
+	{ "Ethernet trailer after the IP packet", BOTH, { K }, { ST("get k\r\n", TX, NULL) },
+	  NULL, mod_trailer },
+	{ "UDP length shorter than the IP payload", BOTH, { K },
+	  { ST("get k\r\nJUNK", TX, "VALUE k 7 4\r\norig\r\nEND\r\n") }, NULL, mod_udp_trunc_text },
+
+	/* ---- handed to the slow path ---- */
+	{ "add", BOTH, { K }, { ST("add x 0 0 1\r\nx\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "replace", BOTH, { K }, { ST("replace k 0 0 1\r\nx\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "incr", BOTH, { K }, { ST("incr k 1\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "decr noreply", BOTH, { K }, { ST("decr k 1 noreply\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "version", BOTH, { K }, { ST("version\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "stats", BOTH, { K }, { ST("stats\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "stats items", BOTH, { K }, { ST("stats items\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "flush_all", BOTH, { K }, { ST("flush_all\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "flush_all 0 noreply", BOTH, { K }, { ST("flush_all 0 noreply\r\n", PASS, NULL) },
+	  NULL, NULL, 1 },
+	{ "two gets in one datagram", BOTH, { K }, { ST("get k\r\nget k\r\n", PASS, NULL) },
+	  NULL, NULL, 1 },
+	{ "set then get in one datagram", BOTH, { K },
+	  { ST("set k 0 0 1\r\nx\r\nget k\r\n", PASS, NULL) }, NULL, NULL, 1 },
+	{ "delete then junk", BOTH, { K }, { ST("delete k\r\nxx", PASS, NULL) }, NULL, NULL, 1 },
+	{ "request text over XKV_REQ_MAX", BOTH, { K }, { ST(NULL, PASS, NULL) }, gen_too_long,
+	  NULL, 1 },
+
+	/* ---- errors: exact reply, store unchanged ---- */
+	{ "unknown command", BOTH, { K }, { ST("bogus k\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "empty line", BOTH, { K }, { ST("\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "blank line", BOTH, { K }, { ST("   \r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "bare get", BOTH, { K }, { ST("get\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "upper-case GET", BOTH, { K }, { ST("GET k\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "tab is not a separator", BOTH, { K }, { ST("get\tk\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "no line end", BOTH, { K }, { ST("get k", TX, XKV_R_NO_CRLF) }, NULL, NULL, 1 },
+	{ "bare \\n", BOTH, { K }, { ST("get k\n", TX, XKV_R_NO_CRLF) }, NULL, NULL, 1 },
+	{ "set with bare \\n", BOTH, { K }, { ST("set k 0 0 1\nx\r\n", TX, XKV_R_NO_CRLF) },
+	  NULL, NULL, 1 },
+	{ "frame header only", BOTH, { K }, { ST(NULL, TX, XKV_R_NO_CRLF) }, gen_empty, NULL, 1 },
+	{ "set missing a field", BOTH, { K }, { ST("set k 0 0\r\nx\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "set extra field", BOTH, { K }, { ST("set k 0 0 1 x\r\nx\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "set 25 tokens", BOTH, { K }, { ST(NULL, TX, XKV_R_FORMAT) }, gen_set25, NULL, 1 },
+	{ "set flags not numeric", BOTH, { K }, { ST("set k x 0 1\r\nx\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "set flags negative", BOTH, { K }, { ST("set k -1 0 1\r\nx\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "set flags overflow", BOTH, { K },
+	  { ST("set k 4294967296 0 1\r\nx\r\n", TX, XKV_R_FORMAT) }, NULL, NULL, 1 },
+	{ "set exptime not numeric", BOTH, { K }, { ST("set k 0 1x 1\r\nx\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "set exptime lone minus", BOTH, { K }, { ST("set k 0 - 1\r\nx\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "set exptime overflow", BOTH, { K },
+	  { ST("set k 0 9223372036854775808 1\r\nx\r\n", TX, XKV_R_FORMAT) }, NULL, NULL, 1 },
+	{ "set bytes overflow", BOTH, { K },
+	  { ST("set k 0 0 4294967300\r\nxxxx\r\n", TX, XKV_R_FORMAT) }, NULL, NULL, 1 },
+	{ "set bytes negative", BOTH, { K }, { ST("set k 0 0 -1\r\nx\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "delete with a time", BOTH, { K }, { ST("delete k 10\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "delete without key", BOTH, { K }, { ST("delete\r\n", TX, XKV_R_FORMAT) }, NULL, NULL, 1 },
+	{ "delete too many fields", BOTH, { K }, { ST("delete k 0 0\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "incr without value", BOTH, { K }, { ST("incr k\r\n", TX, XKV_R_FORMAT) }, NULL, NULL, 1 },
+	{ "incr value not numeric", BOTH, { K }, { ST("incr k abc\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "version with argument", BOTH, { K }, { ST("version x\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "flush_all not numeric", BOTH, { K }, { ST("flush_all x\r\n", TX, XKV_R_FORMAT) },
+	  NULL, NULL, 1 },
+	{ "get key over key_cap", BOTH, { K }, { ST(NULL, TX, XKV_R_KEY_LONG) }, gen_get_key33,
+	  NULL, 1 },
+	{ "get key over 250", BOTH, { K }, { ST(NULL, TX, XKV_R_KEY_LONG) }, gen_get_key251,
+	  NULL, 1 },
+	{ "set key over key_cap", BOTH, { K }, { ST(NULL, TX, XKV_R_KEY_LONG) }, gen_set_key33,
+	  NULL, 1 },
+	{ "delete key over key_cap", BOTH, { K }, { ST(NULL, TX, XKV_R_KEY_LONG) }, gen_del_key33,
+	  NULL, 1 },
+	{ "get key with control byte", BOTH, { K }, { ST(NULL, TX, XKV_R_KEY_BAD) }, gen_bytes_ctl,
+	  NULL, 1 },
+	{ "get key with \\r", BOTH, { K }, { ST("get k\rx\r\n", TX, XKV_R_KEY_BAD) }, NULL, NULL, 1 },
+	{ "set key with DEL", BOTH, { K }, { ST("set k\x7f 0 0 1\r\nx\r\n", TX, XKV_R_KEY_BAD) },
+	  NULL, NULL, 1 },
+	{ "delete key with tab", BOTH, { K }, { ST("delete k\t\r\n", TX, XKV_R_KEY_BAD) },
+	  NULL, NULL, 1 },
+	{ "set data longer than bytes", BOTH, { K }, { ST("set k 0 0 3\r\nabcd\r\n", TX, XKV_R_DATA) },
+	  NULL, NULL, 1 },
+	{ "set data shorter than bytes", BOTH, { K }, { ST("set k 0 0 5\r\nabc\r\n", TX, XKV_R_DATA) },
+	  NULL, NULL, 1 },
+	{ "set data without \\r\\n", BOTH, { K }, { ST("set k 0 0 3\r\nabc", TX, XKV_R_DATA) },
+	  NULL, NULL, 1 },
+	{ "set data ending in \\n\\n", BOTH, { K }, { ST("set k 0 0 3\r\nabc\n\n", TX, XKV_R_DATA) },
+	  NULL, NULL, 1 },
+	{ "set noreply bad data still answers", BOTH, { K },
+	  { ST("set k 0 0 3 noreply\r\nabcd\r\n", TX, XKV_R_DATA) }, NULL, NULL, 1 },
+	{ "set over val_cap", BOTH, { K }, { ST(NULL, TX, XKV_R_TOO_LARGE) }, gen_set_toolarge,
+	  NULL, 1 },
+	{ "set over val_cap without data", BOTH, { K },
+	  { ST("set k 0 0 100000\r\n", TX, XKV_R_TOO_LARGE) }, NULL, NULL, 1 },
+	{ "frame seq 1 of 2", BOTH, { K }, { ST("get k\r\n", TX, XKV_R_MULTI_DGRAM) }, NULL, mod_seq1,
+	  1 },
+	{ "frame total 2", BOTH, { K }, { ST("get k\r\n", TX, XKV_R_MULTI_DGRAM) }, NULL, mod_total2,
+	  1 },
+	{ "frame total 0", BOTH, { K }, { ST("get k\r\n", TX, XKV_R_MULTI_DGRAM) }, NULL, mod_total0,
+	  1 },
+
+	/* ---- not for us, or malformed: XDP_PASS, frame untouched ---- */
+	{ "ARP", FAM4, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_arp, 1 },
+	{ "not IP", FAM4, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_not_ip, 1 },
+	{ "TCP to the port", BOTH, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_tcp, 1 },
+	{ "UDP to another port", BOTH, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_other_port, 1 },
+	{ "IPv4 more-fragments", FAM4, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_mf, 1 },
+	{ "IPv4 fragment offset", FAM4, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_frag_off, 1 },
+	{ "IPv4 options", FAM4, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_opts, 1 },
+	{ "IPv6 extension header", FAM6, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_v6_ext, 1 },
+	{ "IP length beyond the frame", BOTH, { K }, { ST("get k\r\n", PASS, NULL) }, NULL,
+	  mod_ip_long, 1 },
+	{ "frame cut inside the UDP header", BOTH, { K }, { ST("get k\r\n", PASS, NULL) }, NULL,
+	  mod_chop_udp, 1 },
+	{ "UDP length beyond the IP payload", BOTH, { K }, { ST("get k\r\n", PASS, NULL) }, NULL,
+	  mod_udp_long, 1 },
+	{ "UDP payload shorter than 8", BOTH, { K }, { ST("get k\r\n", PASS, NULL) }, NULL,
+	  mod_udp_short, 1 },
+};
+
+/* ---- running ---------------------------------------------------------------------- */
+
+struct run {
+	const struct xkv_layout *L;
+	struct bpf_object *obj;
+	int prog_fd;
+	struct xkv_store st;
+	struct rm_config mc;
+	int verbose;
+	int passed, failed;
+};
+
+static const char *fam_name(int fam)
+{
+	return fam == FAM4 ? "IPv4" : "IPv6";
+}
+
+static int64_t unix_now(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static void hexdiff(const __u8 *exp, size_t elen, const __u8 *act, size_t alen)
+{
+	size_t n = elen > alen ? elen : alen;
+
+	fprintf(stderr, "    expected %zu bytes, got %zu; differing bytes marked ^^\n", elen, alen);
+	for (size_t row = 0; row < n; row += 16) {
+		char e[64] = "", a[64] = "", m[64] = "";
+		int diff = 0;
+		for (size_t i = row; i < row + 16 && i < n; i++) {
+			int he = i < elen, ha = i < alen;
+			int d = he != ha || (he && exp[i] != act[i]);
+			diff |= d;
+			snprintf(e + strlen(e), sizeof(e) - strlen(e), he ? "%02x " : "-- ", he ? exp[i] : 0);
+			snprintf(a + strlen(a), sizeof(a) - strlen(a), ha ? "%02x " : "-- ", ha ? act[i] : 0);
+			strcat(m, d ? "^^ " : "   ");
+		}
+		fprintf(stderr, "    %04zx exp %s\n", row, e);
+		fprintf(stderr, "    %04zx act %s\n", row, a);
+		if (diff)
+			fprintf(stderr, "             %s\n", m);
+	}
+}
+
+static const char *act_name(int a)
+{
+	return a == TX ? "XDP_TX" : a == PASS ? "XDP_PASS" : a == DROP ? "XDP_DROP" :
+	       a == 0 ? "XDP_ABORTED" : "?";
+}
+
+/* failure reporting: the first line names the fixture and the layout */
+struct where {
+	struct run *r;
+	const char *name;
+	int fam;
+	int step;
+	int bad;
+};
+
+static void fail(struct where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct where *w, const char *fmt, ...)
+{
+	va_list ap;
+	if (!w->bad)
+		fprintf(stderr, "FAIL [%s] %s (%s)\n", w->r->L->name, w->name, fam_name(w->fam));
+	w->bad = 1;
+	if (w->step > 0)
+		fprintf(stderr, "  step %d: ", w->step);
+	else
+		fprintf(stderr, w->step < 0 ? "  setup: " : "  store after: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void print_text(const char *what, const __u8 *t, size_t n)
+{
+	fprintf(stderr, "    %s: \"", what);
+	for (size_t i = 0; i < n && i < 200; i++)
+		fprintf(stderr, t[i] >= 0x20 && t[i] < 0x7f && t[i] != '"' ? "%c" : "\\x%02x", t[i]);
+	fprintf(stderr, "%s\"\n", n > 200 ? "..." : "");
+}
+
+static void request_frame(struct pb *b, int fam, int idx)
+{
+	pb_init(b);
+	if (fam == FAM4)
+		pb_ipv4(b);
+	else
+		pb_ipv6(b);
+	pb_udp(b, (__u16)(CLIENT_PORT + idx), XKV_DEFAULT_PORT);
+	pb_frame(b, (__u16)(0x4200 + idx), 0, 1);
+}
+
+static int stats_now(struct run *r, struct xkv_stats *s)
+{
+	int e = xkv_stats_read(&r->st, XKV_STATS_FAST, s, NULL);
+	if (e)
+		fprintf(stderr, "xkv_stats_read: %s\n", strerror(-e));
+	return e;
+}
+
+/* Send one frame; compare action, output frame and counters with the model.
+ * want_act/want_reply: the table's expectation (want_act < 0: none).
+ * Returns the XDP action (or -1) and the output in out/outlen. */
+static int send_frame(struct where *w, struct rm_store *m, const struct pb *req, int want_act,
+		      const char *want_reply, __u8 *out, __u32 *outlen, struct xkv_stats *delta)
+{
+	struct run *r = w->r;
+	static __u8 in[PB_MAX + 64], exp[PB_MAX + 64];
+	static struct rm_result res;
+	struct xkv_stats before, after;
+	size_t inlen = pb_build(req, in, sizeof(in));
+
+	if (!inlen) {
+		fail(w, "test bug: the request frame does not build");
+		return -1;
+	}
+	rm_handle_frame(m, in, inlen, unix_now(), &res);
+	if (want_act >= 0 && res.action != want_act)
+		fail(w, "test bug: the model says %s, the table %s", act_name(res.action),
+		     act_name(want_act));
+	if (want_reply && (res.action != TX || res.text_len != strlen(want_reply) ||
+			   memcmp(res.text, want_reply, res.text_len))) {
+		fail(w, "test bug: the model's reply differs from the table's");
+		print_text("table", (const __u8 *)want_reply, strlen(want_reply));
+		print_text("model", res.text, res.text_len);
+	}
+	if (stats_now(r, &before))
+		return -1;
+
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (__u32)inlen,
+		    .data_out = out, .data_size_out = PB_MAX, .repeat = 1);
+	int e = bpf_prog_test_run_opts(r->prog_fd, &opts);
+	if (e) {
+		fail(w, "bpf_prog_test_run_opts: %s", strerror(-e));
+		return -1;
+	}
+	*outlen = opts.data_size_out;
+	if (stats_now(r, &after))
+		return -1;
+
+	int act = (int)opts.retval;
+	if (act != res.action)
+		fail(w, "action %s, expected %s", act_name(act), act_name(res.action));
+	if (res.action == TX && act == TX) {
+		struct pb rep;
+		pb_reply_of(req, &rep, res.text, res.text_len);
+		size_t elen = pb_build(&rep, exp, sizeof(exp));
+		const char *why = pb_check_csums(out, *outlen);
+		if (why)
+			fail(w, "reply checksums: %s", why);
+		if (elen != *outlen || memcmp(exp, out, elen)) {
+			fail(w, "reply frame differs");
+			print_text("expected text", res.text, res.text_len);
+			hexdiff(exp, elen, out, *outlen);
+		}
+	} else if (res.action == PASS && act == PASS) {
+		if (inlen != *outlen || memcmp(in, out, inlen)) {
+			fail(w, "XDP_PASS changed the frame");
+			hexdiff(in, inlen, out, *outlen);
+		}
+	}
+	for (int i = 0; i < XKV_STAT__MAX; i++) {
+		__u64 d = after.v[i] - before.v[i];
+		if (delta)
+			delta->v[i] = d;
+		if (d != res.delta.v[i])
+			fail(w, "counter %s went up by %llu, expected %llu", xkv_stat_names[i],
+			     (unsigned long long)d, (unsigned long long)res.delta.v[i]);
+	}
+	return act;
+}
+
+/* The real store holds exactly what the model holds, for `keys`. */
+static void check_store(struct where *w, const struct rm_store *m, const __u8 (*keys)[XKV_KEY_MAX],
+			const __u32 *klens, __u32 nkeys)
+{
+	struct run *r = w->r;
+	static struct xkv_item it;
+	int64_t now = unix_now();
+
+	for (__u32 i = 0; i < nkeys; i++) {
+		if (klens[i] > r->st.cfg.key_cap)
+			continue;
+		const struct rm_item *mi = rm_store_get(m, keys[i], klens[i], now);
+		int e = r->L->get(&r->st, keys[i], klens[i], &it);
+		if (e < 0) {
+			fail(w, "get '%.*s': %s", (int)klens[i], keys[i], strerror(-e));
+			continue;
+		}
+		if (!mi && e == 1)
+			fail(w, "'%.*s' is there, expected absent", (int)klens[i], keys[i]);
+		else if (mi && e == 0)
+			fail(w, "'%.*s' is absent, expected present", (int)klens[i], keys[i]);
+		else if (mi && (it.flags != mi->flags || it.len != mi->len ||
+				memcmp(it.data, mi->val, mi->len))) {
+			fail(w, "'%.*s' holds flags %u len %u, expected flags %u len %u",
+			     (int)klens[i], keys[i], it.flags, it.len, mi->flags, mi->len);
+			hexdiff(mi->val, mi->len, it.data, it.len);
+		} else if (mi && (mi->expire == RM_NEVER) != (it.expire_ns == 0)) {
+			fail(w, "'%.*s' expire_ns %llu, expected %s", (int)klens[i], keys[i],
+			     (unsigned long long)it.expire_ns, mi->expire == RM_NEVER ? "0" : "a time");
+		} else if (mi && mi->expire != RM_NEVER) {
+			double left = ((double)it.expire_ns - (double)xkv_now_ns()) / 1e9;
+			double want = (double)(mi->expire - now);
+			if (left < want - 2 || left > want + 2)
+				fail(w, "'%.*s' expires in %.1f s, expected %.0f s",
+				     (int)klens[i], keys[i], left, want);
+		}
+	}
+	long n = r->L->count(&r->st);
+	if (n != rm_store_live(m, now))
+		fail(w, "store count %ld, expected %ld", n, rm_store_live(m, now));
+}
+
+struct keyset {
+	__u8 k[128][XKV_KEY_MAX];
+	__u32 len[128];
+	__u32 n;
+};
+
+static void keyset_add(struct keyset *ks, const void *k, __u32 len)
+{
+	for (__u32 i = 0; i < ks->n; i++)
+		if (ks->len[i] == len && !memcmp(ks->k[i], k, len))
+			return;
+	if (ks->n < 128 && len <= XKV_KEY_MAX) {
+		memcpy(ks->k[ks->n], k, len);
+		ks->len[ks->n++] = len;
+	}
+}
+
+static void seed_value(const struct seed *sd, __u8 *buf, __u32 *len)
+{
+	if (sd->val) {
+		*len = (__u32)strlen(sd->val);
+		memcpy(buf, sd->val, *len);
+		return;
+	}
+	*len = sd->vlen;
+	for (__u32 i = 0; i < sd->vlen; i++)
+		buf[i] = (__u8)('a' + i % 26);
+}
+
+/* Put an item both in the real store (userspace accessor) and the model. */
+static int seed_one(struct where *w, struct rm_store *m, const char *key, __u32 flags,
+		    int64_t exptime, const __u8 *val, __u32 len)
+{
+	struct run *r = w->r;
+	__u8 pk[XKV_KEY_MAX + 8] = { 0 };
+	struct xkv_entry *e = xkv_entry_make(&r->st, flags, exptime, val, len);
+	int err;
+
+	if (!e) {
+		fail(w, "xkv_entry_make failed");
+		return -1;
+	}
+	err = xkv_key_pack(&r->st.cfg, key, (__u32)strlen(key), pk);
+	if (!err)
+		err = r->L->set(&r->st, key, (__u32)strlen(key), e);
+	free(e);
+	if (err) {
+		fail(w, "seeding '%s': %s", key, strerror(-err));
+		return -1;
+	}
+	rm_store_put(m, key, (__u32)strlen(key), flags, exptime, val, len, unix_now());
+	return 0;
+}
+
+static int flush_store(struct run *r)
+{
+	int e = r->L->flush(&r->st);
+	if (e)
+		fprintf(stderr, "[%s] flush: %s\n", r->L->name, strerror(-e));
+	return e;
+}
+
+/* The keys request b names (the model parses it on a scratch store), so
+ * the store can be checked on them afterwards. */
+static void add_named_keys(struct run *r, const struct pb *b, struct keyset *ks)
+{
+	static __u8 frame[PB_MAX + 64];
+	static struct rm_result res;
+	struct rm_store scratch;
+	size_t n = pb_build(b, frame, sizeof(frame));
+
+	rm_store_init(&scratch, &r->mc);
+	rm_handle_frame(&scratch, frame, n, unix_now(), &res);
+	rm_store_free(&scratch);
+	for (__u32 i = 0; i < res.ntouched; i++)
+		keyset_add(ks, res.touched[i].key, res.touched[i].klen);
+}
+
+static void run_fixture(struct run *r, const struct fixture *fx, int fam, int idx)
+{
+	struct where w = { .r = r, .name = fx->name, .fam = fam, .step = -1 };
+	static struct keyset ks;
+	static __u8 out[PB_MAX + 64], val[XKV_VAL_MAX];
+	struct rm_store m, seeded;
+	__u32 outlen, vlen;
+
+	ks.n = 0;
+	rm_store_init(&m, &r->mc);
+	rm_store_init(&seeded, &r->mc);
+	if (flush_store(r)) {
+		fail(&w, "cannot flush the store");
+		goto out;
+	}
+	for (int i = 0; i < 3 && fx->seeds[i].key; i++) {
+		const struct seed *sd = &fx->seeds[i];
+		seed_value(sd, val, &vlen);
+		if (seed_one(&w, &m, sd->key, sd->flags, sd->exptime, val, vlen))
+			goto out;
+		rm_store_put(&seeded, sd->key, (__u32)strlen(sd->key), sd->flags, sd->exptime, val,
+			     vlen, unix_now());
+		keyset_add(&ks, sd->key, (__u32)strlen(sd->key));
+	}
+	for (int s = 0; s < 4 && (fx->steps[s].text || (s == 0 && fx->gen)); s++) {
+		const struct step *st = &fx->steps[s];
+		struct pb *b = malloc(sizeof(*b));
+		w.step = s + 1;
+		request_frame(b, fam, idx);
+		if (st->text)
+			pb_text(b, st->text);
+		else
+			fx->gen(b, unix_now());
+		if (fx->mod)
+			fx->mod(b);
+		add_named_keys(r, b, &ks);
+		send_frame(&w, &m, b, st->act, st->act == TX ? st->reply : NULL, out, &outlen, NULL);
+		free(b);
+	}
+	w.step = 0;
+	check_store(&w, &m, ks.k, ks.len, ks.n);
+	if (fx->keep)
+		check_store(&w, &seeded, ks.k, ks.len, ks.n);
+out:
+	rm_store_free(&m);
+	rm_store_free(&seeded);
+	if (w.bad)
+		r->failed++;
+	else
+		r->passed++;
+	if (r->verbose && !w.bad)
+		printf("ok   [%s] %s (%s)\n", r->L->name, fx->name, fam_name(fam));
+}
+
+/* ---- loading ------------------------------------------------------------------------ */
+
+static int layout_open(struct run *r, const char *name, __u32 entries)
+{
+	struct xkv_config cfg;
+	char err[XKV_ERRLEN] = "";
+	int e;
+
+	r->L = xkv_layout_find(name);
+	if (!r->L || xkv_config_defaults(&cfg, name)) {
+		fprintf(stderr, "unknown layout %s\n", name);
+		return -1;
+	}
+	cfg.entries = entries;
+	cfg.key_cap = KEY_CAP;
+	cfg.val_cap = VAL_CAP;
+	cfg.mode = XKV_MODE_TEST;
+	if ((e = xkv_config_finish(&cfg, err, sizeof(err)))) {
+		fprintf(stderr, "[%s] config: %s\n", name, err);
+		return -1;
+	}
+	r->obj = xkv_object_open(&cfg, err, sizeof(err));
+	if (!r->obj) {
+		fprintf(stderr, "[%s] open: %s\n", name, err);
+		return -1;
+	}
+	if ((e = xkv_object_load(r->obj, err, sizeof(err)))) {
+		fprintf(stderr, "[%s] load: %s\n", name, err);
+		bpf_object__close(r->obj);
+		r->obj = NULL;
+		return -1;
+	}
+	r->prog_fd = bpf_program__fd(xkv_object_prog(r->obj));
+	if ((e = xkv_store_from_object(&r->st, r->L, r->obj, err, sizeof(err)))) {
+		fprintf(stderr, "[%s] store: %s\n", name, err);
+		bpf_object__close(r->obj);
+		r->obj = NULL;
+		return -1;
+	}
+	r->mc = (struct rm_config){
+		.kind = !strcmp(name, "array_fnv") ? RM_ARRAY : !strcmp(name, "lru") ? RM_LRU :
+			!strcmp(name, "percpu") ? RM_PERCPU : RM_HASH,
+		.key_cap = r->st.cfg.key_cap,
+		.val_cap = r->st.cfg.val_cap,
+		.entries = r->st.cfg.entries,
+		.port = r->st.cfg.port,
+		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru"),
+	};
+	return 0;
+}
+
+static void layout_close(struct run *r)
+{
+	xkv_store_close(&r->st);
+	bpf_object__close(r->obj);
+	r->obj = NULL;
+}
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "sched_setaffinity(cpu %d): %s\n", cpu, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+
+/* ---- layout-specific scenarios ------------------------------------------------------- */
+
+/* One request to the XDP program, checked against model m. */
+static int xdp_req(struct where *w, struct rm_store *m, const char *text, int want_act,
+		   const char *want_reply, struct xkv_stats *delta)
+{
+	static __u8 out[PB_MAX + 64];
+	struct pb *b = malloc(sizeof(*b));
+	__u32 outlen;
+	int act;
+
+	w->step++;
+	request_frame(b, w->fam, w->step);
+	pb_text(b, text);
+	act = send_frame(w, m, b, want_act, want_reply, out, &outlen, delta);
+	free(b);
+	return act;
+}
+
+static void case_done(struct run *r, struct where *w)
+{
+	if (w->bad)
+		r->failed++;
+	else
+		r->passed++;
+	if (r->verbose && !w->bad)
+		printf("ok   [%s] %s\n", r->L->name, w->name);
+}
+
+/* array_fnv, 8 slots: two keys in one slot; the second store overwrites. */
+static void case_array_collision(struct run *r)
+{
+	struct where w = { .r = r, .name = "array_fnv collision overwrites", .fam = FAM4 };
+	struct rm_store m;
+	struct xkv_stats d;
+	char a[16] = "", b[16] = "", line[64];
+	__u32 slot_a = 0;
+
+	for (int i = 0; i < 100 && !b[0]; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "c%d", i);
+		__u32 slot = (__u32)(xkv_fnv1a((const __u8 *)k, (__u32)strlen(k)) % r->st.cfg.entries);
+		if (!a[0]) {
+			strcpy(a, k);
+			slot_a = slot;
+		} else if (slot == slot_a) {
+			strcpy(b, k);
+		}
+	}
+	rm_store_init(&m, &r->mc);
+	if (!b[0]) {
+		fail(&w, "test bug: no FNV-1a collision among 100 keys");
+		goto out;
+	}
+	flush_store(r);
+	snprintf(line, sizeof(line), "set %s 1 0 1\r\nA\r\n", a);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	if (d.v[XKV_STAT_store_new] != 1 || d.v[XKV_STAT_overwrites] != 0)
+		fail(&w, "first store: store_new +%llu overwrites +%llu, expected +1 +0",
+		     (unsigned long long)d.v[XKV_STAT_store_new],
+		     (unsigned long long)d.v[XKV_STAT_overwrites]);
+	snprintf(line, sizeof(line), "set %s 2 0 1\r\nB\r\n", b);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	if (d.v[XKV_STAT_overwrites] != 1)
+		fail(&w, "colliding store: overwrites +%llu, expected +1",
+		     (unsigned long long)d.v[XKV_STAT_overwrites]);
+	snprintf(line, sizeof(line), "get %s\r\n", a);
+	xdp_req(&w, &m, line, TX, XKV_R_END, NULL);
+	snprintf(line, sizeof(line), "get %s %s\r\n", b, a);
+	char want[64];
+	snprintf(want, sizeof(want), "VALUE %s 2 1\r\nB\r\nEND\r\n", b);
+	xdp_req(&w, &m, line, TX, want, NULL);
+	/* a store through the userspace accessor lands in the same slot */
+	__u8 v = 'C';
+	if (!seed_one(&w, &m, a, 3, 0, &v, 1)) {
+		snprintf(line, sizeof(line), "get %s %s\r\n", a, b);
+		snprintf(want, sizeof(want), "VALUE %s 3 1\r\nC\r\nEND\r\n", a);
+		xdp_req(&w, &m, line, TX, want, NULL);
+	}
+	snprintf(line, sizeof(line), "delete %s\r\n", b);
+	xdp_req(&w, &m, line, TX, XKV_R_NOT_FOUND, NULL);
+	w.step = 0;
+	__u8 keys[2][XKV_KEY_MAX];
+	__u32 kl[2] = { (__u32)strlen(a), (__u32)strlen(b) };
+	memcpy(keys[0], a, kl[0]);
+	memcpy(keys[1], b, kl[1]);
+	check_store(&w, &m, keys, kl, 2);
+out:
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* lru, 16 entries: 48 new keys all store; some early ones are evicted;
+ * what the accessor sees and what XDP answers agree. */
+static void case_lru_evict(struct run *r)
+{
+	struct where w = { .r = r, .name = "lru evicts, stores never fail", .fam = FAM4 };
+	struct rm_store m, seen;
+	static struct xkv_item it;
+	const int n = 48;
+	char line[64], key[16];
+	int present = 0, last_present = 0;
+
+	rm_store_init(&m, &r->mc);
+	rm_store_init(&seen, &r->mc);
+	seen.cfg.entries = 1u << 30;
+	flush_store(r);
+	for (int i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "set e%d %d 0 3\r\nv%02d\r\n", i, i, i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+	}
+	long cnt = r->L->count(&r->st);
+	if (cnt < 1 || cnt > (long)r->st.cfg.entries)
+		fail(&w, "count %ld, expected 1..%u", cnt, r->st.cfg.entries);
+	for (int i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "e%d", i);
+		int e = r->L->get(&r->st, key, (__u32)strlen(key), &it);
+		char want[8];
+		snprintf(want, sizeof(want), "v%02d", i);
+		if (e < 0) {
+			fail(&w, "get %s: %s", key, strerror(-e));
+			continue;
+		}
+		if (e == 1) {
+			present++;
+			last_present = i == n - 1;
+			if (it.flags != (__u32)i || it.len != 3 || memcmp(it.data, want, 3))
+				fail(&w, "%s holds a wrong value", key);
+			rm_store_put(&seen, key, (__u32)strlen(key), (__u32)i, 0, want, 3,
+				     unix_now());
+		}
+	}
+	if (present != cnt)
+		fail(&w, "%d keys readable, count says %ld", present, cnt);
+	if (present >= n)
+		fail(&w, "nothing was evicted from %u entries after %d new keys",
+		     r->st.cfg.entries, n);
+	if (!last_present)
+		fail(&w, "the newest key is gone");
+	/* XDP agrees with the accessor on every key, hit or miss */
+	for (int i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "get e%d\r\n", i);
+		xdp_req(&w, &seen, line, TX, NULL, NULL);
+	}
+	rm_store_free(&m);
+	rm_store_free(&seen);
+	case_done(r, &w);
+}
+
+/* percpu: an XDP set writes only the serving CPU's copy. */
+static void case_percpu(struct run *r)
+{
+	struct where w = { .r = r, .name = "percpu copies per CPU", .fam = FAM4 };
+	struct rm_store cpu0, cpu1;
+	static struct xkv_item it;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip [%s] %s: one CPU\n", r->L->name, w.name);
+		return;
+	}
+	rm_store_init(&cpu0, &r->mc);
+	rm_store_init(&cpu1, &r->mc);
+	flush_store(r);
+	if (pin_cpu(0))
+		goto out;
+	xdp_req(&w, &cpu0, "set p 4 0 2\r\nP0\r\n", TX, XKV_R_STORED, NULL);
+	xdp_req(&w, &cpu0, "get p\r\n", TX, "VALUE p 4 2\r\nP0\r\nEND\r\n", NULL);
+	if (pin_cpu(1))
+		goto out;
+	xdp_req(&w, &cpu1, "get p\r\n", TX, XKV_R_END, NULL); /* CPU 1's copy is empty */
+	int e = r->L->get(&r->st, "p", 1, &it);
+	if (e != 1 || it.len != 2 || memcmp(it.data, "P0", 2) || it.flags != 4)
+		fail(&w, "the accessor does not see CPU 0's copy (get -> %d)", e);
+	/* a userspace set writes every copy */
+	__u8 v[2] = { 'U', 'S' };
+	if (!seed_one(&w, &cpu1, "u", 9, 0, v, 2)) {
+		rm_store_put(&cpu0, "u", 1, 9, 0, v, 2, unix_now());
+		xdp_req(&w, &cpu1, "get u\r\n", TX, "VALUE u 9 2\r\nUS\r\nEND\r\n", NULL);
+		if (pin_cpu(0))
+			goto out;
+		xdp_req(&w, &cpu0, "get u\r\n", TX, "VALUE u 9 2\r\nUS\r\nEND\r\n", NULL);
+	}
+	if (r->L->count(&r->st) != 2)
+		fail(&w, "count %ld, expected 2", r->L->count(&r->st));
+out:
+	pin_cpu(0);
+	rm_store_free(&cpu0);
+	rm_store_free(&cpu1);
+	case_done(r, &w);
+}
+
+/* hash_map, 8 entries: the 9th new key is refused, nothing changes. */
+static void case_hash_full(struct run *r)
+{
+	struct where w = { .r = r, .name = "hash_map full", .fam = FAM4 };
+	struct rm_store m;
+	static struct keyset ks;
+	struct xkv_stats d;
+	char line[64], key[16];
+	__u32 cap = r->st.cfg.entries;
+
+	ks.n = 0;
+	rm_store_init(&m, &r->mc);
+	flush_store(r);
+	for (__u32 i = 0; i < cap; i++) {
+		snprintf(key, sizeof(key), "h%u", i);
+		snprintf(line, sizeof(line), "set %s %u 0 2\r\nhv\r\n", key, i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+		keyset_add(&ks, key, (__u32)strlen(key));
+	}
+	xdp_req(&w, &m, "set extra 0 0 1\r\nx\r\n", TX, XKV_R_OOM, &d);
+	if (d.v[XKV_STAT_err_oom] != 1 || d.v[XKV_STAT_stores] != 0)
+		fail(&w, "refused store: err_oom +%llu stores +%llu, expected +1 +0",
+		     (unsigned long long)d.v[XKV_STAT_err_oom], (unsigned long long)d.v[XKV_STAT_stores]);
+	keyset_add(&ks, "extra", 5);
+	xdp_req(&w, &m, "get extra\r\n", TX, XKV_R_END, NULL);
+	xdp_req(&w, &m, "set h0 77 0 3\r\nnew\r\n", TX, XKV_R_STORED, NULL);
+	xdp_req(&w, &m, "get h0\r\n", TX, "VALUE h0 77 3\r\nnew\r\nEND\r\n", NULL);
+	w.step = 0;
+	check_store(&w, &m, ks.k, ks.len, ks.n);
+	if (r->L->count(&r->st) != (long)cap)
+		fail(&w, "count %ld, expected %u", r->L->count(&r->st), cap);
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+static void run_layout_cases(struct run *r, const char *name)
+{
+	static struct run small;
+	void (*fn)(struct run *) = !strcmp(name, "array_fnv") ? case_array_collision :
+				   !strcmp(name, "lru") ? case_lru_evict :
+				   !strcmp(name, "percpu") ? case_percpu :
+				   !strcmp(name, "hash_map") ? case_hash_full : NULL;
+	__u32 entries = !strcmp(name, "lru") ? 16 : 8;
+
+	if (!fn)
+		return;
+	memset(&small, 0, sizeof(small));
+	small.verbose = r->verbose;
+	if (layout_open(&small, name, entries)) {
+		r->failed++;
+		return;
+	}
+	fn(&small);
+	layout_close(&small);
+	r->passed += small.passed;
+	r->failed += small.failed;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [--layout NAME] [-v]\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = NULL;
+	int verbose = 0, total_pass = 0, total_fail = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--layout") && i + 1 < argc)
+			only = argv[++i];
+		else if (!strcmp(argv[i], "-v"))
+			verbose = 1;
+		else {
+			usage(argv[0]);
+			return 2;
+		}
+	}
+	if (only && !xkv_layout_find(only)) {
+		fprintf(stderr, "unknown layout %s\n", only);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pin_cpu(0))
+		return 1;
+	for (int li = 0; xkv_layouts[li]; li++) {
+		const char *name = xkv_layouts[li]->name;
+		static struct run r;
+		if (only && strcmp(only, name))
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.verbose = verbose;
+		if (layout_open(&r, name, 1024)) {
+			r.failed++;
+		} else {
+			int n = (int)(sizeof(fixtures) / sizeof(fixtures[0]));
+			for (int i = 0; i < n; i++)
+				for (int fam = FAM4; fam <= FAM6; fam <<= 1)
+					if (fixtures[i].fams & fam)
+						run_fixture(&r, &fixtures[i], fam, i);
+			layout_close(&r);
+			run_layout_cases(&r, name);
+		}
+		printf("%s: %d passed, %d failed\n", name, r.passed, r.failed);
+		total_pass += r.passed;
+		total_fail += r.failed;
+	}
+	printf("%d passed, %d failed\n", total_pass, total_fail);
+	return total_fail ? 1 : 0;
+}
