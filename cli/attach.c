@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/* attach, detach, serve: putting the XDP program on an interface (through
+ * libxdp), taking it off, and running the userspace slow path. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "cli.h"
+#include "slowpath.h"
+
+#define XKV_PROG_NAME "xdpkv"
+
+static const struct xo_enum mode_names[] = {
+	{ "native", XKV_MODE_NATIVE },
+	{ "skb", XKV_MODE_SKB },
+	{ NULL },
+};
+
+static const char *mode_name(int m)
+{
+	return m == XKV_MODE_NATIVE ? "native" : m == XKV_MODE_SKB ? "skb" : "test";
+}
+
+/* ---- finding our program on an interface ---- */
+
+/* The multiprog view of ifindex, or NULL when no XDP program is attached. */
+static struct xdp_multiprog *get_mp(int ifindex)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (libxdp_get_error(mp))
+		return NULL;
+	return mp;
+}
+
+/* Our program in mp: the legacy main program or one under the dispatcher. */
+static struct xdp_program *find_ours(struct xdp_multiprog *mp, const char **other)
+{
+	struct xdp_program *p;
+
+	*other = NULL;
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && !strcmp(xdp_program__name(p), XKV_PROG_NAME))
+			return p;
+		*other = p ? xdp_program__name(p) : "?";
+		return NULL;
+	}
+	for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
+		if (!strcmp(xdp_program__name(p), XKV_PROG_NAME))
+			return p;
+		*other = xdp_program__name(p);
+	}
+	return NULL;
+}
+
+int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen)
+{
+	struct xdp_multiprog *mp = ifindex ? get_mp(ifindex) : NULL;
+	const char *oth = NULL;
+	int found = 0;
+
+	if (other && olen)
+		other[0] = 0;
+	if (!mp)
+		return 0;
+	struct xdp_program *p = find_ours(mp, &oth);
+	if (p) {
+		found = 1;
+		*prog_id = xdp_program__id(p);
+		*legacy = xdp_multiprog__is_legacy(mp);
+	} else if (oth && other) {
+		snprintf(other, olen, "%s", oth);
+	}
+	xdp_multiprog__close(mp);
+	return found;
+}
+
+/* Take our program off ifindex.  1 detached, 0 none there, <0 -errno. */
+static int detach_ours(int ifindex, unsigned *id_out)
+{
+	struct xdp_multiprog *mp = get_mp(ifindex);
+	const char *other;
+	int e;
+
+	if (!mp)
+		return 0;
+	struct xdp_program *p = find_ours(mp, &other);
+	if (!p) {
+		xdp_multiprog__close(mp);
+		return 0;
+	}
+	*id_out = xdp_program__id(p);
+	if (xdp_multiprog__is_legacy(mp))
+		e = xdp_multiprog__detach(mp);
+	else
+		e = xdp_program__detach(p, ifindex, xdp_multiprog__attach_mode(mp), 0);
+	xdp_multiprog__close(mp);
+	return e ? e : 1;
+}
+
+/* ---- the slow path in the foreground ---- */
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	stop_flag = sig;
+}
+
+static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const char *cmd)
+{
+	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: wake the loop */
+	char err[XKV_ERRLEN];
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	struct xkv_serve_opts o = {
+		.ifname = ifname, .port = (__u16)port, .verbose = verbose_level(),
+		.stop = &stop_flag, .ready_fd = -1,
+	};
+	xinfo("xdpkv: slow path serving %s (%s) on UDP port %u; Ctrl-C or SIGTERM stops it", ifname,
+	      s->cfg.layout, port ? port : s->cfg.port);
+	int e = xkv_serve(s, &o, err, sizeof(err));
+	if (e) {
+		xerr("%s: slow path: %s", cmd, err);
+		return EXIT_SYS;
+	}
+	xinfo("xdpkv: slow path stopped (%s)", stop_flag == SIGTERM ? "SIGTERM" : "SIGINT");
+	return EXIT_OK;
+}
+
+/* ---- attach ---- */
+
+struct attach_opts {
+	struct xo_iface ifc;
+	int mode;
+	unsigned entries, key_size, value_size, port;
+	bool no_prealloc, serve;
+};
+
+static const struct xo attach_table[] = {
+	{ "IFACE", 0, XO_IFACE, offsetof(struct attach_opts, ifc), NULL,
+	  "interface to attach to", .flags = XO_POS | XO_REQ },
+	{ "mode", 'm', XO_ENUM, offsetof(struct attach_opts, mode), "MODE",
+	  "XDP mode: native (in the driver) or skb (generic), default native", .enums = mode_names },
+	{ "entries", 'n', XO_U32, offsetof(struct attach_opts, entries), "N",
+	  "store capacity in items (default 65536)", 1, 1 << 26 },
+	{ "key-size", 'k', XO_U32, offsetof(struct attach_opts, key_size), "K",
+	  "largest key in bytes (default 64)", 1, XKV_KEY_MAX },
+	{ "value-size", 's', XO_U32, offsetof(struct attach_opts, value_size), "V",
+	  "largest value in bytes (default 1024)", 1, XKV_VAL_MAX },
+	{ "port", 'p', XO_U32, offsetof(struct attach_opts, port), "P",
+	  "UDP port to answer on (default 11211)", 1, 65535 },
+	{ "no-prealloc", 0, XO_BOOL, offsetof(struct attach_opts, no_prealloc), NULL,
+	  "hash layouts: allocate items on insert (BPF_F_NO_PREALLOC)" },
+	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
+	  "then run the slow path in the foreground and detach when it stops" },
+	XO_END,
+};
+
+static __s64 realtime_offset_ns(void)
+{
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return ((__s64)rt.tv_sec - mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec);
+}
+
+static int unknown_variant(const char *name)
+{
+	xerr("attach: unknown --variant '%s'", name);
+	fprintf(stderr, "valid variants:\n");
+	for (int i = 0; xkv_layouts[i]; i++)
+		fprintf(stderr, "  %-10s %s\n", xkv_layouts[i]->name, xkv_layouts[i]->summary);
+	return EXIT_USAGE;
+}
+
+static int build_config(const struct attach_opts *o, const char *variant, struct xkv_config *cfg)
+{
+	char err[XKV_ERRLEN];
+
+	if (!xkv_layout_find(variant))
+		return unknown_variant(variant);
+	if (xkv_config_defaults(cfg, variant))
+		return unknown_variant(variant);
+	if (o->entries)
+		cfg->entries = o->entries;
+	if (o->key_size)
+		cfg->key_cap = o->key_size;
+	if (o->value_size)
+		cfg->val_cap = o->value_size;
+	if (o->port)
+		cfg->port = (__u16)o->port;
+	if (o->no_prealloc)
+		cfg->flags |= XKV_CFG_NO_PREALLOC;
+	cfg->ifindex = (__u32)o->ifc.ifindex;
+	cfg->mode = (__u16)o->mode;
+	cfg->realtime_off_ns = realtime_offset_ns();
+	if (xkv_config_finish(cfg, err, sizeof(err))) {
+		xerr("attach: %s", err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Refuse early, with reasons: kernel support, bpffs, something already there. */
+static int attach_preflight(const struct xo_iface *ifc)
+{
+	char err[XKV_ERRLEN], dir[256], other[64];
+	unsigned id;
+	bool legacy;
+
+	int e = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL);
+	if (e == 0) {
+		xerr("attach: this kernel cannot load XDP programs (CONFIG_BPF_SYSCALL / CONFIG_XDP_SOCKETS?)");
+		return EXIT_SYS;
+	}
+	if (e < 0) {
+		if (e == -ENOSYS)
+			xerr("attach: this kernel has no bpf() system call (CONFIG_BPF_SYSCALL is off)");
+		else
+			return sys_fail("attach", "probing for XDP support", e);
+		return EXIT_SYS;
+	}
+	if (bpffs_hidden()) {
+		xerr("attach: this process sees another /sys/fs/bpf than the system's, so the pins "
+		     "would vanish when it exits ('ip netns exec' remounts /sys)");
+		xhint("run it as 'nsenter --net=/run/netns/NAME xdpkv attach %s ...'", ifc->name);
+		return EXIT_SYS;
+	}
+	if (xkv_bpffs_mount(err, sizeof(err))) {
+		xerr("attach: %s", err);
+		return EXIT_SYS;
+	}
+	xkv_pin_dir(ifc->name, dir, sizeof(dir));
+	if (xdpkv_prog_on(ifc->ifindex, &id, &legacy, other, sizeof(other))) {
+		xerr("attach: xdpkv is already attached to %s (program id %u)", ifc->name, id);
+		xhint("'xdpkv status %s' shows it; 'xdpkv detach %s' removes it", ifc->name, ifc->name);
+		return EXIT_SYS;
+	}
+	if (xkv_pins_exist(ifc->name)) {
+		xerr("attach: %s holds pins of an earlier attach, but no xdpkv program is on %s",
+		     dir, ifc->name);
+		xhint("remove the stale pins with 'xdpkv detach %s'", ifc->name);
+		return EXIT_SYS;
+	}
+	if (other[0]) {
+		struct xdp_multiprog *mp = get_mp(ifc->ifindex);
+		bool leg = mp && xdp_multiprog__is_legacy(mp);
+		if (mp)
+			xdp_multiprog__close(mp);
+		if (leg) {
+			xerr("attach: %s already runs another XDP program ('%s')", ifc->name, other);
+			xhint("remove it first, e.g. 'xdp-loader unload %s --all' or "
+			      "'ip link set dev %s xdp off'", ifc->name, ifc->name);
+			return EXIT_SYS;
+		}
+	}
+	return 0;
+}
+
+static void print_load_failure(struct bpf_object *obj, int e, const struct attach_opts *o)
+{
+	char tail[3072];
+
+	xerr("attach: loading or attaching the XDP program on %s failed: %s", o->ifc.name,
+	     strerror(-e));
+	xkv_object_log_tail(obj, tail, sizeof(tail));
+	if (tail[0])
+		fprintf(stderr, "verifier log (tail):\n%s\n", tail);
+	xlog_dump();
+	if (e == -EOPNOTSUPP && o->mode == XKV_MODE_NATIVE)
+		xhint("the driver of %s may lack native XDP: try --mode skb", o->ifc.name);
+	else if (e == -EBUSY || e == -EEXIST)
+		xhint("another XDP program is on %s: 'xdp-loader status %s'", o->ifc.name, o->ifc.name);
+	else if (e == -ERANGE || e == -EINVAL)
+		xhint("the device MTU may be too large for native XDP, or try --mode skb");
+}
+
+/* Which way libxdp attached us (it tries its dispatcher first). */
+static const char *attach_path(int ifindex, unsigned *id)
+{
+	bool legacy = true;
+	*id = 0;
+	if (!xdpkv_prog_on(ifindex, id, &legacy, NULL, 0))
+		return "unknown (program not found after attach)";
+	return legacy ? "single program (libxdp's dispatcher was not usable here, it fell back)"
+		      : "libxdp dispatcher (multi-program)";
+}
+
+static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
+{
+	char err[XKV_ERRLEN], dir[256];
+	enum xdp_attach_mode xmode = o->mode == XKV_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	int rc = EXIT_SYS;
+	unsigned id;
+
+	struct bpf_object *obj = xkv_object_open(cfg, err, sizeof(err));
+	if (!obj) {
+		xerr("attach: %s", err);
+		return EXIT_SYS;
+	}
+	struct xdp_program *prog = xdp_program__from_bpf_obj(obj, "xdp");
+	int e = (int)libxdp_get_error(prog);
+	if (e) {
+		xerr("attach: libxdp cannot use the BPF object: %s", strerror(-e));
+		xlog_dump();
+		bpf_object__close(obj);
+		return EXIT_SYS;
+	}
+	e = xdp_program__attach(prog, o->ifc.ifindex, xmode, 0);
+	if (e) {
+		print_load_failure(obj, e, o);
+		goto out;
+	}
+	const char *path = attach_path(o->ifc.ifindex, &id);
+	if (xkv_pins_create(obj, o->ifc.name, err, sizeof(err))) {
+		xerr("attach: %s", err);
+		xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
+		goto out;
+	}
+	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
+	printf("attached %s to %s (ifindex %d), %s mode, as a %s, program id %u\n", cfg->layout,
+	       o->ifc.name, o->ifc.ifindex, mode_name(o->mode), path, id);
+	printf("store: %u entries, keys <= %u B, values <= %u B, UDP port %u%s; maps pinned in %s\n",
+	       cfg->entries, cfg->key_cap, cfg->val_cap, cfg->port,
+	       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "", dir);
+	fflush(stdout);
+	rc = EXIT_OK;
+	if (!o->serve) {
+		printf("next: 'xdpkv serve %s' runs the slow path; 'xdpkv status %s' shows counters\n",
+		       o->ifc.name, o->ifc.name);
+		goto out;
+	}
+	struct xkv_store s;
+	if (xkv_store_from_object(&s, NULL, obj, err, sizeof(err))) {
+		xerr("attach: %s", err);
+		rc = EXIT_SYS;
+	} else {
+		rc = serve_loop(&s, o->ifc.name, 0, "attach");
+		xkv_store_close(&s);
+	}
+	e = xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
+	if (e)
+		xerr("attach: detaching from %s failed: %s", o->ifc.name, strerror(-e));
+	xkv_pins_remove(o->ifc.name);
+	xinfo("xdpkv: detached from %s and removed %s", o->ifc.name, dir);
+out:
+	xdp_program__close(prog);
+	bpf_object__close(obj);
+	return rc;
+}
+
+static int run_attach(void *vo, const struct global_opts *g)
+{
+	struct attach_opts *o = vo;
+	struct xkv_config cfg;
+	int rc = build_config(o, g->variant ? g->variant : "hash_map", &cfg);
+
+	if (rc)
+		return rc;
+	if ((rc = need_privileges("attach")) || (rc = attach_preflight(&o->ifc)))
+		return rc;
+	return do_attach(o, &cfg);
+}
+
+const struct cmd cmd_attach = {
+	.name = "attach",
+	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
+		    "[--port P] [--no-prealloc] [--serve]",
+	.summary = "load the XDP store onto an interface and pin its maps",
+	.doc = "Loads the layout chosen with --variant (default hash_map) through libxdp, attaches it\n"
+	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
+	       "find them.  The program stays attached after xdpkv exits (until 'xdpkv detach').\n"
+	       "With --serve the slow path runs in the foreground and the program is detached\n"
+	       "when it stops.\n\n"
+	       "Example: xdpkv --variant lru attach veth0 --entries 100000 --value-size 512",
+	.opts = attach_table,
+	.opts_size = sizeof(struct attach_opts),
+	.uses_variant = true,
+	.run = run_attach,
+};
+
+/* ---- detach ---- */
+
+struct iface_opts {
+	struct xo_iface ifc;
+};
+
+static const struct xo detach_table[] = {
+	{ "IFACE", 0, XO_IFACE, offsetof(struct iface_opts, ifc), NULL,
+	  "interface to detach from (may be gone: its stale pins are still removed)",
+	  .flags = XO_POS | XO_REQ | XO_IF_ANY },
+	XO_END,
+};
+
+static int run_detach(void *vo, const struct global_opts *g)
+{
+	struct iface_opts *o = vo;
+	char dir[256];
+	unsigned id = 0;
+	int rc, did = 0;
+
+	if ((rc = need_privileges("detach")))
+		return rc;
+	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
+	if (o->ifc.ifindex) {
+		int e = detach_ours(o->ifc.ifindex, &id);
+		if (e < 0) {
+			xlog_dump();
+			return sys_fail("detach", o->ifc.name, e);
+		}
+		if (e > 0) {
+			printf("detached xdpkv (program id %u) from %s\n", id, o->ifc.name);
+			did = 1;
+		} else {
+			printf("no xdpkv program is attached to %s\n", o->ifc.name);
+		}
+	} else {
+		printf("interface %s does not exist (here); nothing to detach\n", o->ifc.name);
+	}
+	if (xkv_pins_exist(o->ifc.name)) {
+		int n = xkv_pins_remove(o->ifc.name);
+		if (n < 0)
+			return sys_fail("detach", "removing pins", n);
+		printf("removed %s%s\n", dir, did ? "" : " (stale pins)");
+		did = 1;
+	}
+	return did ? EXIT_OK : EXIT_MISS;
+}
+
+const struct cmd cmd_detach = {
+	.name = "detach",
+	.synopsis = "IFACE",
+	.summary = "take the XDP store off an interface and remove its pins",
+	.doc = "Finds the xdpkv program on IFACE (alone or under libxdp's dispatcher), detaches it\n"
+	       "and removes /sys/fs/bpf/xdpkv/IFACE.  Stale pins are removed even when no program\n"
+	       "is attached.  Exit status 1 when there was nothing to remove.\n\n"
+	       "Example: xdpkv detach veth0",
+	.opts = detach_table,
+	.opts_size = sizeof(struct iface_opts),
+	.run = run_detach,
+};
+
+/* ---- serve ---- */
+
+struct serve_opts {
+	struct xo_iface ifc;
+	unsigned port;
+};
+
+static const struct xo serve_table[] = {
+	{ "IFACE", 0, XO_IFACE, offsetof(struct serve_opts, ifc), NULL,
+	  "interface whose store to serve", .flags = XO_POS | XO_REQ },
+	{ "port", 'p', XO_U32, offsetof(struct serve_opts, port), "P",
+	  "UDP port (default: the port given at attach)", 1, 65535 },
+	XO_END,
+};
+
+static int run_serve(void *vo, const struct global_opts *g)
+{
+	struct serve_opts *o = vo;
+	struct xkv_store s;
+	int rc = open_pinned(&s, "serve", o->ifc.name);
+
+	if (rc)
+		return rc;
+	rc = serve_loop(&s, o->ifc.name, o->port, "serve");
+	xkv_store_close(&s);
+	return rc;
+}
+
+const struct cmd cmd_serve = {
+	.name = "serve",
+	.synopsis = "IFACE [--port P] [-v]",
+	.summary = "run the userspace slow path for an attached interface",
+	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
+	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
+	       "stderr; SIGTERM or SIGINT stop it with exit status 0 (fits a systemd service).\n\n"
+	       "Example: xdpkv serve veth0 -v",
+	.opts = serve_table,
+	.opts_size = sizeof(struct serve_opts),
+	.run = run_serve,
+};

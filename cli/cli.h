@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* The xdpkv command line tool: commands, option tables, shared helpers. */
+#ifndef XDPKV_CLI_H
+#define XDPKV_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <net/if.h>
+#include "xdpkv.h"
+
+/* Exit codes, the same for every command (docs/cli.md). */
+enum {
+	EXIT_OK = 0,    /* done / hit */
+	EXIT_MISS = 1,  /* key not found, nothing attached, items not stored */
+	EXIT_USAGE = 2, /* bad command line or option value */
+	EXIT_SYS = 3,   /* the system said no: privileges, kernel, BPF, I/O */
+};
+
+/* ---- option tables (opts.c) ------------------------------------------------
+ * Each command declares its options as a table; one parser reads them all.
+ * Positional arguments are table rows too (XO_POS), taken in table order. */
+
+enum xo_type {
+	XO_BOOL,  /* bool, no argument */
+	XO_U32,   /* unsigned int, range min..max */
+	XO_U64,   /* unsigned long long, range min..max */
+	XO_S64,   /* long long, range min..max */
+	XO_STR,   /* const char * (points into argv) */
+	XO_IFACE, /* struct xo_iface: interface name -> ifindex */
+	XO_ENUM,  /* int, one of enums[] */
+};
+
+#define XO_POS       1u /* positional argument */
+#define XO_REQ       2u /* required (positional) */
+#define XO_IF_ANY    4u /* XO_IFACE: the interface need not exist (pins may outlive it) */
+
+struct xo_enum {
+	const char *name;
+	int val;
+};
+
+struct xo {
+	const char *name;      /* long option without "--", or the positional's name */
+	char sh;               /* short option letter, 0 for none */
+	enum xo_type type;
+	size_t off;            /* offsetof() in the command's option struct */
+	const char *metavar;   /* shown in help; NULL for XO_BOOL */
+	const char *help;
+	long long min, max;    /* numeric range (inclusive); min == max == 0: no check */
+	const struct xo_enum *enums; /* XO_ENUM: NULL-name terminated */
+	unsigned flags;        /* XO_POS, XO_REQ, XO_IF_ANY */
+};
+#define XO_END { NULL }
+
+struct xo_iface {
+	char name[IF_NAMESIZE];
+	int ifindex;           /* 0 when XO_IF_ANY and the interface does not exist */
+};
+
+/* Options every command accepts, before or after the command name. */
+struct global_opts {
+	const char *variant;
+	bool verbose;
+	bool help;
+	bool version;
+};
+
+struct cmd {
+	const char *name;
+	const char *synopsis;  /* after "xdpkv NAME " */
+	const char *summary;   /* one line, for xdpkv --help */
+	const char *doc;       /* paragraph(s) for xdpkv NAME --help */
+	const struct xo *opts;
+	size_t opts_size;      /* sizeof the option struct */
+	const void *defaults;  /* initial option struct (NULL: zeroed) */
+	bool uses_variant;     /* --variant means something to it */
+	int (*run)(void *opts, const struct global_opts *g);
+};
+
+extern const struct xo global_table[];
+extern const struct cmd *const commands[];
+
+struct xo_set {
+	const struct xo *table;
+	void *base;
+};
+/* Parse argv[0..argc) against sets (the command's table first; positionals
+ * come from it).  stop_at_arg: stop at the first non-option and return its
+ * index (the part before the command name); otherwise return the number of
+ * positionals read.  -1 after printing an error. */
+int xo_parse(int argc, char **argv, const struct xo_set *sets, int nsets, bool stop_at_arg,
+	     const char *ctx);
+/* The first required positional beyond npos, or NULL. */
+const struct xo *xo_missing(const struct xo *table, int npos);
+void xo_print_help(FILE *f, const struct cmd *c);
+void xo_print_usage(FILE *f);
+
+/* ---- messages (main.c) ---- */
+void xerr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void xhint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void xinfo(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* libbpf/libxdp messages are kept in a ring unless -v; dump them on failure. */
+void xlog_dump(void);
+void xlog_clear(void);
+int verbose_level(void);
+
+/* Privileges for BPF and XDP.  0 ok, else prints why (cmd names the command). */
+int need_privileges(const char *cmd);
+/* Does this process see another /sys/fs/bpf than PID 1 (ip netns exec)? */
+bool bpffs_hidden(void);
+/* Open the store through its pins; prints the error.  0 or an exit code. */
+int open_pinned(struct xkv_store *s, const char *cmd, const char *ifname);
+/* Map an -errno from a BPF call to an exit code and print a hint for EPERM. */
+int sys_fail(const char *cmd, const char *what, int e);
+
+/* ---- JSON output (json.c) ---- */
+void json_str(FILE *f, const void *s, size_t len);
+static inline void json_cstr(FILE *f, const char *s)
+{
+	json_str(f, s, __builtin_strlen(s));
+}
+
+/* ---- the commands ---- */
+extern const struct cmd cmd_attach, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
+	cmd_set, cmd_del, cmd_load;
+
+/* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
+int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen);
+
+#endif

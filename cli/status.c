@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/* status and layouts: what is attached, how full and how big it is, and
+ * which path served the requests. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "cli.h"
+
+struct status_opts {
+	struct xo_iface ifc;
+	bool json, percpu;
+};
+
+static const struct xo status_table[] = {
+	{ "IFACE", 0, XO_IFACE, offsetof(struct status_opts, ifc), NULL,
+	  "interface to show (default: every interface with pins)", .flags = XO_POS | XO_IF_ANY },
+	{ "json", 'j', XO_BOOL, offsetof(struct status_opts, json), NULL,
+	  "print one JSON object for scripts" },
+	{ "percpu", 0, XO_BOOL, offsetof(struct status_opts, percpu), NULL,
+	  "also show the fast path's counters per CPU" },
+	XO_END,
+};
+
+/* Everything status shows about one interface. */
+struct status {
+	const char *ifname;
+	struct xkv_store s;
+	int ifindex;            /* in this network namespace, 0 if absent */
+	bool attached, legacy;
+	unsigned prog_id;
+	long live;
+	long long mem;
+	struct xkv_stats fast, slow, *cpu;
+	/* derived: see docs/cli.md "status" */
+	unsigned long long fast_reqs, slow_reqs, passed;
+	long long evict_est;
+};
+
+static const char *map_type_str(__u32 t)
+{
+	const char *s = libbpf_bpf_map_type_str(t);
+	return s ? s : "?";
+}
+
+static const char *mode_str(int m)
+{
+	return m == XKV_MODE_NATIVE ? "native" : m == XKV_MODE_SKB ? "skb" : "test";
+}
+
+static int collect(struct status *st, const char *ifname, bool percpu)
+{
+	int rc = open_pinned(&st->s, "status", ifname);
+	const struct xkv_stats *f = &st->fast;
+	int e;
+
+	st->ifname = ifname;
+	if (rc)
+		return rc;
+	st->ifindex = (int)if_nametoindex(ifname);
+	st->attached = xdpkv_prog_on(st->ifindex, &st->prog_id, &st->legacy, NULL, 0);
+	st->live = st->s.L->count(&st->s);
+	st->mem = xkv_map_memory(st->s.store_fd);
+	if (percpu && !(st->cpu = calloc(st->s.ncpus, sizeof(*st->cpu))))
+		return EXIT_SYS;
+	if ((e = xkv_stats_read(&st->s, XKV_STATS_FAST, &st->fast, st->cpu)) ||
+	    (e = xkv_stats_read(&st->s, XKV_STATS_SLOW, &st->slow, NULL)))
+		return sys_fail("status", "reading the stats map", e);
+	/* A datagram the fast path saw and did not pass on was served there. */
+	st->passed = f->v[XKV_STAT_pass_room] + f->v[XKV_STAT_pass_cmd] + f->v[XKV_STAT_pass_busy] +
+		     f->v[XKV_STAT_pass_malformed];
+	st->fast_reqs = f->v[XKV_STAT_requests] > st->passed ? f->v[XKV_STAT_requests] - st->passed : 0;
+	st->slow_reqs = st->slow.v[XKV_STAT_requests];
+	long long news = (long long)(f->v[XKV_STAT_store_new] + st->slow.v[XKV_STAT_store_new]);
+	long long dels = (long long)(f->v[XKV_STAT_deletes] + st->slow.v[XKV_STAT_deletes]);
+	st->evict_est = news - dels - (st->live > 0 ? st->live : 0);
+	if (st->evict_est < 0)
+		st->evict_est = 0;
+	return 0;
+}
+
+static void release(struct status *st)
+{
+	xkv_store_close(&st->s);
+	free(st->cpu);
+	st->cpu = NULL;
+}
+
+static double pct(unsigned long long part, unsigned long long whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static bool is_lru(const struct status *st)
+{
+	return st->s.L->map_type == BPF_MAP_TYPE_LRU_HASH ||
+	       st->s.L->map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/* ---- text ---- */
+
+static void print_counters(const struct status *st, bool percpu)
+{
+	int ncpu = percpu ? st->s.ncpus : 0;
+
+	printf("\n  %-15s %12s %12s", "counter", "fast path", "slow path");
+	for (int c = 0; c < ncpu; c++) {
+		char h[16];
+		snprintf(h, sizeof(h), "cpu%d", c);
+		printf(" %12s", h);
+	}
+	printf("   meaning\n");
+	for (int i = 0; i < XKV_STAT__MAX; i++) {
+		printf("  %-15s %12llu %12llu", xkv_stat_names[i], (unsigned long long)st->fast.v[i],
+		       (unsigned long long)st->slow.v[i]);
+		for (int c = 0; c < ncpu; c++)
+			printf(" %12llu", (unsigned long long)st->cpu[c].v[i]);
+		printf("   %s\n", xkv_stat_help[i]);
+	}
+}
+
+static void print_text(const struct status *st, bool percpu)
+{
+	const struct xkv_config *c = &st->s.cfg;
+	unsigned long long total = st->fast_reqs + st->slow_reqs;
+
+	printf("%s: %s (%s), %s mode, UDP port %u\n", st->ifname, c->layout,
+	       map_type_str(st->s.L->map_type), mode_str(c->mode), c->port);
+	if (st->attached)
+		printf("  %-14s attached, program id %u, %s\n", "program", st->prog_id,
+		       st->legacy ? "single program" : "under libxdp's dispatcher");
+	else if (st->ifindex)
+		printf("  %-14s NOT attached to %s: stale pins ('xdpkv detach %s' removes them)\n",
+		       "program", st->ifname, st->ifname);
+	else
+		printf("  %-14s interface %s is not in this network namespace (run status there)\n",
+		       "program", st->ifname);
+	printf("  %-14s %u entries, keys <= %u B, values <= %u B (map key %u B, value %u B)%s\n",
+	       "capacity", c->entries, c->key_cap, c->val_cap, c->key_size, c->entry_size,
+	       c->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "");
+	if (st->live >= 0)
+		printf("  %-14s %ld (%.1f%% of capacity)\n", "live items", st->live,
+		       pct((unsigned long long)st->live, c->entries));
+	else
+		printf("  %-14s unknown (%s)\n", "live items", strerror((int)-st->live));
+	if (st->mem >= 0) {
+		printf("  %-14s %lld B = %.1f MiB (kernel's figure): %.1f B per entry of capacity",
+		       "map memory", st->mem, st->mem / 1048576.0, (double)st->mem / c->entries);
+		if (st->live > 0)
+			printf(", %.1f B per live item", (double)st->mem / (double)st->live);
+		printf("\n");
+	} else {
+		printf("  %-14s unknown\n", "map memory");
+	}
+	printf("  %-14s %llu served: fast path %llu (%.1f%%), slow path %llu (%.1f%%)\n", "requests",
+	       total, st->fast_reqs, pct(st->fast_reqs, total), st->slow_reqs,
+	       pct(st->slow_reqs, total));
+	printf("  %-14s fast = datagrams XDP saw minus those it passed on (%llu); slow = datagrams "
+	       "the slow path read\n", "", st->passed);
+	if (is_lru(st))
+		printf("  %-14s %lld (estimated: new items - deletes - live items)\n", "lru evictions",
+		       st->evict_est);
+	print_counters(st, percpu);
+}
+
+/* ---- JSON ---- */
+
+static void json_counters(const struct xkv_stats *v)
+{
+	printf("{");
+	for (int i = 0; i < XKV_STAT__MAX; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", xkv_stat_names[i], (unsigned long long)v->v[i]);
+	printf("}");
+}
+
+static void print_json(const struct status *st, bool percpu)
+{
+	const struct xkv_config *c = &st->s.cfg;
+	unsigned long long total = st->fast_reqs + st->slow_reqs;
+
+	printf("{\"iface\":");
+	json_cstr(stdout, st->ifname);
+	printf(",\"ifindex\":%d,\"attached\":%s,\"prog_id\":%u,\"attach_path\":\"%s\"", st->ifindex,
+	       st->attached ? "true" : "false", st->attached ? st->prog_id : 0,
+	       !st->attached ? "none" : st->legacy ? "single" : "dispatcher");
+	printf(",\"layout\":\"%s\",\"map_type\":\"%s\",\"mode\":\"%s\",\"port\":%u", st->s.L->name,
+	       map_type_str(st->s.L->map_type), mode_str(c->mode), c->port);
+	printf(",\"entries\":%u,\"key_cap\":%u,\"val_cap\":%u,\"key_size\":%u,\"entry_size\":%u",
+	       c->entries, c->key_cap, c->val_cap, c->key_size, c->entry_size);
+	printf(",\"no_prealloc\":%s,\"live\":%ld,\"map_memory\":%lld",
+	       c->flags & XKV_CFG_NO_PREALLOC ? "true" : "false", st->live, st->mem);
+	printf(",\"bytes_per_entry\":%.2f", st->mem >= 0 ? (double)st->mem / c->entries : -1.0);
+	if (st->live > 0 && st->mem >= 0)
+		printf(",\"bytes_per_item\":%.2f", (double)st->mem / (double)st->live);
+	else
+		printf(",\"bytes_per_item\":null");
+	printf(",\"requests\":{\"fast\":%llu,\"slow\":%llu,\"total\":%llu,\"passed\":%llu"
+	       ",\"fast_share\":%.4f,\"slow_share\":%.4f}",
+	       st->fast_reqs, st->slow_reqs, total, st->passed,
+	       total ? (double)st->fast_reqs / total : 0.0, total ? (double)st->slow_reqs / total : 0.0);
+	if (is_lru(st))
+		printf(",\"evictions_estimated\":%lld", st->evict_est);
+	printf(",\"counters\":{\"fast\":");
+	json_counters(&st->fast);
+	printf(",\"slow\":");
+	json_counters(&st->slow);
+	printf("}");
+	if (percpu) {
+		printf(",\"percpu\":[");
+		for (int i = 0; i < st->s.ncpus; i++) {
+			printf(i ? "," : "");
+			json_counters(&st->cpu[i]);
+		}
+		printf("]");
+	}
+	printf("}");
+}
+
+/* ---- every attached interface ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names of the directories under XKV_PIN_ROOT, sorted; *n receives the count. */
+static char **pinned_ifaces(int *n)
+{
+	DIR *d = opendir(XKV_PIN_ROOT);
+	char **names = NULL;
+	struct dirent *de;
+	int cap = 0;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			char **nn = realloc(names, cap * sizeof(*names));
+			if (!nn)
+				break;
+			names = nn;
+		}
+		names[(*n)++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(names, *n, sizeof(*names), cmp_str);
+	return names;
+}
+
+static int show_one(const char *ifname, const struct status_opts *o, bool first)
+{
+	struct status st = {};
+	int rc = collect(&st, ifname, o->percpu);
+
+	if (!rc) {
+		if (o->json) {
+			printf(first ? "" : ",");
+			print_json(&st, o->percpu);
+		} else {
+			printf(first ? "" : "\n");
+			print_text(&st, o->percpu);
+		}
+	}
+	release(&st);
+	return rc;
+}
+
+static int run_status(void *vo, const struct global_opts *g)
+{
+	struct status_opts *o = vo;
+	int n, rc = 0, shown = 0;
+
+	if (o->ifc.name[0]) {
+		rc = show_one(o->ifc.name, o, true);
+		if (!rc && o->json)
+			printf("\n");
+		return rc;
+	}
+	char **names = pinned_ifaces(&n);
+	if (o->json)
+		printf("{\"interfaces\":[");
+	for (int i = 0; i < n; i++) {
+		int r = show_one(names[i], o, shown == 0);
+		if (r)
+			rc = r;
+		else
+			shown++;
+		free(names[i]);
+	}
+	free(names);
+	if (o->json)
+		printf("]}\n");
+	else if (!n)
+		printf("xdpkv is not attached anywhere (no pins under %s)\n", XKV_PIN_ROOT);
+	if (!n && bpffs_hidden())
+		xhint("this process sees another /sys/fs/bpf than the system's ('ip netns exec' "
+		      "remounts /sys): use 'nsenter --net=/run/netns/NAME xdpkv status'");
+	return rc;
+}
+
+const struct cmd cmd_status = {
+	.name = "status",
+	.synopsis = "[IFACE] [--json] [--percpu]",
+	.summary = "show layout, fill, memory and counters of attached stores",
+	.doc = "For IFACE, or every interface with pins in /sys/fs/bpf/xdpkv: the layout and its\n"
+	       "limits, live items, the kernel's memory figure for the store map, and the counters\n"
+	       "of both paths.  'fast path' requests are datagrams the XDP program saw minus those it\n"
+	       "passed on (pass_*); 'slow path' requests are datagrams the slow path read.\n"
+	       "--json prints one object (with IFACE) or {\"interfaces\":[...]} (without).\n\n"
+	       "Example: xdpkv status veth0 --json",
+	.opts = status_table,
+	.opts_size = sizeof(struct status_opts),
+	.run = run_status,
+};
+
+/* ---- layouts ---- */
+
+struct layouts_opts {
+	bool json;
+};
+
+static const struct xo layouts_table[] = {
+	{ "json", 'j', XO_BOOL, offsetof(struct layouts_opts, json), NULL, "print JSON" },
+	XO_END,
+};
+
+static int run_layouts(void *vo, const struct global_opts *g)
+{
+	struct layouts_opts *o = vo;
+
+	if (o->json) {
+		printf("[");
+		for (int i = 0; xkv_layouts[i]; i++) {
+			const struct xkv_layout *L = xkv_layouts[i];
+			printf("%s{\"name\":", i ? "," : "");
+			json_cstr(stdout, L->name);
+			printf(",\"map_type\":\"%s\",\"summary\":", map_type_str(L->map_type));
+			json_cstr(stdout, L->summary ? L->summary : "");
+			printf(",\"loses\":");
+			json_cstr(stdout, L->loses ? L->loses : "");
+			printf("}");
+		}
+		printf("]\n");
+		return EXIT_OK;
+	}
+	printf("%-10s %-16s %s\n", "LAYOUT", "MAP TYPE", "SUMMARY / WHAT IT GIVES UP");
+	for (int i = 0; xkv_layouts[i]; i++) {
+		const struct xkv_layout *L = xkv_layouts[i];
+		printf("%-10s %-16s %s\n", L->name, map_type_str(L->map_type), L->summary ? L->summary : "");
+		printf("%-10s %-16s loses: %s\n", "", "", L->loses ? L->loses : "-");
+	}
+	printf("\nChoose one with: xdpkv --variant NAME attach IFACE\n");
+	return EXIT_OK;
+}
+
+const struct cmd cmd_layouts = {
+	.name = "layouts",
+	.synopsis = "[--json]",
+	.summary = "list the storage layouts (--variant names)",
+	.doc = "Example: xdpkv layouts",
+	.opts = layouts_table,
+	.opts_size = sizeof(struct layouts_opts),
+	.run = run_layouts,
+};
