@@ -26,7 +26,7 @@ if ((${#missing[@]})); then
 		ours=1
 	fi
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-	[ "$ours" = 1 ] && rm -f /usr/sbin/policy-rc.d
+	if [ "$ours" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
 fi
 # bpffs for pins
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
