@@ -16,7 +16,7 @@
 #include <bpf/bpf.h>
 #include "xdpkv.h"
 
-#define LOG_BUF_SIZE (4u << 20)
+static char log_buf[1u << 20];
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
@@ -120,14 +120,14 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 		goto out;
 	}
 	struct bpf_program *p = xkv_object_prog(obj);
-	char *log = malloc(LOG_BUF_SIZE); /* lives as long as the process: small and rare */
-	if (!p || !log) {
-		free(log);
+	if (!p) {
 		fail(err, errlen, 0, "BPF object %s has no program 'xdpkv'", L->name);
 		goto out;
 	}
-	log[0] = 0;
-	bpf_program__set_log_buf(p, log, LOG_BUF_SIZE);
+	/* One buffer for the process: libbpf fills it only when a load fails,
+	 * and loads are rare and one at a time. */
+	log_buf[0] = 0;
+	bpf_program__set_log_buf(p, log_buf, sizeof(log_buf));
 	return obj;
 out:
 	bpf_object__close(obj);

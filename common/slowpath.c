@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,13 +96,39 @@ struct slow_cmd {
 	struct xkv_buf *out;
 	struct xkv_stats *d;
 	size_t out_start;        /* out->len when the datagram started */
+	struct slow_scratch *sc;
 };
 
-/* Per-thread scratch: the padded request text, the parser output, one item. */
-static _Thread_local __u8 slow_text[SLOW_BUF];
-static _Thread_local size_t slow_text_used;
-static _Thread_local struct xkv_req slow_req;
-static _Thread_local struct xkv_item slow_item;
+/* Per-thread scratch (~180 KiB, allocated on a thread's first request and
+ * freed when the thread ends): the zero-padded request text, the parser
+ * output, one item read back from the store. */
+struct slow_scratch {
+	__u8 text[SLOW_BUF];
+	size_t text_used;
+	struct xkv_req req;
+	struct xkv_item item;
+};
+static pthread_once_t slow_once = PTHREAD_ONCE_INIT;
+static pthread_key_t slow_key;
+
+static void slow_key_make(void)
+{
+	pthread_key_create(&slow_key, free);
+}
+
+static struct slow_scratch *slow_scratch(void)
+{
+	pthread_once(&slow_once, slow_key_make);
+	struct slow_scratch *sc = pthread_getspecific(slow_key);
+	if (!sc) {
+		sc = calloc(1, sizeof(*sc));
+		if (sc && pthread_setspecific(slow_key, sc)) {
+			free(sc);
+			sc = NULL;
+		}
+	}
+	return sc;
+}
 
 #define STAT(c, name) ((c)->d->v[XKV_STAT_##name]++)
 
@@ -121,6 +148,12 @@ static int reply_err(struct slow_cmd *c, int err)
 	}
 	const char *line = xkv_err_line(err);
 	return xkv_buf_put(c->out, line, strlen(line));
+}
+
+/* After this reply, stop the datagram (rc is the reply's append result). */
+static int stop(int rc)
+{
+	return rc < 0 ? rc : -1;
 }
 
 /* A store error other than "full": busy after retries, or the kernel's. */
@@ -186,14 +219,14 @@ static int key_verdict(const struct slow_cmd *c, __u32 t)
 static int cmd_get(struct slow_cmd *c)
 {
 	struct xkv_req *r = c->r;
-	struct xkv_item *it = &slow_item;
+	struct xkv_item *it = &c->sc->item;
 
 	if (r->too_many) /* more keys than tok[] holds: we do not re-tokenize */
-		return reply_err(c, XKV_E_FORMAT) ?: -1;
+		return stop(reply_err(c, XKV_E_FORMAT));
 	for (__u32 t = 32; t < r->ntok; t++) {
 		int e = key_verdict(c, t);
 		if (e)
-			return reply_err(c, e) ?: -1;
+			return stop(reply_err(c, e));
 	}
 	for (__u32 t = 1; t < r->ntok; t++) {
 		const __u8 *key = tok_ptr(c, t);
@@ -202,7 +235,7 @@ static int cmd_get(struct slow_cmd *c)
 		STAT(c, get_keys);
 		int ret = store_get(c, key, klen, it);
 		if (ret < 0)
-			return reply_store_errno(c, ret) ?: -1;
+			return stop(reply_store_errno(c, ret));
 		if (ret == 0) {
 			STAT(c, get_misses);
 			continue;
@@ -210,7 +243,7 @@ static int cmd_get(struct slow_cmd *c)
 		__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
 		size_t need = 6 + klen + 24 + len + 2 + 5;
 		if (c->out->len - c->out_start + need > SLOW_OUT_MAX)
-			return PUT_LIT(c->out, R_GET_OOM) ?: -1;
+			return stop(PUT_LIT(c->out, R_GET_OOM));
 		STAT(c, get_hits);
 		if (PUT_LIT(c->out, XKV_R_VALUE) || xkv_buf_put(c->out, key, klen) ||
 		    buf_printf(c->out, " %u %u\r\n", it->flags, len) ||
@@ -234,7 +267,7 @@ static int cmd_store(struct slow_cmd *c)
 	if (r->bytes > c->s->cfg.val_cap) /* the parser checked val_cap too */
 		return reply_err(c, XKV_E_TOO_LARGE);
 	if (r->op != XKV_OP_SET) {
-		int ret = store_get(c, key, klen, &slow_item);
+		int ret = store_get(c, key, klen, &c->sc->item);
 		if (ret < 0)
 			return reply_store_errno(c, ret);
 		if ((r->op == XKV_OP_ADD) == (ret == 1)) {
@@ -309,7 +342,7 @@ static int value_u64(const struct xkv_item *it, __u64 *out)
 static int cmd_arith(struct slow_cmd *c)
 {
 	struct xkv_req *r = c->r;
-	struct xkv_item *it = &slow_item;
+	struct xkv_item *it = &c->sc->item;
 	const __u8 *key = tok_ptr(c, 1);
 	__u32 klen = r->tok[1].len;
 	__u64 v;
@@ -459,16 +492,16 @@ static int slow_dispatch(struct slow_cmd *c)
 	case XKV_OP_STATS: return cmd_stats(c);
 	case XKV_OP_FLUSH_ALL: return cmd_flush(c);
 	}
-	return reply_err(c, XKV_E_UNKNOWN) ?: -1;
+	return stop(reply_err(c, XKV_E_UNKNOWN));
 }
 
 /* Copy the request text into the zero-padded parse buffer. */
-static void slow_load_text(const __u8 *text, size_t tlen)
+static void slow_load_text(struct slow_scratch *sc, const __u8 *text, size_t tlen)
 {
-	memcpy(slow_text, text, tlen);
-	if (slow_text_used > tlen)
-		memset(slow_text + tlen, 0, slow_text_used - tlen);
-	slow_text_used = tlen;
+	memcpy(sc->text, text, tlen);
+	if (sc->text_used > tlen)
+		memset(sc->text + tlen, 0, sc->text_used - tlen);
+	sc->text_used = tlen;
 }
 
 /* ---- one datagram --------------------------------------------------------- */
@@ -476,14 +509,18 @@ static void slow_load_text(const __u8 *text, size_t tlen)
 int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
 		    struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
 {
-	struct slow_cmd c = {
-		.s = s, .r = &slow_req, .out = out, .d = delta, .out_start = out->len,
-	};
+	struct slow_cmd c = { .s = s, .out = out, .d = delta, .out_start = out->len };
 
 	STAT(&c, requests); /* counted as the fast path does: every datagram */
 	if (len < XKV_UDP_HDR_LEN)
 		return 0; /* no header to echo: nobody to answer */
 	memcpy(hdr, dgram, sizeof(*hdr));
+	c.sc = slow_scratch();
+	if (!c.sc) {
+		reply_err(&c, XKV_E_OOM);
+		goto done;
+	}
+	c.r = &c.sc->req;
 
 	if (hdr->total != htons(1) || hdr->seq != 0) {
 		reply_err(&c, XKV_E_MULTI_DGRAM);
@@ -492,17 +529,17 @@ int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
 	size_t tlen = len - XKV_UDP_HDR_LEN;
 	if (tlen > XKV_PARSE_SPAN)
 		tlen = XKV_PARSE_SPAN; /* cannot happen: UDP payloads are < 64 KiB */
-	slow_load_text(dgram + XKV_UDP_HDR_LEN, tlen);
+	slow_load_text(c.sc, dgram + XKV_UDP_HDR_LEN, tlen);
 
 	/* Every command in order.  On a parse error the error line is the last
 	 * thing answered: memcached would resynchronise on the next line and go
 	 * on, we stop (after a bad data block the next line is a guess). */
 	size_t off = 0;
 	do {
-		c.buf = slow_text + off;
-		slow_req.key_cap = s->cfg.key_cap;
-		slow_req.val_cap = s->cfg.val_cap;
-		int err = xkv_parse(c.buf, (__u32)(tlen - off), &slow_req);
+		c.buf = c.sc->text + off;
+		c.r->key_cap = s->cfg.key_cap;
+		c.r->val_cap = s->cfg.val_cap;
+		int err = xkv_parse(c.buf, (__u32)(tlen - off), c.r);
 		count_cmd(&c);
 		if (err) {
 			reply_err(&c, err);
@@ -510,7 +547,7 @@ int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
 		}
 		if (slow_dispatch(&c) < 0)
 			break;
-		off += slow_req.next;
+		off += c.r->next;
 	} while (off < tlen);
 
 done:;

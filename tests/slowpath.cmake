@@ -1,0 +1,8 @@
+# Slow path: protocol logic in-process for every layout, then the socket
+# server on lo (needs root: BPF maps and SO_BINDTODEVICE).
+find_package(Threads REQUIRED)
+add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c)
+target_link_libraries(test_slowpath PRIVATE xdpkv_core Threads::Threads)
+add_test(NAME slowpath_unit COMMAND test_slowpath unit)
+add_test(NAME slowpath_daemon COMMAND test_slowpath daemon)
+set_tests_properties(slowpath_unit slowpath_daemon PROPERTIES TIMEOUT 120)
