@@ -148,6 +148,17 @@ int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct 
 int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen);
 long xkv_hash_count(struct xkv_store *s);
 long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+/* The accessor fields of a hash-like struct xkv_layout. */
+#define XKV_HASH_ACCESSOR                                                   \
+	.get = xkv_hash_get, .set = xkv_hash_set, .del = xkv_hash_del,      \
+	.count = xkv_hash_count, .flush = xkv_hash_flush, .set_batch = xkv_hash_set_batch
+
+/* A layout's BPF object, embedded by its bpftool skeleton NAME.skel.h. */
+#define XKV_LAYOUT_ELF(name)                                 \
+	static const void *elf(size_t *sz)                  \
+	{                                                    \
+		return name##__elf_bytes(sz);                \
+	}
 int xkv_hash_flush(struct xkv_store *s);
 
 #ifdef __cplusplus

@@ -14,10 +14,7 @@
 
 #define RETRIES 1000
 
-static const void *elf(size_t *sz)
-{
-	return array_fnv__elf_bytes(sz);
-}
+XKV_LAYOUT_ELF(array_fnv)
 
 static int open_slots(struct xkv_store *s)
 {

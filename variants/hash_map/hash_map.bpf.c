@@ -10,22 +10,5 @@ struct {
 	__uint(value_size, sizeof(struct xkv_entry)); /* cfg.entry_size, set at load */
 } store SEC(".maps");
 
-#define XKV_KEY_IN_VALUE 0
-
-static __always_inline struct xkv_entry *store_lookup(struct xkv_scratch *sc)
-{
-	return bpf_map_lookup_elem(&store, sc->key);
-}
-
-static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *st)
-{
-	long err = bpf_map_update_elem(&store, sc->key, &sc->entry, BPF_ANY);
-	return err ? -ENOMEM : 0; /* -E2BIG: full */
-}
-
-static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *st)
-{
-	return bpf_map_delete_elem(&store, sc->key) == 0;
-}
-
+#include "store_hash.bpf.h"
 #include "handler.bpf.h"

@@ -5,10 +5,7 @@
 #include "xdpkv.h"
 #include "hash_map.skel.h"
 
-static const void *elf(size_t *sz)
-{
-	return hash_map__elf_bytes(sz);
-}
+XKV_LAYOUT_ELF(hash_map)
 
 static int prepare(struct bpf_map *store, const struct xkv_config *cfg)
 {
@@ -24,10 +21,5 @@ const struct xkv_layout xkv_layout_hash_map = {
 	.map_type = BPF_MAP_TYPE_HASH,
 	.elf = elf,
 	.prepare = prepare,
-	.get = xkv_hash_get,
-	.set = xkv_hash_set,
-	.del = xkv_hash_del,
-	.count = xkv_hash_count,
-	.flush = xkv_hash_flush,
-	.set_batch = xkv_hash_set_batch,
+	XKV_HASH_ACCESSOR,
 };

@@ -12,23 +12,6 @@ struct {
 	__uint(value_size, sizeof(struct xkv_entry));
 } store SEC(".maps");
 
-#define XKV_KEY_IN_VALUE 0
-
-static __always_inline struct xkv_entry *store_lookup(struct xkv_scratch *sc)
-{
-	return bpf_map_lookup_elem(&store, sc->key);
-}
-
-static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *st)
-{
-	if (!bpf_map_lookup_elem(&store, sc->key))
-		stat_inc(st, XKV_STAT_store_new);
-	return bpf_map_update_elem(&store, sc->key, &sc->entry, BPF_ANY) ? -ENOMEM : 0;
-}
-
-static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *st)
-{
-	return bpf_map_delete_elem(&store, sc->key) == 0;
-}
-
+#define XKV_COUNT_NEW
+#include "store_hash.bpf.h"
 #include "handler.bpf.h"

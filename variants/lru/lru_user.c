@@ -5,10 +5,7 @@
 #include "xdpkv.h"
 #include "lru.skel.h"
 
-static const void *elf(size_t *sz)
-{
-	return lru__elf_bytes(sz);
-}
+XKV_LAYOUT_ELF(lru)
 
 const struct xkv_layout xkv_layout_lru = {
 	.name = "lru",
@@ -16,11 +13,5 @@ const struct xkv_layout xkv_layout_lru = {
 	.loses = "items evicted when full (counted as an estimate)",
 	.map_type = BPF_MAP_TYPE_LRU_HASH,
 	.elf = elf,
-
-	.get = xkv_hash_get,
-	.set = xkv_hash_set,
-	.del = xkv_hash_del,
-	.count = xkv_hash_count,
-	.flush = xkv_hash_flush,
-	.set_batch = xkv_hash_set_batch,
+	XKV_HASH_ACCESSOR,
 };

@@ -5,10 +5,7 @@
 #include "xdpkv.h"
 #include "percpu.skel.h"
 
-static const void *elf(size_t *sz)
-{
-	return percpu__elf_bytes(sz);
-}
+XKV_LAYOUT_ELF(percpu)
 
 const struct xkv_layout xkv_layout_percpu = {
 	.name = "percpu",
@@ -16,11 +13,5 @@ const struct xkv_layout xkv_layout_percpu = {
 	.loses = "consistency: a set served on one CPU is not seen by a get served on another",
 	.map_type = BPF_MAP_TYPE_PERCPU_HASH,
 	.elf = elf,
-
-	.get = xkv_hash_get,
-	.set = xkv_hash_set,
-	.del = xkv_hash_del,
-	.count = xkv_hash_count,
-	.flush = xkv_hash_flush,
-	.set_batch = xkv_hash_set_batch,
+	XKV_HASH_ACCESSOR,
 };
