@@ -138,7 +138,7 @@ struct attach_opts {
 	struct xo_iface ifc;
 	int mode;
 	unsigned entries, key_size, value_size, port;
-	bool no_prealloc, serve;
+	bool no_prealloc, binary_keys, serve;
 };
 
 static const struct xo attach_table[] = {
@@ -156,18 +156,12 @@ static const struct xo attach_table[] = {
 	  "UDP port to answer on (default 11211)", 1, 65535 },
 	{ "no-prealloc", 0, XO_BOOL, offsetof(struct attach_opts, no_prealloc), NULL,
 	  "hash layouts: allocate items on insert (BPF_F_NO_PREALLOC)" },
+	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
+	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
 	  "then run the slow path in the foreground and detach when it stops" },
 	XO_END,
 };
-
-static __s64 realtime_offset_ns(void)
-{
-	struct timespec rt, mono;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return ((__s64)rt.tv_sec - mono.tv_sec) * 1000000000ll + (rt.tv_nsec - mono.tv_nsec);
-}
 
 static int unknown_variant(const char *name)
 {
@@ -196,9 +190,10 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 		cfg->port = (__u16)o->port;
 	if (o->no_prealloc)
 		cfg->flags |= XKV_CFG_NO_PREALLOC;
+	if (o->binary_keys)
+		cfg->flags |= XKV_CFG_BINARY_KEYS;
 	cfg->ifindex = (__u32)o->ifc.ifindex;
 	cfg->mode = (__u16)o->mode;
-	cfg->realtime_off_ns = realtime_offset_ns();
 	if (xkv_config_finish(cfg, err, sizeof(err))) {
 		xerr("attach: %s", err);
 		return EXIT_USAGE;
@@ -370,7 +365,7 @@ static int run_attach(void *vo, const struct global_opts *g)
 const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
-		    "[--port P] [--no-prealloc] [--serve]",
+		    "[--port P] [--no-prealloc] [--binary-keys] [--serve]",
 	.summary = "load the XDP store onto an interface and pin its maps",
 	.doc = "Loads the layout chosen with --variant (default hash_map) through libxdp, attaches it\n"
 	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"

@@ -49,6 +49,7 @@ struct xkv_config {
 };
 #define XKV_CFG_NO_PREALLOC 1u
 #define XKV_CFG_KEY_IN_VALUE 2u /* array_fnv */
+#define XKV_CFG_BINARY_KEYS 4u  /* --binary-keys: control bytes allowed in keys */
 
 /* memcached's exptime rule -> expire_ns (monotonic).  now_ns is monotonic. */
 static inline __u64 xkv_expire_ns(__s64 exptime, __u64 now_ns, __s64 realtime_off_ns)

@@ -61,6 +61,7 @@ struct xkv_req {
 	__u32 ctrl_mask;  /* bit i: token i (i < 32) holds a control character */
 	__u32 key_cap;    /* input: largest key accepted */
 	__u32 val_cap;    /* input: largest value accepted */
+	__u32 binary_keys; /* input: accept control bytes in keys (XKV_CFG_BINARY_KEYS) */
 	struct xkv_tok tok[XKV_PARSE_TOKENS];
 };
 
@@ -112,7 +113,7 @@ static long xkv_scan_byte(__u32 i, void *vctx)
 	__u32 t = r->ntok - 1;
 	if (t < XKV_PARSE_TOKENS)
 		r->tok[t].len++;
-	if ((c < 0x21 || c == 0x7f) && t < 32)
+	if (xkv_key_byte_bad(c, r->binary_keys) && t < 32)
 		r->ctrl_mask |= 1u << t;
 	return 0;
 }
@@ -192,11 +193,12 @@ static inline int xkv_fail(struct xkv_req *r, int err)
 static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struct xkv_req *r)
 {
 	struct xkv_scan s = { .buf = buf, .len = len, .req = r };
-	__u32 key_cap = r->key_cap, val_cap = r->val_cap;
+	__u32 key_cap = r->key_cap, val_cap = r->val_cap, binary = r->binary_keys;
 
 	__builtin_memset(r, 0, sizeof(*r) - sizeof(r->tok));
 	r->key_cap = key_cap;
 	r->val_cap = val_cap;
+	r->binary_keys = binary;
 
 	if (len > XKV_PARSE_SPAN)
 		len = s.len = XKV_PARSE_SPAN;

@@ -137,6 +137,7 @@ __attribute__((noinline)) int xkv_parse_req(struct xkv_scratch *sc, __u32 len)
 		return XKV_E_FORMAT;
 	sc->pr.key_cap = cfg.key_cap;
 	sc->pr.val_cap = cfg.val_cap;
+	sc->pr.binary_keys = !!(cfg.flags & XKV_CFG_BINARY_KEYS);
 	return xkv_parse(sc->req, len, &sc->pr);
 }
 

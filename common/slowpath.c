@@ -204,15 +204,7 @@ static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
  * has 32 bits); the rest of a long multi-get is checked here by the same rule. */
 static int key_verdict(const struct slow_cmd *c, __u32 t)
 {
-	const __u8 *k = tok_ptr(c, t);
-	__u32 len = c->r->tok[t].len;
-
-	if (len > XKV_KEY_MAX || len > c->s->cfg.key_cap)
-		return XKV_E_KEY_LONG;
-	for (__u32 i = 0; i < len; i++)
-		if (k[i] < 0x21 || k[i] == 0x7f)
-			return XKV_E_KEY_BAD;
-	return XKV_OK;
+	return xkv_key_check(&c->s->cfg, tok_ptr(c, t), c->r->tok[t].len);
 }
 
 /* get <key>*: every hit as VALUE, then END.  Returns <0 to stop the datagram. */
@@ -539,6 +531,7 @@ int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
 		c.buf = c.sc->text + off;
 		c.r->key_cap = s->cfg.key_cap;
 		c.r->val_cap = s->cfg.val_cap;
+		c.r->binary_keys = !!(s->cfg.flags & XKV_CFG_BINARY_KEYS);
 		int err = xkv_parse(c.buf, (__u32)(tlen - off), c.r);
 		count_cmd(&c);
 		if (err) {

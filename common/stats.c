@@ -90,7 +90,8 @@ int xkv_key_check(const struct xkv_config *cfg, const void *key, __u32 klen)
 	if (klen > XKV_KEY_MAX || klen > cfg->key_cap)
 		return XKV_E_KEY_LONG;
 	for (__u32 i = 0; i < klen; i++)
-		if (k[i] <= 0x20 || k[i] == 0x7f)
+		if (k[i] == ' ' || k[i] == '\r' || k[i] == '\n' ||
+		    xkv_key_byte_bad(k[i], cfg->flags & XKV_CFG_BINARY_KEYS))
 			return XKV_E_KEY_BAD;
 	return XKV_OK;
 }

@@ -72,4 +72,16 @@ enum xkv_perr {
 #define XKV_R_VALUE       "VALUE "
 #define XKV_R_DATA_END    "\r\nEND\r\n" /* after the last value of a get */
 
+/* The key rule.  Strict (default): no control characters (< 0x20, DEL), as
+ * protocol.txt says.  Binary (--binary-keys): only NUL is refused, as
+ * memcached itself does in practice (memaslap's keys carry bytes 0x10-0x1f);
+ * NUL stays out because map keys are zero padded.  A space, CR or LF never
+ * reaches a key: they end the token or the line. */
+static inline int xkv_key_byte_bad(__u8 c, __u32 binary)
+{
+	if (binary)
+		return c == 0;
+	return c < 0x21 || c == 0x7f;
+}
+
 #endif

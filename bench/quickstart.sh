@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# xdpkv in one command, on a fresh Debian 12 machine (as root):
+#
+#   bench/quickstart.sh [--json] [--time SECONDS] [--items N] [--no-install]
+#
+# 1. installs what is missing (apt-get; a package is skipped when dpkg knows it),
+# 2. configures and builds (cmake -G Ninja, build dir ./build),
+# 3. brings up the veth testbed (tests/lib/testbed.sh: two namespaces),
+# 4. for each layout: attach (native XDP), start the slow path, preload N
+#    items (xdpkv load --generate), drive memaslap over UDP (128-byte values,
+#    90% get) and read the store's status,
+# 5. prints one row per layout, and removes everything (also on Ctrl-C).
+#
+# Columns: TPS as memaslap reports it; fast-path share = datagrams the XDP
+# program answered / all datagrams answered during the run (xdpkv status);
+# live items; the store map's memory as the kernel accounts it; bytes/item.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+json=0 runtime=3 items=10000 install=1
+while (($#)); do
+	case $1 in
+	--json) json=1 ;;
+	--time) runtime=${2:?--time SECONDS}; shift ;;
+	--items) items=${2:?--items N}; shift ;;
+	--no-install) install=0 ;;
+	-h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "quickstart: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+[[ $runtime =~ ^[1-9][0-9]*$ ]] || { echo "quickstart: --time takes whole seconds" >&2; exit 2; }
+[[ $items =~ ^[0-9]+$ ]] || { echo "quickstart: --items takes a number" >&2; exit 2; }
+[[ $(id -u) == 0 ]] || { echo "quickstart: run as root (XDP, BPF maps and network namespaces)" >&2; exit 1; }
+
+say() { echo "[quickstart] $*" >&2; }
+
+# ---- 1. packages (the same list the test command installs) ---------------------
+((install)) && tests/lib/install-deps.sh
+
+
+# ---- 2. build ---------------------------------------------------------------------
+say "building in $repo/build"
+cmake -S . -B build -G Ninja >/dev/null
+ninja -C build >&2
+XDPKV=$repo/build/cli/xdpkv
+[[ -x $XDPKV ]] || { say "the build did not produce $XDPKV"; exit 1; }
+export XDPKV
+
+# ---- 3. testbed ---------------------------------------------------------------------
+# shellcheck source=../tests/lib/testbed.sh
+. "$repo/tests/lib/testbed.sh"
+[[ -f build/tests/xdp_pass.bpf.o ]] && TB_XDP_PASS_OBJ=$repo/build/tests/xdp_pass.bpf.o
+tb_up "xkvqs$$" >&2
+
+layouts=$("$XDPKV" layouts --json | python3 -c 'import json,sys; print(" ".join(l["name"] for l in json.load(sys.stdin)))')
+[[ -n $layouts ]] || { say "xdpkv layouts listed nothing"; exit 1; }
+
+cat >"$TB_TMP/memaslap.cfg" <<EOF
+key
+16 16 1
+value
+128 128 1
+cmd
+0 0.1
+1 0.9
+EOF
+
+# ---- 4. one layout ------------------------------------------------------------------
+rows=()
+bad=()
+run_layout() {
+	local l=$1 log=$TB_TMP/memaslap.$1.log
+	say "---- $l ----"
+	tb_xdpkv --variant "$l" attach "$TB_SRV_DEV" --mode native --entries 65536 \
+		--key-size 16 --value-size 256 --binary-keys >&2
+	tb_pin_napi
+	tb_serve_start
+	tb_xdpkv load "$TB_SRV_DEV" --generate "$items" >&2
+	tb_xdpkv status "$TB_SRV_DEV" --json >"$TB_TMP/before.json"
+	tb_cli memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$TB_TMP/memaslap.cfg" -T 1 -c 16 -w 1k \
+		-t "${runtime}s" --verify=0.1 >"$log" 2>&1 || { cat "$log" >&2; tb_die "memcaslap failed"; }
+	tb_xdpkv status "$TB_SRV_DEV" --json >"$TB_TMP/after.json"
+	tb_serve_stop
+	tb_xdpkv detach "$TB_SRV_DEV" >&2
+
+	local tps drops timeouts vfail
+	tps=$(sed -n 's/.*TPS: *\([0-9][0-9]*\).*/\1/p' "$log" | tail -n1)
+	drops=$(sed -n 's/^packet_drop: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+	timeouts=$(sed -n 's/^udp_timeout: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+	vfail=$(sed -n 's/^verify_failed: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+	[[ -n $tps ]] || { cat "$log" >&2; tb_die "no TPS in memaslap's output"; }
+	# replies memaslap did not expect ("<conn ERROR..."), and a run without gets, make
+	# the TPS meaningless: say so and fail at the end
+	local errors gets
+	errors=$(grep -cE '^<[0-9]+ (ERROR|CLIENT_ERROR|SERVER_ERROR)' "$log" || true)
+	gets=$(sed -n 's/^cmd_get: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+	if ((errors > 0 || ${gets:-0} == 0)); then
+		say "$l: memaslap got $errors error replies and ${gets:-0} gets, e.g.: $(grep -m1 -E '^<[0-9]+ [A-Z_]*ERROR' "$log")"
+		bad+=("$l")
+	fi
+	local fast_share live map_memory bytes_per_item served_share
+	eval "$(python3 tests/e2e/xkvstatus.py delta "$TB_TMP/before.json" "$TB_TMP/after.json" |
+		grep -E '^served_')"
+	eval "$(python3 tests/e2e/xkvstatus.py show "$TB_TMP/after.json")"
+	rows+=("$l $tps $served_share $live $map_memory $bytes_per_item ${drops:-?} ${timeouts:-?} ${vfail:-?}")
+}
+
+for l in $layouts; do
+	run_layout "$l"
+done
+
+# ---- 5. the table -------------------------------------------------------------------
+if ((json)); then
+	printf '%s\n' "${rows[@]}" | python3 -c '
+import json, sys
+def num(s):
+    try:
+        return float(s) if "." in s else int(s)
+    except ValueError:
+        return None
+out = []
+for line in sys.stdin:
+    l, tps, share, live, mem, bpi, drops, tmo, vf = line.split()
+    out.append({"layout": l, "tps": num(tps), "fast_path_share_pct": num(share),
+                "live_items": num(live), "map_memory_bytes": num(mem),
+                "bytes_per_item": num(bpi), "packet_drop": num(drops),
+                "udp_timeout": num(tmo), "verify_failed": num(vf)})
+print(json.dumps({"value_bytes": 128, "get_ratio": 0.9, "seconds": '"$runtime"',
+                  "preloaded": '"$items"', "layouts": out}, indent=2))'
+else
+	printf '\n%-10s %10s %10s %10s %14s %11s  %s\n' layout TPS fast-path "live items" \
+		"map memory B" "bytes/item" "drops/timeouts/verify_failed"
+	for r in "${rows[@]}"; do
+		read -r l tps share live mem bpi drops tmo vf <<<"$r"
+		printf '%-10s %10s %9s%% %10s %14s %11s  %s/%s/%s\n' "$l" "$tps" "$share" "$live" "$mem" \
+			"$bpi" "$drops" "$tmo" "$vf"
+	done
+	echo
+	echo "memaslap: ${runtime}s, 1 thread on CPU 0, 16 connections, 16-byte keys, 128-byte values, 90% get;"
+	echo "xdpkv native XDP on veth, NAPI and slow path on CPU 1, $items items preloaded."
+fi
+if ((${#bad[@]})); then
+	say "FAILED: memaslap's workload was not served correctly for: ${bad[*]} (see above)"
+	exit 1
+fi

@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# End-to-end: memaslap (memcaslap, UDP) against xdpkv over the veth testbed.
+#
+#   tests/e2e/memaslap.sh LAYOUT MODE VALSIZE
+#
+# MODE native|skb.  VALSIZE 128: gets fit the frame, the XDP fast path must
+# serve most of them.  VALSIZE 1024 (native): a get reply does not fit the
+# ~200 bytes of headroom of a veth frame, so the slow path must serve gets.
+# Fails on any memaslap packet drop, UDP timeout or verify failure, or TPS 0.
+# Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix), E2E_TIME
+# (memaslap run time, default 3s), E2E_ENTRIES (default 65536).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/testbed.sh
+. "$here/../lib/testbed.sh"
+
+usage() { echo "usage: $0 LAYOUT native|skb VALSIZE" >&2; exit 2; }
+(($# == 3)) || usage
+layout=$1 mode=$2 valsize=$3
+[[ $mode == native || $mode == skb ]] || usage
+[[ $valsize =~ ^[0-9]+$ ]] && ((valsize > 0 && valsize <= 1300)) || usage
+[[ -x $XDPKV ]] || tb_die "xdpkv CLI not found at $XDPKV (build it, or set XDPKV)"
+command -v memcaslap >/dev/null || tb_die "memcaslap not installed (libmemcached-tools)"
+
+prefix=${E2E_PREFIX:-xm$$}
+runtime=${E2E_TIME:-3s}
+entries=${E2E_ENTRIES:-65536}
+key_size=64
+value_size=2048
+
+tb_up "$prefix"
+
+cat >"$TB_TMP/memaslap.cfg" <<EOF
+key
+16 16 1
+value
+$valsize $valsize 1
+cmd
+0 0.1
+1 0.9
+EOF
+
+tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --mode "$mode" --entries "$entries" \
+	--key-size "$key_size" --value-size "$value_size" --port "$TB_PORT" --binary-keys ||
+	tb_die "xdpkv attach failed"
+tb_pin_napi
+tb_serve_start
+
+status_json() { tb_xdpkv status "$TB_SRV_DEV" --json; }
+status_json >"$TB_TMP/status.before.json" || tb_die "xdpkv status --json failed"
+
+# 16 connections, each with one request in flight; -w 1k keeps the key
+# space (16k keys) well inside --entries, so misses come from the layout only.
+log=$TB_TMP/memaslap.log
+tb_cli memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$TB_TMP/memaslap.cfg" -T 1 -c 16 -w 1k \
+	-t "$runtime" --verify=0.1 >"$log" 2>&1 || { cat "$log"; tb_die "memcaslap exited with $?"; }
+
+# the slow path pushes its counters every 100 ms and when it stops
+tb_serve_stop || tb_die "xdpkv serve did not stop cleanly: $(cat "$TB_TMP/serve.log")"
+status_json >"$TB_TMP/status.after.json" || tb_die "xdpkv status --json failed"
+
+echo "---- memaslap ($layout, $mode, $valsize-byte values) ----"
+cat "$log"
+
+# The final summary: the last value printed for each field.
+field() {
+	local v
+	v=$(sed -n "s/^$1: *\([0-9][0-9]*\).*/\1/p" "$log" | tail -n1)
+	[[ -n $v ]] || tb_die "memaslap output has no '$1:' line"
+	echo "$v"
+}
+tps=$(sed -n 's/.*TPS: *\([0-9][0-9]*\).*/\1/p' "$log" | tail -n1)
+[[ -n $tps ]] || tb_die "memaslap output has no TPS"
+drops=$(field packet_drop)
+timeouts=$(field udp_timeout)
+vfail=$(field verify_failed)
+gets=$(field cmd_get)
+sets=$(field cmd_set)
+misses=$(field get_misses)
+# memaslap prints a reply it did not expect as "<conn reply-line"
+errors=$(grep -cE '^<[0-9]+ (ERROR|CLIENT_ERROR|SERVER_ERROR)' "$log" || true)
+
+# counters: deltas over the run (the status before/after)
+eval "$(python3 "$here/xkvstatus.py" delta "$TB_TMP/status.before.json" "$TB_TMP/status.after.json")"
+
+echo "---- result ----"
+printf '%-10s %-6s %5s  TPS %-8s gets %-8s sets %-8s misses %-6s drops %s timeouts %s verify_failed %s\n' \
+	"$layout" "$mode" "$valsize" "$tps" "$gets" "$sets" "$misses" "$drops" "$timeouts" "$vfail"
+printf 'fast path: requests %s replies %s (%s%% of requests) gets %s hits %s pass_room %s pass_cmd %s pass_busy %s\n' \
+	"$fast_requests" "$fast_replies" "$fast_share" "$fast_cmd_get" "$fast_get_hits" \
+	"$fast_pass_room" "$fast_pass_cmd" "$fast_pass_busy"
+printf 'slow path: requests %s replies %s gets %s hits %s\n' \
+	"$slow_requests" "$slow_replies" "$slow_cmd_get" "$slow_get_hits"
+
+fail=0
+check() { # check DESCRIPTION CONDITION...
+	local what=$1
+	shift
+	if "$@"; then
+		echo "PASS $what"
+	else
+		echo "FAIL $what"
+		fail=1
+	fi
+}
+check "TPS > 0 ($tps)" test "$tps" -gt 0
+check "no error replies ($errors; first: $(grep -m1 -E '^<[0-9]+ [A-Z_]*ERROR' "$log" || echo none))" \
+	test "$errors" -eq 0
+check "memaslap got to its gets (cmd_get $gets > 0)" test "$gets" -gt 0
+check "every set was stored (fast+slow stores $((fast_stores + slow_stores)) >= sets-16 $((sets - 16)))" \
+	test $((fast_stores + slow_stores)) -ge $((sets - 16))
+check "no packet drops ($drops)" test "$drops" -eq 0
+check "no UDP timeouts ($timeouts)" test "$timeouts" -eq 0
+check "no verify failures ($vfail)" test "$vfail" -eq 0
+# memaslap counts a command when it sends it: up to one per connection is
+# still in flight when the run ends
+check "the XDP program saw the traffic (fast.requests $fast_requests >= gets+sets-16 $((gets + sets - 16)))" \
+	test "$fast_requests" -ge $((gets + sets - 16))
+if ((valsize <= 256)); then
+	check "fast path replied to > 50% of requests ($fast_share%)" \
+		test $((fast_replies * 2)) -gt "$fast_requests"
+else
+	check "gets did not fit the frame (fast.pass_room $fast_pass_room > 0)" test "$fast_pass_room" -gt 0
+	check "the slow path served gets (slow.cmd_get $slow_cmd_get > 0)" test "$slow_cmd_get" -gt 0
+	check "the slow path answered every passed get (slow.requests $slow_requests >= pass_room $fast_pass_room)" \
+		test "$slow_requests" -ge "$fast_pass_room"
+fi
+exit $fail

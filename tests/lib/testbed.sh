@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# The xdpkv testbed: two network namespaces joined by a veth pair.
+#
+#   PREFIX-srv  [PREFIX-s] 10.77.X.1/24 fd77::1/64   xdpkv, its slow path, napi on CPU 1
+#        |  veth
+#   PREFIX-cli  [PREFIX-c] 10.77.X.2/24 fd77::2/64   XDP_PASS (to receive XDP_TX), clients on CPU 0
+#
+# Source this file, then:
+#   tb_up PREFIX             create it (PREFIX: at most 13 characters) and arm a
+#                            trap so tb_down runs on EXIT, INT and TERM
+#   tb_xdpkv ARGS...         run the CLI in the server namespace (foreground)
+#   tb_srv CMD...            run CMD in the server namespace on the server CPU
+#   tb_cli CMD...            run CMD in the client namespace on the client CPU
+#   tb_srv_bg CMD...         same as tb_srv, in the background; PID in TB_LAST_PID,
+#                            killed by tb_down
+#   tb_serve_start [ARGS]    start `xdpkv serve DEV` in the background and wait
+#                            until its port answers; tb_serve_stop stops it
+#   tb_pin_napi              make the server veth's NAPI threaded and pin its
+#                            kthread(s) to the server CPU (call after attach:
+#                            a veth has NAPI only while XDP is attached)
+#   tb_down                  remove everything (idempotent)
+#
+# Processes that pin (the CLI) enter with `nsenter --net`: `ip netns exec`
+# remounts /sys and hides bpffs.  `ip netns exec` is used for sysfs only.
+#
+# Environment: XDPKV (path of the CLI, default <repo>/build/cli/xdpkv),
+# TB_XDP_PASS_OBJ (a compiled xdp_pass.bpf.o; compiled on the fly if unset),
+# TB_VERBOSE=1 to trace the commands.
+
+TB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB_REPO=$(cd "$TB_LIB_DIR/../.." && pwd)
+: "${XDPKV:=$TB_REPO/build/cli/xdpkv}"
+TB_SERVER_CPU=1
+TB_CLIENT_CPU=0
+TB_PORT=11211
+TB_PIN_ROOT=/sys/fs/bpf/xdpkv
+TB_PIDS=()
+TB_ACTIVE=0
+TB_SERVE_PID=
+
+tb_log() { echo "[testbed] $*" >&2; }
+tb_die() { echo "[testbed] FAIL: $*" >&2; exit 1; }
+
+tb_run() {
+	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ $*" >&2
+	"$@"
+}
+
+# 10.77.X.0/24 and ifindexes derived from the prefix, so parallel testbeds
+# differ even in what namespaces would hide (libxdp keys its pins by ifindex).
+tb_hash() { printf '%s' "$1" | cksum | cut -d' ' -f1; }
+
+tb_check_env() {
+	[[ $(id -u) == 0 ]] || tb_die "must run as root"
+	local t
+	for t in ip nsenter taskset clang; do
+		command -v "$t" >/dev/null || tb_die "missing tool: $t"
+	done
+	if ! mountpoint -q /sys/fs/bpf; then
+		mount -t bpf bpf /sys/fs/bpf || tb_die "cannot mount bpffs on /sys/fs/bpf"
+	fi
+}
+
+tb_xdp_pass_obj() {
+	if [[ -n ${TB_XDP_PASS_OBJ:-} && -f $TB_XDP_PASS_OBJ ]]; then
+		echo "$TB_XDP_PASS_OBJ"
+		return
+	fi
+	local obj=$TB_TMP/xdp_pass.bpf.o
+	clang -O2 -g -target bpf -I"/usr/include/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)" \
+		-c "$TB_LIB_DIR/xdp_pass.bpf.c" -o "$obj" || tb_die "cannot compile xdp_pass.bpf.c"
+	echo "$obj"
+}
+
+tb_up() {
+	local prefix=${1:?tb_up PREFIX}
+	((${#prefix} <= 13)) || tb_die "prefix '$prefix' longer than 13 characters (IFNAMSIZ)"
+	[[ $prefix =~ ^[A-Za-z0-9_-]+$ ]] || tb_die "prefix '$prefix': letters, digits, _ and - only"
+	tb_check_env
+
+	TB_PREFIX=$prefix
+	TB_SRV_NS=$prefix-srv
+	TB_CLI_NS=$prefix-cli
+	TB_SRV_DEV=$prefix-s
+	TB_CLI_DEV=$prefix-c
+	local h; h=$(tb_hash "$prefix")
+	local x=$((h % 200 + 20))
+	TB_SRV_IP4=10.77.$x.1
+	TB_CLI_IP4=10.77.$x.2
+	TB_SRV_IP6=fd77::1
+	TB_CLI_IP6=fd77::2
+	TB_PIN_DIR=$TB_PIN_ROOT/$TB_SRV_DEV
+	local idx=$((1000 + (h / 200) % 60000 * 2))
+	TB_SRV_IFINDEX=$idx
+
+	# Leftovers of an earlier run with the same prefix would make the
+	# result meaningless: remove them first.
+	if ip netns list | grep -qE "^($TB_SRV_NS|$TB_CLI_NS)( |$)" || [[ -e $TB_PIN_DIR ]]; then
+		tb_log "removing leftovers of an earlier run with prefix $prefix"
+		TB_ACTIVE=1
+		tb_down
+	fi
+
+	TB_ACTIVE=1
+	TB_TMP=$(mktemp -d "/tmp/xdpkv-tb-$prefix.XXXXXX")
+	trap 'tb_down' EXIT
+	trap 'tb_down; trap - INT; kill -INT $$' INT
+	trap 'tb_down; trap - TERM; kill -TERM $$' TERM
+
+	local obj; obj=$(tb_xdp_pass_obj) || exit 1
+
+	tb_run ip netns add "$TB_SRV_NS" || tb_die "ip netns add $TB_SRV_NS"
+	tb_run ip netns add "$TB_CLI_NS" || tb_die "ip netns add $TB_CLI_NS"
+	tb_run ip link add "$TB_SRV_DEV" index "$idx" netns "$TB_SRV_NS" type veth \
+		peer name "$TB_CLI_DEV" index $((idx + 1)) netns "$TB_CLI_NS" ||
+		tb_die "cannot create veth pair $TB_SRV_DEV/$TB_CLI_DEV"
+	tb_run ip -n "$TB_SRV_NS" link set lo up
+	tb_run ip -n "$TB_CLI_NS" link set lo up
+	tb_run ip -n "$TB_SRV_NS" addr add "$TB_SRV_IP4/24" dev "$TB_SRV_DEV"
+	tb_run ip -n "$TB_CLI_NS" addr add "$TB_CLI_IP4/24" dev "$TB_CLI_DEV"
+	tb_run ip -n "$TB_SRV_NS" addr add "$TB_SRV_IP6/64" dev "$TB_SRV_DEV" nodad
+	tb_run ip -n "$TB_CLI_NS" addr add "$TB_CLI_IP6/64" dev "$TB_CLI_DEV" nodad
+	# the client end must run XDP to receive what the server XDP_TXes
+	tb_run ip -n "$TB_CLI_NS" link set dev "$TB_CLI_DEV" xdpdrv obj "$obj" sec xdp ||
+		tb_die "cannot attach XDP_PASS to $TB_CLI_DEV"
+	tb_run ip -n "$TB_SRV_NS" link set "$TB_SRV_DEV" up || tb_die "link up $TB_SRV_DEV"
+	tb_run ip -n "$TB_CLI_NS" link set "$TB_CLI_DEV" up || tb_die "link up $TB_CLI_DEV"
+
+	local i
+	for i in $(seq 50); do
+		ip -n "$TB_CLI_NS" link show "$TB_CLI_DEV" | grep -q LOWER_UP && break
+		sleep 0.1
+	done
+	if command -v ping >/dev/null; then
+		tb_cli ping -c1 -W2 "$TB_SRV_IP4" >/dev/null || tb_die "no IPv4 connectivity over $TB_SRV_DEV"
+		tb_cli ping -6 -c1 -W2 "$TB_SRV_IP6" >/dev/null || tb_die "no IPv6 connectivity over $TB_SRV_DEV"
+	fi
+	tb_log "up: $TB_SRV_NS/$TB_SRV_DEV $TB_SRV_IP4 $TB_SRV_IP6 <-> $TB_CLI_NS/$TB_CLI_DEV $TB_CLI_IP4 $TB_CLI_IP6"
+}
+
+tb_srv() { tb_run nsenter --net="/run/netns/$TB_SRV_NS" -- taskset -c "$TB_SERVER_CPU" "$@"; }
+tb_cli() { tb_run nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$TB_CLIENT_CPU" "$@"; }
+tb_xdpkv() { tb_srv "$XDPKV" "$@"; }
+
+# nsenter and taskset exec, so $! is the process itself (a function run
+# with & would put a subshell in between).
+tb_srv_bg() {
+	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
+	nsenter --net="/run/netns/$TB_SRV_NS" -- taskset -c "$TB_SERVER_CPU" "$@" &
+	TB_LAST_PID=$!
+	TB_PIDS+=("$TB_LAST_PID")
+}
+
+tb_cli_bg() {
+	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
+	nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$TB_CLIENT_CPU" "$@" &
+	TB_LAST_PID=$!
+	TB_PIDS+=("$TB_LAST_PID")
+}
+
+# Start the slow path; wait until it has bound its port (it answers
+# "version"), or fail.  Output goes to $TB_TMP/serve.log.
+tb_serve_start() {
+	tb_srv_bg "$XDPKV" serve "$TB_SRV_DEV" "$@" >"$TB_TMP/serve.log" 2>&1
+	TB_SERVE_PID=$TB_LAST_PID
+	local i
+	for i in $(seq 100); do
+		kill -0 "$TB_SERVE_PID" 2>/dev/null ||
+			{ cat "$TB_TMP/serve.log" >&2; tb_die "xdpkv serve exited"; }
+		if nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hlun "sport = :$TB_PORT" 2>/dev/null | grep -q .; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	cat "$TB_TMP/serve.log" >&2
+	tb_die "xdpkv serve did not bind UDP port $TB_PORT within 5 s"
+}
+
+tb_serve_stop() {
+	[[ -n $TB_SERVE_PID ]] || return 0
+	kill -TERM "$TB_SERVE_PID" 2>/dev/null
+	local i rc=0
+	for i in $(seq 50); do
+		kill -0 "$TB_SERVE_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$TB_SERVE_PID" 2>/dev/null; then
+		kill -KILL "$TB_SERVE_PID" 2>/dev/null
+		tb_log "xdpkv serve ignored SIGTERM for 2.5 s"
+		rc=1
+	fi
+	wait "$TB_SERVE_PID" 2>/dev/null
+	TB_SERVE_PID=
+	return $rc
+}
+
+# napi/<dev>-<id> kthreads of the server veth (kthreads show their full name
+# in /proc/PID/comm).
+tb_napi_pids() {
+	local f comm
+	for f in /proc/[0-9]*/comm; do
+		read -r comm <"$f" 2>/dev/null || continue
+		[[ $comm =~ ^napi/$TB_SRV_DEV-[0-9]+$ ]] || continue
+		f=${f#/proc/}
+		echo "${f%/comm}"
+	done
+}
+
+# Native XDP on a veth runs in the veth's NAPI: make it a thread and pin it.
+# Generic (skb) XDP has no veth NAPI; it runs where the backlog is processed,
+# so steer that to the server CPU with RPS instead.
+tb_pin_napi() {
+	local pids p
+	pids=$(tb_napi_pids)
+	if [[ -z $pids ]] && ip -n "$TB_SRV_NS" link show "$TB_SRV_DEV" | grep -q ' xdpgeneric '; then
+		local mask
+		mask=$(printf '%x' $((1 << TB_SERVER_CPU)))
+		ip netns exec "$TB_SRV_NS" sh -c "echo $mask > /sys/class/net/$TB_SRV_DEV/queues/rx-0/rps_cpus" ||
+			tb_die "cannot set RPS on $TB_SRV_DEV"
+		tb_log "no native XDP on $TB_SRV_DEV (no NAPI): receive steered to CPU $TB_SERVER_CPU by RPS"
+		return 0
+	fi
+	ip netns exec "$TB_SRV_NS" sh -c "echo 1 > /sys/class/net/$TB_SRV_DEV/threaded" ||
+		tb_die "cannot make $TB_SRV_DEV NAPI threaded"
+	pids=$(tb_napi_pids)
+	[[ -n $pids ]] || tb_die "no napi/$TB_SRV_DEV-* kthread found"
+	for p in $pids; do
+		taskset -pc "$TB_SERVER_CPU" "$p" >/dev/null || tb_die "cannot pin napi kthread $p"
+	done
+	tb_log "napi kthread(s) $(echo $pids) pinned to CPU $TB_SERVER_CPU"
+}
+
+tb_kill_pids() {
+	local p
+	for p in "${TB_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${TB_PIDS[@]}"; do
+		local i
+		for i in $(seq 40); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	TB_PIDS=()
+	TB_SERVE_PID=
+}
+
+# Any process still inside one of our namespaces (e.g. started by a child).
+tb_kill_ns_pids() {
+	local ns pids
+	for ns in "$TB_SRV_NS" "$TB_CLI_NS"; do
+		[[ -e /run/netns/$ns ]] || continue
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[[ -n $pids ]] || continue
+		tb_log "killing leftover processes in $ns: $(echo $pids)"
+		kill -TERM $pids 2>/dev/null
+		local i
+		for i in $(seq 20); do
+			sleep 0.1
+			pids=$(ip netns pids "$ns" 2>/dev/null)
+			[[ -n $pids ]] || break
+		done
+		[[ -n $pids ]] && kill -KILL $pids 2>/dev/null
+	done
+}
+
+tb_down() {
+	((TB_ACTIVE)) || return 0
+	TB_ACTIVE=0
+	local -
+	set +e
+	trap - EXIT INT TERM
+	tb_kill_pids
+	tb_kill_ns_pids
+	if [[ -e /run/netns/$TB_SRV_NS ]]; then
+		if [[ -x $XDPKV && -e $TB_PIN_DIR ]]; then
+			nsenter --net="/run/netns/$TB_SRV_NS" -- "$XDPKV" detach "$TB_SRV_DEV" >/dev/null 2>&1 ||
+				tb_log "xdpkv detach $TB_SRV_DEV failed (removing the pins by hand)"
+		fi
+		ip -n "$TB_SRV_NS" link set dev "$TB_SRV_DEV" xdp off 2>/dev/null
+	fi
+	[[ -e $TB_PIN_DIR ]] && rm -rf "$TB_PIN_DIR"
+	# libxdp's dispatcher pins are named by ifindex (ours is unique)
+	rm -rf /sys/fs/bpf/xdp/dispatch-"$TB_SRV_IFINDEX"-* 2>/dev/null
+	ip netns del "$TB_SRV_NS" 2>/dev/null
+	ip netns del "$TB_CLI_NS" 2>/dev/null
+	# a veth whose namespace is gone is gone too; be sure
+	ip link del "$TB_SRV_DEV" 2>/dev/null
+	ip link del "$TB_CLI_DEV" 2>/dev/null
+	[[ -n ${TB_TMP:-} && -d $TB_TMP ]] && rm -rf "$TB_TMP"
+	tb_log "down: $TB_PREFIX"
+	return 0
+}
