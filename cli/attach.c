@@ -155,7 +155,7 @@ static const struct xo attach_table[] = {
 	{ "port", 'p', XO_U32, offsetof(struct attach_opts, port), "P",
 	  "UDP port to answer on (default 11211)", 1, 65535 },
 	{ "no-prealloc", 0, XO_BOOL, offsetof(struct attach_opts, no_prealloc), NULL,
-	  "hash layouts: allocate items on insert (BPF_F_NO_PREALLOC)" },
+	  "hash_map: allocate items on insert (BPF_F_NO_PREALLOC)" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,

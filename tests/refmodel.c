@@ -286,7 +286,7 @@ static const char *key_problem(const struct rm_config *c, const __u8 *k, __u32 n
 	if (n > cap)
 		return XKV_R_KEY_LONG;
 	for (__u32 i = 0; i < n; i++)
-		if (k[i] <= ' ' || k[i] == 0x7f)
+		if (c->binary_keys ? k[i] == 0 : (k[i] <= ' ' || k[i] == 0x7f))
 			return XKV_R_KEY_BAD;
 	return NULL;
 }

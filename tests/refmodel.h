@@ -32,6 +32,7 @@ struct rm_config {
 	__u32 entries;
 	__u16 port;
 	int counts_new;  /* the layout counts store_new */
+	int binary_keys; /* --binary-keys: only NUL is refused in keys */
 };
 
 #define RM_NEVER 0

@@ -730,7 +730,7 @@ out:
 
 /* ---- loading ------------------------------------------------------------------------ */
 
-static int layout_open(struct run *r, const char *name, __u32 entries)
+static int layout_open_flags(struct run *r, const char *name, __u32 entries, __u32 flags)
 {
 	struct xkv_config cfg;
 	char err[XKV_ERRLEN] = "";
@@ -745,6 +745,7 @@ static int layout_open(struct run *r, const char *name, __u32 entries)
 	cfg.key_cap = KEY_CAP;
 	cfg.val_cap = VAL_CAP;
 	cfg.mode = XKV_MODE_TEST;
+	cfg.flags |= flags;
 	if ((e = xkv_config_finish(&cfg, err, sizeof(err)))) {
 		fprintf(stderr, "[%s] config: %s\n", name, err);
 		return -1;
@@ -775,8 +776,14 @@ static int layout_open(struct run *r, const char *name, __u32 entries)
 		.entries = r->st.cfg.entries,
 		.port = r->st.cfg.port,
 		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru"),
+		.binary_keys = !!(flags & XKV_CFG_BINARY_KEYS),
 	};
 	return 0;
+}
+
+static int layout_open(struct run *r, const char *name, __u32 entries)
+{
+	return layout_open_flags(r, name, entries, 0);
 }
 
 static void layout_close(struct run *r)
@@ -1025,6 +1032,64 @@ static void case_hash_full(struct run *r)
 	case_done(r, &w);
 }
 
+/* --binary-keys: control bytes are key bytes (memaslap's keys need it);
+ * NUL is still refused and changes nothing.  Strict mode refusing them is
+ * covered by the fixture table. */
+static void case_binary_keys(struct run *r)
+{
+	struct where w = { .r = r, .name = "binary keys", .fam = FAM4 };
+	static const char key[] = "\x10\x1f\x01\tk\x7f";
+	static const __u8 nul_req[] = "set a\0b 0 0 1\r\nx\r\n";
+	struct rm_store m;
+	static struct keyset ks;
+	struct xkv_item *it = malloc(sizeof(*it));
+	char line[64];
+	static __u8 out[PB_MAX + 64];
+	__u32 outlen;
+
+	ks.n = 0;
+	rm_store_init(&m, &r->mc);
+	flush_store(r);
+	snprintf(line, sizeof(line), "set %s 3 0 2\r\nhi\r\n", key);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+	snprintf(line, sizeof(line), "get %s\r\n", key);
+	char want[64];
+	snprintf(want, sizeof(want), "VALUE %s 3 2\r\nhi\r\nEND\r\n", key);
+	xdp_req(&w, &m, line, TX, want, NULL);
+	keyset_add(&ks, key, sizeof(key) - 1);
+	/* the userspace accessor follows the same rule */
+	if (!it || r->L->get(&r->st, key, sizeof(key) - 1, it) != 1 || it->len != 2)
+		fail(&w, "accessor does not find the binary key");
+	/* NUL: CLIENT_ERROR bad key, nothing stored */
+	struct pb *b = malloc(sizeof(*b));
+	w.step++;
+	request_frame(b, w.fam, w.step);
+	pb_bytes(b, nul_req, sizeof(nul_req) - 1);
+	send_frame(&w, &m, b, TX, XKV_R_KEY_BAD, out, &outlen, NULL);
+	free(b);
+	keyset_add(&ks, "a", 1);
+	w.step = 0;
+	check_store(&w, &m, ks.k, ks.len, ks.n);
+	free(it);
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+static void run_binary_keys(struct run *r, const char *name)
+{
+	static struct run bin;
+	memset(&bin, 0, sizeof(bin));
+	bin.verbose = r->verbose;
+	if (layout_open_flags(&bin, name, 1024, XKV_CFG_BINARY_KEYS)) {
+		r->failed++;
+		return;
+	}
+	case_binary_keys(&bin);
+	layout_close(&bin);
+	r->passed += bin.passed;
+	r->failed += bin.failed;
+}
+
 static void run_layout_cases(struct run *r, const char *name)
 {
 	static struct run small;
@@ -1092,6 +1157,7 @@ int main(int argc, char **argv)
 						run_fixture(&r, &fixtures[i], fam, i);
 			layout_close(&r);
 			run_layout_cases(&r, name);
+			run_binary_keys(&r, name);
 		}
 		printf("%s: %d passed, %d failed\n", name, r.passed, r.failed);
 		total_pass += r.passed;
