@@ -83,6 +83,8 @@ static int serve_socket(const char *ifname, __u16 port, int *v6, char *err, size
 		return serve_fail(err, errlen, -e, "cannot bind to interface %s: %s", ifname, strerror(e));
 	}
 	set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+	struct timeval tv = { .tv_sec = 0, .tv_usec = SERVE_POLL_MS * 1000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* lets the loop see *stop */
 	set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
 
 	int rc;
@@ -273,22 +275,17 @@ static void serve_prepare(struct serve_state *st)
 	}
 }
 
-/* One round: wait up to SERVE_POLL_MS, then drain a batch.  <0 on error. */
+/* One round: a blocking recvmmsg that returns as soon as one datagram is in
+ * (MSG_WAITFORONE) or after SERVE_POLL_MS (SO_RCVTIMEO), so a busy server
+ * pays one receive syscall per batch and no poll.  <0 on error. */
 static int serve_round(struct serve_state *st, char *err, size_t errlen)
 {
-	struct pollfd pfd = { .fd = st->fd, .events = POLLIN };
-	int n = poll(&pfd, 1, SERVE_POLL_MS);
-
-	if (n < 0 && errno != EINTR)
-		return serve_fail(err, errlen, -errno, "poll: %s", strerror(errno));
-	if (n > 0) {
-		serve_prepare(st);
-		n = recvmmsg(st->fd, st->msgs, SERVE_BATCH, MSG_DONTWAIT, NULL);
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return serve_fail(err, errlen, -errno, "recvmmsg: %s", strerror(errno));
-		for (int i = 0; i < n; i++)
-			serve_one(st, i);
-	}
+	serve_prepare(st);
+	int n = recvmmsg(st->fd, st->msgs, SERVE_BATCH, MSG_WAITFORONE, NULL);
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		return serve_fail(err, errlen, -errno, "recvmmsg: %s", strerror(errno));
+	for (int i = 0; i < n; i++)
+		serve_one(st, i);
 	if (st->pending >= SERVE_PUSH_REQS ||
 	    (st->pending && xkv_now_ns() - st->last_push >= st->push_ns))
 		serve_push(st);
