@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: MIT
+/* In-kernel microbenchmark: ns per request of the XDP handler, run through
+ * BPF_PROG_TEST_RUN, for every layout and for the null store (the same
+ * handler with a store that costs nothing: the floor).
+ *
+ * Every benchmark first runs each of its request packets once and checks
+ * the action and the reply bytes; any mismatch fails the benchmark (and the
+ * process exits 1).  Only then does it time.  The time of one request is the
+ * kernel's own `duration` of a run with repeat = 1 (see README.md for why
+ * not repeat > 1); null-store requests run in blocks between the layout's
+ * so the ratio x_null compares numbers taken under the same conditions. */
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xdpkv.h"
+#include "null_layout.h"
+
+namespace {
+
+constexpr uint32_t kKeyLen = 16;       /* "key:%012u" */
+constexpr uint32_t kValLen = 128;
+constexpr uint16_t kClientPort = 40000;
+constexpr uint32_t kNullBlock = 64;    /* null-store runs per block, interleaved */
+constexpr uint32_t kOutMax = 4096;
+constexpr uint32_t kMaxThreads = 2;    /* key sets are built for this many threads */
+constexpr size_t kHdrLen = ETH_HLEN + 20 + 8 + XKV_UDP_HDR_LEN;
+const uint8_t kClientMac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x02};
+const uint8_t kServerMac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x01};
+const uint32_t kClientIp = 0x7f000002; /* 127.0.0.2: never sent anywhere */
+const uint32_t kServerIp = 0x7f000001;
+
+struct Options {
+	uint32_t entries = 1u << 20; /* --xkv_entries: map size and items preloaded */
+	uint32_t keys = 4096;        /* --xkv_keys: distinct request keys each thread cycles through */
+	uint32_t batch = 8192;       /* items per xkv_store_set_batch call */
+	uint32_t cpu = 0;            /* --xkv_cpu: CPU of thread 0; thread t runs on cpu + t */
+	bool verbose = false;        /* --xkv_verbose: libbpf messages */
+};
+Options opt;
+
+std::atomic<bool> g_failed{false};
+std::atomic<unsigned long> g_validated{0};
+
+enum class Op { Get, Set };
+
+const char *op_name(Op op)
+{
+	return op == Op::Get ? "get_hit" : "set";
+}
+
+/* ---- requests and expected replies ---------------------------------------- */
+
+std::string key_text(uint32_t k)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "key:%012u", k);
+	return b;
+}
+
+/* The value stored under key k: key-dependent, so a reply with another
+ * key's bytes is caught. */
+std::string value_for(uint32_t k)
+{
+	std::string v(kValLen, 'a');
+	for (uint32_t j = 0; j < kValLen; j++)
+		v[j] = (char)('a' + (k * 7 + j) % 26);
+	return v;
+}
+
+/* What the null store's single item holds. */
+const std::string &null_value()
+{
+	static const std::string v = value_for(0x5eed);
+	return v;
+}
+
+uint16_t csum16(const void *p, size_t n)
+{
+	const uint8_t *b = static_cast<const uint8_t *>(p);
+	uint32_t s = 0;
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)(b[i] << 8 | b[i + 1]);
+	if (n & 1)
+		s += (uint32_t)b[n - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* Ethernet / IPv4 / UDP to port 11211 / 8-byte frame header / text. */
+std::vector<uint8_t> make_packet(const std::string &text, uint16_t req_id)
+{
+	std::vector<uint8_t> p(kHdrLen + text.size());
+	auto *eth = reinterpret_cast<ethhdr *>(p.data());
+	auto *ip = reinterpret_cast<iphdr *>(p.data() + ETH_HLEN);
+	auto *udp = reinterpret_cast<udphdr *>(p.data() + ETH_HLEN + 20);
+	auto *fh = reinterpret_cast<xkv_udp_hdr *>(p.data() + ETH_HLEN + 28);
+
+	memcpy(eth->h_dest, kServerMac, ETH_ALEN);
+	memcpy(eth->h_source, kClientMac, ETH_ALEN);
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tot_len = htons((uint16_t)(p.size() - ETH_HLEN));
+	ip->id = htons(req_id);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = htonl(kClientIp);
+	ip->daddr = htonl(kServerIp);
+	ip->check = htons(csum16(ip, 20));
+	udp->source = htons(kClientPort);
+	udp->dest = htons(XKV_DEFAULT_PORT);
+	udp->len = htons((uint16_t)(p.size() - ETH_HLEN - 20));
+	fh->req_id = htons(req_id);
+	fh->seq = 0;
+	fh->total = htons(1);
+	fh->reserved = 0;
+	memcpy(p.data() + kHdrLen, text.data(), text.size());
+	return p;
+}
+
+struct Req {
+	uint32_t key;
+	uint16_t req_id;
+	uint32_t reply_len;        /* bytes of the reply frame */
+	std::vector<uint8_t> pkt;
+};
+
+std::string want_text(Op op, uint32_t key, bool null_store)
+{
+	if (op == Op::Set)
+		return XKV_R_STORED;
+	return "VALUE " + key_text(key) + " 0 " + std::to_string(kValLen) + "\r\n" +
+	       (null_store ? null_value() : value_for(key)) + XKV_R_DATA_END;
+}
+
+Req make_req(Op op, uint32_t key, uint16_t req_id)
+{
+	std::string t;
+	if (op == Op::Get)
+		t = "get " + key_text(key) + "\r\n";
+	else
+		t = "set " + key_text(key) + " 0 0 " + std::to_string(kValLen) + "\r\n" + value_for(key) +
+		    "\r\n";
+	uint32_t rlen = (uint32_t)(kHdrLen + want_text(op, key, false).size());
+	return Req{key, req_id, rlen, make_packet(t, req_id)};
+}
+
+std::string printable(const std::string &s)
+{
+	std::string o;
+	for (unsigned char c : s) {
+		char b[8];
+		if (c == '\r')
+			o += "\\r";
+		else if (c == '\n')
+			o += "\\n";
+		else if (c < 0x20 || c > 0x7e)
+			snprintf(b, sizeof(b), "\\x%02x", c), o += b;
+		else
+			o += (char)c;
+	}
+	return o;
+}
+
+/* Empty when out[0..n) is the reply to r with text want; else what differs. */
+std::string check_reply(const uint8_t *out, uint32_t n, const Req &r, const std::string &want)
+{
+	char m[256];
+	if (n < kHdrLen)
+		return "reply of " + std::to_string(n) + " bytes is shorter than its headers";
+	auto *eth = reinterpret_cast<const ethhdr *>(out);
+	auto *ip = reinterpret_cast<const iphdr *>(out + ETH_HLEN);
+	auto *udp = reinterpret_cast<const udphdr *>(out + ETH_HLEN + 20);
+	auto *fh = reinterpret_cast<const xkv_udp_hdr *>(out + ETH_HLEN + 28);
+	if (memcmp(eth->h_dest, kClientMac, ETH_ALEN) || memcmp(eth->h_source, kServerMac, ETH_ALEN) ||
+	    eth->h_proto != htons(ETH_P_IP))
+		return "reply Ethernet header is not the request's, swapped";
+	if (ip->version != 4 || ip->ihl != 5 || ip->protocol != IPPROTO_UDP ||
+	    ip->saddr != htonl(kServerIp) || ip->daddr != htonl(kClientIp) ||
+	    ntohs(ip->tot_len) != n - ETH_HLEN || csum16(ip, 20) != 0) {
+		snprintf(m, sizeof(m), "bad reply IPv4 header (tot_len %u for %u bytes, csum %s)",
+			 ntohs(ip->tot_len), n - ETH_HLEN, csum16(ip, 20) ? "wrong" : "ok");
+		return m;
+	}
+	if (udp->source != htons(XKV_DEFAULT_PORT) || udp->dest != htons(kClientPort) ||
+	    ntohs(udp->len) != n - ETH_HLEN - 20) {
+		snprintf(m, sizeof(m), "bad reply UDP header (ports %u->%u, len %u for %u bytes)",
+			 ntohs(udp->source), ntohs(udp->dest), ntohs(udp->len), n - ETH_HLEN - 20);
+		return m;
+	}
+	if (fh->req_id != htons(r.req_id) || fh->seq != 0 || fh->total != htons(1)) {
+		snprintf(m, sizeof(m), "bad frame header: req_id %u (want %u) seq %u total %u",
+			 ntohs(fh->req_id), r.req_id, ntohs(fh->seq), ntohs(fh->total));
+		return m;
+	}
+	std::string got(reinterpret_cast<const char *>(out + kHdrLen), n - kHdrLen);
+	if (got != want)
+		return "reply text differs:\n  want \"" + printable(want) + "\"\n  got  \"" + printable(got) +
+		       "\"";
+	return "";
+}
+
+/* ---- BPF_PROG_TEST_RUN ----------------------------------------------------- */
+
+struct Run {
+	int err;          /* 0 or -errno of the syscall */
+	uint32_t retval;  /* XDP action */
+	uint32_t size;    /* bytes of the resulting frame */
+	uint32_t ns;      /* the kernel's duration of the one run */
+};
+
+/* One run, repeat = 1.  out may be NULL: the kernel then copies nothing but
+ * still reports the frame's size. */
+Run test_run(int prog_fd, const Req &r, uint8_t *out)
+{
+	bpf_test_run_opts o{};
+	o.sz = sizeof(o);
+	o.data_in = r.pkt.data();
+	o.data_size_in = (uint32_t)r.pkt.size();
+	o.data_out = out;
+	o.data_size_out = out ? kOutMax : 0;
+	o.repeat = 1;
+	Run res{};
+	res.err = bpf_prog_test_run_opts(prog_fd, &o) ? -errno : 0;
+	res.retval = o.retval;
+	res.size = o.data_size_out;
+	res.ns = o.duration;
+	return res;
+}
+
+/* ---- layouts, loaded once, on first use ---------------------------------- */
+
+struct Bench {
+	std::string name;
+	const xkv_layout *L = nullptr;
+	bpf_object *obj = nullptr;
+	int prog_fd = -1;
+	bool null_store = false;
+	xkv_store store{};
+	long live = -1;                /* items the store holds after the preload */
+	std::vector<uint32_t> keys;    /* request keys, all present after the preload */
+	std::vector<Req> get, set;
+	std::string err;
+};
+
+std::mutex g_mu;
+std::map<std::string, std::unique_ptr<Bench>> g_benches;
+
+double secs_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/* Store the given keys with their values through the userspace accessor,
+ * in batches.  Empty or what went wrong. */
+std::string store_keys(Bench &b, const std::vector<uint32_t> &ks)
+{
+	const xkv_config &c = b.store.cfg;
+	std::vector<uint8_t> keys((size_t)opt.batch * c.key_size), ents((size_t)opt.batch * c.entry_size);
+	uint64_t now = xkv_now_ns();
+
+	for (size_t base = 0; base < ks.size(); base += opt.batch) {
+		uint32_t n = (uint32_t)std::min<size_t>(opt.batch, ks.size() - base);
+		std::fill(keys.begin(), keys.end(), 0);
+		std::fill(ents.begin(), ents.end(), 0);
+		for (uint32_t i = 0; i < n; i++) {
+			std::string k = key_text(ks[base + i]), v = value_for(ks[base + i]);
+			memcpy(&keys[(size_t)i * c.key_size], k.data(), k.size());
+			auto *e = reinterpret_cast<xkv_entry *>(&ents[(size_t)i * c.entry_size]);
+			e->wtime_ns = now;
+			e->flags = 0;
+			e->len = kValLen;
+			e->klen = kKeyLen;
+			memcpy(e->data, v.data(), v.size());
+		}
+		long r = xkv_store_set_batch(&b.store, keys.data(), ents.data(), n);
+		if (r != (long)n)
+			return b.name + ": storing " + key_text(ks[base]) + " and " + std::to_string(n - 1) +
+			       " more: " + (r < 0 ? std::string(strerror((int)-r)) :
+			       "stored " + std::to_string(r) + " of " + std::to_string(n));
+	}
+	return "";
+}
+
+int preload(Bench &b)
+{
+	std::vector<uint32_t> ks;
+	for (uint32_t base = 0; base < opt.entries; base += opt.batch) {
+		ks.clear();
+		for (uint32_t k = base; k < opt.entries && k < base + opt.batch; k++)
+			ks.push_back(k);
+		b.err = store_keys(b, ks);
+		if (!b.err.empty())
+			return -1;
+	}
+	return 0;
+}
+
+/* opt.keys * kMaxThreads distinct keys spread evenly over the preloaded
+ * range: for each stretch the first key at or after its start that the
+ * store still holds (array_fnv loses colliding keys, and FNV-1a modulo a
+ * power of two loses sequential keys in clusters; lru may evict while
+ * loading). */
+int choose_keys(Bench &b)
+{
+	uint32_t nkeys = opt.keys * kMaxThreads;
+	uint32_t stride = std::max(1u, opt.entries / nkeys), next = 0;
+	auto it = std::make_unique<xkv_item>();
+	for (uint32_t i = 0; i < nkeys; i++) {
+		uint32_t k = std::max(next, i * stride);
+		for (; k < opt.entries && !b.null_store; k++) {
+			std::string ks = key_text(k), v = value_for(k);
+			int r = b.L->get(&b.store, ks.data(), kKeyLen, it.get());
+			if (r < 0) {
+				b.err = b.name + ": get " + ks + " failed: " + strerror(-r);
+				return -1;
+			}
+			if (r == 1 && it->len == kValLen && !memcmp(it->data, v.data(), kValLen))
+				break;
+		}
+		if (k >= opt.entries) {
+			b.err = b.name + ": only " + std::to_string(i) + " of the " + std::to_string(nkeys) +
+				" request keys are stored (" + std::to_string(b.live) + " live items)";
+			return -1;
+		}
+		b.keys.push_back(k);
+		next = k + 1;
+	}
+	return 0;
+}
+
+void load(Bench &b)
+{
+	char err[XKV_ERRLEN] = "";
+	xkv_config cfg;
+	auto t0 = std::chrono::steady_clock::now();
+
+	b.null_store = b.name == "null";
+	b.L = b.null_store ? &xkv_layout_null : xkv_layout_find(b.name.c_str());
+	/* the null store has no registry entry: configure it as hash_map */
+	if (!b.L || xkv_config_defaults(&cfg, b.null_store ? "hash_map" : b.name.c_str())) {
+		b.err = "unknown layout " + b.name;
+		return;
+	}
+	cfg.key_cap = kKeyLen;
+	cfg.val_cap = kValLen;
+	cfg.entries = b.null_store ? 1 : opt.entries;
+	cfg.mode = XKV_MODE_TEST;
+	if (xkv_config_finish(&cfg, err, sizeof(err))) {
+		b.err = b.name + ": " + err;
+		return;
+	}
+	if (b.null_store)
+		snprintf(cfg.layout, sizeof(cfg.layout), "null");
+	b.obj = xkv_object_open_with(b.L, &cfg, err, sizeof(err));
+	if (!b.obj || xkv_object_load(b.obj, err, sizeof(err))) {
+		b.err = b.name + ": " + err;
+		return;
+	}
+	b.prog_fd = bpf_program__fd(xkv_object_prog(b.obj));
+	if (b.null_store) {
+		if (xkv_null_fill(b.obj, 0, null_value().data(), kValLen, err, sizeof(err))) {
+			b.err = err;
+			return;
+		}
+	} else {
+		if (xkv_store_from_object(&b.store, b.L, b.obj, err, sizeof(err))) {
+			b.err = b.name + ": " + err;
+			return;
+		}
+		if (preload(b))
+			return;
+		b.live = b.L->count(&b.store);
+	}
+	if (choose_keys(b))
+		return;
+	for (uint32_t i = 0; i < b.keys.size(); i++) {
+		b.get.push_back(make_req(Op::Get, b.keys[i], (uint16_t)i));
+		b.set.push_back(make_req(Op::Set, b.keys[i], (uint16_t)i));
+	}
+	fprintf(stderr, "# loaded %s: entries %u, live items %ld, %zu request keys, %.1f s\n",
+		b.name.c_str(), cfg.entries, b.live, b.keys.size(), secs_since(t0));
+}
+
+Bench *get_bench(const std::string &name)
+{
+	std::lock_guard<std::mutex> lk(g_mu);
+	auto &p = g_benches[name];
+	if (!p) {
+		p = std::make_unique<Bench>();
+		p->name = name;
+		load(*p);
+	}
+	return p.get();
+}
+
+void close_benches()
+{
+	for (auto &kv : g_benches) {
+		if (kv.second->store.L)
+			xkv_store_close(&kv.second->store);
+		bpf_object__close(kv.second->obj);
+	}
+	g_benches.clear();
+}
+
+/* ---- the benchmarks --------------------------------------------------------- */
+
+void fail(benchmark::State &st, const std::string &msg)
+{
+	g_failed = true;
+	fprintf(stderr, "microbench: %s\n", msg.c_str());
+	st.SkipWithError(msg.c_str());
+}
+
+/* Thread t of a benchmark runs on CPU (opt.cpu + t) mod the CPUs online. */
+void pin(int thread)
+{
+	static const long ncpu = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET((int)((opt.cpu + thread) % ncpu), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* Run every request once through prog_fd and compare with the protocol. */
+std::string validate(const Bench &b, int prog_fd, bool null_store, const std::vector<const Req *> &reqs,
+		     Op op)
+{
+	std::vector<uint8_t> out(kOutMax);
+	for (const Req *rp : reqs) {
+		const Req &r = *rp;
+		Run res = test_run(prog_fd, r, out.data());
+		std::string where = std::string(null_store ? "null" : b.name.c_str()) + " " + op_name(op) +
+				    " " + key_text(r.key) + ": ";
+		if (res.err)
+			return where + "BPF_PROG_TEST_RUN failed: " + strerror(-res.err);
+		if (res.retval != XDP_TX)
+			return where + "action " + std::to_string(res.retval) + ", want XDP_TX (" +
+			       std::to_string(XDP_TX) + ")";
+		std::string e = check_reply(out.data(), res.size, r, want_text(op, r.key, null_store));
+		if (!e.empty())
+			return where + e;
+		g_validated++;
+	}
+	return "";
+}
+
+/* Kernel durations of single requests (ns). */
+struct Timer {
+	std::vector<uint32_t> ns;
+	uint64_t sum = 0;
+
+	void add(uint32_t v)
+	{
+		ns.push_back(v);
+		sum += v;
+	}
+	double mean() const { return ns.empty() ? 0 : (double)sum / ns.size(); }
+	double p50()
+	{
+		if (ns.empty())
+			return 0;
+		auto mid = ns.begin() + ns.size() / 2;
+		std::nth_element(ns.begin(), mid, ns.end());
+		return *mid;
+	}
+};
+
+/* While timing: the action and the reply's size (a miss is shorter). */
+bool timed_ok(const Run &res, const Req &r)
+{
+	return !res.err && res.retval == XDP_TX && res.size == r.reply_len;
+}
+
+/* kNullBlock requests from reqs[first] on (cyclically) through the null
+ * store, timed into nt.  False (and the benchmark failed) on a wrong reply. */
+bool null_block(benchmark::State &st, int null_fd, const std::vector<const Req *> &reqs, size_t first,
+		Op op, Timer *nt)
+{
+	size_t n = reqs.size();
+	for (uint32_t j = 0; j < kNullBlock; j++) {
+		const Req &q = *reqs[(first + j) % n];
+		Run nr = test_run(null_fd, q, nullptr);
+		if (!timed_ok(nr, q)) {
+			fail(st, "null " + std::string(op_name(op)) + " " + key_text(q.key) + ": action " +
+				 std::to_string(nr.retval) + ", " + std::to_string(nr.size) +
+				 " bytes while timing (validated before)");
+			return false;
+		}
+		nt->add(nr.ns);
+	}
+	return true;
+}
+
+void bm_op(benchmark::State &st, const std::string &layout, Op op)
+{
+	pin(st.thread_index());
+	Bench *b = get_bench(layout), *nb = get_bench("null");
+	if (!b->err.empty() || !nb->err.empty()) {
+		fail(st, !b->err.empty() ? b->err : nb->err);
+		return;
+	}
+	/* Thread t uses every kMaxThreads-th key from the t-th on: each thread
+	 * has opt.keys keys spread over the whole range, whatever the number of
+	 * threads, and two threads never send the same key (array_fnv would
+	 * pass a set of a slot busy in the other thread on to the slow path). */
+	const std::vector<Req> &all = op == Op::Get ? b->get : b->set;
+	std::vector<const Req *> reqs;
+	for (size_t j = st.thread_index(); j < all.size(); j += kMaxThreads)
+		reqs.push_back(&all[j]);
+	size_t n = reqs.size(), i = 0;
+	std::string e = n ? "" : "no request keys";
+	/* lru evicts: a set benchmark may have pushed a get key out; store this
+	 * thread's keys again (the same bytes; a no-op for the other layouts) */
+	if (e.empty() && op == Op::Get && !b->null_store) {
+		std::vector<uint32_t> ks;
+		for (const Req *r : reqs)
+			ks.push_back(r->key);
+		e = store_keys(*b, ks);
+	}
+	if (e.empty())
+		e = validate(*b, b->prog_fd, b->null_store, reqs, op);
+	if (e.empty())
+		e = validate(*b, nb->prog_fd, true, reqs, op);
+	if (!e.empty()) {
+		fail(st, e);
+		return;
+	}
+
+	Timer lt, nt;
+	lt.ns.reserve(std::min<size_t>(st.max_iterations, 1u << 24));
+	uint32_t k = 0;
+	for (auto _ : st) {
+		const Req &r = *reqs[i];
+		Run res = test_run(b->prog_fd, r, nullptr);
+		if (!timed_ok(res, r)) {
+			fail(st, b->name + " " + op_name(op) + " " + key_text(r.key) + ": action " +
+				 std::to_string(res.retval) + ", " + std::to_string(res.size) +
+				 " bytes while timing (validated before)");
+			break;
+		}
+		st.SetIterationTime(res.ns * 1e-9);
+		lt.add(res.ns);
+		if (++i == n)
+			i = 0;
+		if (++k < kNullBlock)
+			continue;
+		/* the same requests again, through the null store */
+		k = 0;
+		if (!null_block(st, nb->prog_fd, reqs, (i + n - kNullBlock % n) % n, op, &nt))
+			break;
+	}
+	/* too few iterations for a block: one block now, for the ratio */
+	if (nt.ns.empty() && !st.error_occurred() && !null_block(st, nb->prog_fd, reqs, 0, op, &nt))
+		return;
+
+	using C = benchmark::Counter;
+	double mean = lt.mean(), nmean = nt.mean(), p50 = lt.p50(), np50 = nt.p50();
+	st.counters["ns_per_op"] = C(mean, C::kAvgThreads);
+	st.counters["p50_ns"] = C(p50, C::kAvgThreads);
+	st.counters["null_ns"] = C(nmean, C::kAvgThreads);
+	st.counters["null_p50_ns"] = C(np50, C::kAvgThreads);
+	st.counters["x_null"] = C(nmean > 0 ? mean / nmean : 0, C::kAvgThreads);
+	st.counters["x_null_p50"] = C(np50 > 0 ? p50 / np50 : 0, C::kAvgThreads);
+	st.counters["live_items"] = C((double)b->live, C::kAvgThreads);
+}
+
+/* The harness alone: a program that only returns XDP_PASS, on the same get
+ * packets.  Every other number includes this fixed cost. */
+int pass_prog_fd()
+{
+	static int fd = -2;
+	std::lock_guard<std::mutex> lk(g_mu);
+	if (fd == -2) {
+		const bpf_insn insns[] = {
+			{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+			{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+		};
+		fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xkv_pass", "GPL", insns, 2, nullptr);
+		if (fd < 0)
+			fd = -errno;
+	}
+	return fd;
+}
+
+void bm_harness(benchmark::State &st)
+{
+	pin(st.thread_index());
+	int fd = pass_prog_fd();
+	Bench *nb = get_bench("null");
+	if (fd < 0 || !nb->err.empty()) {
+		fail(st, fd < 0 ? std::string("loading an XDP_PASS program: ") + strerror(-fd) : nb->err);
+		return;
+	}
+	size_t n = nb->get.size(), i = 0;
+	Timer t;
+	for (auto _ : st) {
+		Run res = test_run(fd, nb->get[i], nullptr);
+		if (res.err || res.retval != XDP_PASS) {
+			fail(st, "XDP_PASS program returned " + std::to_string(res.retval));
+			break;
+		}
+		st.SetIterationTime(res.ns * 1e-9);
+		t.add(res.ns);
+		if (++i == n)
+			i = 0;
+	}
+	using C = benchmark::Counter;
+	st.counters["ns_per_op"] = C(t.mean(), C::kAvgThreads);
+	st.counters["p50_ns"] = C(t.p50(), C::kAvgThreads);
+}
+
+const char *const kLayouts[] = {"null", "hash_map", "array_fnv", "lru", "percpu"};
+
+void register_all()
+{
+	benchmark::RegisterBenchmark("harness/xdp_pass", bm_harness)->UseManualTime();
+	/* gets first: lru sets evict, and gets need their keys */
+	for (Op op : {Op::Get, Op::Set})
+		for (uint32_t threads : {1u, kMaxThreads})
+			for (const char *l : kLayouts) {
+				std::string name = std::string(op_name(op)) + "/" + l;
+				auto *bm = benchmark::RegisterBenchmark(
+					name.c_str(), [l, op](benchmark::State &st) { bm_op(st, l, op); });
+				bm->UseManualTime();
+				if (threads > 1)
+					bm->Threads(threads);
+			}
+}
+
+bool parse_u32(const char *arg, const char *flag, uint32_t *v, unsigned long min = 1)
+{
+	size_t n = strlen(flag);
+	if (strncmp(arg, flag, n) || arg[n] != '=')
+		return false;
+	char *end;
+	unsigned long x = strtoul(arg + n + 1, &end, 0);
+	if (*end || x < min || x > (1ul << 26)) {
+		fprintf(stderr, "microbench: bad value in %s\n", arg);
+		exit(2);
+	}
+	*v = (uint32_t)x;
+	return true;
+}
+
+/* Takes our own --xkv_* flags out of argv; the rest is Google Benchmark's. */
+void parse_args(int *argc, char **argv)
+{
+	int o = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (parse_u32(argv[i], "--xkv_entries", &opt.entries) ||
+		    parse_u32(argv[i], "--xkv_cpu", &opt.cpu, 0) ||
+		    parse_u32(argv[i], "--xkv_keys", &opt.keys))
+			continue;
+		if (!strcmp(argv[i], "--xkv_verbose")) {
+			opt.verbose = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			fprintf(stderr,
+				"microbench [--xkv_entries=N (default 1048576)] [--xkv_keys=N (default 4096)]\n"
+				"           [--xkv_cpu=N (default 0)] [--xkv_verbose] [Google Benchmark flags]\n");
+		argv[o++] = argv[i];
+	}
+	*argc = o;
+	if ((uint64_t)opt.keys * kMaxThreads > opt.entries) {
+		fprintf(stderr, "microbench: %u threads x --xkv_keys %u exceeds --xkv_entries %u\n",
+			kMaxThreads, opt.keys, opt.entries);
+		exit(2);
+	}
+}
+
+int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!opt.verbose && level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	parse_args(&argc, argv);
+	if (geteuid() != 0) {
+		fprintf(stderr, "microbench: needs root (BPF_PROG_TEST_RUN and map creation); skipped\n");
+		return 77;
+	}
+	libbpf_set_print(libbpf_quiet);
+	benchmark::AddCustomContext("xkv_entries", std::to_string(opt.entries));
+	benchmark::AddCustomContext("xkv_keys", std::to_string(opt.keys));
+	benchmark::AddCustomContext("xkv_key_bytes", std::to_string(kKeyLen));
+	benchmark::AddCustomContext("xkv_value_bytes", std::to_string(kValLen));
+	benchmark::AddCustomContext("xkv_timing", "BPF_PROG_TEST_RUN repeat=1, kernel duration per run");
+	register_all();
+	benchmark::Initialize(&argc, argv);
+	if (benchmark::ReportUnrecognizedArguments(argc, argv))
+		return 2;
+	pin(0);
+	size_t ran = benchmark::RunSpecifiedBenchmarks();
+	benchmark::Shutdown();
+	close_benches();
+	fprintf(stderr, "# %zu benchmarks, %lu replies validated%s\n", ran, g_validated.load(),
+		g_failed ? ", FAILED" : "");
+	if (g_failed)
+		return 1;
+	if (!ran) {
+		fprintf(stderr, "microbench: no benchmark matched the filter\n");
+		return 1;
+	}
+	return 0;
+}

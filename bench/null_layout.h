@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* The null store (bench/null_store.bpf.c) as a layout the loader can open:
+ * the benchmarks' floor.  It is not in the registry: nothing but the
+ * benchmarks should ever load it. */
+#ifndef XKV_BENCH_NULL_LAYOUT_H
+#define XKV_BENCH_NULL_LAYOUT_H
+
+#include "xdpkv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const struct xkv_layout xkv_layout_null;
+
+/* Write the one item every lookup returns (live: wtime_ns 1, no expiry)
+ * into the loaded object's .bss and read it back.  0 or -errno with a
+ * message in err. */
+int xkv_null_fill(struct bpf_object *obj, __u32 flags, const void *data, __u32 len,
+		  char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
