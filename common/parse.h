@@ -73,9 +73,34 @@ struct xkv_scan {
 	struct xkv_req *req;
 };
 
-static long xkv_scan_byte(__u32 i, void *vctx)
+/* Bytes [i, i+n) are token bytes: extend the open token or start one. */
+static __attribute__((always_inline)) inline void xkv_tok_grow(struct xkv_scan *s, __u32 i, __u32 n)
 {
-	struct xkv_scan *s = vctx;
+	struct xkv_req *r = s->req;
+
+	if (!s->in_tok) {
+		s->in_tok = 1;
+		if (r->ntok >= XKV_PARSE_TOKENS) {
+			r->too_many = 1;
+			return;
+		}
+		__u32 k = r->ntok;
+		if (k < XKV_PARSE_TOKENS) {
+			r->tok[k].off = i;
+			r->tok[k].len = 0;
+		}
+		r->ntok = k + 1;
+	}
+	if (r->too_many)
+		return;
+	__u32 t = r->ntok - 1;
+	if (t < XKV_PARSE_TOKENS)
+		r->tok[t].len += n;
+}
+
+/* One byte of the command line; returns 1 at its end. */
+static __attribute__((always_inline)) inline long xkv_scan_byte(struct xkv_scan *s, __u32 i)
+{
 	struct xkv_req *r = s->req;
 
 	if (i >= s->len)
@@ -95,26 +120,45 @@ static long xkv_scan_byte(__u32 i, void *vctx)
 		s->in_tok = 0;
 		return 0;
 	}
-	if (!s->in_tok) {
-		s->in_tok = 1;
-		if (r->ntok >= XKV_PARSE_TOKENS) {
-			r->too_many = 1;
+	xkv_tok_grow(s, i, 1);
+	__u32 t = r->ntok - 1;
+	if (!r->too_many && xkv_key_byte_bad(c, r->binary_keys) && t < 32)
+		r->ctrl_mask |= 1u << t;
+	return 0;
+}
+
+/* SWAR: non-zero iff some byte of w is below 0x21 (space, CR, LF, control)
+ * or is DEL.  Such a word is walked byte by byte; any other word is eight
+ * plain token bytes at once. */
+#define XKV_ONES 0x0101010101010101ULL
+#define XKV_HIGHS 0x8080808080808080ULL
+static inline __u64 xkv_word_special(__u64 w)
+{
+	__u64 below = (w - 0x21 * XKV_ONES) & ~w & XKV_HIGHS;
+	__u64 x = w ^ (0x7f * XKV_ONES);
+	__u64 del = (x - XKV_ONES) & ~x & XKV_HIGHS;
+	return below | del;
+}
+
+/* One 8-byte word of the command line (wi: word index); returns 1 at its end.
+ * The request buffer is 8-aligned, so the word load is aligned too. */
+static long xkv_scan_word(__u32 wi, void *vctx)
+{
+	struct xkv_scan *s = vctx;
+	__u32 base = wi * 8;
+
+	if (base >= s->len)
+		return 1;
+	if (base + 8 <= s->len) {
+		__u64 w = *(const __u64 *)&s->buf[base & XKV_PMASK];
+		if (!xkv_word_special(w)) {
+			xkv_tok_grow(s, base, 8);
 			return 0;
 		}
-		__u32 n = r->ntok;
-		if (n < XKV_PARSE_TOKENS) {
-			r->tok[n].off = i;
-			r->tok[n].len = 0;
-		}
-		r->ntok = n + 1;
 	}
-	if (r->too_many)
-		return 0;
-	__u32 t = r->ntok - 1;
-	if (t < XKV_PARSE_TOKENS)
-		r->tok[t].len++;
-	if (xkv_key_byte_bad(c, r->binary_keys) && t < 32)
-		r->ctrl_mask |= 1u << t;
+	for (__u32 k = 0; k < 8; k++)
+		if (xkv_scan_byte(s, base + k))
+			return 1;
 	return 0;
 }
 
@@ -202,7 +246,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 
 	if (len > XKV_PARSE_SPAN)
 		len = s.len = XKV_PARSE_SPAN;
-	xkv_loop(len, xkv_scan_byte, &s);
+	xkv_loop((len + 7) / 8, xkv_scan_word, &s);
 	if (s.done != 1)
 		return xkv_fail(r, XKV_E_NO_CRLF);
 	r->next = r->line_len + 2;
