@@ -8,3 +8,9 @@ target_link_libraries(test_fixtures PRIVATE xdpkv_core)
 foreach(layout hash_map array_fnv lru percpu)
   add_test(NAME fixtures_${layout} COMMAND test_fixtures --layout ${layout})
 endforeach()
+
+# array_fnv: no torn value while writers on another CPU replace it.
+add_executable(test_torn ${CMAKE_CURRENT_LIST_DIR}/test_torn.c ${CMAKE_CURRENT_LIST_DIR}/pktbuild.c)
+target_include_directories(test_torn PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(test_torn PRIVATE xdpkv_core pthread)
+add_test(NAME torn_array_fnv COMMAND test_torn --layout array_fnv --seconds 2)
