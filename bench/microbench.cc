@@ -37,6 +37,7 @@
 
 #include "xdpkv.h"
 #include "null_layout.h"
+#include "array_fnv/slot.h"
 
 namespace {
 
@@ -73,19 +74,23 @@ const char *op_name(Op op)
 
 /* ---- requests and expected replies ---------------------------------------- */
 
-std::string key_text(uint32_t k)
+/* "key:%012u" (16 bytes), padded with '-' to klen bytes (>= 16). */
+std::string key_text(uint32_t k, uint32_t klen = kKeyLen)
 {
 	char b[32];
 	snprintf(b, sizeof(b), "key:%012u", k);
-	return b;
+	std::string s(b);
+	if (klen > s.size())
+		s.append(klen - s.size(), '-');
+	return s;
 }
 
 /* The value stored under key k: key-dependent, so a reply with another
  * key's bytes is caught. */
-std::string value_for(uint32_t k)
+std::string value_for(uint32_t k, uint32_t vlen = kValLen)
 {
-	std::string v(kValLen, 'a');
-	for (uint32_t j = 0; j < kValLen; j++)
+	std::string v(vlen, 'a');
+	for (uint32_t j = 0; j < vlen; j++)
 		v[j] = (char)('a' + (k * 7 + j) % 26);
 	return v;
 }
@@ -277,9 +282,10 @@ double secs_since(std::chrono::steady_clock::time_point t0)
 
 /* Store the given keys with their values through the userspace accessor,
  * in batches.  Empty or what went wrong. */
-std::string store_keys(Bench &b, const std::vector<uint32_t> &ks)
+std::string store_keys(xkv_store &store, const std::string &name, const std::vector<uint32_t> &ks,
+		       uint32_t klen = kKeyLen, uint32_t vlen = kValLen)
 {
-	const xkv_config &c = b.store.cfg;
+	const xkv_config &c = store.cfg;
 	std::vector<uint8_t> keys((size_t)opt.batch * c.key_size), ents((size_t)opt.batch * c.entry_size);
 	uint64_t now = xkv_now_ns();
 
@@ -288,22 +294,27 @@ std::string store_keys(Bench &b, const std::vector<uint32_t> &ks)
 		std::fill(keys.begin(), keys.end(), 0);
 		std::fill(ents.begin(), ents.end(), 0);
 		for (uint32_t i = 0; i < n; i++) {
-			std::string k = key_text(ks[base + i]), v = value_for(ks[base + i]);
+			std::string k = key_text(ks[base + i], klen), v = value_for(ks[base + i], vlen);
 			memcpy(&keys[(size_t)i * c.key_size], k.data(), k.size());
 			auto *e = reinterpret_cast<xkv_entry *>(&ents[(size_t)i * c.entry_size]);
 			e->wtime_ns = now;
 			e->flags = 0;
-			e->len = kValLen;
-			e->klen = kKeyLen;
+			e->len = vlen;
+			e->klen = klen;
 			memcpy(e->data, v.data(), v.size());
 		}
-		long r = xkv_store_set_batch(&b.store, keys.data(), ents.data(), n);
+		long r = xkv_store_set_batch(&store, keys.data(), ents.data(), n);
 		if (r != (long)n)
-			return b.name + ": storing " + key_text(ks[base]) + " and " + std::to_string(n - 1) +
+			return name + ": storing " + key_text(ks[base], klen) + " and " + std::to_string(n - 1) +
 			       " more: " + (r < 0 ? std::string(strerror((int)-r)) :
 			       "stored " + std::to_string(r) + " of " + std::to_string(n));
 	}
 	return "";
+}
+
+std::string store_keys(Bench &b, const std::vector<uint32_t> &ks)
+{
+	return store_keys(b.store, b.name, ks);
 }
 
 int preload(Bench &b)
@@ -635,6 +646,431 @@ void bm_harness(benchmark::State &st)
 	st.counters["p50_ns"] = C(t.p50(), C::kAvgThreads);
 }
 
+/* ---- the matrix: layout x operation x key size x value size x fill ------- */
+
+/* One layout loaded at a time (a 256 Ki-entry map of 1 KiB values is a few
+ * hundred MB); cells are registered grouped by layout, key size and value
+ * size, fills ascending, so each store is loaded once and filled up step by
+ * step.  Every cell leaves the store as it found it (see m_restore). */
+
+enum class MOp { GetHit, GetMiss, SetNew, SetOver, Delete };
+const char *const kMOpNames[] = {"get_hit", "get_miss", "set_new", "set_overwrite", "delete"};
+constexpr uint32_t kMissBase = 1u << 30; /* ids of keys never stored */
+
+struct MatrixOptions {
+	std::vector<MOp> ops = {MOp::GetHit, MOp::GetMiss, MOp::SetNew, MOp::SetOver, MOp::Delete};
+	std::vector<uint32_t> key_sizes = {16, 64, 128, 250};
+	std::vector<uint32_t> value_sizes = {32, 128, 512, 1024};
+	std::vector<uint32_t> fills = {10, 50, 95};
+	std::vector<std::string> layouts = {"hash_map", "array_fnv", "lru", "percpu"};
+	uint32_t capacity = 1u << 18; /* --xkv_capacity: entries of every matrix store */
+	uint32_t keys = 2048;         /* --xkv_matrix_keys: request keys per cell */
+	uint32_t iters = 16384;       /* --xkv_iters: timed requests per cell and repetition */
+};
+MatrixOptions mopt;
+
+bool m_hit_op(MOp op)
+{
+	return op == MOp::GetHit || op == MOp::SetOver || op == MOp::Delete;
+}
+
+/* Does the op change the store (and so need undoing after every run)? */
+bool m_mutates(MOp op)
+{
+	return op == MOp::SetNew || op == MOp::Delete;
+}
+
+std::string m_want(MOp op, uint32_t key, uint32_t klen, uint32_t vlen, bool null_store)
+{
+	switch (op) {
+	case MOp::GetHit:
+		return "VALUE " + key_text(key, klen) + " 0 " + std::to_string(vlen) + "\r\n" +
+		       value_for(null_store ? 0x5eed : key, vlen) + XKV_R_DATA_END;
+	case MOp::GetMiss:
+		return XKV_R_END;
+	case MOp::SetNew:
+	case MOp::SetOver:
+		return XKV_R_STORED;
+	case MOp::Delete:
+		return XKV_R_DELETED;
+	}
+	return "";
+}
+
+Req m_req(MOp op, uint32_t key, uint16_t req_id, uint32_t klen, uint32_t vlen)
+{
+	std::string k = key_text(key, klen), t;
+	if (op == MOp::GetHit || op == MOp::GetMiss)
+		t = "get " + k + "\r\n";
+	else if (op == MOp::Delete)
+		t = "delete " + k + "\r\n";
+	else
+		t = "set " + k + " 0 0 " + std::to_string(vlen) + "\r\n" + value_for(key, vlen) + "\r\n";
+	uint32_t rlen = (uint32_t)(kHdrLen + m_want(op, key, klen, vlen, false).size());
+	return Req{key, req_id, rlen, make_packet(t, req_id)};
+}
+
+/* A layout loaded for one key and value size, filled with ids [0, filled). */
+struct MStore {
+	std::string layout;
+	uint32_t klen = 0, vlen = 0;
+	const xkv_layout *L = nullptr;
+	bpf_object *obj = nullptr;
+	int prog_fd = -1;
+	xkv_store store{};
+	uint32_t filled = 0;
+	long live = -1;
+	std::string err;
+};
+
+/* The null store for one key and value size: hit (its item filled, every
+ * lookup finds it) and miss (.bss left zero: wtime_ns 0 reads as absent). */
+struct MNull {
+	bpf_object *hit = nullptr, *miss = nullptr;
+	int hit_fd = -1, miss_fd = -1;
+	std::string err;
+};
+
+std::unique_ptr<MStore> g_mstore;
+std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<MNull>> g_mnull;
+
+void m_close_store()
+{
+	if (!g_mstore)
+		return;
+	if (g_mstore->store.L)
+		xkv_store_close(&g_mstore->store);
+	bpf_object__close(g_mstore->obj);
+	g_mstore.reset();
+}
+
+/* Open and load layout L (NULL: the null store) for klen/vlen keys and
+ * values with the given entries.  Empty or what went wrong. */
+std::string m_load(const xkv_layout *L, const std::string &name, uint32_t klen, uint32_t vlen,
+		   uint32_t entries, bpf_object **obj, int *prog_fd)
+{
+	char err[XKV_ERRLEN] = "";
+	xkv_config cfg;
+	bool null_store = L == &xkv_layout_null;
+	if (xkv_config_defaults(&cfg, null_store ? "hash_map" : name.c_str()))
+		return "unknown layout " + name;
+	cfg.key_cap = klen;
+	cfg.val_cap = vlen;
+	cfg.entries = entries;
+	cfg.mode = XKV_MODE_TEST;
+	if (xkv_config_finish(&cfg, err, sizeof(err)))
+		return name + ": " + err;
+	if (null_store)
+		snprintf(cfg.layout, sizeof(cfg.layout), "null");
+	*obj = xkv_object_open_with(L, &cfg, err, sizeof(err));
+	if (!*obj || xkv_object_load(*obj, err, sizeof(err)))
+		return name + ": " + err;
+	*prog_fd = bpf_program__fd(xkv_object_prog(*obj));
+	return "";
+}
+
+MNull *m_null(uint32_t klen, uint32_t vlen)
+{
+	auto &p = g_mnull[{klen, vlen}];
+	if (p)
+		return p.get();
+	p = std::make_unique<MNull>();
+	char err[XKV_ERRLEN] = "";
+	p->err = m_load(&xkv_layout_null, "null", klen, vlen, 1, &p->hit, &p->hit_fd);
+	if (p->err.empty())
+		p->err = m_load(&xkv_layout_null, "null", klen, vlen, 1, &p->miss, &p->miss_fd);
+	std::string v = value_for(0x5eed, vlen);
+	if (p->err.empty() && xkv_null_fill(p->hit, 0, v.data(), vlen, err, sizeof(err)))
+		p->err = err;
+	return p.get();
+}
+
+MStore *m_store(const std::string &layout, uint32_t klen, uint32_t vlen)
+{
+	if (g_mstore && g_mstore->layout == layout && g_mstore->klen == klen && g_mstore->vlen == vlen)
+		return g_mstore.get();
+	m_close_store();
+	g_mstore = std::make_unique<MStore>();
+	MStore &b = *g_mstore;
+	char err[XKV_ERRLEN] = "";
+	b.layout = layout;
+	b.klen = klen;
+	b.vlen = vlen;
+	b.L = xkv_layout_find(layout.c_str());
+	if (!b.L) {
+		b.err = "unknown layout " + layout;
+		return &b;
+	}
+	b.err = m_load(b.L, layout, klen, vlen, mopt.capacity, &b.obj, &b.prog_fd);
+	if (b.err.empty() && xkv_store_from_object(&b.store, b.L, b.obj, err, sizeof(err)))
+		b.err = layout + ": " + err;
+	return &b;
+}
+
+/* Grow (or, after a flush, rebuild) the store to ids [0, items). */
+std::string m_set_fill(MStore &b, uint32_t items)
+{
+	if (b.filled == items)
+		return "";
+	auto t0 = std::chrono::steady_clock::now();
+	if (items < b.filled) {
+		int r = b.L->flush(&b.store);
+		if (r)
+			return b.layout + ": flush failed: " + strerror(-r);
+		b.filled = 0;
+	}
+	std::vector<uint32_t> ks;
+	for (uint32_t base = b.filled; base < items; base += opt.batch) {
+		ks.clear();
+		for (uint32_t k = base; k < items && k < base + opt.batch; k++)
+			ks.push_back(k);
+		std::string e = store_keys(b.store, b.layout, ks, b.klen, b.vlen);
+		if (!e.empty())
+			return e;
+	}
+	b.filled = items;
+	b.live = b.L->count(&b.store);
+	fprintf(stderr, "# matrix %s k%u v%u: %u of %u entries filled, %ld live, %.1f s\n",
+		b.layout.c_str(), b.klen, b.vlen, items, mopt.capacity, b.live, secs_since(t0));
+	return "";
+}
+
+/* Request keys for op: present ones (value checked) spread evenly over the
+ * filled ids, or ids never stored (checked absent). */
+std::string m_pick_keys(MStore &b, MOp op, std::vector<uint32_t> *out)
+{
+	auto it = std::make_unique<xkv_item>();
+	uint32_t want = mopt.keys;
+	if (m_hit_op(op)) {
+		uint32_t stride = std::max(1u, b.filled / want), next = 0;
+		for (uint32_t i = 0; i < want; i++) {
+			uint32_t k = std::max(next, i * stride);
+			for (; k < b.filled; k++) {
+				std::string ks = key_text(k, b.klen), v = value_for(k, b.vlen);
+				int r = b.L->get(&b.store, ks.data(), b.klen, it.get());
+				if (r < 0)
+					return b.layout + ": get " + ks + " failed: " + strerror(-r);
+				if (r == 1 && it->len == b.vlen && !memcmp(it->data, v.data(), b.vlen))
+					break;
+			}
+			if (k >= b.filled)
+				return b.layout + ": only " + std::to_string(i) + " of " + std::to_string(want) +
+				       " request keys are stored (" + std::to_string(b.live) + " live items)";
+			out->push_back(k);
+			next = k + 1;
+		}
+		return "";
+	}
+	for (uint32_t i = 0; i < want; i++) {
+		uint32_t k = kMissBase + i;
+		std::string ks = key_text(k, b.klen);
+		int r = b.L->get(&b.store, ks.data(), b.klen, it.get());
+		if (r != 0)
+			return b.layout + ": key " + ks + " should be absent (get: " + std::to_string(r) + ")";
+		out->push_back(k);
+	}
+	return "";
+}
+
+/* What undoes one request of a mutating op: array_fnv's slot bytes as they
+ * were (a set of a new key may overwrite another key's slot), for the
+ * hash-like layouts the packed key (set_new: delete it again) or the entry
+ * (delete: store it again). */
+struct MUndo {
+	uint32_t key;
+	uint8_t *slot = nullptr;
+	std::vector<uint8_t> bytes;
+	std::vector<uint8_t> packed;
+};
+
+std::string m_undo_prepare(MStore &b, MOp op, const std::vector<uint32_t> &keys,
+			   std::vector<MUndo> *undo)
+{
+	const xkv_config &c = b.store.cfg;
+	for (uint32_t k : keys) {
+		MUndo u;
+		u.key = k;
+		std::string ks = key_text(k, b.klen);
+		u.packed.assign(c.key_size + 8, 0);
+		if (xkv_key_pack(&c, ks.data(), b.klen, u.packed.data()))
+			return "cannot pack key " + ks;
+		if (b.store.mm) {
+			uint32_t idx = slot_index(u.packed.data(), b.klen, c.entries);
+			u.slot = static_cast<uint8_t *>(b.store.mm) + (size_t)idx * b.store.slot_stride;
+			u.bytes.assign(u.slot, u.slot + c.entry_size);
+		} else if (op == MOp::Delete) {
+			std::string v = value_for(k, b.vlen);
+			u.bytes.assign(c.entry_size, 0);
+			auto *e = reinterpret_cast<xkv_entry *>(u.bytes.data());
+			e->wtime_ns = xkv_now_ns();
+			e->len = b.vlen;
+			e->klen = b.klen;
+			memcpy(e->data, v.data(), b.vlen);
+		}
+		undo->push_back(std::move(u));
+	}
+	return "";
+}
+
+/* Put the store back as it was before request u ran (untimed). */
+std::string m_restore(MStore &b, MOp op, const MUndo &u)
+{
+	if (u.slot) {
+		memcpy(u.slot, u.bytes.data(), u.bytes.size());
+		return "";
+	}
+	if (op == MOp::SetNew) {
+		if (bpf_map_delete_elem(b.store.store_fd, u.packed.data()))
+			return b.layout + ": undoing set_new of " + key_text(u.key, b.klen) + ": " +
+			       strerror(errno);
+		return "";
+	}
+	int r = b.L->set(&b.store, key_text(u.key, b.klen).data(), b.klen,
+			 reinterpret_cast<const xkv_entry *>(u.bytes.data()));
+	if (r)
+		return b.layout + ": undoing delete of " + key_text(u.key, b.klen) + ": " + strerror(-r);
+	return "";
+}
+
+struct MCell {
+	std::string layout;
+	MOp op;
+	uint32_t klen, vlen, fill;
+};
+
+std::string m_cell_name(const MCell &c)
+{
+	return "matrix/" + std::string(kMOpNames[(int)c.op]) + "/" + c.layout + "/k" +
+	       std::to_string(c.klen) + "/v" + std::to_string(c.vlen) + "/fill" + std::to_string(c.fill);
+}
+
+/* Every request once through the layout (undone after each if it mutates)
+ * and through the null store, replies compared with the protocol. */
+std::string m_validate(MStore &b, int null_fd, const MCell &c, const std::vector<Req> &reqs,
+		       const std::vector<MUndo> &undo)
+{
+	std::vector<uint8_t> out(kOutMax);
+	for (int pass = 0; pass < 2; pass++) {
+		bool null_store = pass == 1;
+		for (size_t i = 0; i < reqs.size(); i++) {
+			const Req &r = reqs[i];
+			Run res = test_run(null_store ? null_fd : b.prog_fd, r, out.data());
+			std::string where = std::string(null_store ? "null" : b.layout.c_str()) + " " +
+					    kMOpNames[(int)c.op] + " " + key_text(r.key, c.klen) + ": ";
+			if (res.err)
+				return where + "BPF_PROG_TEST_RUN failed: " + strerror(-res.err);
+			if (res.retval != XDP_TX)
+				return where + "action " + std::to_string(res.retval) + ", want XDP_TX";
+			std::string e = check_reply(out.data(), res.size, r,
+						    m_want(c.op, r.key, c.klen, c.vlen, null_store));
+			if (e.empty() && !null_store && m_mutates(c.op))
+				e = m_restore(b, c.op, undo[i]);
+			if (!e.empty())
+				return where + e;
+			g_validated++;
+		}
+	}
+	return "";
+}
+
+void bm_matrix(benchmark::State &st, const MCell &c)
+{
+	pin(0);
+	MStore *b = m_store(c.layout, c.klen, c.vlen);
+	MNull *nb = m_null(c.klen, c.vlen);
+	std::string e = !b->err.empty() ? b->err : nb->err;
+	if (e.empty())
+		e = m_set_fill(*b, (uint32_t)((uint64_t)mopt.capacity * c.fill / 100));
+	std::vector<uint32_t> keys;
+	std::vector<MUndo> undo;
+	std::vector<Req> reqs;
+	if (e.empty())
+		e = m_pick_keys(*b, c.op, &keys);
+	if (e.empty() && m_mutates(c.op))
+		e = m_undo_prepare(*b, c.op, keys, &undo);
+	for (uint32_t i = 0; e.empty() && i < keys.size(); i++)
+		reqs.push_back(m_req(c.op, keys[i], (uint16_t)i, c.klen, c.vlen));
+	int null_fd = c.op == MOp::GetMiss ? nb->miss_fd : nb->hit_fd;
+	if (e.empty())
+		e = m_validate(*b, null_fd, c, reqs, undo);
+	if (!e.empty()) {
+		fail(st, m_cell_name(c) + ": " + e);
+		return;
+	}
+
+	Timer lt, nt;
+	lt.ns.reserve(st.max_iterations);
+	size_t n = reqs.size(), i = 0, first = 0;
+	uint32_t k = 0;
+	bool mut = m_mutates(c.op);
+	for (auto _ : st) {
+		const Req &r = reqs[i];
+		Run res = test_run(b->prog_fd, r, nullptr);
+		if (!timed_ok(res, r)) {
+			fail(st, m_cell_name(c) + " " + key_text(r.key, c.klen) + ": action " +
+				 std::to_string(res.retval) + ", " + std::to_string(res.size) +
+				 " bytes while timing (validated before)");
+			break;
+		}
+		st.SetIterationTime(res.ns * 1e-9);
+		lt.add(res.ns);
+		if (mut) {
+			std::string re = m_restore(*b, c.op, undo[i]);
+			if (!re.empty()) {
+				fail(st, m_cell_name(c) + ": " + re);
+				break;
+			}
+		}
+		if (++i == n)
+			i = 0;
+		if (++k < kNullBlock)
+			continue;
+		/* the same requests again, through the null store */
+		k = 0;
+		for (uint32_t j = 0; j < kNullBlock; j++) {
+			const Req &q = reqs[(first + j) % n];
+			Run nr = test_run(null_fd, q, nullptr);
+			if (!timed_ok(nr, q)) {
+				fail(st, m_cell_name(c) + ": null store: action " + std::to_string(nr.retval) +
+					 ", " + std::to_string(nr.size) + " bytes while timing");
+				return;
+			}
+			nt.add(nr.ns);
+		}
+		first = i;
+	}
+	if (st.error_occurred())
+		return;
+	for (uint32_t j = 0; nt.ns.empty() && j < std::min<size_t>(n, kNullBlock); j++)
+		nt.add(test_run(null_fd, reqs[j], nullptr).ns);
+
+	double mean = lt.mean(), nmean = nt.mean(), p50 = lt.p50(), np50 = nt.p50();
+	st.counters["ns_per_op"] = mean;
+	st.counters["p50_ns"] = p50;
+	st.counters["null_ns"] = nmean;
+	st.counters["null_p50_ns"] = np50;
+	st.counters["x_null"] = nmean > 0 ? mean / nmean : 0;
+	st.counters["x_null_p50"] = np50 > 0 ? p50 / np50 : 0;
+	st.counters["live_items"] = (double)b->live;
+	st.counters["fill_items"] = (double)b->filled;
+	st.counters["capacity"] = (double)mopt.capacity;
+}
+
+void register_matrix()
+{
+	for (const std::string &l : mopt.layouts)
+		for (uint32_t klen : mopt.key_sizes)
+			for (uint32_t vlen : mopt.value_sizes)
+				for (uint32_t fill : mopt.fills)
+					for (MOp op : mopt.ops) {
+						MCell c{l, op, klen, vlen, fill};
+						auto *bm = benchmark::RegisterBenchmark(
+							m_cell_name(c).c_str(),
+							[c](benchmark::State &st) { bm_matrix(st, c); });
+						bm->UseManualTime()->Iterations(mopt.iters);
+					}
+}
+
 const char *const kLayouts[] = {"null", "hash_map", "array_fnv", "lru", "percpu"};
 
 void register_all()
@@ -668,12 +1104,91 @@ bool parse_u32(const char *arg, const char *flag, uint32_t *v, unsigned long min
 	return true;
 }
 
+/* "--flag=a,b,c" -> its items; false if arg is not this flag. */
+bool parse_list(const char *arg, const char *flag, std::vector<std::string> *items)
+{
+	size_t n = strlen(flag);
+	if (strncmp(arg, flag, n) || arg[n] != '=')
+		return false;
+	items->clear();
+	std::string cur;
+	for (const char *p = arg + n + 1;; p++) {
+		if (*p == ',' || !*p) {
+			if (cur.empty()) {
+				fprintf(stderr, "microbench: empty item in %s\n", arg);
+				exit(2);
+			}
+			items->push_back(cur);
+			cur.clear();
+			if (!*p)
+				break;
+		} else {
+			cur += *p;
+		}
+	}
+	return true;
+}
+
+bool parse_u32_list(const char *arg, const char *flag, std::vector<uint32_t> *v, unsigned long min,
+		    unsigned long max)
+{
+	std::vector<std::string> items;
+	if (!parse_list(arg, flag, &items))
+		return false;
+	v->clear();
+	for (const std::string &it : items) {
+		char *end;
+		unsigned long x = strtoul(it.c_str(), &end, 10);
+		if (*end || x < min || x > max) {
+			fprintf(stderr, "microbench: %s: %s is not in %lu..%lu\n", flag, it.c_str(), min, max);
+			exit(2);
+		}
+		v->push_back((uint32_t)x);
+	}
+	return true;
+}
+
+bool parse_matrix_flag(const char *arg)
+{
+	std::vector<std::string> items;
+	if (parse_list(arg, "--xkv_ops", &items)) {
+		mopt.ops.clear();
+		for (const std::string &it : items) {
+			size_t j = 0;
+			while (j < 5 && it != kMOpNames[j])
+				j++;
+			if (j == 5) {
+				fprintf(stderr, "microbench: --xkv_ops: unknown operation %s (get_hit, get_miss, "
+						"set_new, set_overwrite, delete)\n", it.c_str());
+				exit(2);
+			}
+			mopt.ops.push_back((MOp)j);
+		}
+		return true;
+	}
+	if (parse_list(arg, "--xkv_layouts", &items)) {
+		for (const std::string &it : items)
+			if (!xkv_layout_find(it.c_str())) {
+				fprintf(stderr, "microbench: --xkv_layouts: unknown layout %s\n", it.c_str());
+				exit(2);
+			}
+		mopt.layouts = items;
+		return true;
+	}
+	return parse_u32_list(arg, "--xkv_key_sizes", &mopt.key_sizes, kKeyLen, XKV_KEY_MAX) ||
+	       parse_u32_list(arg, "--xkv_value_sizes", &mopt.value_sizes, 1, 1024) ||
+	       parse_u32_list(arg, "--xkv_fills", &mopt.fills, 1, 99) ||
+	       parse_u32(arg, "--xkv_capacity", &mopt.capacity, 64) ||
+	       parse_u32(arg, "--xkv_matrix_keys", &mopt.keys, kNullBlock) ||
+	       parse_u32(arg, "--xkv_iters", &mopt.iters);
+}
+
 /* Takes our own --xkv_* flags out of argv; the rest is Google Benchmark's. */
 void parse_args(int *argc, char **argv)
 {
 	int o = 1;
 	for (int i = 1; i < *argc; i++) {
-		if (parse_u32(argv[i], "--xkv_entries", &opt.entries) ||
+		if (parse_matrix_flag(argv[i]) || parse_u32(argv[i], "--xkv_entries", &opt.entries) ||
 		    parse_u32(argv[i], "--xkv_cpu", &opt.cpu, 0) ||
 		    parse_u32(argv[i], "--xkv_keys", &opt.keys))
 			continue;
@@ -684,10 +1199,29 @@ void parse_args(int *argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			fprintf(stderr,
 				"microbench [--xkv_entries=N (default 1048576)] [--xkv_keys=N (default 4096)]\n"
-				"           [--xkv_cpu=N (default 0)] [--xkv_verbose] [Google Benchmark flags]\n");
+				"           [--xkv_cpu=N (default 0)] [--xkv_verbose] [Google Benchmark flags]\n"
+				"matrix (benchmarks matrix/<op>/<layout>/k<K>/v<V>/fill<F>; defaults = the full matrix):\n"
+				"           [--xkv_layouts=hash_map,array_fnv,lru,percpu]\n"
+				"           [--xkv_ops=get_hit,get_miss,set_new,set_overwrite,delete]\n"
+				"           [--xkv_key_sizes=16,64,128,250] [--xkv_value_sizes=32,128,512,1024]\n"
+				"           [--xkv_fills=10,50,95 (%% of capacity)] [--xkv_capacity=262144]\n"
+				"           [--xkv_matrix_keys=2048 (per cell)] [--xkv_iters=16384 (per cell)]\n");
 		argv[o++] = argv[i];
 	}
 	*argc = o;
+	for (uint32_t k : mopt.key_sizes)
+		for (uint32_t v : mopt.value_sizes)
+			if (k + v + 40 > XKV_DGRAM_TEXT) {
+				fprintf(stderr, "microbench: key %u + value %u bytes: a get reply would not fit "
+						"one datagram\n", k, v);
+				exit(2);
+			}
+	if ((uint64_t)mopt.keys > (uint64_t)mopt.capacity * *std::min_element(mopt.fills.begin(), mopt.fills.end()) / 100 / 2 &&
+	    std::find(mopt.ops.begin(), mopt.ops.end(), MOp::GetHit) != mopt.ops.end()) {
+		fprintf(stderr, "microbench: --xkv_matrix_keys %u is more than half the items at fill %u%% "
+				"of --xkv_capacity %u\n", mopt.keys, mopt.fills[0], mopt.capacity);
+		exit(2);
+	}
 	if ((uint64_t)opt.keys * kMaxThreads > opt.entries) {
 		fprintf(stderr, "microbench: %u threads x --xkv_keys %u exceeds --xkv_entries %u\n",
 			kMaxThreads, opt.keys, opt.entries);
@@ -717,7 +1251,11 @@ int main(int argc, char **argv)
 	benchmark::AddCustomContext("xkv_key_bytes", std::to_string(kKeyLen));
 	benchmark::AddCustomContext("xkv_value_bytes", std::to_string(kValLen));
 	benchmark::AddCustomContext("xkv_timing", "BPF_PROG_TEST_RUN repeat=1, kernel duration per run");
+	benchmark::AddCustomContext("xkv_capacity", std::to_string(mopt.capacity));
+	benchmark::AddCustomContext("xkv_matrix_keys", std::to_string(mopt.keys));
+	benchmark::AddCustomContext("xkv_iters", std::to_string(mopt.iters));
 	register_all();
+	register_matrix();
 	benchmark::Initialize(&argc, argv);
 	if (benchmark::ReportUnrecognizedArguments(argc, argv))
 		return 2;
@@ -725,6 +1263,7 @@ int main(int argc, char **argv)
 	size_t ran = benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
 	close_benches();
+	m_close_store();
 	fprintf(stderr, "# %zu benchmarks, %lu replies validated%s\n", ran, g_validated.load(),
 		g_failed ? ", FAILED" : "");
 	if (g_failed)

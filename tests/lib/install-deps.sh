@@ -6,7 +6,7 @@ PKGS=(clang llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-mult
       cmake ninja-build pkg-config libelf-dev zlib1g-dev
       libbenchmark-dev libxxhash-dev
       libmemcached-tools memcached redis-server
-      iproute2 procps util-linux python3)
+      iproute2 procps util-linux python3 python3-matplotlib)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,16 @@
+# xkv-kvexp (bench/kvexp): every subcommand at tiny sizes, JSON checked
+# against each layout's contract (bench/kvexp/check_kvexp.py).  The matrix
+# of bench/microbench at a few cells: every op and layout, replies validated.
+# Exit 77 (not root) is a skip.
+add_test(NAME kvexp_smoke
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/bench/kvexp/check_kvexp.py $<TARGET_FILE:xkv-kvexp>)
+set_tests_properties(kvexp_smoke PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 LABELS bench)
+
+find_package(benchmark QUIET)
+if(benchmark_FOUND)
+  add_test(NAME bench_matrix_smoke
+    COMMAND $<TARGET_FILE:microbench> "--benchmark_filter=^matrix/"
+            --xkv_capacity=16384 --xkv_matrix_keys=128 --xkv_iters=256
+            --xkv_key_sizes=16,250 --xkv_value_sizes=1024 --xkv_fills=50)
+  set_tests_properties(bench_matrix_smoke PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 LABELS bench)
+endif()
