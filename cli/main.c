@@ -12,6 +12,10 @@
 #include <xdp/libxdp.h>
 #include "cli.h"
 
+/* compare.c: 'compare' passes its arguments to bench/compare/compare.py as given */
+extern const struct cmd cmd_compare;
+int compare_exec(int argc, char **argv);
+
 #ifndef XDPKV_VERSION
 #define XDPKV_VERSION "0.1.0"
 #endif
@@ -21,7 +25,7 @@
 
 const struct cmd *const commands[] = {
 	&cmd_attach, &cmd_detach, &cmd_serve, &cmd_status, &cmd_get, &cmd_set,
-	&cmd_del, &cmd_load, &cmd_layouts, NULL,
+	&cmd_del, &cmd_load, &cmd_layouts, &cmd_compare, NULL,
 };
 
 const struct xo global_table[] = {
@@ -307,6 +311,8 @@ int main(int argc, char **argv)
 			xo_print_usage(stdout);
 		return EXIT_OK;
 	}
+	if (!strcmp(name, "compare"))
+		return compare_exec(argc - 2 - i, argv + 2 + i);
 	const struct cmd *c = find_cmd(name);
 	if (!c) {
 		xerr("unknown command '%s'", name);

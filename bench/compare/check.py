@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Check an 'xdpkv compare' output directory (the compare_smoke test):
+
+  check.py DIR --layouts L,... --baselines B,...
+
+Fails unless DIR has results.json, results.csv, report.md and at least one
+PNG that the report links, the run completed without errors, and every
+layout and baseline asked for has an end-to-end throughput number > 0 from
+experiment (a) with no wrong values, plus a CPU-per-request figure (h) and,
+for the layouts, a fast/slow path split (i) that adds up.
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--layouts", required=True)
+    ap.add_argument("--baselines", required=True)
+    a = ap.parse_args()
+    bad = []
+
+    def need(cond, what):
+        print("%s %s" % ("PASS" if cond else "FAIL", what))
+        if not cond:
+            bad.append(what)
+
+    for f in ("results.json", "results.csv", "report.md"):
+        need(os.path.isfile(os.path.join(a.dir, f)), "%s exists" % f)
+    if bad:
+        return 1
+    with open(os.path.join(a.dir, "results.json")) as f:
+        res = json.load(f)
+    with open(os.path.join(a.dir, "report.md")) as f:
+        md = f.read()
+    pngs = [p for p in os.listdir(a.dir) if p.endswith(".png")]
+    need(len(pngs) >= 1, "at least one PNG (%s)" % ", ".join(sorted(pngs)))
+    need(all(("](%s)" % p) in md for p in pngs), "report.md links every PNG")
+    need(all(os.path.getsize(os.path.join(a.dir, p)) > 5000 for p in pngs),
+         "every PNG has content (> 5 kB)")
+    need(res.get("status") == "complete", "status complete (%s)" % res.get("status"))
+    need(not res.get("errors"), "no errors (%s)" % "; ".join(res.get("errors") or []))
+    for k in ("nproc", "cpu_model", "kernel", "packages"):
+        need(res.get("machine", {}).get(k), "machine.%s recorded" % k)
+    need(res.get("testbed", {}).get("server_cpu") is not None, "testbed placement recorded")
+    rows = res.get("rows", [])
+    systems = ["xdpkv/" + l for l in a.layouts.split(",") if l] + \
+        [b for b in a.baselines.split(",") if b]
+    for s in systems:
+        a_rows = [r for r in rows if r["system"] == s and r["experiment"] == "a" and
+                  r["tool"] == "loadgen"]
+        tp = [r.get("throughput_ops") or 0 for r in a_rows]
+        need(a_rows and all(t > 0 for t in tp), "%s: throughput > 0 in (a) (%s)" % (s, tp))
+        need(all((r.get("hits") or 0) > 0 for r in a_rows), "%s: gets hit in (a)" % s)
+        need(all(not r.get("wrong_values") for r in a_rows), "%s: no wrong values" % s)
+        h = [r for r in rows if r["system"] == s and r["experiment"] == "h"]
+        need(h and all((r.get("server_cpu_us_per_req") or 0) > 0 for r in h),
+             "%s: CPU per request > 0 in (h)" % s)
+        if s.startswith("xdpkv/"):
+            need(all((r.get("xdp_ns_per_run") or 0) > 0 for r in h),
+                 "%s: XDP program time from bpf_stats > 0" % s)
+            for r in a_rows:
+                f, sl, sh = r.get("fast_served"), r.get("slow_served"), r.get("fast_share")
+                need(f is not None and sl is not None and f + sl > 0 and
+                     abs(sh - f / (f + sl)) < 1e-3,
+                     "%s: fast/slow split recorded and consistent (%s/%s)" % (s, f, sl))
+    print("%d check(s) failed" % len(bad) if bad else "all checks passed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,856 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""xdpkv compare: xdpkv's four layouts against memcached and Redis, on the
+veth testbed (docs/compare.md).
+
+  xdpkv compare [--quick | --smoke] [--layouts L,...] [--baselines B,...]
+                [--experiments a,b,...] [--out DIR] [--json]
+
+Experiments:
+  a  max throughput per key distribution (socket client, closed loop; and
+     the in-kernel generator's server capacity for the XDP layouts)
+  b  latency (p50, p99) vs offered load, open loop, as fractions of
+     memcached-UDP's max
+  c  write ratio 0..100 %
+  d  key size and value size
+  e  scan ratio (multi-key get of N keys)
+  f  memory per item
+  g  lost data (kvexp lost + stale)
+  h  server CPU per request (/proc/stat) and XDP program time (bpf_stats)
+  i  share of requests each xdpkv path served
+
+Writes DIR/results.json, results.csv, report.md and one PNG per experiment
+(default DIR: ./results/<timestamp>).  Progress and ETA on stderr.  Needs
+root.  Environment: XDPKV (the CLI; set by 'xdpkv compare'), XKV_LOADGEN,
+XKV_XDPGEN, XKV_KVEXP (override the tools' paths).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+import servers  # noqa: E402
+from servers import CompareError, env, run, tb  # noqa: E402
+
+EXPERIMENTS = "abcdefghi"
+EXP_TITLES = {
+    "a": "Max throughput per key distribution",
+    "b": "Latency vs offered load",
+    "c": "Write ratio",
+    "d": "Key size and value size",
+    "e": "Scan ratio (multi-key get)",
+    "f": "Memory per item",
+    "g": "Lost data",
+    "h": "CPU per request",
+    "i": "Share of requests per xdpkv path",
+}
+
+# ---- settings ---------------------------------------------------------------------
+
+FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
+            dists=["uniform", "zipf:0.9", "zipf:0.95", "zipf:0.99"],
+            fractions=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2],
+            writes=[0, 5, 10, 25, 50, 75, 100],
+            key_sizes=[16, 32, 64, 128], value_sizes=[128, 256, 512, 1024],
+            scan_ratios=[0, 5, 25, 50], scan_len=10,
+            kvexp_items=1_000_000, xdpgen=True, kvexp_scale=20,
+            kvexp=dict(key_sizes="16,64,128,250", value_sizes="32,128,512,1024",
+                       fills="10,50,95", capacity=65536, ratios="0.5,0.9,1.0,1.5",
+                       stale_keys=4096, rounds=4))
+QUICK = dict(keys=100_000, duration=2.0, warmup=0.5, depth=32,
+             dists=["uniform", "zipf:0.99"],
+             fractions=[0.25, 0.5, 0.9],
+             writes=[0, 50, 100],
+             key_sizes=[16, 128], value_sizes=[128, 1024],
+             scan_ratios=[0, 25], scan_len=10,
+             kvexp_items=100_000, xdpgen=True, kvexp_scale=1,
+             kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=8192,
+                        ratios="0.5,1.0,1.5", stale_keys=1024, rounds=2))
+SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16,
+             dists=["uniform"], fractions=[0.5], writes=[0, 100],
+             key_sizes=[16], value_sizes=[128], scan_ratios=[25], scan_len=4,
+             kvexp_items=10_000, xdpgen=True, kvexp_scale=0.5,
+             kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=2048,
+                        ratios="1.0", stale_keys=256, rounds=1))
+BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
+
+# seconds xkv-kvexp takes in the quick setting (measured), scaled per setting
+KVEXP_EST = {"memory": 12, "lost": 30, "stale": 3}
+
+SOCKET_LABEL = "end-to-end, socket client, client CPU-bound"
+XDPGEN_LABEL = "server capacity, in-kernel generator"
+
+
+def log(msg):
+    print("[compare] " + msg, file=sys.stderr, flush=True)
+
+
+class Interrupted(Exception):
+    pass
+
+
+STOPPING = False
+
+
+def on_signal(signum, frame):
+    global STOPPING
+    STOPPING = True
+    # the first signal stops the measurements; the cleanup that follows must
+    # not be cut short by the next one (the testbed wrapper sends SIGTERM
+    # right after a Ctrl-C, and SIGKILL 2 s later: it cleans up too)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
+
+
+# ---- tools -------------------------------------------------------------------------
+
+def find_tool(envname, *candidates):
+    p = os.environ.get(envname)
+    if p:
+        return p if os.access(p, os.X_OK) else None
+    for c in candidates:
+        if os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def tools(xdpkv):
+    build = os.path.dirname(os.path.dirname(os.path.abspath(xdpkv)))
+    b = os.path.join(build, "bench")
+    return {
+        "xdpkv": xdpkv,
+        "loadgen": find_tool("XKV_LOADGEN", b + "/loadgen/xkv-loadgen"),
+        "xdpgen": find_tool("XKV_XDPGEN", b + "/xdpgen/xkv-xdpgen", b + "/xdpgen/xdpgen"),
+        "kvexp": find_tool("XKV_KVEXP", b + "/kvexp/xkv-kvexp", b + "/kvexp/kvexp"),
+    }
+
+
+def pkg_version(pkg):
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True,
+                             text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def machine_info():
+    model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = None
+    try:
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    versions = {p: pkg_version(p) for p in
+                ("memcached", "redis-server", "libbpf1", "libbpf-dev", "libxdp1", "clang",
+                 "clang-14", "linux-libc-dev", "python3-matplotlib")}
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {"nproc": os.cpu_count(), "cpu_model": model, "kernel": platform.release(),
+            "kernel_version": platform.version(), "memory_bytes": mem,
+            "hostname": platform.node(), "loadavg_at_start": load, "packages": versions}
+
+
+# ---- the measuring runs ------------------------------------------------------------
+
+class Runner:
+    def __init__(self, args, settings, tl, outdir):
+        self.args = args
+        self.s = settings
+        self.tools = tl
+        self.outdir = outdir
+        self.rows = []
+        self.preloads = []
+        self.notes = []
+        self.errors = []
+        self.client_cpu = int(os.environ.get("TB_CLIENT_CPU", "0"))
+        self.server_cpu = int(os.environ.get("TB_SERVER_CPU", "1"))
+        self.sys = None          # running System
+        self.sys_key = None      # (name, cfg tuple)
+        self.bpf_stats = servers.BpfStats()
+        self.ref_max = None
+        self.ref_name = None
+        self.t0 = time.time()
+        self.done_est = 0.0
+        self.total_est = 0.0
+        self.steps_done = 0
+        self.steps_total = 0
+        self.logdir = os.path.join(outdir, "logs")
+        os.makedirs(self.logdir, exist_ok=True)
+
+    # -- progress --
+    def progress(self, what):
+        el = time.time() - self.t0
+        if self.done_est > 0:
+            eta = (self.total_est - self.done_est) * el / self.done_est
+        else:
+            eta = self.total_est
+        log("%3d/%d %-60s elapsed %s, ETA %s" % (self.steps_done + 1, self.steps_total,
+                                                  what[:60], fmt_s(el), fmt_s(eta)))
+
+    # -- servers --
+    def cfg(self, key_size=BASE_KEY, value_size=BASE_VALUE):
+        keys = self.s["keys"]
+        return {"keys": keys, "key_size": key_size, "value_size": value_size,
+                "entries": 2 * keys}
+
+    def ensure(self, name, cfg):
+        key = (name, tuple(sorted(cfg.items())))
+        if self.sys_key == key:
+            return self.sys
+        self.stop_system()
+        s = servers.make_system(name, self.tools["xdpkv"],
+                                os.path.join(self.logdir, name.replace("/", "_") + ".log"))
+        self.sys = s
+        self.sys_key = key
+        rss0 = None
+        s.start(cfg)
+        pid = s.server_pid()
+        if pid:
+            rss0 = servers.rss_bytes(pid)
+        t = time.time()
+        pre = self.loadgen(s, dict(write=100, preload=True, duration=0.05, warmup=0,
+                                   key_size=cfg["key_size"], value_size=cfg["value_size"]))
+        s.preload = {"seconds": round(time.time() - t, 3), "rss_before": rss0,
+                     "result": pre.get("preload"), "errors": pre.get("errors")}
+        perr = (pre.get("preload") or {}).get("errors")
+        if perr:
+            self.notes.append("%s (keys %d B, values %d B): the preload had %s errors" %
+                              (name, cfg["key_size"], cfg["value_size"], perr))
+        if s.kind == "xdpkv":
+            st = s.status()
+            s.preload["live"] = st.get("live")
+        self.done_est += 2 + self.s["keys"] / 80000
+        self.preloads.append(dict(system=name, key_size=cfg["key_size"],
+                                  value_size=cfg["value_size"], keys=cfg["keys"],
+                                  seconds=s.preload["seconds"], live=s.preload.get("live")))
+        return s
+
+    def stop_system(self):
+        if self.sys is not None:
+            s, self.sys, self.sys_key = self.sys, None, None
+            s.stop()
+
+    # -- loadgen --
+    def loadgen(self, s, p):
+        lg = self.tools["loadgen"]
+        cmd = [lg, "--server", s.host(), "--port", s.port, "--proto", s.proto,
+               "--threads", 1, "--cpus", self.client_cpu,
+               "--keys", self.s["keys"], "--dist", p.get("dist", "uniform"),
+               "--key-size", p.get("key_size", BASE_KEY),
+               "--value-size", p.get("value_size", BASE_VALUE),
+               "--write-ratio", p.get("write", BASE_WRITE),
+               "--duration", p.get("duration", self.s["duration"]),
+               "--warmup", p.get("warmup", self.s["warmup"]), "--json", "--quiet"]
+        if p.get("rate"):
+            cmd += ["--rate", "%.0f" % p["rate"]]
+        else:
+            cmd += ["--depth", p.get("depth", self.s["depth"])]
+        if p.get("scan"):
+            cmd += ["--scan-ratio", p["scan"], "--scan-len", p.get("scan_len", self.s["scan_len"])]
+        if p.get("preload"):
+            cmd += ["--preload"]
+        timeout = 60 + 3 * (p.get("duration", self.s["duration"]) + self.s["warmup"])
+        for attempt in (1, 2):
+            try:
+                p_ = subprocess.run([servers.TB_CALL, "tb_cli"] + [str(c) for c in cmd],
+                                    capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise CompareError("%s: xkv-loadgen did not finish within %d s" %
+                                   (s.name, timeout))
+            try:
+                return json.loads(p_.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                why = "xkv-loadgen exited with %d and printed no JSON: %s" % (
+                    p_.returncode, p_.stderr.strip()[-400:])
+                if attempt == 1 and p_.returncode >= 0 and not STOPPING:
+                    self.notes.append("%s: %s; ran it again" % (s.name, why))
+                    log("%s: %s; once more" % (s.name, why))
+                    continue
+                raise CompareError("%s: %s" % (s.name, why))
+
+    def measure(self, s, p, bpf=False):
+        """measure_once() --repeat times; the run with the median throughput
+        is the result, every run's throughput is kept (throughput_runs)."""
+        n = self.s.get("repeat", 1)
+        runs = [self.measure_once(s, p, bpf) for _ in range(n)]
+        if n == 1:
+            return runs[0]
+        runs.sort(key=lambda r: r.get("throughput_ops") or 0)
+        med = dict(runs[n // 2])
+        med["throughput_runs"] = [r.get("throughput_ops") for r in runs]
+        med["repeat"] = n
+        return med
+
+    def measure_once(self, s, p, bpf=False):
+        """One loadgen point with the server CPU's busy share over the
+        measured window, status deltas (xdpkv) and, with bpf, XDP time."""
+        before = s.status() if s.kind == "xdpkv" else None
+        dur = p.get("duration", self.s["duration"])
+        warm = p.get("warmup", self.s["warmup"])
+        lg_args = dict(p)
+        res = {}
+        stats_ctx = self.bpf_stats if bpf and s.prog_id else None
+        if stats_ctx:
+            stats_ctx.__enter__()
+        try:
+            import threading
+            box = {}
+
+            def go():
+                try:
+                    box["r"] = self.loadgen(s, lg_args)
+                except Exception as e:  # noqa: BLE001 - reported below
+                    box["e"] = e
+            th = threading.Thread(target=go, daemon=True)
+            th.start()
+            # the window: inside the measured part of the run
+            time.sleep(warm + 0.1 * dur + 0.15)
+            pids = s.cpu_pids()
+            q0 = servers.proc_ticks(pids)
+            b0, t0 = servers.cpu_busy_ticks(self.server_cpu)
+            c0, ct0 = servers.cpu_busy_ticks(self.client_cpu)
+            w0 = time.time()
+            p0 = servers.prog_stats(s.prog_id, self.client_cpu) if stats_ctx else None
+            time.sleep(0.8 * dur)
+            p1 = servers.prog_stats(s.prog_id, self.client_cpu) if stats_ctx else None
+            b1, t1 = servers.cpu_busy_ticks(self.server_cpu)
+            c1, ct1 = servers.cpu_busy_ticks(self.client_cpu)
+            q1 = servers.proc_ticks(pids)
+            w1 = time.time()
+            th.join(timeout=60 + dur + warm)
+            if "e" in box:
+                raise box["e"]
+            if "r" not in box:
+                raise CompareError("%s: xkv-loadgen did not finish" % s.name)
+        finally:
+            if stats_ctx:
+                stats_ctx.restore()
+        r = box["r"]
+        res.update(loadgen_fields(r))
+        busy = (b1 - b0) / (t1 - t0) if t1 > t0 else None
+        res["server_busy"] = round(busy, 4) if busy is not None else None
+        # is the client core the bottleneck, and is it ours?  (a shared machine)
+        res["client_core_busy"] = round((c1 - c0) / (ct1 - ct0), 4) if ct1 > ct0 else None
+        if r.get("client_cpu_s") is not None and r.get("duration_s"):
+            res["loadgen_cpu_share"] = round(r["client_cpu_s"] / r["duration_s"], 4)
+        res["loadavg_1m"] = round(os.getloadavg()[0], 2)
+        res["window_s"] = round(w1 - w0, 3)
+        if busy is not None and res["throughput_ops"]:
+            res["server_cpu_us_per_req"] = round(busy * 1e6 / res["throughput_ops"], 3)
+        # the server's own threads only: other work on the server CPU (a shared
+        # machine) is not in it
+        hz = os.sysconf("SC_CLK_TCK")
+        own = (q1 - q0) / hz / (w1 - w0) if w1 > w0 else None
+        res["server_threads_busy"] = round(own, 4) if own is not None else None
+        res["server_threads"] = len(pids)
+        if own is not None and res["throughput_ops"]:
+            res["server_threads_us_per_req"] = round(own * 1e6 / res["throughput_ops"], 3)
+        if p0 and p1:
+            dn, dc = p1[0] - p0[0], p1[1] - p0[1]
+            res["xdp_runs"] = dc
+            res["xdp_ns_per_run"] = round(dn / dc, 1) if dc else None
+            ops_window = res["throughput_ops"] * (w1 - w0)
+            res["xdp_runs_per_req"] = round(dc / ops_window, 3) if ops_window else None
+            own_s = (q1 - q0) / os.sysconf("SC_CLK_TCK")
+            res["xdp_share_of_server_threads"] = round(dn / 1e9 / own_s, 3) if own_s else None
+        if before is not None:
+            after = s.status()
+            res.update(path_share(before, after))
+        return res
+
+    def record(self, exp, s, params, res, tool="loadgen", label=SOCKET_LABEL):
+        row = {"experiment": exp, "system": s if isinstance(s, str) else s.name,
+               "tool": tool, "label": label}
+        row.update(params)
+        row.update(res)
+        self.rows.append(row)
+        return row
+
+    def xdpgen(self, s, dist, write=0):
+        xg = self.tools["xdpgen"]
+        theta = None
+        d = "uniform"
+        if dist.startswith("zipf:"):
+            d, theta = "zipf", dist[5:]
+        cmd = [xg, env("TB_CLI_DEV"), "--dst-ip", s.host(), "--port", servers.MC_PORT,
+               "--keys", self.s["keys"], "--key-size", s.cfg["key_size"],
+               "--value-size", s.cfg["value_size"], "--dist", d,
+               "--write-ratio", write / 100.0, "--duration", self.s["duration"],
+               "--cpus", self.client_cpu, "--server-cpu", self.server_cpu, "--json"]
+        if theta:
+            cmd += ["--theta", theta]
+        before = s.status()
+        out = tb("tb_cli", *cmd, timeout=60 + 3 * self.s["duration"])
+        j = json.loads(out.strip().splitlines()[-1])
+        after = s.status()
+        res = {"throughput_ops": j.get("reply_pps"), "sent_pps": j.get("sent_pps"),
+               "reply_ratio": j.get("reply_ratio"), "hits": j.get("hits"),
+               "misses": j.get("misses"), "errors": j.get("errors"),
+               "server_busy": (j["server_busy_pct"] / 100.0
+                               if j.get("server_busy_pct", -1) >= 0 else None),
+               "server_cpu_us_per_req": (j["server_ns_per_reply"] / 1000.0
+                                         if j.get("server_ns_per_reply", -1) > 0 else None)}
+        res.update(path_share(before, after))
+        return res
+
+    # -- the plan --
+    def systems(self):
+        names = []
+        bl = self.args.baselines
+        if "memcached-udp" in bl:
+            names.append("memcached-udp")
+        names += ["xdpkv/" + l for l in self.args.layouts]
+        names += [b for b in bl if b != "memcached-udp"]
+        return names
+
+    def plan(self):
+        """Steps: (system, cfg, exp, params, est_seconds, function)."""
+        exps = self.args.experiments
+        s = self.s
+        pt = (s["duration"] + s["warmup"] + 1.0) * s.get("repeat", 1)
+        steps = []
+        need_ref = "b" in exps
+        for name in self.systems():
+            base = self.cfg()
+            is_xdp = name.startswith("xdpkv/")
+            add = lambda exp, params, est=pt, cfg=base, kind="lg": steps.append(  # noqa: E731
+                (name, cfg, exp, params, est, kind))
+            if "a" in exps:
+                for d in s["dists"]:
+                    add("a", {"dist": d})
+                    if is_xdp and s["xdpgen"]:
+                        add("a", {"dist": d}, kind="xdpgen")
+            elif need_ref and name == self.systems()[0]:
+                add("b-ref", {"dist": "uniform"})
+            if "h" in exps:
+                add("h", {"dist": "uniform"}, kind="cpu")
+            if "f" in exps:
+                add("f", {}, est=1.0, kind="mem")
+            if "b" in exps:
+                for fr in s["fractions"]:
+                    add("b", {"fraction": fr})
+            if "c" in exps:
+                for w in s["writes"]:
+                    add("c", {"write": w})
+            if "e" in exps:
+                for sr in s["scan_ratios"]:
+                    add("e", {"scan": sr, "scan_len": s["scan_len"]})
+            if "d" in exps:
+                for k in s["key_sizes"]:
+                    add("d", {"key_size": k, "value_size": BASE_VALUE},
+                        cfg=self.cfg(k, BASE_VALUE), est=pt + 3)
+                for v in s["value_sizes"]:
+                    if v == BASE_VALUE and BASE_KEY in s["key_sizes"]:
+                        continue
+                    add("d", {"key_size": BASE_KEY, "value_size": v},
+                        cfg=self.cfg(BASE_KEY, v), est=pt + 3)
+        return steps
+
+    def run_step(self, step):
+        name, cfg, exp, params, est, kind = step
+        s = self.ensure(name, cfg)
+        p = dict(params)
+        if exp == "d":
+            p["key_size"], p["value_size"] = cfg["key_size"], cfg["value_size"]
+        if kind == "xdpgen":
+            res = self.xdpgen(s, p["dist"])
+            self.record(exp, s, p, res, tool="xdpgen", label=XDPGEN_LABEL)
+            return
+        if kind == "mem":
+            self.memory_row(s)
+            return
+        if kind == "cpu":
+            res = self.measure(s, p, bpf=True)
+            self.record("h", s, p, res)
+            return
+        if exp == "b":
+            if self.ref_max is None:
+                raise CompareError("no reference max throughput for the latency sweep")
+            p["rate"] = round(p["fraction"] * self.ref_max)
+            p["offered"] = p["rate"]
+        res = self.measure(s, p)
+        row = self.record(exp if exp != "b-ref" else "a", s, p, res)
+        if (exp in ("a", "b-ref") and p.get("dist") == "uniform" and self.ref_max is None
+                and res.get("throughput_ops")):
+            self.ref_max = res["throughput_ops"]
+            self.ref_name = s.name
+            if s.name != "memcached-udp":
+                self.notes.append("b: memcached-udp was not measured; the offered loads are "
+                                  "fractions of %s's max (%.0f ops/s)" % (s.name, self.ref_max))
+            row["is_reference"] = True
+
+    def memory_row(self, s):
+        m = s.memory()
+        n = m.get("live_items") or 0
+        res = dict(m)
+        res["items_loaded"] = self.s["keys"]
+        res["key_size"], res["value_size"] = s.cfg["key_size"], s.cfg["value_size"]
+        rss0 = s.preload.get("rss_before") if s.preload else None
+        if s.kind == "memcached" and n:
+            res["bytes_per_item"] = round(m["mc_bytes"] / n, 1)
+        elif s.kind == "redis" and n:
+            res["bytes_per_item"] = round(m["used_memory"] / n, 1)
+        if m.get("rss") and rss0 and n:
+            res["rss_growth_per_item"] = round((m["rss"] - rss0) / n, 1)
+            res["rss_before"] = rss0
+        label = {"xdpkv": "BPF map memory as the kernel accounts it (memlock), after preload",
+                 "memcached": "memcached 'stats bytes' and process RSS, after preload",
+                 "redis": "Redis INFO used_memory and process RSS, after preload"}[s.kind]
+        self.record("f", s, {}, res, tool="server", label=label)
+
+    def kvexp(self):
+        kx = self.tools["kvexp"]
+        if not kx:
+            self.notes.append("f/g: xkv-kvexp was not built: its in-process memory, lost and "
+                              "stale experiments are missing from this report")
+            return
+        for sub, exp in self.kvexp_subs():
+            self.progress("(%s) kvexp %s" % (exp, sub))
+            self.steps_done += 1
+            cmd = [kx, sub, "--json"] + kvexp_args(sub, self.s)
+            try:
+                out = run(cmd, timeout=1800)
+                j = json.loads(out)
+            except (CompareError, ValueError) as e:
+                self.errors.append("kvexp %s: %s" % (sub, e))
+                log("kvexp %s failed: %s" % (sub, e))
+                continue
+            for r in kvexp_rows(j):
+                sysname = r.pop("layout", r.pop("system", "?"))
+                if not str(sysname).startswith("xdpkv/") and sysname in servers.XDP_LAYOUTS:
+                    sysname = "xdpkv/" + sysname
+                self.record(exp, sysname, {"kvexp": sub}, r, tool="kvexp",
+                            label="in-process (BPF_PROG_TEST_RUN / map accessors), kvexp " + sub)
+            self.done_est += KVEXP_EST[sub] * self.s["kvexp_scale"]
+
+    def kvexp_subs(self):
+        return [(sub, exp) for sub, exp in (("memory", "f"), ("lost", "g"), ("stale", "g"))
+                if exp in self.args.experiments]
+
+    def go(self):
+        steps = self.plan()
+        missing = []
+        if not self.tools["loadgen"]:
+            missing.append("xkv-loadgen")
+        if not self.tools["xdpgen"] or not self.s["xdpgen"]:
+            steps = [st for st in steps if st[5] != "xdpgen"]
+            if not self.tools["xdpgen"] and "a" in self.args.experiments:
+                self.notes.append("a: the in-kernel generator (xdpgen) was not built: server "
+                                  "capacity is not measured")
+        if missing:
+            raise CompareError("%s not found (build it: ninja -C build)" % ", ".join(missing))
+        kv = self.kvexp_subs() if self.tools["kvexp"] else []
+        self.steps_total = len(steps) + len(kv)
+        # a server start: ~2 s, then the preload (measured: 100k keys in 0.4-2.2 s)
+        starts = len(set((st[0], str(st[1])) for st in steps))
+        self.total_est = sum(st[4] for st in steps) + starts * (2 + self.s["keys"] / 80000)
+        self.total_est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
+        log("plan: %d measurements, estimated %s" % (self.steps_total, fmt_s(self.total_est)))
+        for st in steps:
+            name, cfg, exp, params, est, kind = st
+            what = "(%s) %s %s %s" % (exp, name, kind if kind != "lg" else "",
+                                      " ".join("%s=%s" % kv for kv in params.items()))
+            self.progress(what)
+            try:
+                self.run_step(st)
+            except CompareError as e:
+                self.errors.append("%s: %s" % (what.strip(), e))
+                log("FAILED %s: %s" % (what, e))
+                # a failed start leaves the system half up: start it anew next time
+                try:
+                    self.stop_system()
+                except CompareError:
+                    pass
+            self.done_est += est
+            self.steps_done += 1
+        self.stop_system()
+        self.kvexp()
+
+
+def kvexp_args(sub, s):
+    """Arguments of xkv-kvexp SUB for a setting (bench/kvexp: --help)."""
+    kx = s["kvexp"]
+    if sub == "memory":
+        return ["--items", str(s["kvexp_items"]), "--key-sizes", kx["key_sizes"],
+                "--value-sizes", kx["value_sizes"], "--fills", kx["fills"]]
+    if sub == "lost":
+        return ["--capacity", str(kx["capacity"]), "--ratios", kx["ratios"],
+                "--key-size", str(BASE_KEY), "--value-size", str(BASE_VALUE)]
+    return ["--keys", str(kx["stale_keys"]), "--rounds", str(kx["rounds"]),
+            "--key-size", str(BASE_KEY), "--value-size", str(BASE_VALUE)]
+
+
+def kvexp_rows(j):
+    """kvexp's JSON: a list of rows, or {"rows"|"layouts"|"results": [...]}, or one object."""
+    if isinstance(j, list):
+        return [dict(r) for r in j if isinstance(r, dict)]
+    for k in ("results", "rows", "layouts"):
+        if isinstance(j.get(k), list):
+            common = {}
+            out = []
+            for r in j[k]:
+                d = dict(common)
+                d.update(r)
+                out.append(d)
+            return out
+    return [dict(j)]
+
+
+def loadgen_fields(r):
+    lat = r.get("latency_us") or {}
+    out = {"throughput_ops": r.get("throughput_ops"), "ops": r.get("ops"),
+           "duration_s": r.get("duration_s"), "offered_rate": r.get("offered_rate")}
+    for k in ("p50", "p90", "p99", "p999", "max", "mean"):
+        out["lat_" + k + "_us"] = lat.get(k)
+    for k in ("gets", "sets", "scans", "hits", "misses", "wrong_values", "timeouts", "errors",
+              "client_cpu_s"):
+        if k in r:
+            out[k] = r[k]
+    if "wrong" in r and "wrong_values" not in r:
+        out["wrong_values"] = r["wrong"]
+    return out
+
+
+def path_share(before, after):
+    f = after["requests"]["fast"] - before["requests"]["fast"]
+    sl = after["requests"]["slow"] - before["requests"]["slow"]
+    out = {"fast_served": f, "slow_served": sl,
+           "fast_share": round(f / (f + sl), 4) if f + sl else None}
+    cf, cb = after["counters"]["fast"], before["counters"]["fast"]
+    for k in ("pass_room", "pass_cmd", "pass_busy", "pass_malformed"):
+        if k in cf:
+            out[k] = cf[k] - cb.get(k, 0)
+    return out
+
+
+def fmt_s(s):
+    s = int(max(0, s))
+    return "%dm%02ds" % (s // 60, s % 60)
+
+
+# ---- top level -----------------------------------------------------------------------
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="xdpkv compare", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    ap.add_argument("--quick", action="store_true",
+                    help="a few points per experiment, 100k keys, 2 s per point (~5 min)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="the test suite's setting: tiny and fast (< 90 s); implies --quick's "
+                         "tools; default experiments a,h,i")
+    ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS),
+                    help="xdpkv layouts (default: all four)")
+    ap.add_argument("--baselines", default=None,
+                    help="memcached-udp,memcached-tcp,redis (default: all three; "
+                         "--quick/--smoke: memcached-udp,redis)")
+    ap.add_argument("--experiments", default=None,
+                    help="letters a..i, comma-separated (default: all; --smoke: a,h,i)")
+    ap.add_argument("--out", default=None, help="output directory (default results/<timestamp>)")
+    ap.add_argument("--json", action="store_true", help="print results.json on stdout at the end")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="runs per socket-client point, the median is reported "
+                         "(default 1; a shared machine is noisy)")
+    ap.add_argument("--keys", type=int, default=None, help="override the key space")
+    ap.add_argument("--duration", type=float, default=None, help="override seconds per point")
+    ap.add_argument("--prefix", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--render", metavar="DIR", default=None,
+                    help="only rewrite report.md, results.csv and the plots of DIR from its "
+                         "results.json (no root, no measurements)")
+    a = ap.parse_args(argv)
+
+    def lst(v):
+        return [x.strip() for x in v.split(",") if x.strip()]
+    a.layouts = lst(a.layouts)
+    for l in a.layouts:
+        if l not in servers.XDP_LAYOUTS:
+            ap.error("--layouts: unknown layout '%s' (%s)" % (l, ", ".join(servers.XDP_LAYOUTS)))
+    if a.baselines is None:
+        a.baselines = "memcached-udp,redis" if (a.quick or a.smoke) else ",".join(servers.BASELINES)
+    a.baselines = lst(a.baselines) if a.baselines != "none" else []
+    for b in a.baselines:
+        if b not in servers.BASELINES:
+            ap.error("--baselines: unknown baseline '%s' (%s)" % (b, ", ".join(servers.BASELINES)))
+    if a.experiments is None:
+        a.experiments = "a,h,i" if a.smoke else ",".join(EXPERIMENTS)
+    a.experiments = "".join(lst(a.experiments))
+    for e in a.experiments:
+        if e not in EXPERIMENTS:
+            ap.error("--experiments: unknown experiment '%s' (a..i)" % e)
+    if not a.layouts and not a.baselines:
+        ap.error("nothing to compare: no layouts and no baselines")
+    return a
+
+
+def settings_for(a):
+    s = dict(SMOKE if a.smoke else QUICK if a.quick else FULL)
+    if a.keys:
+        s["keys"] = a.keys
+    if a.duration:
+        s["duration"] = a.duration
+    if a.repeat:
+        if not 1 <= a.repeat <= 20:
+            sys.exit("xdpkv compare: --repeat: 1..20")
+        s["repeat"] = a.repeat
+    return s
+
+
+def outer(argv, a):
+    """Check, then run ourselves again under the testbed wrapper."""
+    if os.geteuid() != 0:
+        sys.exit("xdpkv compare: needs root (XDP, BPF maps, network namespaces)")
+    xdpkv = os.environ.get("XDPKV") or os.path.join(REPO, "build", "cli", "xdpkv")
+    if not os.access(xdpkv, os.X_OK):
+        sys.exit("xdpkv compare: the xdpkv CLI is not at %s (build it: ninja -C build, "
+                 "or set XDPKV)" % xdpkv)
+    need = ["nsenter", "taskset", "bpftool", "ip", "ss"]
+    if any(b.startswith("memcached") for b in a.baselines):
+        need.append("memcached")
+    if "redis" in a.baselines:
+        need.append("redis-server")
+    miss = [t for t in need if not shutil.which(t, path=os.environ.get("PATH", "") +
+                                                ":/usr/sbin:/sbin")]
+    if miss:
+        sys.exit("xdpkv compare: missing tools: %s (tests/lib/install-deps.sh installs them)"
+                 % ", ".join(miss))
+    env_ = dict(os.environ, XDPKV=os.path.abspath(xdpkv))
+    env_["PATH"] = env_.get("PATH", "") + ":/usr/sbin:/sbin"
+    passobj = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(xdpkv))),
+                           "tests", "xdp_pass.bpf.o")
+    if os.path.exists(passobj) and not env_.get("TB_XDP_PASS_OBJ"):
+        env_["TB_XDP_PASS_OBJ"] = passobj
+    prefix = a.prefix or "xcmp%d" % (os.getpid() % 100000)
+    cmd = ["bash", os.path.join(HERE, "testbed-run.sh"), prefix, "--", sys.executable,
+           os.path.abspath(__file__), "--inner"] + argv
+    os.execvpe("bash", cmd, env_)
+
+
+def inner(a):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    s = settings_for(a)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    outdir = os.path.abspath(a.out or os.path.join("results", stamp))
+    os.makedirs(outdir, exist_ok=True)
+    tl = tools(env("XDPKV"))
+    r = Runner(a, s, tl, outdir)
+    mode = "smoke" if a.smoke else "quick" if a.quick else "full"
+    log("mode %s, layouts %s, baselines %s, experiments %s, output %s" %
+        (mode, ",".join(a.layouts), ",".join(a.baselines) or "-", a.experiments, outdir))
+    for t, p in tl.items():
+        if not p:
+            log("note: %s not found" % t)
+    status = "complete"
+    t0 = time.time()
+    try:
+        tb("pin_client_napi")
+        r.go()
+    except Interrupted as e:
+        status = "interrupted (%s)" % e
+        log("interrupted: cleaning up")
+    except CompareError as e:
+        status = "failed: %s" % e
+        log("FAILED: %s" % e)
+    finally:
+        r.bpf_stats.restore()
+        try:
+            r.stop_system()
+        except Exception as e:  # noqa: BLE001 - the testbed's tb_down follows anyway
+            log("cleanup: %s" % e)
+    # from here on a second signal just stops the report
+    import report
+    res = {
+        "tool": "xdpkv compare",
+        "status": status,
+        "mode": mode,
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "wall_seconds": round(time.time() - t0, 1),
+        "command": "xdpkv compare " + " ".join(sys.argv[2:]),
+        "config": dict(s, layouts=a.layouts, baselines=a.baselines,
+                       experiments=a.experiments, base_key_size=BASE_KEY,
+                       base_value_size=BASE_VALUE, base_write_ratio=BASE_WRITE,
+                       entries="2 x keys (every layout)",
+                       reference_max=r.ref_max, reference_system=r.ref_name),
+        "testbed": {
+            "server_cpu": r.server_cpu, "client_cpu": r.client_cpu,
+            "server": "%s in netns %s (%s)" % (os.environ.get("TB_SRV_DEV"),
+                                               os.environ.get("TB_SRV_NS"),
+                                               os.environ.get("TB_SRV_IP4")),
+            "client": "%s in netns %s (%s)" % (os.environ.get("TB_CLI_DEV"),
+                                               os.environ.get("TB_CLI_NS"),
+                                               os.environ.get("TB_CLI_IP4")),
+            "placement": [
+                "server CPU %d: the server veth's NAPI kthread (threaded, pinned; runs the "
+                "XDP program), xdpkv serve, memcached -t 1, redis-server (taskset)" % r.server_cpu,
+                "client CPU %d: xkv-loadgen (1 thread, pinned), xdpgen, the client veth's NAPI "
+                "kthread (threaded, pinned)" % r.client_cpu,
+                "baselines get an XDP_PASS program on the server veth so their packets take "
+                "the same NAPI path to the server CPU as xdpkv's",
+            ],
+        },
+        "machine": dict(machine_info(), loadavg_at_end=os.getloadavg()),
+        "tools": tl,
+        "notes": r.notes,
+        "errors": r.errors,
+        "preloads": r.preloads,
+        "rows": r.rows,
+    }
+    report.write_all(outdir, res)
+    log("wrote %s/{results.json,results.csv,report.md,*.png} (%s)" % (outdir, status))
+    if a.json:
+        print(json.dumps(res, indent=1))
+    if status.startswith("interrupted"):
+        sys.exit(130)
+    if status != "complete":
+        sys.exit(1)
+
+
+def main():
+    argv = sys.argv[1:]
+    if argv[:1] == ["_probe"]:
+        servers.probe_main(*argv[1:4])
+        return
+    a = parse_args(argv)
+    if a.render:
+        import report
+        with open(os.path.join(a.render, "results.json")) as f:
+            res = json.load(f)
+        report.write_all(a.render, res)
+        log("rewrote %s/{report.md,results.csv,*.png}" % a.render)
+        return
+    if a.inner:
+        try:
+            inner(a)
+        except CompareError as e:
+            sys.exit("xdpkv compare: %s" % e)
+    else:
+        outer(argv, a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,635 @@
+# SPDX-License-Identifier: MIT
+"""xdpkv compare's output: results.json, results.csv, report.md, PNG plots."""
+
+import csv
+import json
+import os
+
+NOTES = {
+    "a": "Closed loop, one client thread on the client CPU with 32 requests in flight, "
+         "{base} over {keys} keys (preloaded). **{socket}**: on this testbed the client, not "
+         "the server, is usually the bottleneck for the XDP layouts, so these numbers bound what "
+         "one socket client core can drive, not what the server can serve. The second table is "
+         "**{xdpgen}**: requests built and sent by a BPF program (BPF_PROG_TEST_RUN, live "
+         "frames) from the client veth, replies counted by an XDP program there; the XDP "
+         "layouts only (the baselines need the socket stack, which the generator bypasses). "
+         "Across protocols the socket numbers mostly compare the *client's* cost: over TCP "
+         "(memcached-tcp, Redis) the 32 requests in flight are pipelined on one connection, "
+         "many per system call; over UDP every request is its own datagram and system call. "
+         "The generator sends far more frames than one server core can answer: the replies/sent "
+         "column is the share answered, the rest is dropped at the server veth's queue.",
+    "b": "Open loop, Poisson arrivals at fractions of {ref}'s max throughput from (a) "
+         "({refmax} ops/s), same workload as (a) uniform. A system that cannot keep up shows "
+         "its achieved rate below the offered one and latency growing with the queue; "
+         "timeouts (UDP, 100 ms) are counted, not retried.",
+    "c": "Closed loop, uniform keys, {base_kv}; the share of requests that are sets varies.",
+    "d": "Closed loop, uniform keys, {write}% sets; each key/value size on a freshly started "
+         "server preloaded with that size. On a veth, a native-XDP frame has ~200 bytes of "
+         "headroom and no tailroom: replies that do not fit are passed to xdpkv's slow path "
+         "(see (i)).",
+    "e": "Closed loop, uniform keys; a scan is one multi-key get of {scan_len} consecutive keys "
+         "(one datagram / one pipelined command). xdpkv's fast path answers multi-gets whose "
+         "reply fits one frame; larger ones go to the slow path. Throughput counts requests "
+         "(a scan is one request).",
+    "f": "The same dataset ({keys} items, {base_kv}) preloaded into each server. xdpkv: the "
+         "kernel's figure for the store map (memlock in its fdinfo) divided by live items — "
+         "it is the memory of the whole preallocated capacity ({entries}), so it depends on "
+         "the capacity chosen. memcached: its own `stats bytes` and the RSS growth over the "
+         "preload. Redis: INFO `used_memory` and the RSS growth over the preload.",
+    "g": "From xkv-kvexp (in-process, no network): what each layout loses (collisions, "
+         "evictions) and what it serves stale.",
+    "h": "Closed loop, uniform keys, {base}. Busy time of the server CPU from /proc/stat (user+nice+system+irq+softirq+steal "
+         "ticks) over the middle 80% of a closed-loop run, divided by the requests served "
+         "in it: everything the server core did per request (driver, XDP, stack, server). "
+         "For xdpkv, the XDP program's own run time from bpf_stats (`run_time_ns/run_cnt`, "
+         "kernel.bpf_stats_enabled=1 only during this run), which is inside the CPU figure. "
+         "The xdpgen rows are the generator's own figure (server CPU busy / replies). "
+         "At the socket client's load the server core is mostly idle and each request "
+         "pays for waking the NAPI thread (and the server process) — costly in a VM; the "
+         "generator keeps the server saturated, where that cost is shared by a batch.",
+    "i": "xdpkv's `status` counters over each run: **fast** = requests the XDP program "
+         "answered, **slow** = requests the userspace slow path read.",
+}
+
+CONTEXT = (
+    "## What these numbers are (and are not)\n\n"
+    "Everything runs on one {nproc}-CPU machine: the server on CPU {scpu}, the client on CPU "
+    "{ccpu}, joined by a veth pair between two network namespaces. A veth is not a NIC: "
+    "there is no DMA, no interrupt moderation and no multi-queue RSS, the sender pays for "
+    "part of the receive path, and the client is a socket program competing for one core. "
+    "The socket-client numbers are end-to-end and usually **client-bound** for the XDP "
+    "layouts; the in-kernel generator's numbers show the server's own capacity on one core. "
+    "For context only: the thesis this project follows reports an XDP hash-map store at up "
+    "to 24x Redis's throughput on a 100G NIC with many cores — a very different setting, "
+    "and not something this machine can reproduce or confirm.\n"
+)
+
+
+def num(v, fmt="%.0f"):
+    if v is None or v == "":
+        return "–"
+    if isinstance(v, (int, float)):
+        return fmt % v
+    return str(v)
+
+
+def kops(v):
+    return "–" if v is None else "%.1f" % (v / 1000.0)
+
+
+def tp(r):
+    """kops/s of a row, with the spread of its repeats."""
+    v = kops(r.get("throughput_ops"))
+    runs = [x for x in r.get("throughput_runs") or [] if x is not None]
+    if len(runs) > 1:
+        v += " (%s–%s)" % (kops(min(runs)), kops(max(runs)))
+    return v
+
+
+def rows_of(res, exp, tool=None):
+    return [r for r in res["rows"] if r["experiment"] == exp and (tool is None or
+                                                                   r["tool"] == tool)]
+
+
+def systems(res):
+    seen = []
+    for r in res["rows"]:
+        if r["system"] not in seen:
+            seen.append(r["system"])
+    return seen
+
+
+def table(head, body):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for b in body:
+        out.append("| " + " | ".join(str(x) for x in b) + " |")
+    return "\n".join(out) + "\n"
+
+
+def problems(r):
+    bad = []
+    for k in ("timeouts", "wrong_values", "errors"):
+        if r.get(k):
+            bad.append("%s %s" % (r[k], k.replace("_", " ")))
+    return ", ".join(bad)
+
+
+# ---- csv / json ------------------------------------------------------------------------
+
+def write_csv(path, rows):
+    cols = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (json.dumps(v) if isinstance(v, (dict, list)) else v)
+                        for k, v in r.items()})
+
+
+# ---- plots -------------------------------------------------------------------------------
+
+def plt_mod():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        return None
+
+
+def save(plt, fig, outdir, name, made):
+    fig.tight_layout()
+    p = os.path.join(outdir, name)
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    made.append(name)
+
+
+# one colour per system in every plot
+COLORS = {"memcached-udp": "tab:blue", "memcached-tcp": "tab:cyan", "redis": "tab:brown",
+          "xdpkv/hash_map": "tab:orange", "xdpkv/array_fnv": "tab:green",
+          "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple"}
+
+
+def bars(ax, groups, series, values, ylabel, title):
+    """groups on x, one bar per series; values[(group, series)]."""
+    n = max(1, len(series))
+    w = 0.8 / n
+    for i, s in enumerate(series):
+        xs = [g + (i - (n - 1) / 2) * w for g in range(len(groups))]
+        ys = [values.get((gname, s)) or 0 for gname in groups]
+        ax.bar(xs, ys, w, label=s, color=COLORS.get(s))
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=0)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0):
+    by = {}
+    for r in res_rows:
+        if r.get(ykey) is None or r.get(xkey) is None:
+            continue
+        by.setdefault(r["system"], []).append((r[xkey], r[ykey] * scale))
+    for s, pts in by.items():
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=s, color=COLORS.get(s))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    if by:
+        ax.legend(fontsize=7)
+
+
+def plot_all(res, outdir):
+    plt = plt_mod()
+    made = []
+    if plt is None:
+        return made, "matplotlib is not installed (Debian: python3-matplotlib): no plots"
+    a = rows_of(res, "a", "loadgen")
+    if a:
+        dists = sorted({r["dist"] for r in a}, key=dist_order)
+        xg = rows_of(res, "a", "xdpgen")
+        fig, axs = plt.subplots(1, 2 if xg else 1, figsize=(12 if xg else 7, 4.8), squeeze=False)
+        vals = {(r["dist"], r["system"]): (r["throughput_ops"] or 0) / 1000 for r in a}
+        bars(axs[0][0], dists, systems_in(a), vals, "kops/s", "(a) " + SOCKET)
+        axs[0][0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3)
+        if xg:
+            vals = {(r["dist"], r["system"]): (r["throughput_ops"] or 0) / 1000 for r in xg}
+            bars(axs[0][1], dists, systems_in(xg), vals, "kops/s (replies)", "(a) " + XDPGEN)
+            axs[0][1].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
+        save(plt, fig, outdir, "a_throughput.png", made)
+    b = rows_of(res, "b")
+    if b:
+        fig, axs = plt.subplots(1, 3, figsize=(15, 4.2))
+        lines(axs[0], b, "offered", "lat_p50_us", "offered load (ops/s)", "µs", "(b) p50 latency",
+              logy=True)
+        lines(axs[1], b, "offered", "lat_p99_us", "offered load (ops/s)", "µs", "(b) p99 latency",
+              logy=True)
+        lines(axs[2], b, "offered", "throughput_ops", "offered load (ops/s)", "achieved ops/s",
+              "(b) achieved vs offered")
+        save(plt, fig, outdir, "b_latency.png", made)
+    c = rows_of(res, "c")
+    if c:
+        fig, axs = plt.subplots(1, 2, figsize=(12, 4.2))
+        lines(axs[0], c, "write", "throughput_ops", "sets (%)", "kops/s", "(c) throughput vs "
+              "write ratio", scale=1e-3)
+        lines(axs[1], c, "write", "lat_p99_us", "sets (%)", "µs", "(c) p99 latency vs write ratio")
+        save(plt, fig, outdir, "c_write_ratio.png", made)
+    d = rows_of(res, "d")
+    if d:
+        fig, axs = plt.subplots(1, 2, figsize=(12, 4.2))
+        ks = [r for r in d if r["value_size"] == 128]
+        vs = [r for r in d if r["key_size"] == 16]
+        lines(axs[0], ks, "key_size", "throughput_ops", "key size (bytes), values 128 B",
+              "kops/s", "(d) throughput vs key size", scale=1e-3)
+        lines(axs[1], vs, "value_size", "throughput_ops", "value size (bytes), keys 16 B",
+              "kops/s", "(d) throughput vs value size", scale=1e-3)
+        save(plt, fig, outdir, "d_sizes.png", made)
+    e = rows_of(res, "e")
+    if e:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        lines(ax, e, "scan", "throughput_ops", "scans (%% of requests, %s keys each)" %
+              e[0].get("scan_len"), "kops/s", "(e) throughput vs scan ratio", scale=1e-3)
+        save(plt, fig, outdir, "e_scan.png", made)
+    f = [r for r in rows_of(res, "f", "server") if r.get("bytes_per_item")]
+    fk = [r for r in rows_of(res, "f", "kvexp") if r.get("bytes_per_live_item") and
+          r.get("key_size") == 16 and r.get("value_size") == 128 and r.get("fill_pct") == 100]
+    if f or fk:
+        fig, axs = plt.subplots(1, 2, figsize=(13, 4.2))
+        ax = axs[1]
+        if fk:
+            ax.bar(["%s\n%s" % (r["system"].replace("xdpkv/", ""), r.get("alloc", ""))
+                    for r in fk], [r["bytes_per_live_item"] for r in fk], color="tab:green")
+            ax.axhline(fk[0].get("raw_bytes_per_item") or 0, color="k", ls="--", lw=1,
+                       label="raw key+value bytes")
+            ax.set_ylabel("map bytes per live item")
+            ax.set_title("(f) kvexp memory: full map, 16 B keys, 128 B values", fontsize=10)
+            ax.legend(fontsize=7)
+            ax.grid(axis="y", alpha=0.3)
+        ax = axs[0]
+        names = [r["system"] for r in f]
+        own = [r.get("bytes_per_item") or 0 for r in f]
+        rss = [r.get("rss_growth_per_item") or 0 for r in f]
+        x = range(len(names))
+        ax.bar([i - 0.2 for i in x], own, 0.4, label="server's own figure / item")
+        ax.bar([i + 0.2 for i in x], rss, 0.4, label="RSS growth / item (processes only)")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(names, rotation=20, fontsize=8)
+        ax.set_ylabel("bytes per item")
+        ax.set_title("(f) memory per item after the preload, %s items" %
+                     (f[0].get("items_loaded") if f else "?"), fontsize=10)
+        ax.legend(fontsize=7)
+        ax.grid(axis="y", alpha=0.3)
+        save(plt, fig, outdir, "f_memory.png", made)
+    g = rows_of(res, "g")
+    lost = [r for r in g if r.get("kvexp") == "lost" and r.get("readable_share") is not None]
+    stale = [r for r in g if r.get("kvexp") == "stale" and r.get("stale_rate") is not None]
+    if lost or stale:
+        fig, axs = plt.subplots(1, 2, figsize=(12, 4.2))
+        if lost:
+            ratios = sorted({r["ratio"] for r in lost})
+            vals = {("%.2f" % r["ratio"], r["system"]): 100 * (1 - r["readable_share"])
+                    for r in lost}
+            bars(axs[0], ["%.2f" % x for x in ratios], systems_in(lost), vals,
+                 "% of keys set that cannot be read back",
+                 "(g) lost keys vs keys/capacity (kvexp lost)")
+            axs[0].set_xlabel("keys set / capacity")
+            axs[0].legend(fontsize=7)
+        if stale:
+            axs[1].bar(["%s (%s)" % (r["system"], r.get("role", "")) for r in stale],
+                       [100 * r["stale_rate"] for r in stale], color="tab:red")
+            axs[1].set_ylabel("% of reads stale")
+            axs[1].set_title("(g) stale reads, set on one CPU, get on another (kvexp stale)",
+                             fontsize=10)
+            axs[1].grid(axis="y", alpha=0.3)
+        save(plt, fig, outdir, "g_lost.png", made)
+    h = [r for r in rows_of(res, "h") if r.get("server_cpu_us_per_req")]
+    if h:
+        fig, axs = plt.subplots(1, 2, figsize=(12, 4.2))
+        xs = range(len(h))
+        axs[0].bar([i - 0.2 for i in xs], [r["server_cpu_us_per_req"] for r in h], 0.4,
+                   label="server core (/proc/stat)")
+        axs[0].bar([i + 0.2 for i in xs], [r.get("server_threads_us_per_req") or 0 for r in h],
+                   0.4, label="server threads (NAPI kthread + server process)")
+        axs[0].set_xticks(list(xs))
+        axs[0].set_xticklabels([r["system"] for r in h])
+        axs[0].legend(fontsize=7)
+        axs[0].set_ylabel("server CPU µs per request")
+        axs[0].set_title("(h) server core busy time per request (/proc/stat)", fontsize=10)
+        axs[0].tick_params(axis="x", labelsize=7, rotation=20)
+        axs[0].grid(axis="y", alpha=0.3)
+        hx = [r for r in h if r.get("xdp_ns_per_run")]
+        axs[1].bar([r["system"] for r in hx], [r["xdp_ns_per_run"] for r in hx], color="tab:orange")
+        axs[1].set_ylabel("ns per XDP program run")
+        axs[1].set_title("(h) XDP program time (bpf_stats run_time_ns / run_cnt)", fontsize=10)
+        axs[1].tick_params(axis="x", labelsize=7, rotation=20)
+        axs[1].grid(axis="y", alpha=0.3)
+        save(plt, fig, outdir, "h_cpu.png", made)
+    ii = share_points(res)
+    if ii:
+        fig, ax = plt.subplots(figsize=(max(7, 0.5 * len(ii)), 4.5))
+        labels = ["%s\n%s" % (p[0].replace("xdpkv/", ""), p[1]) for p in ii]
+        fast = [p[2] * 100 for p in ii]
+        ax.bar(range(len(ii)), fast, label="fast path (XDP)")
+        ax.bar(range(len(ii)), [100 - x for x in fast], bottom=fast, label="slow path")
+        ax.set_xticks(range(len(ii)))
+        ax.set_xticklabels(labels, fontsize=6, rotation=90)
+        ax.set_ylabel("% of requests served")
+        ax.set_title("(i) share of requests per xdpkv path", fontsize=10)
+        ax.set_ylim(0, 118)
+        ax.legend(fontsize=7, ncol=2, loc="upper center")
+        save(plt, fig, outdir, "i_paths.png", made)
+    return made, None
+
+
+SOCKET = "end-to-end, socket client, client CPU-bound"
+XDPGEN = "server capacity, in-kernel generator"
+
+
+def dist_order(d):
+    return (0, 0) if d == "uniform" else (1, float(d.split(":")[1]))
+
+
+def systems_in(rows):
+    out = []
+    for r in rows:
+        if r["system"] not in out:
+            out.append(r["system"])
+    return out
+
+
+def first_numeric(rows, prefer=()):
+    for k in prefer:
+        if any(isinstance(r.get(k), (int, float)) for r in rows):
+            return k
+    skip = {"experiment", "system", "tool", "label", "kvexp"}
+    for r in rows:
+        for k, v in r.items():
+            if k not in skip and isinstance(v, (int, float)) and not isinstance(v, bool):
+                return k
+    return None
+
+
+def point_name(r):
+    e = r["experiment"]
+    if e == "a":
+        return "a %s%s" % (r.get("dist"), " xdpgen" if r["tool"] == "xdpgen" else "")
+    if e == "c":
+        return "c %s%% sets" % r.get("write")
+    if e == "d":
+        return "d k%s v%s" % (r.get("key_size"), r.get("value_size"))
+    if e == "e":
+        return "e %s%% scans" % r.get("scan")
+    if e == "b":
+        return "b %.0f%%" % (100 * r.get("fraction", 0))
+    return e
+
+
+def share_points(res):
+    out = []
+    for r in res["rows"]:
+        if r["system"].startswith("xdpkv/") and r.get("fast_share") is not None and \
+                r["experiment"] in "acde":
+            out.append((r["system"], point_name(r), r["fast_share"]))
+    return out
+
+
+# ---- markdown ------------------------------------------------------------------------------
+
+def md_a(res, L):
+    a = rows_of(res, "a", "loadgen")
+    if a:
+        dists = sorted({r["dist"] for r in a}, key=dist_order)
+        body = []
+        for s in systems_in(a):
+            rr = {r["dist"]: r for r in a if r["system"] == s}
+            probs = "; ".join("%s: %s" % (d, problems(rr[d])) for d in dists
+                              if d in rr and problems(rr[d]))
+            u = rr.get("uniform", {})
+            cl = "%s / %s" % (num((u.get("client_core_busy") or 0) * 100, "%.0f%%"),
+                              num((u.get("loadgen_cpu_share") or 0) * 100, "%.0f%%")) \
+                if u.get("client_core_busy") is not None else "–"
+            body.append([s] + [tp(rr[d]) if d in rr else "–" for d in dists]
+                        + [num(u.get("lat_p99_us"), "%.0f"), cl, probs or "none"])
+        L.append("**%s** (kops/s%s)\n\n" % (SOCKET, "; median of repeats (min–max)"
+                                              if any(r.get("repeat") for r in a) else ""))
+        L.append(table(["system"] + dists + ["p99 µs (uniform)",
+                                             "client core busy / xkv-loadgen's share (uniform)",
+                                             "timeouts / wrong / errors"], body))
+        L.append("\nThe client core's busy time (/proc/stat) against the share xkv-loadgen "
+                 "itself used: the rest is the kernel's send/receive work for it (softirq, the "
+                 "client veth's NAPI thread) — or other work on a shared machine.\n")
+    xg = rows_of(res, "a", "xdpgen")
+    if xg:
+        dists = sorted({r["dist"] for r in xg}, key=dist_order)
+        body = []
+        for s in systems_in(xg):
+            rr = {r["dist"]: r for r in xg if r["system"] == s}
+            body.append([s] + [kops(rr[d]["throughput_ops"]) if d in rr else "–" for d in dists]
+                        + [num(rr.get(dists[0], {}).get("reply_ratio"), "%.3f"),
+                           num((rr.get(dists[0], {}).get("server_busy") or 0) * 100, "%.0f%%")])
+        L.append("\n**%s** (kreplies/s; the XDP layouts only)\n\n" % XDPGEN)
+        L.append(table(["system"] + dists + ["replies/sent (%s)" % dists[0],
+                                              "server CPU busy (%s)" % dists[0]], body))
+
+
+def md_grid(res, L, exp, xkey, xfmt, cell):
+    rr = rows_of(res, exp)
+    if not rr:
+        return
+    xs = sorted({r[xkey] for r in rr if r.get(xkey) is not None})
+    body = []
+    for s in systems_in(rr):
+        m = {r[xkey]: r for r in rr if r["system"] == s}
+        body.append([s] + [cell(m[x]) if x in m else "–" for x in xs])
+    L.append(table(["system"] + [xfmt(x) for x in xs], body))
+
+
+def md_b(res, L):
+    md_grid(res, L, "b", "fraction", lambda x: "%.0f%%" % (100 * x),
+            lambda r: "%s / %s µs (%s k)" % (num(r.get("lat_p50_us")), num(r.get("lat_p99_us")),
+                                             kops(r.get("throughput_ops"))) +
+            (" ⚠ %s timeouts" % r["timeouts"] if r.get("timeouts") else ""))
+    L.append("\nCells: p50 / p99 latency (achieved kops/s). Columns: offered load as a "
+             "fraction of the reference max.\n")
+
+
+def md_c(res, L):
+    md_grid(res, L, "c", "write", lambda x: "%s%% sets" % x,
+            lambda r: "%s k, p99 %s µs" % (tp(r), num(r.get("lat_p99_us"))))
+
+
+def md_d(res, L):
+    rr = rows_of(res, "d")
+    if not rr:
+        return
+    pts = sorted({(r["key_size"], r["value_size"]) for r in rr})
+    body = []
+    for s in systems_in(rr):
+        m = {(r["key_size"], r["value_size"]): r for r in rr if r["system"] == s}
+        cells = []
+        for p in pts:
+            r = m.get(p)
+            if not r:
+                cells.append("–")
+                continue
+            c = tp(r)
+            if r.get("fast_share") is not None:
+                c += " (fast %.0f%%)" % (100 * r["fast_share"])
+            if problems(r):
+                c += " ⚠ " + problems(r)
+            cells.append(c)
+        body.append([s] + cells)
+    L.append(table(["system"] + ["k%d v%d" % p for p in pts], body))
+    L.append("\nkops/s; for xdpkv, the share the XDP fast path served.\n")
+
+
+def md_e(res, L):
+    md_grid(res, L, "e", "scan", lambda x: "%s%% scans" % x,
+            lambda r: "%s k, p99 %s µs%s" % (tp(r),
+                                             num(r.get("lat_p99_us")),
+                                             " (fast %.0f%%)" % (100 * r["fast_share"])
+                                             if r.get("fast_share") is not None else ""))
+
+
+def md_f(res, L):
+    f = rows_of(res, "f", "server")
+    if f:
+        body = []
+        for r in f:
+            own = r.get("map_memory") or r.get("mc_bytes") or r.get("used_memory")
+            body.append([r["system"], num(r.get("live_items")), num(own),
+                         num(r.get("bytes_per_item"), "%.1f"),
+                         num(r.get("rss")), num(r.get("rss_growth_per_item"), "%.1f")])
+        L.append(table(["system", "live items", "server's own figure (B)", "B / item",
+                        "RSS (B)", "RSS growth / item"], body))
+    kv = rows_of(res, "f", "kvexp")
+    if kv:
+        L.append("\n**xkv-kvexp memory** (in-process)\n\n")
+        L.append(generic_table(kv))
+
+
+def md_g(res, L):
+    g = rows_of(res, "g")
+    for sub in sorted({r.get("kvexp") for r in g}):
+        L.append("\n**xkv-kvexp %s**\n\n" % sub)
+        L.append(generic_table([r for r in g if r.get("kvexp") == sub]))
+
+
+def md_h(res, L):
+    h = rows_of(res, "h")
+    if h:
+        body = [[r["system"], kops(r.get("throughput_ops")),
+                 num((r.get("server_busy") or 0) * 100, "%.0f%%"),
+                 num(r.get("server_cpu_us_per_req"), "%.2f"),
+                 num((r.get("server_threads_busy") or 0) * 100, "%.0f%%"),
+                 num(r.get("server_threads_us_per_req"), "%.2f"),
+                 num(r.get("xdp_ns_per_run"), "%.0f"),
+                 num((r["xdp_share_of_server_threads"] or 0) * 100, "%.0f%%")
+                 if r.get("xdp_share_of_server_threads") is not None else "–"]
+                for r in h]
+        L.append(table(["system", "kops/s", "server CPU busy", "server CPU µs / request",
+                        "server threads busy", "server threads µs / request",
+                        "XDP ns / run", "XDP share of server threads"], body))
+        L.append("\n*server CPU*: the whole core (/proc/stat), including anything else that ran "
+                 "on it; *server threads*: utime+stime of the server veth's NAPI kthread and the "
+                 "server process (xdpkv: its slow path) only; *XDP share*: bpf_stats run time over "
+                 "the server threads' CPU time in the same window (with bpf_stats on, each run "
+                 "also pays for two clock reads).\n")
+    xg = [r for r in rows_of(res, "a", "xdpgen") if r.get("dist") == "uniform"]
+    if xg:
+        L.append("\nIn-kernel generator (a, uniform): server CPU per reply\n\n")
+        L.append(table(["system", "kreplies/s", "server CPU busy", "server CPU µs / reply"],
+                       [[r["system"], kops(r.get("throughput_ops")),
+                         num((r.get("server_busy") or 0) * 100, "%.0f%%"),
+                         num(r.get("server_cpu_us_per_req"), "%.3f")] for r in xg]))
+
+
+def md_i(res, L):
+    pts = [r for r in res["rows"] if r["system"].startswith("xdpkv/") and
+           r.get("fast_share") is not None]
+    if not pts:
+        return
+    body = [[r["system"], point_name(r), num(r.get("fast_served")), num(r.get("slow_served")),
+             "%.1f%%" % (100 * r["fast_share"]), num(r.get("pass_room")), num(r.get("pass_cmd")),
+             num(r.get("pass_busy"))] for r in pts]
+    L.append(table(["layout", "run", "fast", "slow", "fast share", "pass_room", "pass_cmd",
+                    "pass_busy"], body))
+    L.append("\npass_room: the reply did not fit the frame; pass_cmd: a command the fast path "
+             "does not serve; pass_busy: an array_fnv slot was being written.\n")
+
+
+def generic_table(rows):
+    skip = {"experiment", "tool", "label", "kvexp"}
+    cols = ["system"]
+    for r in rows:
+        for k, v in r.items():
+            if k not in skip and k not in cols and not isinstance(v, (dict, list)):
+                cols.append(k)
+    body = [[num(r.get(c), "%.4g") if isinstance(r.get(c), float) else num(r.get(c), "%d")
+             if isinstance(r.get(c), int) else num(r.get(c)) for c in cols] for r in rows]
+    return table(cols, body)
+
+
+MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
+      "i": md_i}
+PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
+       "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
+       "h": "h_cpu.png", "i": "i_paths.png"}
+
+
+def write_md(path, res, pngs, plot_note):
+    from compare import EXP_TITLES
+    c, m, t = res["config"], res["machine"], res["testbed"]
+    L = ["# xdpkv compare — %s run, %s\n\n" % (res["mode"], res["date"])]
+    L.append("Status: **%s**, %s s wall. Command: `%s`.\n\n" % (res["status"], res["wall_seconds"],
+                                                              res["command"]))
+    L.append("Machine: %s CPUs, %s, kernel %s, %.0f GiB, load average at start %s.\n" % (
+        m.get("nproc"), m.get("cpu_model"), m.get("kernel"), (m.get("memory_bytes") or 0) / 2**30,
+        ", ".join("%.2f" % x for x in m.get("loadavg_at_start") or [])))
+    L.append("Packages: %s.\n\n" % ", ".join("%s %s" % (k, v) for k, v in m["packages"].items()
+                                             if v))
+    L.append("Testbed: server %s; client %s.\n\n" % (t["server"], t["client"]))
+    for p in t["placement"]:
+        L.append("- %s\n" % p)
+    L.append("\nWorkload defaults: %s keys (%s-byte keys, %s-byte values, %s%% sets), "
+             "%s s measured after %s s warm-up per point; every server preloaded with every "
+             "key; xdpkv: native XDP, entries = %s.\n\n" % (
+                 c["keys"], c["base_key_size"], c["base_value_size"], c["base_write_ratio"],
+                 c["duration"], c["warmup"], c["entries"]))
+    L.append(CONTEXT.format(nproc=m.get("nproc"), scpu=t["server_cpu"], ccpu=t["client_cpu"]))
+    if res["notes"] or res["errors"] or plot_note:
+        L.append("\n## Notes and errors\n\n")
+        for n in res["notes"]:
+            L.append("- note: %s\n" % n)
+        for e in res["errors"]:
+            L.append("- **error**: %s\n" % e)
+        if plot_note:
+            L.append("- note: %s\n" % plot_note)
+    fmt = dict(keys=c["keys"], socket=SOCKET, xdpgen=XDPGEN,
+               base="%d-byte keys, %d-byte values, %d%% sets" % (c["base_key_size"],
+                                                                c["base_value_size"],
+                                                                c["base_write_ratio"]),
+               base_kv="%d-byte keys, %d-byte values" % (c["base_key_size"],
+                                                         c["base_value_size"]),
+               write=c["base_write_ratio"], ref=c.get("reference_system") or "memcached-udp",
+               refmax=num(c.get("reference_max")), scan_len=c.get("scan_len"),
+               entries=c["entries"])
+    for e in c["experiments"]:
+        L.append("\n## (%s) %s\n\n" % (e, EXP_TITLES[e]))
+        L.append("*What this measures:* " + NOTES[e].format(**fmt) + "\n\n")
+        n0 = len(L)
+        MD[e](res, L)
+        if len(L) == n0:
+            L.append("No measurements (see the notes and errors above).\n")
+        if PNG[e] in pngs:
+            L.append("\n![%s](%s)\n" % (EXP_TITLES[e], PNG[e]))
+    with open(path, "w") as f:
+        f.write("".join(L))
+
+
+def write_all(outdir, res):
+    # the numbers first: plotting is the slow part
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    write_csv(os.path.join(outdir, "results.csv"), res["rows"])
+    pngs, plot_note = [], None
+    try:
+        pngs, plot_note = plot_all(res, outdir)
+    except Exception as e:  # noqa: BLE001 - a plot must not lose the numbers
+        plot_note = "plotting failed: %r" % e
+    res["plots"] = pngs
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    write_csv(os.path.join(outdir, "results.csv"), res["rows"])
+    write_md(os.path.join(outdir, "report.md"), res, pngs, plot_note)

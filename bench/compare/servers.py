@@ -1,0 +1,479 @@
+# SPDX-License-Identifier: MIT
+"""The systems compare drives, on the testbed of tests/lib/testbed.sh.
+
+Every command that runs in a namespace goes through bench/compare/tb-call.sh
+(the testbed's own tb_srv / tb_cli / tb_xdpkv / tb_pin_napi), so placement
+(server CPU, client CPU) is the testbed's.  Background servers run in their
+own session: stop() kills the whole process group; the testbed's tb_down
+kills anything left in the namespaces anyway.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TB_CALL = os.path.join(HERE, "tb-call.sh")
+
+XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu")
+BASELINES = ("memcached-udp", "memcached-tcp", "redis")
+MC_PORT = 11211
+REDIS_PORT = 6379
+
+
+class CompareError(Exception):
+    pass
+
+
+def env(name):
+    v = os.environ.get(name)
+    if not v:
+        raise CompareError("%s is not set: run under bench/compare/testbed-run.sh" % name)
+    return v
+
+
+def run(cmd, timeout=120, check=True, cpu=None):
+    """Run cmd (list), return stdout.  cpu: pin to this CPU with taskset."""
+    if cpu is not None:
+        cmd = ["taskset", "-c", str(cpu)] + cmd
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout, text=True)
+    except subprocess.TimeoutExpired:
+        raise CompareError("%s: no answer within %d s" % (" ".join(cmd[:4]), timeout))
+    if check and p.returncode != 0:
+        raise CompareError("%s exited with %d: %s" % (" ".join(cmd), p.returncode,
+                                                      p.stderr.strip()[-1500:]))
+    return p.stdout
+
+
+def tb(*args, timeout=120, check=True):
+    return run([TB_CALL] + [str(a) for a in args], timeout=timeout, check=check)
+
+
+def tb_bg(log, *args):
+    f = open(log, "ab")
+    return subprocess.Popen([TB_CALL] + [str(a) for a in args], stdout=f, stderr=f,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop_group(p, what, grace=3.0, comm=None):
+    """SIGTERM the process group of p, SIGKILL after grace seconds.  comm:
+    the server's name; wait until that process is gone too (its sockets
+    with it), so the next server can bind the same port."""
+    if p is None:
+        return
+    server = descendant(p.pid, comm) if comm else None
+    if p.poll() is None:
+        _stop_group(p, what, grace)
+    if server:
+        t0 = time.time()
+        while os.path.exists("/proc/%d" % server) and time.time() - t0 < grace:
+            time.sleep(0.02)
+        if os.path.exists("/proc/%d" % server):
+            try:
+                os.kill(server, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            time.sleep(0.1)
+
+
+def _stop_group(p, what, grace):
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        p.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        print("[compare] %s ignored SIGTERM, killed" % what, flush=True)
+
+
+def descendant(pid, comm):
+    """The first descendant of pid (or pid itself) whose comm is comm."""
+    todo = [pid]
+    while todo:
+        p = todo.pop(0)
+        try:
+            with open("/proc/%d/comm" % p) as f:
+                if f.read().strip() == comm:
+                    return p
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                todo += [int(x) for x in f.read().split()]
+        except OSError:
+            continue
+    return None
+
+
+def rss_bytes(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def srv_port_bound(port, proto):
+    flag = "-Hlun" if proto == "udp" else "-Hltn"
+    out = run(["nsenter", "--net=/run/netns/" + env("TB_SRV_NS"), "--", "ss", flag,
+               "sport = :%d" % port], check=False)
+    return bool(out.strip())
+
+
+def wait_free(port, proto, timeout=5.0):
+    """Before a server starts: nothing may hold its port any more."""
+    t0 = time.time()
+    while srv_port_bound(port, proto):
+        if time.time() - t0 > timeout:
+            raise CompareError("%s port %d is still in use in the server namespace" %
+                               (proto, port))
+        time.sleep(0.05)
+
+
+def wait_bound(p, port, proto, what, log, timeout=10.0):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if p.poll() is not None:
+            raise CompareError("%s exited with %s: %s" % (what, p.returncode, tail(log)))
+        if srv_port_bound(port, proto):
+            time.sleep(0.05)
+            if p.poll() is not None:
+                raise CompareError("%s exited with %s: %s" % (what, p.returncode, tail(log)))
+            return
+        time.sleep(0.05)
+    raise CompareError("%s did not bind %s port %d within %.0f s: %s" %
+                       (what, proto, port, timeout, tail(log)))
+
+
+def tail(path, n=800):
+    try:
+        with open(path, "rb") as f:
+            return f.read()[-n:].decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+# ---- /proc/stat and bpf_stats ------------------------------------------------------
+
+def cpu_busy_ticks(cpu):
+    """user+nice+system+irq+softirq+steal and total ticks of one CPU."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu%d " % cpu):
+                v = [int(x) for x in line.split()[1:]]
+                user, nice, system, idle, iowait, irq, softirq, steal = (v + [0] * 8)[:8]
+                busy = user + nice + system + irq + softirq + steal
+                return busy, busy + idle + iowait
+    raise CompareError("no cpu%d line in /proc/stat" % cpu)
+
+
+def napi_pids(dev):
+    """napi/DEV-N kthreads (threaded NAPI of the veth)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                c = f.read().strip()
+        except OSError:
+            continue
+        if c.startswith("napi/%s-" % dev):
+            out.append(int(d))
+    return out
+
+
+def proc_ticks(pids):
+    """utime+stime (clock ticks) of processes (every thread of each)."""
+    t = 0
+    for p in pids:
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                v = f.read().rsplit(")", 1)[1].split()
+            t += int(v[11]) + int(v[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return t
+
+
+BPF_STATS = "/proc/sys/kernel/bpf_stats_enabled"
+
+
+class BpfStats:
+    """kernel.bpf_stats_enabled=1 only inside `with`, the old value back after."""
+
+    def __init__(self):
+        self.old = None
+
+    def __enter__(self):
+        with open(BPF_STATS) as f:
+            self.old = f.read().strip()
+        with open(BPF_STATS, "w") as f:
+            f.write("1")
+        return self
+
+    def __exit__(self, *exc):
+        self.restore()
+        return False
+
+    def restore(self):
+        if self.old is None:
+            return
+        try:
+            with open(BPF_STATS, "w") as f:
+                f.write(self.old)
+        finally:
+            self.old = None
+
+
+def prog_stats(prog_id, cpu):
+    """(run_time_ns, run_cnt) of a BPF program, through bpftool."""
+    out = run(["bpftool", "prog", "show", "id", str(prog_id), "--json"], cpu=cpu)
+    j = json.loads(out)
+    return j.get("run_time_ns", 0), j.get("run_cnt", 0)
+
+
+# ---- clients' small probes (run in the client netns) ------------------------------
+
+def probe(kind, host, port):
+    """Run in the client namespace: compare.py _probe KIND HOST PORT."""
+    out = tb("tb_cli", sys.executable, os.path.join(HERE, "compare.py"), "_probe", kind, host,
+             port, timeout=30)
+    return json.loads(out)
+
+
+def probe_main(kind, host, port):
+    """The probe itself: memcached 'stats' or Redis 'INFO memory' as JSON."""
+    s = socket.create_connection((host, int(port)), timeout=5)
+    if kind == "mc-stats":
+        s.sendall(b"stats\r\n")
+        buf = b""
+        while not buf.endswith(b"END\r\n"):
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        out = {}
+        for line in buf.decode().splitlines():
+            p = line.split()
+            if len(p) == 3 and p[0] == "STAT":
+                out[p[1]] = int(p[2]) if p[2].isdigit() else p[2]
+    elif kind == "redis-info":
+        s.sendall(b"*2\r\n$4\r\nINFO\r\n$3\r\nall\r\n")
+        buf = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+            if b"\r\n" in buf:
+                n = int(buf[1:buf.index(b"\r\n")])
+                if len(buf) >= buf.index(b"\r\n") + 2 + n + 2:
+                    break
+        out = {}
+        for line in buf.decode().splitlines()[1:]:
+            if ":" in line and not line.startswith("#"):
+                k, v = line.split(":", 1)
+                out[k] = int(v) if v.isdigit() else v
+    else:
+        raise SystemExit("unknown probe " + kind)
+    s.close()
+    print(json.dumps(out))
+
+
+# ---- the systems -------------------------------------------------------------------
+
+class System:
+    """One server under test.  name: 'xdpkv/LAYOUT' or a baseline name."""
+
+    kind = None
+    proto = None   # the loadgen protocol
+    port = MC_PORT
+
+    def __init__(self, name, xdpkv, log):
+        self.name = name
+        self.xdpkv = xdpkv
+        self.log = log
+        self.proc = None
+        self.cfg = None
+        self.prog_id = None
+
+    def host(self):
+        return env("TB_SRV_IP4")
+
+    def start(self, cfg):
+        raise NotImplementedError
+
+    def stop(self):
+        raise NotImplementedError
+
+    def server_pid(self):
+        return None
+
+    def memory(self):
+        return {}
+
+    def cpu_pids(self):
+        """The server's own threads: the server veth's NAPI kthread(s) and the
+        server process (xdpkv: its slow path)."""
+        pids = napi_pids(env("TB_SRV_DEV"))
+        p = self.server_pid()
+        return pids + ([p] if p else [])
+
+
+class XdpkvSystem(System):
+    kind = "xdpkv"
+    proto = "mc-udp"
+
+    def __init__(self, layout, xdpkv, log):
+        super().__init__("xdpkv/" + layout, xdpkv, log)
+        self.layout = layout
+        self.attached = False
+
+    def start(self, cfg):
+        dev = env("TB_SRV_DEV")
+        tb("tb_xdpkv", "--variant", self.layout, "attach", dev, "--mode", "native",
+           "--entries", cfg["entries"], "--key-size", cfg["key_size"],
+           "--value-size", max(cfg["value_size"], 64), "--port", MC_PORT)
+        self.attached = True
+        self.cfg = cfg
+        tb("tb_pin_napi")
+        wait_free(MC_PORT, "udp")
+        self.proc = tb_bg(self.log, "tb_xdpkv", "serve", dev)
+        wait_bound(self.proc, MC_PORT, "udp", "xdpkv serve", self.log)
+        st = self.status()
+        self.prog_id = st.get("prog_id")
+
+    def status(self):
+        return json.loads(tb("tb_xdpkv", "status", env("TB_SRV_DEV"), "--json"))
+
+    def stop(self):
+        stop_group(self.proc, "xdpkv serve", comm="xdpkv")
+        self.proc = None
+        if self.attached:
+            tb("tb_xdpkv", "detach", env("TB_SRV_DEV"), check=False)
+            self.attached = False
+        self.prog_id = None
+
+    def server_pid(self):
+        return self.proc and descendant(self.proc.pid, "xdpkv")
+
+    def memory(self):
+        st = self.status()
+        return {"live_items": st.get("live"), "map_memory": st.get("map_memory"),
+                "bytes_per_item": st.get("bytes_per_item"),
+                "bytes_per_entry": st.get("bytes_per_entry"), "entries": st.get("entries")}
+
+
+class PassXdp:
+    """The baselines get an XDP_PASS program on the server veth, so their
+    packets take the same driver path as xdpkv's (veth NAPI, a kthread pinned
+    to the server CPU) instead of being received on the client's CPU."""
+
+    @staticmethod
+    def attach():
+        run(["ip", "-n", env("TB_SRV_NS"), "link", "set", "dev", env("TB_SRV_DEV"),
+             "xdpdrv", "obj", env("TB_XDP_PASS_OBJ"), "sec", "xdp"])
+        tb("tb_pin_napi")
+
+    @staticmethod
+    def detach():
+        run(["ip", "-n", env("TB_SRV_NS"), "link", "set", "dev", env("TB_SRV_DEV"), "xdp",
+             "off"], check=False)
+
+
+class MemcachedSystem(System):
+    kind = "memcached"
+
+    def __init__(self, name, xdpkv, log):
+        super().__init__(name, xdpkv, log)
+        self.proto = "mc-udp" if name == "memcached-udp" else "mc-tcp"
+
+    def start(self, cfg):
+        PassXdp.attach()
+        self.cfg = cfg
+        item = cfg["key_size"] + cfg["value_size"] + 100
+        mb = max(1024, int(cfg["keys"] * item * 2 / 2**20))
+        wait_free(MC_PORT, "udp")
+        wait_free(MC_PORT, "tcp")
+        self.proc = tb_bg(self.log, "tb_srv", "memcached", "-U", MC_PORT, "-p", MC_PORT,
+                          "-l", self.host(), "-t", 1, "-m", mb, "-c", 4096, "-u", "root")
+        wait_bound(self.proc, MC_PORT, "udp", "memcached", self.log)
+        wait_bound(self.proc, MC_PORT, "tcp", "memcached", self.log)
+
+    def stop(self):
+        stop_group(self.proc, "memcached", comm="memcached")
+        self.proc = None
+        PassXdp.detach()
+
+    def server_pid(self):
+        return self.proc and descendant(self.proc.pid, "memcached")
+
+    def memory(self):
+        st = probe("mc-stats", self.host(), MC_PORT)
+        pid = self.server_pid()
+        return {"live_items": st.get("curr_items"), "mc_bytes": st.get("bytes"),
+                "limit_maxbytes": st.get("limit_maxbytes"), "rss": pid and rss_bytes(pid)}
+
+
+class RedisSystem(System):
+    kind = "redis"
+    proto = "redis"
+    port = REDIS_PORT
+
+    def start(self, cfg):
+        PassXdp.attach()
+        self.cfg = cfg
+        wait_free(REDIS_PORT, "tcp")
+        self.proc = tb_bg(self.log, "tb_srv", "redis-server", "--port", REDIS_PORT,
+                          "--bind", self.host(), "--save", "", "--appendonly", "no",
+                          "--protected-mode", "no", "--daemonize", "no", "--io-threads", 1,
+                          "--dir", env("TB_TMP"), "--logfile", "")
+        wait_bound(self.proc, REDIS_PORT, "tcp", "redis-server", self.log)
+
+    def stop(self):
+        stop_group(self.proc, "redis-server", comm="redis-server")
+        self.proc = None
+        PassXdp.detach()
+
+    def server_pid(self):
+        return self.proc and descendant(self.proc.pid, "redis-server")
+
+    def memory(self):
+        st = probe("redis-info", self.host(), REDIS_PORT)
+        pid = self.server_pid()
+        return {"live_items": _redis_keys(st), "used_memory": st.get("used_memory"),
+                "used_memory_dataset": st.get("used_memory_dataset"),
+                "rss": pid and rss_bytes(pid)}
+
+
+def _redis_keys(info):
+    db = info.get("db0")
+    if not isinstance(db, str):
+        return 0
+    for part in db.split(","):
+        if part.startswith("keys="):
+            return int(part[5:])
+    return None
+
+
+def make_system(name, xdpkv, log):
+    if name.startswith("xdpkv/"):
+        return XdpkvSystem(name[6:], xdpkv, log)
+    if name.startswith("memcached-"):
+        return MemcachedSystem(name, xdpkv, log)
+    if name == "redis":
+        return RedisSystem(name, xdpkv, log)
+    raise CompareError("unknown system " + name)

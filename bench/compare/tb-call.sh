@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Call one function of tests/lib/testbed.sh on the testbed that
+# bench/compare/testbed-run.sh brought up (its TB_* variables are in the
+# environment):
+#
+#   bench/compare/tb-call.sh tb_pin_napi
+#   bench/compare/tb-call.sh tb_srv CMD ARGS...     (CMD in the server netns, server CPU)
+#   bench/compare/tb-call.sh tb_cli CMD ARGS...     (CMD in the client netns, client CPU)
+#   bench/compare/tb-call.sh pin_client_napi        (the client veth's NAPI thread on the client CPU)
+#
+# It never brings the testbed up or down (no traps are armed here).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../tests/lib/testbed.sh
+. "$here/../../tests/lib/testbed.sh"
+: "${TB_SRV_NS:?run under bench/compare/testbed-run.sh}"
+TB_SERVER_CPU=${TB_SERVER_CPU:-1}
+TB_CLIENT_CPU=${TB_CLIENT_CPU:-0}
+
+# The client veth's receive (the replies) runs in its NAPI, which the sender
+# schedules on its own CPU, i.e. the server's.  Make it a thread on the
+# client CPU so the server core only does the server's work.  The testbed's
+# own helper does this for the server end; it is reused with the ends swapped.
+pin_client_napi() {
+	local TB_SRV_DEV=$TB_CLI_DEV TB_SRV_NS=$TB_CLI_NS TB_SERVER_CPU=$TB_CLIENT_CPU
+	tb_pin_napi
+}
+
+(($#)) || { echo "usage: $0 FUNCTION [ARGS...]" >&2; exit 2; }
+case $1 in
+tb_pin_napi | tb_srv | tb_cli | tb_xdpkv | pin_client_napi) "$@" ;;
+*) echo "tb-call: unknown function '$1'" >&2; exit 2 ;;
+esac

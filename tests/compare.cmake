@@ -1,0 +1,24 @@
+# xdpkv compare (bench/compare, docs/compare.md): a --smoke run of the whole
+# engine on the veth testbed (every layout, memcached over UDP and Redis;
+# experiments a, h, i), then a check of its output.  Root, RUN_SERIAL.
+#
+#   ctest --test-dir build -R compare_smoke --output-on-failure
+
+if(TARGET xdpkv)
+  set(XKV_CMP_CLI $<TARGET_FILE:xdpkv>)
+else()
+  set(XKV_CMP_CLI ${CMAKE_BINARY_DIR}/cli/xdpkv)
+endif()
+set(XKV_CMP_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_smoke)
+set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,percpu)
+set(XKV_CMP_BASELINES memcached-udp,redis)
+
+add_test(NAME compare_smoke
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsmoke --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
+          ${XKV_CMP_CLI} ${XKV_CMP_OUT} ${XKV_CMP_LAYOUTS} ${XKV_CMP_BASELINES}
+          ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
+set_tests_properties(compare_smoke PROPERTIES
+  ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
+  RUN_SERIAL TRUE
+  TIMEOUT 120
+  LABELS "e2e;compare")
