@@ -18,11 +18,6 @@ static const struct xo_enum mode_names[] = {
 	{ NULL },
 };
 
-static const char *mode_name(int m)
-{
-	return m == XKV_MODE_NATIVE ? "native" : m == XKV_MODE_SKB ? "skb" : "test";
-}
-
 /* ---- finding our program on an interface ---- */
 
 /* The multiprog view of ifindex, or NULL when no XDP program is attached. */
@@ -117,6 +112,7 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal must not leave attach --serve's pins */
 	struct xkv_serve_opts o = {
 		.ifname = ifname, .port = (__u16)port, .verbose = verbose_level(),
 		.stop = &stop_flag, .ready_fd = -1,
@@ -128,7 +124,8 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		xerr("%s: slow path: %s", cmd, err);
 		return EXIT_SYS;
 	}
-	xinfo("xdpkv: slow path stopped (%s)", stop_flag == SIGTERM ? "SIGTERM" : "SIGINT");
+	xinfo("xdpkv: slow path stopped (%s)", stop_flag == SIGTERM ? "SIGTERM" :
+	      stop_flag == SIGHUP ? "SIGHUP" : "SIGINT");
 	return EXIT_OK;
 }
 
@@ -319,7 +316,7 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 	}
 	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
 	printf("attached %s to %s (ifindex %d), %s mode, as a %s, program id %u\n", cfg->layout,
-	       o->ifc.name, o->ifc.ifindex, mode_name(o->mode), path, id);
+	       o->ifc.name, o->ifc.ifindex, xkv_mode_name(o->mode), path, id);
 	printf("store: %u entries, keys <= %u B, values <= %u B, UDP port %u%s; maps pinned in %s\n",
 	       cfg->entries, cfg->key_cap, cfg->val_cap, cfg->port,
 	       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "", dir);
@@ -474,7 +471,7 @@ const struct cmd cmd_serve = {
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
-	       "stderr; SIGTERM or SIGINT stop it with exit status 0 (fits a systemd service).\n\n"
+	       "stderr; SIGTERM, SIGINT or SIGHUP stop it with exit status 0 (fits a systemd service).\n\n"
 	       "Example: xdpkv serve veth0 -v",
 	.opts = serve_table,
 	.opts_size = sizeof(struct serve_opts),

@@ -67,7 +67,8 @@ int compare_exec(int argc, char **argv)
 	}
 	args[0] = (char *)py;
 	args[1] = (char *)COMPARE_SCRIPT;
-	memcpy(args + 2, argv, argc * sizeof(*args));
+	if (argc)
+		memcpy(args + 2, argv, argc * sizeof(*args));
 	execv(py, args);
 	xerr("compare: cannot run %s: %s", py, strerror(errno));
 	free(args);

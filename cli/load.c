@@ -325,6 +325,8 @@ static int run_load(void *vo, const struct global_opts *g)
 	if (o->generate && (rc = check_sizes(o, &s.cfg, &K, &V)))
 		goto out;
 	if (batch_init(&b, &s, o->batch, o->progress || isatty(STDERR_FILENO))) {
+		free(b.keys);
+		free(b.ents);
 		rc = sys_fail("load", "allocating the batch", -ENOMEM);
 		goto out;
 	}

@@ -44,11 +44,6 @@ static const char *map_type_str(__u32 t)
 	return s ? s : "?";
 }
 
-static const char *mode_str(int m)
-{
-	return m == XKV_MODE_NATIVE ? "native" : m == XKV_MODE_SKB ? "skb" : "test";
-}
-
 static int collect(struct status *st, const char *ifname, bool percpu)
 {
 	int rc = open_pinned(&st->s, "status", ifname);
@@ -68,9 +63,8 @@ static int collect(struct status *st, const char *ifname, bool percpu)
 	    (e = xkv_stats_read(&st->s, XKV_STATS_SLOW, &st->slow, NULL)))
 		return sys_fail("status", "reading the stats map", e);
 	/* A datagram the fast path saw and did not pass on was served there. */
-	st->passed = f->v[XKV_STAT_pass_room] + f->v[XKV_STAT_pass_cmd] + f->v[XKV_STAT_pass_busy] +
-		     f->v[XKV_STAT_pass_malformed];
-	st->fast_reqs = f->v[XKV_STAT_requests] > st->passed ? f->v[XKV_STAT_requests] - st->passed : 0;
+	st->fast_reqs = xkv_fast_served(f);
+	st->passed = f->v[XKV_STAT_requests] - st->fast_reqs;
 	st->slow_reqs = st->slow.v[XKV_STAT_requests];
 	long long news = (long long)(f->v[XKV_STAT_store_new] + st->slow.v[XKV_STAT_store_new]);
 	long long dels = (long long)(f->v[XKV_STAT_deletes] + st->slow.v[XKV_STAT_deletes]);
@@ -126,7 +120,7 @@ static void print_text(const struct status *st, bool percpu)
 	unsigned long long total = st->fast_reqs + st->slow_reqs;
 
 	printf("%s: %s (%s), %s mode, UDP port %u\n", st->ifname, c->layout,
-	       map_type_str(st->s.L->map_type), mode_str(c->mode), c->port);
+	       map_type_str(st->s.L->map_type), xkv_mode_name(c->mode), c->port);
 	if (st->attached)
 		printf("  %-14s attached, program id %u, %s\n", "program", st->prog_id,
 		       st->legacy ? "single program" : "under libxdp's dispatcher");
@@ -186,7 +180,7 @@ static void print_json(const struct status *st, bool percpu)
 	       st->attached ? "true" : "false", st->attached ? st->prog_id : 0,
 	       !st->attached ? "none" : st->legacy ? "single" : "dispatcher");
 	printf(",\"layout\":\"%s\",\"map_type\":\"%s\",\"mode\":\"%s\",\"port\":%u", st->s.L->name,
-	       map_type_str(st->s.L->map_type), mode_str(c->mode), c->port);
+	       map_type_str(st->s.L->map_type), xkv_mode_name(c->mode), c->port);
 	printf(",\"entries\":%u,\"key_cap\":%u,\"val_cap\":%u,\"key_size\":%u,\"entry_size\":%u",
 	       c->entries, c->key_cap, c->val_cap, c->key_size, c->entry_size);
 	printf(",\"no_prealloc\":%s,\"binary_keys\":%s,\"live\":%ld,\"map_memory\":%lld",
@@ -247,7 +241,9 @@ static char **pinned_ifaces(int *n)
 				break;
 			names = nn;
 		}
-		names[(*n)++] = strdup(de->d_name);
+		if (!(names[*n] = strdup(de->d_name)))
+			break;
+		(*n)++;
 	}
 	closedir(d);
 	if (*n)

@@ -51,6 +51,8 @@ struct xkv_config {
 #define XKV_CFG_KEY_IN_VALUE 2u /* array_fnv */
 #define XKV_CFG_BINARY_KEYS 4u  /* --binary-keys: control bytes allowed in keys */
 
+#define XKV_EXPTIME_MAX 0xffffffffll /* year 2106 */
+
 /* memcached's exptime rule -> expire_ns (monotonic).  now_ns is monotonic. */
 static inline __u64 xkv_expire_ns(__s64 exptime, __u64 now_ns, __s64 realtime_off_ns)
 {
@@ -60,6 +62,8 @@ static inline __u64 xkv_expire_ns(__s64 exptime, __u64 now_ns, __s64 realtime_of
 		return 1; /* already expired */
 	if (exptime <= XKV_REALTIME_MAXDELTA)
 		return now_ns + (__u64)exptime * 1000000000ull;
+	if (exptime > XKV_EXPTIME_MAX) /* beyond 2^32 s: far future, and no overflow below */
+		exptime = XKV_EXPTIME_MAX;
 	__s64 mono = exptime * 1000000000ll - realtime_off_ns;
 	return mono > 0 ? (__u64)mono : 1;
 }

@@ -38,9 +38,7 @@ static __u64 slow_start_ns;
 
 __attribute__((constructor)) static void slow_start(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	slow_start_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	slow_start_ns = xkv_now_ns();
 }
 
 /* ---- reply buffer ------------------------------------------------------- */
@@ -398,12 +396,6 @@ static __u64 now_realtime_s(void)
 
 #define STAT_U(c, name, v) buf_printf((c)->out, "STAT %s %llu\r\n", (name), (unsigned long long)(v))
 
-static __u64 fast_passed(const struct xkv_stats *f)
-{
-	return f->v[XKV_STAT_pass_room] + f->v[XKV_STAT_pass_cmd] + f->v[XKV_STAT_pass_busy] +
-	       f->v[XKV_STAT_pass_malformed];
-}
-
 /* stats: memcached-style lines.  Counters are both slots summed, plus what
  * this process counted but has not pushed to the map yet (*delta).
  * fast_path_requests = datagrams the XDP program answered itself (seen minus
@@ -447,8 +439,7 @@ static int cmd_stats(struct slow_cmd *c)
 	for (int i = 0; i < XKV_STAT__MAX; i++)
 		err |= STAT_U(c, xkv_stat_names[i], fast.v[i] + slow.v[i]);
 
-	__u64 seen = fast.v[XKV_STAT_requests], passed = fast_passed(&fast);
-	__u64 fast_n = seen > passed ? seen - passed : 0, slow_n = slow.v[XKV_STAT_requests];
+	__u64 fast_n = xkv_fast_served(&fast), slow_n = slow.v[XKV_STAT_requests];
 	__u64 permille = fast_n + slow_n ? (fast_n * 1000 + (fast_n + slow_n) / 2) / (fast_n + slow_n) : 0;
 	err |= STAT_U(c, "fast_path_requests", fast_n);
 	err |= STAT_U(c, "slow_path_requests", slow_n);

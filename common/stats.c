@@ -44,6 +44,19 @@ int xkv_stats_read(const struct xkv_store *s, __u32 slot, struct xkv_stats *sum,
 	return e;
 }
 
+__u64 xkv_fast_served(const struct xkv_stats *fast)
+{
+	__u64 passed = fast->v[XKV_STAT_pass_room] + fast->v[XKV_STAT_pass_cmd] +
+		       fast->v[XKV_STAT_pass_busy] + fast->v[XKV_STAT_pass_malformed];
+	__u64 seen = fast->v[XKV_STAT_requests];
+	return seen > passed ? seen - passed : 0;
+}
+
+const char *xkv_mode_name(int mode)
+{
+	return mode == XKV_MODE_NATIVE ? "native" : mode == XKV_MODE_SKB ? "skb" : "test";
+}
+
 int xkv_stats_slow_add(const struct xkv_store *s, const struct xkv_stats *delta)
 {
 	__u32 slot = XKV_STATS_SLOW;

@@ -115,6 +115,9 @@ int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, si
 void xkv_store_close(struct xkv_store *s);
 int xkv_bpffs_mount(char *err, size_t errlen);
 
+/* "native", "skb" or "test" for enum xkv_mode */
+const char *xkv_mode_name(int mode);
+
 /* ---- store helpers ---- */
 
 __u64 xkv_now_ns(void); /* CLOCK_MONOTONIC */
@@ -137,6 +140,9 @@ extern const char *const xkv_stat_help[XKV_STAT__MAX];
 /* Sum of one slot over CPUs; percpu != NULL receives ncpus rows. */
 int xkv_stats_read(const struct xkv_store *s, __u32 slot, struct xkv_stats *sum,
 		   struct xkv_stats *percpu);
+/* Requests the XDP program answered itself: datagrams it saw on the port
+ * minus those it passed on (pass_*).  `fast` is the fast path's slot. */
+__u64 xkv_fast_served(const struct xkv_stats *fast);
 /* Add delta to the slow path's slot (the slow path is its only writer). */
 int xkv_stats_slow_add(const struct xkv_store *s, const struct xkv_stats *delta);
 /* The kernel's own figure for a map's memory: memlock from fdinfo. */

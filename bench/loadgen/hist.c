@@ -2,7 +2,7 @@
 /* Log-linear latency histogram in nanoseconds, HdrHistogram's layout: the
  * first 2^(B+1) values exactly, then 2^B buckets per power of two, so any
  * recorded value is within 2^-B (0.8 % for B = 7) of its bucket.  Covers
- * 1 ns .. 2^36 ns (68 s); larger values land in the last bucket. */
+ * 1 ns .. 2^35 ns (34 s); larger values land in the last bucket. */
 #include "lg.h"
 
 static unsigned msb(uint64_t v)

@@ -183,7 +183,7 @@ static long mc_value(const struct lg_config *c, const struct lg_req *q, const ch
 	if (stop == tail)
 		return -1;
 	data = (size_t)end + 2;
-	if (data + bytes + 2 > len)
+	if (bytes > len || data + bytes + 2 > len)
 		return 0;
 	if (memcmp(buf + data + bytes, "\r\n", 2))
 		return -1;

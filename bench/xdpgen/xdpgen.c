@@ -42,6 +42,7 @@
 #include <bpf/libbpf.h>
 
 #include "xdpgen.h"
+#include "lg.h"
 #include "xdpgen.skel.h"
 #include "xdpgen_count.skel.h"
 #include "wire.h"
@@ -166,6 +167,10 @@ static int parse_cpus(const char *s, struct opts *o)
 	char *dup = strdup(s), *save = NULL, *tok;
 	int rc = 0;
 
+	if (!dup) {
+		perror("xdpgen: --cpus");
+		return -1;
+	}
 	o->ncpus = 0;
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned a, b;
@@ -437,56 +442,6 @@ static int arp_lookup(const char *dev, struct in_addr ip, __u8 *mac)
 
 /* ---- the request sequence ----------------------------------------------- */
 
-static __u64 rng_next(__u64 *s) /* splitmix64 */
-{
-	__u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double rng_unit(__u64 *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
-/* Zipf over n items by Gray et al.'s method (as YCSB's ZipfianGenerator);
- * "scrambled": the rank is hashed with FNV-1a 64 so hot keys spread over the
- * key space (as YCSB's ScrambledZipfianGenerator). */
-struct zipf {
-	double theta, zetan, alpha, eta;
-	__u64 n;
-};
-
-static void zipf_init(struct zipf *z, __u64 n, double theta)
-{
-	double zeta2 = 1 + pow(0.5, theta);
-	z->n = n;
-	z->theta = theta;
-	z->zetan = 0;
-	for (__u64 i = 1; i <= n; i++)
-		z->zetan += pow((double)i, -theta);
-	z->alpha = 1 / (1 - theta);
-	z->eta = n > 2 ? (1 - pow(2.0 / (double)n, 1 - theta)) / (1 - zeta2 / z->zetan) : 0;
-}
-
-static __u64 zipf_rank(const struct zipf *z, double u)
-{
-	double uz = u * z->zetan;
-	if (uz < 1 || z->n == 1)
-		return 0;
-	if (uz < 1 + pow(0.5, z->theta) || z->n == 2)
-		return 1;
-	__u64 r = (__u64)((double)z->n * pow(z->eta * u - z->eta + 1, z->alpha));
-	return r < z->n ? r : z->n - 1;
-}
-
-static __u64 zipf_scrambled(const struct zipf *z, double u)
-{
-	__u64 r = zipf_rank(z, u);
-	return xkv_fnv1a((const __u8 *)&r, sizeof(r)) % z->n;
-}
-
 static __u16 ip_csum(const void *hdr, unsigned len)
 {
 	const __u16 *w = hdr;
@@ -566,19 +521,23 @@ static int fill_table(int map_fd, __u32 value_size, const struct frame_src *fs,
 		      const struct opts *o, unsigned *nsets)
 {
 	struct xg_frame *f = calloc(1, sizeof(*f) > value_size ? sizeof(*f) : value_size);
-	struct zipf z = { 0 };
-	__u64 rs = o->seed;
+	/* keys are drawn as the socket load generator draws them
+	 * (bench/loadgen/keys.c): the same seed gives the same sequence */
+	struct lg_zipf z = { 0 };
+	struct lg_rng rs = { o->seed };
 	int rc = -1;
 
-	if (!f)
+	if (!f) {
+		perror("xdpgen: the request table");
 		return -1;
+	}
 	if (o->dist == DIST_ZIPF)
-		zipf_init(&z, o->keys, o->theta);
+		lg_zipf_init(&z, o->keys, o->theta);
 	*nsets = 0;
 	for (unsigned i = 0; i < o->seq_len; i++) {
-		__u64 k = o->dist == DIST_ZIPF ? zipf_scrambled(&z, rng_unit(&rs))
-					       : rng_next(&rs) % o->keys;
-		bool set = o->write_ratio > 0 && rng_unit(&rs) < o->write_ratio;
+		__u64 k = o->dist == DIST_ZIPF ? lg_scramble(lg_zipf_rank(&z, &rs), o->keys)
+					       : lg_rand(&rs) % o->keys;
+		bool set = o->write_ratio > 0 && lg_rand01(&rs) < o->write_ratio;
 		if (build_frame(f, fs, o, i, o->key_base + k, set) < 0) {
 			fprintf(stderr, "xdpgen: request %u does not fit a frame\n", i);
 			goto out;
@@ -1079,10 +1038,10 @@ int main(int argc, char **argv)
 				"verifier log)\n", strerror(errno));
 		goto out;
 	}
-	if (fill_table(bpf_map__fd(gskel->maps.table), value_size, &fs, &o, &r.nsets) ||
-	    init_positions(bpf_map__fd(gskel->maps.state), &o)) {
-		if (errno)
-			fprintf(stderr, "xdpgen: preparing the generator: %s\n", strerror(errno));
+	if (fill_table(bpf_map__fd(gskel->maps.table), value_size, &fs, &o, &r.nsets))
+		goto out; /* it said why */
+	if (init_positions(bpf_map__fd(gskel->maps.state), &o)) {
+		fprintf(stderr, "xdpgen: preparing the generator: %s\n", strerror(errno));
 		goto out;
 	}
 

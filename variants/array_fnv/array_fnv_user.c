@@ -58,10 +58,11 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 			continue;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		int hit = match(s, e, k, klen) && xkv_entry_live(e, xkv_now_ns()) && e->len <= s->cfg.val_cap;
+		__u32 len = *(const volatile __u32 *)&e->len;
+		int hit = match(s, e, k, klen) && xkv_entry_live(e, xkv_now_ns()) && len <= s->cfg.val_cap;
 		if (hit) {
 			it->flags = e->flags;
-			it->len = e->len;
+			it->len = len;
 			it->expire_ns = e->expire_ns;
 			it->wtime_ns = e->wtime_ns;
 			memcpy(it->data, e->data + s->cfg.key_size, it->len);
