@@ -11,6 +11,11 @@
 #ifndef XKV_STORE_MATCH
 #define XKV_STORE_MATCH(sc, e) 1
 #endif
+/* Is the item e (found by store_lookup) live, for the reply to a delete?
+ * percpu overrides it: its delete removes every CPU's copy. */
+#ifndef XKV_LIVE_FOR_DELETE
+#define XKV_LIVE_FOR_DELETE(sc, e, now) (XKV_STORE_MATCH(sc, e) && xkv_entry_live(e, now))
+#endif
 /* offset of the value bytes in entry.data */
 #define XKV_VOFF (XKV_KEY_IN_VALUE ? cfg.key_size : 0)
 #define XKV_TEXT 16       /* reply text starts after udp + frame header */
@@ -439,7 +444,7 @@ int xdpkv(struct xdp_md *ctx)
 	if (r->op == XKV_OP_DELETE) {
 		/* an expired item is gone already: NOT_FOUND, but free its slot */
 		struct xkv_entry *old = store_lookup(sc);
-		int live = old && XKV_STORE_MATCH(sc, old) && xkv_entry_live(old, now);
+		int live = old && XKV_LIVE_FOR_DELETE(sc, old, now);
 		int found = store_del(sc, st);
 		if (found < 0) {
 			stat_inc(st, XKV_STAT_pass_busy);

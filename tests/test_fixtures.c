@@ -990,6 +990,17 @@ static void case_percpu(struct run *r)
 	}
 	if (r->L->count(&r->st) != 2)
 		fail(&w, "count %ld, expected 2", r->L->count(&r->st));
+	/* a delete served on CPU 1 removes p from every CPU, and says so although
+	 * CPU 1's own copy of p is empty */
+	if (pin_cpu(1))
+		goto out;
+	rm_store_put(&cpu1, "p", 1, 4, 0, "P0", 2, unix_now());
+	xdp_req(&w, &cpu1, "delete p\r\n", TX, XKV_R_DELETED, NULL);
+	e = r->L->get(&r->st, "p", 1, &it);
+	if (e != 0)
+		fail(&w, "p still readable after the delete (get -> %d)", e);
+	if (r->L->count(&r->st) != 1)
+		fail(&w, "count %ld after the delete, expected 1", r->L->count(&r->st));
 out:
 	pin_cpu(0);
 	rm_store_free(&cpu0);
