@@ -65,20 +65,27 @@ struct get_ctx {
 	__u32 full;    /* reply outgrew one datagram */
 };
 
-/* Write "VALUE <key> <flags> <bytes>\r\n" (key = token t) at reply[o]; returns the offset
- * after it, or 0 if it would not fit.  A global function: the verifier checks
- * it once on its own, so its digit branches do not multiply the states of
- * the get loop. */
+/* Write "VALUE <key> <flags> <bytes>\r\n" (key = token t, loaded in sc->key)
+ * at reply[o]; returns the offset after it, or 0 if it would not fit.  A
+ * global function: the verifier checks it once on its own, so its digit
+ * branches do not multiply the states of the get loop. */
 __attribute__((noinline)) int xkv_put_value_hdr(struct xkv_scratch *sc, __u32 o, __u32 t,
 						__u32 flags, __u32 len)
 {
 	if (!sc || o > 2048 || t >= XKV_PARSE_TOKENS)
 		return 0;
-	__u32 koff = sc->pr.tok[t].off, klen = sc->pr.tok[t].len;
+	__u32 klen = sc->pr.tok[t].len;
 	if (klen > XKV_KEY_MAX)
 		return 0;
 	PUT_LIT(sc, &o, XKV_R_VALUE);
-	bpf_probe_read_kernel(&sc->reply[o & XKV_RMASK], klen, &sc->req[koff & (XKV_REQ_MAX - 1)]);
+	/* the key is in sc->key (xkv_load_key), zero padded to 8-byte words:
+	 * copy whole words; the padding past klen is overwritten next */
+	const __u64 *k = (const __u64 *)sc->key;
+	for (__u32 i = 0; i < (XKV_KEY_MAX + 6) / 8; i++) {
+		if (i * 8 >= cfg.key_size)
+			break;
+		*(__u64 *)&sc->reply[(o + i * 8) & XKV_RMASK] = k[i];
+	}
 	o += klen;
 	PUT_LIT(sc, &o, " ");
 	put_u32(sc, &o, flags);
