@@ -141,7 +141,7 @@ static inline __u64 xkv_word_special(__u64 w)
 }
 
 /* One 8-byte word of the command line (wi: word index); returns 1 at its end.
- * The request buffer is 8-aligned, so the word load is aligned too. */
+ * In BPF the request buffer is 8-aligned, so the word load is aligned too. */
 static long xkv_scan_word(__u32 wi, void *vctx)
 {
 	struct xkv_scan *s = vctx;
@@ -150,7 +150,12 @@ static long xkv_scan_word(__u32 wi, void *vctx)
 	if (base >= s->len)
 		return 1;
 	if (base + 8 <= s->len) {
-		__u64 w = *(const __u64 *)&s->buf[base & XKV_PMASK];
+		__u64 w;
+#ifdef __bpf__
+		w = *(const __u64 *)&s->buf[base & XKV_PMASK];
+#else
+		__builtin_memcpy(&w, &s->buf[base & XKV_PMASK], 8); /* a later command may be unaligned */
+#endif
 		if (!xkv_word_special(w)) {
 			xkv_tok_grow(s, base, 8);
 			return 0;
