@@ -164,37 +164,33 @@ static int reply_store_errno(struct slow_cmd *c, int err)
 	return buf_printf(c->out, "SERVER_ERROR %s\r\n", strerror(-err));
 }
 
-/* The accessors answer -EBUSY while a writer holds an array_fnv slot. */
+/* The accessors answer -EBUSY while a writer holds an array_fnv slot: retry
+ * the call a few times, yielding between tries. */
+#define RETRY_BUSY(call)                                              \
+	({                                                            \
+		int ret_ = -EBUSY;                                    \
+		for (int i_ = 0; i_ < SLOW_BUSY_TRIES && ret_ == -EBUSY; i_++) { \
+			if (i_)                                       \
+				sched_yield();                        \
+			ret_ = (call);                                \
+		}                                                     \
+		ret_;                                                 \
+	})
+
 static int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_item *it)
 {
-	int ret = -EBUSY;
-	for (int i = 0; i < SLOW_BUSY_TRIES && ret == -EBUSY; i++) {
-		if (i)
-			sched_yield();
-		ret = c->s->L->get(c->s, key, klen, it);
-	}
-	return ret;
+	return RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
 }
 
 static int store_set(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_entry *e)
 {
-	int ret = -EBUSY;
-	for (int i = 0; i < SLOW_BUSY_TRIES && ret == -EBUSY; i++) {
-		if (i)
-			sched_yield();
-		ret = c->s->L->set(c->s, key, klen, e);
-	}
-	return ret;
+	return RETRY_BUSY(c->s->L->set(c->s, key, klen, e));
 }
 
 static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
 {
-	int ret = -EBUSY;
-	for (int i = 0; i < SLOW_BUSY_TRIES && ret == -EBUSY; i++) {
-		if (i)
-			sched_yield();
-		ret = c->s->L->del(c->s, key, klen);
-	}
+	return RETRY_BUSY(c->s->L->del(c->s, key, klen));
+}
 	return ret;
 }
 
