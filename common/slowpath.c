@@ -191,8 +191,6 @@ static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
 {
 	return RETRY_BUSY(c->s->L->del(c->s, key, klen));
 }
-	return ret;
-}
 
 /* The parser checks the first 32 tokens' keys (its control-character mask
  * has 32 bits); the rest of a long multi-get is checked here by the same rule. */
