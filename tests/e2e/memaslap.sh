@@ -94,17 +94,8 @@ printf 'fast path: requests %s replies %s (%s%% of requests) gets %s hits %s pas
 printf 'slow path: requests %s replies %s gets %s hits %s\n' \
 	"$slow_requests" "$slow_replies" "$slow_cmd_get" "$slow_get_hits"
 
-fail=0
-check() { # check DESCRIPTION CONDITION...
-	local what=$1
-	shift
-	if "$@"; then
-		echo "PASS $what"
-	else
-		echo "FAIL $what"
-		fail=1
-	fi
-}
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 check "TPS > 0 ($tps)" test "$tps" -gt 0
 check "no error replies ($errors; first: $(grep -m1 -E '^<[0-9]+ [A-Z_]*ERROR' "$log" || echo none))" \
 	test "$errors" -eq 0

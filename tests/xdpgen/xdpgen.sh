@@ -58,17 +58,8 @@ print(j[k])
 PY
 }
 
-fail=0
-check() { # check DESCRIPTION CONDITION...
-	local what=$1
-	shift
-	if "$@"; then
-		echo "PASS $what"
-	else
-		echo "FAIL $what"
-		fail=1
-	fi
-}
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
 
 # run NAME XDPGEN-ARGS...: xdpgen's JSON in $TB_TMP/NAME.json, the server's
 # status before and after in NAME.before.json / NAME.after.json
