@@ -9,10 +9,7 @@
 #include "null_layout.h"
 #include "null_store.skel.h"
 
-static const void *null_elf(size_t *sz)
-{
-	return null_store__elf_bytes(sz);
-}
+XKV_LAYOUT_ELF(null_store)
 
 /* No store map and no accessors: the loader skips sizing a "store" map
  * when the object has none. */
@@ -22,7 +19,7 @@ const struct xkv_layout xkv_layout_null = {
 	.loses = "everything: every get returns one fixed item, sets are dropped",
 	.map_type = BPF_MAP_TYPE_UNSPEC,
 	.key_in_value = false,
-	.elf = null_elf,
+	.elf = elf,
 };
 
 #define NULL_ITEM_OFF offsetof(struct null_store__bss, null_item)
