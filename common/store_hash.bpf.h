@@ -13,19 +13,35 @@ static __always_inline struct xkv_entry *store_lookup(struct xkv_scratch *sc)
 	return bpf_map_lookup_elem(&store, sc->key); /* percpu: this CPU's copy */
 }
 
-/* 0, or -ENOMEM when the map is full (-E2BIG from the kernel) */
+/* 0; -ENOMEM when the map is full or cannot allocate (-E2BIG/-ENOMEM from
+ * the kernel); -EBUSY when the kernel could not take the bucket lock (-EBUSY
+ * on re-entry, -EDEADLK/-ETIMEDOUT from the resilient spinlock of 6.15+):
+ * the handler passes such a request to the slow path instead of answering
+ * SERVER_ERROR. */
+static __always_inline int store_err(long err)
+{
+	if (!err)
+		return 0;
+	return err == -E2BIG || err == -ENOMEM ? -ENOMEM : -EBUSY;
+}
+
 static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *st)
 {
 #ifdef XKV_COUNT_NEW
 	if (!bpf_map_lookup_elem(&store, sc->key))
 		stat_inc(st, XKV_STAT_store_new);
 #endif
-	return bpf_map_update_elem(&store, sc->key, &sc->entry, BPF_ANY) ? -ENOMEM : 0;
+	return store_err(bpf_map_update_elem(&store, sc->key, &sc->entry, BPF_ANY));
 }
 
+/* 1 deleted, 0 not there, -EBUSY lock not taken (see store_err) */
 static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *st)
 {
-	return bpf_map_delete_elem(&store, sc->key) == 0;
+	long err = bpf_map_delete_elem(&store, sc->key);
+
+	if (err == -ENOENT)
+		return 0;
+	return err ? -EBUSY : 1;
 }
 
 #endif

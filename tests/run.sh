@@ -11,4 +11,14 @@ tests/lib/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
 cd build
-exec ctest --output-on-failure "$@"
+rc=0
+ctest --output-on-failure "$@" || rc=$?
+if ((rc != 0)); then
+	# A digest last, where a truncated CI log still shows it: each failed
+	# test's FAIL lines (the checks and the testbed's tb_die).
+	echo "==== failed checks ===="
+	awk '/^[0-9]+\/[0-9]+ Test: / { t = $3 }
+	     /^(FAIL|not ok)|FAIL:|Failure|error:/ && t != "" { print t ": " $0 }' \
+		Testing/Temporary/LastTest.log | tail -n 15 || true
+fi
+exit $rc

@@ -8,8 +8,15 @@
 # serve most of them.  VALSIZE 1024 (native): a get reply does not fit the
 # ~200 bytes of headroom of a veth frame, so the slow path must serve gets.
 # Fails on any memaslap packet drop, UDP timeout or verify failure, or TPS 0.
-# Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix), E2E_TIME
-# (memaslap run time, default 3s), E2E_ENTRIES (default 65536).
+# Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix), E2E_OPS
+# (memaslap operations, default 240000), E2E_ENTRIES (default 65536).
+#
+# memaslap never overwrites (its --overwrite mode fails its own verification,
+# against memcached too): every set after the first window is a new key.  So
+# the run is bounded by operations, not time, to keep the keys it creates
+# (16 windows of 1k + about 10% of the operations) inside --entries whatever
+# the machine's speed; a full hash_map/percpu would rightly answer
+# SERVER_ERROR.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,8 +32,9 @@ layout=$1 mode=$2 valsize=$3
 command -v memcaslap >/dev/null || tb_die "memcaslap not installed (libmemcached-tools)"
 
 prefix=${E2E_PREFIX:-xm$$}
-runtime=${E2E_TIME:-3s}
+ops=${E2E_OPS:-240000}
 entries=${E2E_ENTRIES:-65536}
+[[ $ops =~ ^[1-9][0-9]*$ ]] || tb_die "E2E_OPS must be a positive number"
 key_size=64
 value_size=2048
 
@@ -51,11 +59,15 @@ tb_serve_start
 status_json() { tb_xdpkv status "$TB_SRV_DEV" --json; }
 status_json >"$TB_TMP/status.before.json" || tb_die "xdpkv status --json failed"
 
-# 16 connections, each with one request in flight; -w 1k keeps the key
-# space (16k keys) well inside --entries, so misses come from the layout only.
+# 16 connections, each with one request in flight, a window of 1k keys each;
+# set at 10%: at most 16k + ops/10 keys (x1.5 for memaslap's set/get
+# balancing), which must fit --entries so that misses come from the layout only.
+((16 * 1024 + ops * 15 / 100 <= entries)) ||
+	((ops >= 10000000)) || # a run meant to be killed (tests/e2e/teardown.sh)
+	tb_die "E2E_OPS=$ops can create more keys than --entries $entries holds"
 log=$TB_TMP/memaslap.log
 tb_cli memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$TB_TMP/memaslap.cfg" -T 1 -c 16 -w 1k \
-	-t "$runtime" --verify=0.1 >"$log" 2>&1 || { cat "$log"; tb_die "memcaslap exited with $?"; }
+	-x "$ops" --verify=0.1 -b >"$log" 2>&1 || { cat "$log"; tb_die "memcaslap exited with $?"; }
 
 # the slow path pushes its counters every 100 ms and when it stops
 tb_serve_stop || tb_die "xdpkv serve did not stop cleanly: $(cat "$TB_TMP/serve.log")"

@@ -43,7 +43,7 @@ run_and_stop() {
 	local p=$1 sig=$2 log
 	log=$(mktemp)
 	say "run $p, to be stopped with SIG$sig"
-	E2E_PREFIX=$p E2E_TIME=30s setsid "$here/memaslap.sh" hash_map native 128 >"$log" 2>&1 &
+	E2E_PREFIX=$p E2E_OPS=100000000 setsid "$here/memaslap.sh" hash_map native 128 >"$log" 2>&1 &
 	child=$!
 	# midway: memaslap is running in the client namespace
 	local i up=0

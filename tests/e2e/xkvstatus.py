@@ -9,7 +9,8 @@
       served_fast / served_slow / served_share: the status' own split
       (datagrams not passed on vs datagrams the slow path read), share in %.
   xkvstatus.py show STATUS.json
-      live, map_memory, bytes_per_item, layout, mode.
+      live, entries (capacity), map_memory, bytes_per_item (per live item),
+      bytes_per_entry (per entry of capacity), layout, mode.
 
 Every name printed is a valid shell identifier; values are numbers or words.
 """
@@ -54,7 +55,10 @@ def delta(before, after):
 def show(path):
     j = load(path)
     emit("live", j["live"])
+    emit("entries", j.get("entries", 0))
     emit("map_memory", j["map_memory"])
+    bpe = j.get("bytes_per_entry")
+    emit("bytes_per_entry", "%.1f" % bpe if bpe is not None and bpe >= 0 else "-")
     bpi = j.get("bytes_per_item")
     emit("bytes_per_item", "%.1f" % bpi if bpi is not None else "-")
     emit("layout", j.get("layout", "?"))
