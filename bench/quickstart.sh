@@ -3,9 +3,10 @@
 # xdpkv in one command, on a fresh Debian 12 machine (as root):
 #
 #   bench/quickstart.sh [--json] [--time SECONDS] [--items N] [--no-install]
+#                       [--build-dir DIR] [--prefix NAME]
 #
 # 1. installs what is missing (apt-get; a package is skipped when dpkg knows it),
-# 2. configures and builds (cmake -G Ninja, build dir ./build),
+# 2. configures and builds (cmake -G Ninja, build dir ./build or --build-dir),
 # 3. brings up the veth testbed (tests/lib/testbed.sh: two namespaces),
 # 4. for each layout: attach (native XDP), start the slow path, preload N
 #    items (xdpkv load --generate), drive memaslap over UDP (128-byte values,
@@ -23,14 +24,16 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-json=0 runtime=3 items=10000 install=1
+json=0 runtime=3 items=10000 install=1 build=build prefix=xkvqs$$
 while (($#)); do
 	case $1 in
 	--json) json=1 ;;
 	--time) runtime=${2:?--time SECONDS}; shift ;;
 	--items) items=${2:?--items N}; shift ;;
 	--no-install) install=0 ;;
-	-h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--build-dir) build=${2:?--build-dir DIR}; shift ;;
+	--prefix) prefix=${2:?--prefix NAME (testbed namespaces NAME-srv, NAME-cli)}; shift ;;
+	-h | --help) sed -n '3,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "quickstart: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -46,18 +49,19 @@ say() { echo "[quickstart] $*" >&2; }
 
 
 # ---- 2. build ---------------------------------------------------------------------
-say "building in $repo/build"
-cmake -S . -B build -G Ninja >/dev/null
-ninja -C build >&2
-XDPKV=$repo/build/cli/xdpkv
+build=$(realpath -m "$build")
+say "building in $build"
+cmake -S . -B "$build" -G Ninja >/dev/null
+ninja -C "$build" >&2
+XDPKV=$build/cli/xdpkv
 [[ -x $XDPKV ]] || { say "the build did not produce $XDPKV"; exit 1; }
 export XDPKV
 
 # ---- 3. testbed ---------------------------------------------------------------------
 # shellcheck source=../tests/lib/testbed.sh
 . "$repo/tests/lib/testbed.sh"
-[[ -f build/tests/xdp_pass.bpf.o ]] && TB_XDP_PASS_OBJ=$repo/build/tests/xdp_pass.bpf.o
-tb_up "xkvqs$$" >&2
+[[ -f $build/tests/xdp_pass.bpf.o ]] && TB_XDP_PASS_OBJ=$build/tests/xdp_pass.bpf.o
+tb_up "$prefix" >&2
 
 # preload + memaslap's 16 windows of 1k keys + a new key per set at up to
 # 60k sets/s (600k requests/s at 10% set), rounded up to a power of two

@@ -47,3 +47,5 @@ endforeach()
 xkv_e2e(e2e_raw_hash_map_skb 90 raw.sh hash_map skb)
 # A run killed midway (SIGINT) leaves no namespace, link, pin or process.
 xkv_e2e(e2e_teardown 90 teardown.sh)
+# The README's main command (bench/quickstart.sh), one second per layout.
+xkv_e2e(e2e_quickstart 120 quickstart.sh)
