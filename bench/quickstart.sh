@@ -51,8 +51,9 @@ say() { echo "[quickstart] $*" >&2; }
 # ---- 2. build ---------------------------------------------------------------------
 build=$(realpath -m "$build")
 say "building in $build"
-cmake -S . -B "$build" -G Ninja >/dev/null
-ninja -C "$build" >&2
+# an existing build dir keeps its generator and build type
+[[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -G Ninja >/dev/null
+cmake --build "$build" >&2
 XDPKV=$build/cli/xdpkv
 [[ -x $XDPKV ]] || { say "the build did not produce $XDPKV"; exit 1; }
 export XDPKV
