@@ -332,6 +332,15 @@ int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, si
 
 void xkv_store_close(struct xkv_store *s)
 {
+	/* what this process's stores did and nobody took (the CLI's set and
+	 * load; the slow path takes its own per command) */
+	if (s->stats_fd >= 0 && (s->new_items || s->overwrites)) {
+		struct xkv_stats d = {};
+		d.v[XKV_STAT_store_new] = s->new_items;
+		d.v[XKV_STAT_overwrites] = s->overwrites;
+		if (!xkv_stats_slow_add(s, &d))
+			s->new_items = s->overwrites = 0;
+	}
 	if (s->L && s->L->close)
 		s->L->close(s);
 	if (s->owns_fds) {

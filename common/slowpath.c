@@ -182,9 +182,16 @@ static int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv
 	return RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
 }
 
+/* The accessor counts what the store did (store_new, overwrites) as the XDP
+ * side does; this command's counters take them. */
 static int store_set(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_entry *e)
 {
-	return RETRY_BUSY(c->s->L->set(c->s, key, klen, e));
+	struct xkv_store *s = c->s;
+	int ret = RETRY_BUSY(s->L->set(s, key, klen, e));
+	c->d->v[XKV_STAT_store_new] += s->new_items;
+	c->d->v[XKV_STAT_overwrites] += s->overwrites;
+	s->new_items = s->overwrites = 0;
+	return ret;
 }
 
 static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
@@ -270,8 +277,6 @@ static int cmd_store(struct slow_cmd *c)
 	if (ret < 0)
 		return reply_store_errno(c, ret);
 	STAT(c, stores);
-	if (r->op == XKV_OP_ADD)
-		STAT(c, store_new);
 	if (r->noreply) {
 		STAT(c, noreply);
 		return 0;

@@ -18,10 +18,10 @@
 	X(get_misses,      "keys not found (or expired)") \
 	X(get_expired,     "keys found but expired (counted in misses too)") \
 	X(stores,          "successful stores") \
-	X(store_new,       "fast-path stores that created a new item (array_fnv, lru)") \
+	X(store_new,       "stores that created a new item (array_fnv, lru)") \
 	X(deletes,         "successful deletes") \
 	X(delete_misses,   "deletes of absent keys") \
-	X(overwrites,      "array_fnv: fast-path stores that evicted a different key (exact; userspace stores are not counted)") \
+	X(overwrites,      "array_fnv: stores that evicted a different live key (exact)") \
 	X(evictions_est,   "lru: evictions, estimated (new items - deletes - live)") \
 	X(seq_retries,     "array_fnv: reads retried because a writer was active") \
 	X(err_unknown,     "ERROR replies (unknown command)") \

@@ -69,6 +69,24 @@ static int map_err(int e)
 	return e == E2BIG || e == ENOMEM ? -ENOMEM : -e;
 }
 
+/* lru counts the stores that create an item (store_new, as its XDP side does:
+ * new items - deletes - live items estimates the evictions).  absent[i] = key
+ * i is not in the map; the other layouts do not count (returns 0). */
+static int lru_absent(const struct xkv_store *s, const __u8 *keys, __u32 n, bool *absent)
+{
+	memset(absent, 0, n * sizeof(*absent));
+	if (s->L->map_type != BPF_MAP_TYPE_LRU_HASH)
+		return 0;
+	void *val = malloc(s->cfg.entry_size);
+	if (!val)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++)
+		absent[i] = bpf_map_lookup_elem(s->store_fd, keys + (size_t)i * s->cfg.key_size, val) &&
+			    errno == ENOENT;
+	free(val);
+	return 0;
+}
+
 int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
 {
 	__u8 k[XKV_KEY_MAX + 8];
@@ -79,6 +97,9 @@ int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct 
 	int n = copies(s), rc = 0;
 	const void *v = e;
 	__u8 *vals = NULL;
+	bool absent;
+	if (lru_absent(s, k, 1, &absent))
+		return -ENOMEM;
 	if (n > 1) {
 		v = vals = replicate(s, e, n);
 		if (!vals)
@@ -86,6 +107,8 @@ int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct 
 	}
 	if (bpf_map_update_elem(s->store_fd, k, v, BPF_ANY))
 		rc = map_err(errno);
+	else
+		s->new_items += absent;
 	free(vals);
 	return rc;
 }
@@ -187,13 +210,24 @@ long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entri
 {
 	int c = copies(s);
 	const __u8 *vals = entries;
-	__u8 *rep = NULL;
+	__u8 *rep = NULL; /* c > 1: each entry once per CPU */
+	bool *absent = malloc(n * sizeof(*absent));
 	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
 
+	if (!n) {
+		free(absent);
+		return 0;
+	}
+	if (!absent || lru_absent(s, keys, n, absent)) {
+		free(absent);
+		return -ENOMEM;
+	}
 	if (c > 1) {
 		rep = malloc((size_t)n * c * s->cfg.entry_size);
-		if (!rep)
+		if (!rep) {
+			free(absent);
 			return -ENOMEM;
+		}
 		for (__u32 i = 0; i < n; i++)
 			for (int k = 0; k < c; k++)
 				memcpy(rep + ((size_t)i * c + k) * s->cfg.entry_size,
@@ -204,6 +238,9 @@ long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entri
 	int e = bpf_map_update_batch(s->store_fd, keys, vals, &cnt, &opts);
 	int err = e ? errno : 0;
 	free(rep);
+	for (__u32 i = 0; i < cnt && i < n; i++)
+		s->new_items += absent[i];
+	free(absent);
 	if (e && !cnt)
 		return map_err(err);
 	return cnt;

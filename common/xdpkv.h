@@ -76,6 +76,11 @@ struct xkv_store {
 	size_t mm_len;
 	__u32 slot_stride;      /* array_fnv: bytes between slots in mm */
 	bool owns_fds;          /* opened from pins: close() closes the fds */
+	/* What this process's stores did, counted by the accessor as the XDP
+	 * side counts them (store_new: lru, array_fnv; overwrites: array_fnv).
+	 * The slow path moves them into its counters per command; what is left
+	 * goes to the slow-path slot at xkv_store_close (the CLI's set, load). */
+	__u64 new_items, overwrites;
 };
 
 /* ---- configuration and loading (common/loader.c) ---- */

@@ -43,6 +43,7 @@ foreach(l ${XKV_E2E_LAYOUTS})
   xkv_e2e(e2e_memaslap_${l}_skb_128 60 memaslap.sh ${l} skb 128)
   xkv_e2e(e2e_memaslap_${l}_skb_1024 60 memaslap.sh ${l} skb 1024)
   xkv_e2e(e2e_raw_${l} 90 raw.sh ${l} native)
+  xkv_e2e(e2e_writers_${l} 60 writers.sh ${l})
 endforeach()
 xkv_e2e(e2e_raw_hash_map_skb 90 raw.sh hash_map skb)
 # A run killed midway (SIGINT) leaves no namespace, link, pin or process.

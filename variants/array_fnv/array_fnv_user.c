@@ -94,6 +94,11 @@ static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xk
 	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
 	if (lock(e))
 		return -EBUSY;
+	/* counted as the XDP side counts them (array_fnv.bpf.c) */
+	if (!e->wtime_ns)
+		s->new_items++;
+	else if (!match(s, e, k, klen))
+		xkv_entry_live(e, n->wtime_ns) ? s->overwrites++ : s->new_items++;
 	e->expire_ns = n->expire_ns;
 	e->wtime_ns = n->wtime_ns;
 	e->flags = n->flags;
