@@ -211,13 +211,11 @@ long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entri
 	int c = copies(s);
 	const __u8 *vals = entries;
 	__u8 *rep = NULL; /* c > 1: each entry once per CPU */
-	bool *absent = malloc(n * sizeof(*absent));
 	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
 
-	if (!n) {
-		free(absent);
+	if (!n)
 		return 0;
-	}
+	bool *absent = malloc(n * sizeof(*absent));
 	if (!absent || lru_absent(s, keys, n, absent)) {
 		free(absent);
 		return -ENOMEM;
