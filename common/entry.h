@@ -46,10 +46,22 @@ struct xkv_config {
 	__u32 ifindex;
 	__u32 flags;             /* XKV_CFG_* */
 	__s64 realtime_off_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at load, for absolute exptimes */
+	/* abuse resistance (docs/security.md); the lists themselves are maps */
+	__u32 max_amp;           /* --max-amplification: reply bytes per request byte for
+				  * untrusted sources; 0 = no cap */
+	__u32 rate_limit;        /* --rate-limit: requests/s per source /24 or /64; 0 = off */
+	__u32 rate_burst;        /* --rate-burst: requests a source may send at once */
+	__u32 _pad;
 };
 #define XKV_CFG_NO_PREALLOC 1u
 #define XKV_CFG_KEY_IN_VALUE 2u /* array_fnv */
 #define XKV_CFG_BINARY_KEYS 4u  /* --binary-keys: control bytes allowed in keys */
+#define XKV_CFG_STRICT 8u       /* --strict: the amplification cap applies to trusted sources too */
+#define XKV_CFG_LOW_PORTS 16u   /* --allow-low-ports: serve source ports 1..1023 */
+#define XKV_CFG_CSUM_PARTIAL 32u /* accept a UDP checksum that holds only the pseudo-header
+				  * sum (CHECKSUM_PARTIAL frames from a local veth peer) */
+#define XKV_CFG_UNGUARDED 64u   /* benchmarks only: skip every access and hygiene check, to
+				  * measure what they cost; attach never sets it */
 
 #define XKV_EXPTIME_MAX 0xffffffffll /* year 2106 */
 

@@ -373,6 +373,57 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 	return XKV_OK; /* stats [args]: the slow path looks at the tokens */
 }
 
+/* Token t equals the word s of length n (n <= 12). */
+static inline int xkv_tok_word(const __u8 *buf, const struct xkv_tok *t, const char *s, __u32 n)
+{
+	if (t->len != n)
+		return 0;
+	for (__u32 i = 0; i < 12; i++) {
+		if (i >= n)
+			break;
+		if (buf[(t->off + i) & XKV_PMASK] != (__u8)s[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* Does a command line that xkv_parse answered XKV_E_UNKNOWN read as a reply?
+ * Its first word is one only a server says (memcached's reply lines, the
+ * meta protocol's return codes) or a number (an incr/decr reply).  Answering
+ * it with ERROR is how two servers are made to talk to each other forever
+ * (the "loop DoS" class, CVE-2024-2169), so both paths stay silent.
+ * Commands are lower case; these words are not. */
+static __attribute__((noinline)) int xkv_reply_shaped(const __u8 *buf, const struct xkv_req *r)
+{
+	if (!buf || !r || r->ntok == 0)
+		return 0;
+	const struct xkv_tok *t = &r->tok[0];
+	__u64 v;
+	if (t->len == 0 || t->len > 12)
+		return 0;
+	__u8 c = buf[t->off & XKV_PMASK];
+	if (c >= '0' && c <= '9')
+		return xkv_tok_u64(buf, t, ~0ULL, &v) == 0;
+	if (c < 'A' || c > 'Z')
+		return 0;
+#define XKV_W(s) xkv_tok_word(buf, t, s, sizeof(s) - 1)
+	switch (t->len) {
+	case 2:
+		return XKV_W("OK") || XKV_W("HD") || XKV_W("VA") || XKV_W("EN") || XKV_W("NF") ||
+		       XKV_W("NS") || XKV_W("EX") || XKV_W("MN") || XKV_W("ME");
+	case 3: return XKV_W("END");
+	case 4: return XKV_W("STAT") || XKV_W("ITEM");
+	case 5: return XKV_W("ERROR") || XKV_W("VALUE") || XKV_W("RESET");
+	case 6: return XKV_W("STORED") || XKV_W("EXISTS");
+	case 7: return XKV_W("DELETED") || XKV_W("TOUCHED") || XKV_W("VERSION");
+	case 9: return XKV_W("NOT_FOUND");
+	case 10: return XKV_W("NOT_STORED");
+	case 12: return XKV_W("CLIENT_ERROR") || XKV_W("SERVER_ERROR");
+	}
+#undef XKV_W
+	return 0;
+}
+
 /* Reply line for a parser or store verdict. */
 static inline const char *xkv_err_line(int err)
 {

@@ -8,7 +8,7 @@
 
 /* X(name, help) */
 #define XKV_STATS_LIST(X) \
-	X(requests,        "requests seen on the port (datagrams)") \
+	X(requests,        "requests accepted on the port (datagrams past the address, port, access and rate checks)") \
 	X(cmd_get,         "get commands") \
 	X(cmd_set,         "set commands") \
 	X(cmd_delete,      "delete commands") \
@@ -33,7 +33,18 @@
 	X(pass_room,       "fast path: passed on, reply did not fit the frame") \
 	X(pass_cmd,        "fast path: passed on, command served by the slow path") \
 	X(pass_busy,       "fast path: passed on, slot busy after retries") \
-	X(pass_malformed,  "fast path: passed on, malformed packet for the kernel to judge")
+	X(pass_malformed,  "fast path: passed on, malformed packet for the kernel to judge") \
+	X(pass_not_local,  "fast path: passed on, not addressed to this host (MAC or IP)") \
+	X(pass_csum,       "fast path: passed on, bad IPv4 header or UDP checksum (the kernel drops it)") \
+	X(drop_port,       "refused: source port 0, the service port, or below 1024") \
+	X(drop_acl,        "refused: source not in the allow list") \
+	X(drop_ratelimit,  "refused: source /24 or /64 over --rate-limit") \
+	X(drop_write_acl,  "refused: a write from a source not in the write list") \
+	X(drop_reply,      "dropped: the datagram reads as a reply (loop guard)") \
+	X(drop_frame,      "dropped: bad frame header (seq/total), as memcached does") \
+	X(drop_oversize,   "slow path: refused, over --max-keys or --max-reply (SERVER_ERROR sent)") \
+	X(amp_capped,      "replies cut to SERVER_ERROR: over --max-amplification for an untrusted source") \
+	X(drop_amp,        "replies dropped: even the SERVER_ERROR was over --max-amplification")
 
 enum xkv_stat {
 #define XKV_STAT_ENUM(n, h) XKV_STAT_##n,

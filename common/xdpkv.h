@@ -12,6 +12,7 @@
 #include "wire.h"
 #include "entry.h"
 #include "stats.h"
+#include "policy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +72,8 @@ struct xkv_store {
 	const struct xkv_layout *L;
 	struct xkv_config cfg;
 	int store_fd, stats_fd, cfg_fd;
+	/* access policy (policy.h): -1 where the object has none (the null store) */
+	int acl_fd[XKV_ACL__N], host_fd, local_fd, rl_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */
 	void *mm;               /* array_fnv: mmapped slots */
 	size_t mm_len;
@@ -138,6 +141,47 @@ struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 e
 /* Store n items (see xkv_layout.set_batch); keys packed (xkv_key_pack), entries
  * of cfg.entry_size bytes with the value at e->data.  Returns stored or -errno. */
 long xkv_store_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+
+/* ---- access policy (common/policy.c, docs/security.md) ---- */
+
+/* "any", "10.0.0.0/8", "10.1.2.3" (= /32), "fd00::/8", "::1" (= /128).
+ * 0, or -EINVAL with a message in err. */
+int xkv_cidr_parse(const char *s, struct xkv_acl_key *k, char *err, size_t errlen);
+/* "10.0.0.0/8", "fd00::/8", "any" */
+const char *xkv_cidr_format(const struct xkv_acl_key *k, char *buf, size_t len);
+extern const char *const xkv_acl_list_names[XKV_ACL__N]; /* "allow", "write", "trust" */
+int xkv_acl_list_find(const char *name); /* enum xkv_acl_list or -1 */
+/* Add (origin XKV_ACL_USER/AUTO, or-ed into an existing entry) / remove
+ * origin bits of an entry (gone when none is left).  0 or -errno;
+ * del: -ENOENT when the entry has none of those bits. */
+int xkv_acl_add(const struct xkv_store *s, int list, const struct xkv_acl_key *k, __u32 origin);
+int xkv_acl_del(const struct xkv_store *s, int list, const struct xkv_acl_key *k, __u32 origin);
+/* Every entry of list, in key order; stops when cb returns non-zero.
+ * Returns entries visited or -errno. */
+int xkv_acl_walk(const struct xkv_store *s, int list,
+		 int (*cb)(const struct xkv_acl_key *k, __u32 origin, void *arg), void *arg);
+/* Is the 16-byte address in list (the same longest-prefix lookup XDP does)?
+ * 1 yes, 0 no, <0 -errno. */
+int xkv_acl_match(const struct xkv_store *s, int list, const __u8 addr[16]);
+/* The 16-byte form and the port of a sockaddr_in / sockaddr_in6 (mapped
+ * IPv6 addresses come out as IPv4 ones).  0 or -EAFNOSUPPORT. */
+int xkv_addr_from_sockaddr(const void *sa, __u8 out[16], __u16 *port);
+/* Rights of a source, as the XDP program decides them (for the slow path):
+ * allowed, may write, trusted (not amplification-capped; never with
+ * XKV_CFG_STRICT).  0 or -errno. */
+struct xkv_rights {
+	bool allow, write, trusted;
+};
+int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rights *r);
+/* Copy the interface's MAC and addresses into the host and local_addrs maps
+ * and make the AUTO entries of the lists that follow the connected subnets
+ * (XKV_HOST_AUTO_*) equal to them.  changes: entries added + removed.
+ * flags_set: XKV_HOST_* to set first (attach), 0 to keep (resync). */
+int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set, int *changes,
+		  char *err, size_t errlen);
+/* Tests and benchmarks that run the program without attaching it: allow,
+ * write and trust everyone (::/0), no MAC/IP checks. */
+int xkv_policy_open_all(const struct xkv_store *s);
 
 /* ---- counters ---- */
 extern const char *const xkv_stat_names[XKV_STAT__MAX];
