@@ -169,9 +169,56 @@ static __always_inline __u16 csum_fold(__u64 s)
 	return (__u16)s;
 }
 
+/* Sum (unfolded, as bpf_csum_diff keeps it) of the UDP pseudo header for
+ * family a->family, UDP length udp_len, from src to dst (16-byte buffers,
+ * IPv4 in the first 4 bytes). */
+static __always_inline __s64 pseudo_sum(struct xkv_scratch *sc, const __u8 *src, const __u8 *dst,
+					__u32 udp_len)
+{
+	struct xkv_pseudo6 *ph = &sc->ph;
+	if (sc->addr.family == 4) {
+		/* src 4, dst 4, zero, proto, length: 12 bytes at the start of ph */
+		__u8 *p = (__u8 *)ph;
+		__builtin_memcpy(p, src, 4);
+		__builtin_memcpy(p + 4, dst, 4);
+		*(__be32 *)(p + 8) = bpf_htonl((IPPROTO_UDP << 16) | (udp_len & 0xffff));
+		return bpf_csum_diff(0, 0, (__be32 *)ph, 12, 0);
+	}
+	__builtin_memcpy(ph->src, src, 16);
+	__builtin_memcpy(ph->dst, dst, 16);
+	ph->len = bpf_htonl(udp_len);
+	ph->nxt = bpf_htonl(IPPROTO_UDP);
+	return bpf_csum_diff(0, 0, (__be32 *)ph, sizeof(*ph), 0);
+}
+
+/* Add buf[0 .. n) to the sum s; buf has 3 writable bytes past n, zeroed
+ * here (the checksum pads to whole words with zeros); n <= 2047. */
+static __always_inline __s64 buf_sum(__u8 *buf, __u32 n, __s64 s)
+{
+	n &= 2047;
+	buf[n] = 0;
+	buf[n + 1] = 0;
+	buf[n + 2] = 0;
+	__u32 padded = (n + 3) & ~3u;
+#pragma unroll
+	for (__u32 c = 0; c < 4; c++) {
+		__u32 off = c * 512;
+		if (off >= padded)
+			break;
+		__u32 k = padded - off;
+		if (k > 512)
+			k = 512;
+		s = bpf_csum_diff(0, 0, (__be32 *)&buf[off], k & 0x3fc, (__u32)s);
+	}
+	return s;
+}
+
 /* reply[0 .. 8+plen) = [udp header][frame header][text].  Rewrite the frame
  * into the reply, addressed back to sc->addr, and return XDP_TX, or XDP_PASS
- * when it does not fit.  Global: verified once, whatever the caller's state. */
+ * when it does not fit.  Global: verified once, whatever the caller's state.
+ * The headers are new, not the request's: TTL/hop limit 64, IPv4 DF and an
+ * id from this CPU's counter, ECN bits cleared (never echo CE), the UDP
+ * checksum computed for both families. */
 __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 plen)
 {
 	if (!ctx || !sc)
@@ -200,6 +247,8 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 	uh->dest = a->sport;
 	uh->len = bpf_htons(udp_len);
 	uh->check = 0;
+	__u16 ck = ~csum_fold((__u32)buf_sum(sc->reply, n, pseudo_sum(sc, a->dst, a->src, udp_len)));
+	uh->check = ck ? ck : 0xffff;
 
 	struct xkv_hdrs *h = &sc->hdr;
 
@@ -208,12 +257,15 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 	__builtin_memcpy(h->eth.h_source, a->eth_dst, ETH_ALEN);
 
 	if (a->family == 4) {
+		if (!sc->ip_id)
+			sc->ip_id = bpf_get_prandom_u32() | 1;
 		h->eth.h_proto = bpf_htons(ETH_P_IP);
 		h->v4.version = 4;
 		h->v4.ihl = 5;
-		h->v4.tos = a->tos;
+		h->v4.tos = a->tos & ~3;
 		h->v4.tot_len = bpf_htons(20 + udp_len);
-		h->v4.id = a->ip_id;
+		h->v4.id = bpf_htons((__u16)sc->ip_id++);
+		h->v4.frag_off = bpf_htons(0x4000); /* DF */
 		h->v4.ttl = 64;
 		h->v4.protocol = IPPROTO_UDP;
 		__builtin_memcpy(&h->v4.saddr, a->dst, 4);
@@ -228,36 +280,14 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 			goto no_room;
 	} else {
 		h->eth.h_proto = bpf_htons(ETH_P_IPV6);
-		__builtin_memcpy(&h->v6, &a->v6_first, 4);
+		/* version, traffic class without its ECN bits, flow label */
+		__be32 first = a->v6_first & ~bpf_htonl(0x00300000);
+		__builtin_memcpy(&h->v6, &first, 4);
 		h->v6.payload_len = bpf_htons(udp_len);
 		h->v6.nexthdr = IPPROTO_UDP;
 		h->v6.hop_limit = 64;
 		__builtin_memcpy(&h->v6.saddr, a->dst, 16);
 		__builtin_memcpy(&h->v6.daddr, a->src, 16);
-		/* UDP checksum: pseudo header + udp header + payload */
-		struct xkv_pseudo6 *ph = &sc->ph;
-		__builtin_memcpy(ph->src, a->dst, 16);
-		__builtin_memcpy(ph->dst, a->src, 16);
-		ph->len = bpf_htonl(udp_len);
-		ph->nxt = bpf_htonl(IPPROTO_UDP);
-		__s64 s = bpf_csum_diff(0, 0, (__be32 *)ph, sizeof(*ph), 0);
-		/* zero-pad to a multiple of 4 for csum_diff */
-		sc->reply[n] = 0;
-		sc->reply[n + 1] = 0;
-		sc->reply[n + 2] = 0;
-		__u32 padded = (n + 3) & ~3u;
-#pragma unroll
-		for (__u32 c = 0; c < 4; c++) {
-			__u32 off = c * 512;
-			if (off >= padded)
-				break;
-			__u32 n = padded - off;
-			if (n > 512)
-				n = 512;
-			s = bpf_csum_diff(0, 0, (__be32 *)&sc->reply[off], n & 0x3fc, (__u32)s);
-		}
-		__u16 ck = ~csum_fold((__u32)s);
-		uh->check = ck ? ck : 0xffff;
 		if (bpf_xdp_store_bytes(ctx, 0, h, ETH_HLEN + 40))
 			goto no_room;
 	}
@@ -269,9 +299,96 @@ no_room:
 	return XDP_PASS;
 }
 
+/* ---- the access policy ------------------------------------------------------ */
+
+#define XKV_GUARDED (!(cfg.flags & XKV_CFG_UNGUARDED))
+
+/* Is the request's source in the trie `list`? */
+static __always_inline int acl_has(struct xkv_scratch *sc, void *list)
+{
+	sc->acl.prefixlen = 128;
+	__builtin_memcpy(sc->acl.addr, sc->addr.src16, 16);
+	return bpf_map_lookup_elem(list, &sc->acl) != NULL;
+}
+
+/* Replies to this source are not capped by --max-amplification. */
+static __always_inline int src_trusted(struct xkv_scratch *sc)
+{
+	if (cfg.flags & XKV_CFG_STRICT)
+		return 0;
+	if (!sc->addr.trusted)
+		sc->addr.trusted = acl_has(sc, &acl_trust) ? 1 : 2;
+	return sc->addr.trusted == 1;
+}
+
+/* Per-source rate limit (GCRA): the source's /24 or /64 may send rate_burst
+ * requests at once and rate_limit per second after that.  The update is not
+ * atomic across CPUs: two CPUs may both admit the last request of a burst. */
+static __always_inline int rate_ok(struct xkv_scratch *sc, __u64 now)
+{
+	struct xkv_rl_key k;
+	__u64 T = 1000000000ull / cfg.rate_limit;
+	__u64 burst = cfg.rate_burst ? cfg.rate_burst : 1;
+	__u64 tau = T * (burst - 1);
+
+	__builtin_memcpy(k.addr, sc->addr.src16, 16);
+	if (sc->addr.family == 4) {
+		k.addr[15] = 0;
+	} else {
+		__builtin_memset(&k.addr[8], 0, 8);
+	}
+	__u64 *tat = bpf_map_lookup_elem(&ratelimit, &k);
+	if (!tat) {
+		__u64 v = now + T;
+		bpf_map_update_elem(&ratelimit, &k, &v, BPF_ANY);
+		return 1;
+	}
+	__u64 t = *tat > now ? *tat : now;
+	if (t - now > tau)
+		return 0;
+	*tat = t + T;
+	return 1;
+}
+
+/* The request's UDP checksum (v4 or v6; the text is in sc->req, tlen bytes,
+ * the frame header in fh) is right, or absent where that is allowed (IPv4),
+ * or, with XKV_CFG_CSUM_PARTIAL, only the pseudo-header sum a local veth
+ * peer leaves for the hardware it does not have. */
+static __always_inline int udp_csum_ok(struct xkv_scratch *sc, const struct udphdr *udp,
+				       const struct xkv_udp_hdr *fh, __u32 tlen)
+{
+	struct xkv_addr *a = &sc->addr;
+	__u16 check = udp->check;
+	if (!check)
+		return a->family == 4;
+	__u32 ulen = 16 + tlen;
+	__s64 p = pseudo_sum(sc, a->src, a->dst, ulen);
+	if ((cfg.flags & XKV_CFG_CSUM_PARTIAL) && check == csum_fold((__u32)p))
+		return 1;
+	__builtin_memcpy(sc->hdr16, udp, 8);
+	__builtin_memcpy(&sc->hdr16[8], fh, 8);
+	__s64 s = bpf_csum_diff(0, 0, (__be32 *)sc->hdr16, 16, (__u32)p);
+	s = buf_sum(sc->req, tlen, s);
+	return csum_fold((__u32)s) == 0xffff;
+}
+
+/* Send reply[0 .. 8+plen).  An untrusted source gets at most max_amp bytes
+ * per byte it sent: a longer reply is cut to XKV_R_AMP, or to nothing when
+ * even that is too long. */
 static __always_inline int xkv_emit(struct xdp_md *ctx, struct xkv_addr *a,
 				    struct xkv_scratch *sc, struct xkv_stats *st, __u32 plen)
 {
+	if (XKV_GUARDED && cfg.max_amp &&
+	    (__u64)plen > (__u64)cfg.max_amp * a->req_bytes && !src_trusted(sc)) {
+		if (XKV_UDP_HDR_LEN + sizeof(XKV_R_AMP) - 1 > (__u64)cfg.max_amp * a->req_bytes) {
+			stat_inc(st, XKV_STAT_drop_amp);
+			return XDP_DROP;
+		}
+		stat_inc(st, XKV_STAT_amp_capped);
+		__u32 o = XKV_TEXT;
+		PUT_LIT(sc, &o, XKV_R_AMP);
+		plen = o - 8;
+	}
 	int act = xkv_emit_frame(ctx, sc, plen);
 	stat_inc(st, act == XDP_TX ? XKV_STAT_replies : XKV_STAT_pass_room);
 	return act;
@@ -311,6 +428,22 @@ static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
 
 /* ---- the program ---------------------------------------------------------- */
 
+/* Is this request a write (refused to sources outside the write list)? */
+static __always_inline int op_writes(__u8 op)
+{
+	return op == XKV_OP_SET || op == XKV_OP_DELETE || op == XKV_OP_ADD ||
+	       op == XKV_OP_REPLACE || op == XKV_OP_INCR || op == XKV_OP_DECR ||
+	       op == XKV_OP_FLUSH_ALL;
+}
+
+/* Order of the checks (docs/security.md): the cheapest refusals first and
+ * all of them before any parsing, so refused traffic costs little:
+ *   not for this host (MAC, IP) -> XDP_PASS, untouched, for the kernel
+ *   source port 0, the service port, < 1024 -> XDP_DROP
+ *   source not allowed, over its rate -> XDP_DROP
+ *   bad IPv4 header or UDP checksum -> XDP_PASS (the kernel drops and counts it)
+ *   bad frame header, a reply-shaped datagram, a write from a reader -> XDP_DROP
+ * and the amplification cap on every reply (xkv_emit). */
 SEC("xdp")
 int xdpkv(struct xdp_md *ctx)
 {
@@ -318,6 +451,7 @@ int xdpkv(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct udphdr *udp;
+	struct iphdr *ip4 = NULL;
 	struct xkv_stats *st = NULL;
 	__u32 frame_left, zero = 0;
 	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
@@ -344,13 +478,14 @@ int xdpkv(struct xdp_md *ctx)
 		__u32 tot = bpf_ntohs(ip->tot_len);
 		if (tot < 28 || (void *)ip + tot > data_end)
 			goto malformed;
+		ip4 = ip;
 		frame_left = tot - 20;
 		a->family = 4;
 		a->l3_len = 20;
 		a->tos = ip->tos;
-		a->ip_id = ip->id;
 		__builtin_memcpy(a->src, &ip->saddr, 4);
 		__builtin_memcpy(a->dst, &ip->daddr, 4);
+		xkv_addr_from_v4(a->src16, &ip->saddr);
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 		if ((void *)(ip6 + 1) > data_end)
@@ -369,19 +504,61 @@ int xdpkv(struct xdp_md *ctx)
 		a->family = 6;
 		a->l3_len = 40;
 		a->tos = 0;
-		a->ip_id = 0;
 		__builtin_memcpy(&a->v6_first, ip6, 4);
 		__builtin_memcpy(a->src, &ip6->saddr, 16);
 		__builtin_memcpy(a->dst, &ip6->daddr, 16);
+		__builtin_memcpy(a->src16, &ip6->saddr, 16);
 	} else {
 		return XDP_PASS;
 	}
 	a->sport = udp->source;
 	a->dport = udp->dest;
+	a->trusted = 0;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
 		return XDP_PASS;
+
+	__u64 now = bpf_ktime_get_ns();
+
+	if (XKV_GUARDED) {
+		/* addressed to this host?  (promiscuous mode, a bridge, a
+		 * flooding switch, broadcast and multicast: not ours to answer) */
+		struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
+		if (!h)
+			return XDP_PASS;
+		if (h->flags & XKV_HOST_CHECK_MAC) {
+			if (*(__u32 *)eth->h_dest != *(__u32 *)h->mac ||
+			    *(__u16 *)&eth->h_dest[4] != *(__u16 *)&h->mac[4]) {
+				stat_inc(st, XKV_STAT_pass_not_local);
+				return XDP_PASS;
+			}
+		}
+		if (h->flags & XKV_HOST_CHECK_IP) {
+			if (a->family == 4)
+				xkv_addr_from_v4(sc->acl.addr, a->dst);
+			else
+				__builtin_memcpy(sc->acl.addr, a->dst, 16);
+			if (!bpf_map_lookup_elem(&local_addrs, sc->acl.addr)) {
+				stat_inc(st, XKV_STAT_pass_not_local);
+				return XDP_PASS;
+			}
+		}
+		__u16 sport = bpf_ntohs(udp->source);
+		if (sport == 0 || sport == cfg.port ||
+		    (sport < 1024 && !(cfg.flags & XKV_CFG_LOW_PORTS))) {
+			stat_inc(st, XKV_STAT_drop_port);
+			return XDP_DROP;
+		}
+		if (!acl_has(sc, &acl_allow)) {
+			stat_inc(st, XKV_STAT_drop_acl);
+			return XDP_DROP;
+		}
+		if (cfg.rate_limit && !rate_ok(sc, now)) {
+			stat_inc(st, XKV_STAT_drop_ratelimit);
+			return XDP_DROP;
+		}
+	}
 	stat_inc(st, XKV_STAT_requests);
 
 	/* the UDP length must agree with the IP length; the payload is what
@@ -392,10 +569,31 @@ int xdpkv(struct xdp_md *ctx)
 	__u32 plen = ulen - 8;
 	__u32 tlen = plen - XKV_UDP_HDR_LEN; /* request text */
 	__u32 poff = (__u32)((void *)(udp + 1) - data);
+	a->req_bytes = plen;
+
+	if (XKV_GUARDED && ip4) {
+		__u64 s4 = 0;
+		__u16 *w = (void *)ip4;
+		if ((void *)(w + 10) > data_end)
+			return XDP_PASS;
+#pragma unroll
+		for (int i = 0; i < 10; i++)
+			s4 += w[i];
+		if (csum_fold(s4) != 0xffff) {
+			stat_inc(st, XKV_STAT_pass_csum);
+			return XDP_PASS;
+		}
+	}
 
 	struct xkv_udp_hdr fh;
 	if (bpf_xdp_load_bytes(ctx, poff, &fh, sizeof(fh)))
 		goto malformed;
+	/* one datagram per request; anything else is answered with silence,
+	 * as memcached does */
+	if (fh.total != bpf_htons(1) || fh.seq != 0) {
+		stat_inc(st, XKV_STAT_drop_frame);
+		return XDP_DROP;
+	}
 	/* the reply echoes the request id; one datagram */
 	struct xkv_udp_hdr *rfh = (void *)&sc->reply[8];
 	rfh->req_id = fh.req_id;
@@ -403,16 +601,18 @@ int xdpkv(struct xdp_md *ctx)
 	rfh->total = bpf_htons(1);
 	rfh->reserved = 0;
 
-	if (fh.total != bpf_htons(1) || fh.seq != 0)
-		return xkv_reply_err(ctx, a, sc, st, XKV_E_MULTI_DGRAM);
 	if (tlen > XKV_REQ_MAX) {
-		stat_inc(st, XKV_STAT_pass_room);
+		stat_inc(st, XKV_STAT_pass_room); /* the kernel checks its checksum */
+		return XDP_PASS;
+	}
+	if (tlen && bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN, sc->req, tlen & (XKV_REQ_MAX * 2 - 1) & 4095))
+		goto malformed;
+	if (XKV_GUARDED && !udp_csum_ok(sc, udp, &fh, tlen)) {
+		stat_inc(st, XKV_STAT_pass_csum);
 		return XDP_PASS;
 	}
 	if (tlen == 0)
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_NO_CRLF);
-	if (bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN, sc->req, tlen & (XKV_REQ_MAX * 2 - 1) & 4095))
-		goto malformed;
 
 	struct xkv_req *r = &sc->pr;
 	int err = xkv_parse_req(sc, tlen);
@@ -423,16 +623,23 @@ int xdpkv(struct xdp_md *ctx)
 	case XKV_OP_NONE: break;
 	default: stat_inc(st, XKV_STAT_cmd_other);
 	}
-	if (err)
+	if (err) {
+		if (err == XKV_E_UNKNOWN && xkv_reply_shaped(sc->req, r)) {
+			stat_inc(st, XKV_STAT_drop_reply);
+			return XDP_DROP;
+		}
 		return xkv_reply_err(ctx, a, sc, st, err);
+	}
+	if (XKV_GUARDED && op_writes(r->op) && !acl_has(sc, &acl_write)) {
+		stat_inc(st, XKV_STAT_drop_write_acl);
+		return XDP_DROP;
+	}
 	/* other commands, several commands in one datagram, huge multi-gets:
 	 * the slow path answers them */
 	if (r->op > XKV_OP_FAST_LAST || r->next != tlen || r->too_many) {
 		stat_inc(st, XKV_STAT_pass_cmd);
 		return XDP_PASS;
 	}
-
-	__u64 now = bpf_ktime_get_ns();
 
 	if (r->op == XKV_OP_GET) {
 		struct get_ctx g = { .sc = sc, .st = st, .now = now, .o = XKV_TEXT };

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,12 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 			goto out;
 		}
 	}
+	/* the rate limiter's LRU is preallocated: no room when it is off */
+	m = bpf_object__find_map_by_name(obj, "ratelimit");
+	if (m && (e = bpf_map__set_max_entries(m, cfg->rate_limit ? XKV_RL_ENTRIES : 1))) {
+		fail(err, errlen, 0, "cannot size the ratelimit map: %s", strerror(-e));
+		goto out;
+	}
 	m = bpf_object__find_map_by_name(obj, "scratch");
 	if (!m || (e = bpf_map__set_value_size(m, bpf_map__value_size(m) + cfg->entry_size - XKV_ENTRY_HDR))) {
 		fail(err, errlen, 0, "cannot size the scratch map");
@@ -178,6 +185,31 @@ int xkv_object_load(struct bpf_object *obj, char *err, size_t errlen)
 		    tail[0] ? "\nverifier log (tail):\n" : "", tail);
 }
 
+/* The maps a store holds open: name in the object, name of its pin, field.
+ * The first three every object has; the policy maps only real layouts. */
+static const struct {
+	const char *map, *pin;
+	size_t off;
+} xkv_maps[] = {
+	{ "store", "store", offsetof(struct xkv_store, store_fd) },
+	{ "stats", "stats", offsetof(struct xkv_store, stats_fd) },
+	{ ".rodata.cfg", "cfg", offsetof(struct xkv_store, cfg_fd) },
+	{ "acl_allow", "acl_allow", offsetof(struct xkv_store, acl_fd[XKV_ACL_ALLOW]) },
+	{ "acl_write", "acl_write", offsetof(struct xkv_store, acl_fd[XKV_ACL_WRITE]) },
+	{ "acl_trust", "acl_trust", offsetof(struct xkv_store, acl_fd[XKV_ACL_TRUST]) },
+	{ "host", "host", offsetof(struct xkv_store, host_fd) },
+	{ "local_addrs", "local_addrs", offsetof(struct xkv_store, local_fd) },
+	{ "ratelimit", "ratelimit", offsetof(struct xkv_store, rl_fd) },
+};
+#define XKV_NMAPS (sizeof(xkv_maps) / sizeof(xkv_maps[0]))
+#define MAP_FD(s, i) ((int *)((char *)(s) + xkv_maps[i].off))
+
+static void store_fds_reset(struct xkv_store *s)
+{
+	for (size_t i = 0; i < XKV_NMAPS; i++)
+		*MAP_FD(s, i) = -1;
+}
+
 static int read_cfg(int cfg_fd, struct xkv_config *cfg)
 {
 	__u32 zero = 0;
@@ -205,15 +237,11 @@ int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struc
 			  char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
-	s->store_fd = s->stats_fd = s->cfg_fd = -1;
-	struct bpf_map *st = bpf_object__find_map_by_name(obj, "store");
-	struct bpf_map *ss = bpf_object__find_map_by_name(obj, "stats");
-	struct bpf_map *sc = bpf_object__find_map_by_name(obj, ".rodata.cfg");
-	if (!ss || !sc)
-		return fail(err, errlen, -ENOENT, "object lacks the stats or cfg map");
-	s->store_fd = st ? bpf_map__fd(st) : -1;
-	s->stats_fd = bpf_map__fd(ss);
-	s->cfg_fd = bpf_map__fd(sc);
+	store_fds_reset(s);
+	for (size_t i = 0; i < XKV_NMAPS; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, xkv_maps[i].map);
+		*MAP_FD(s, i) = m ? bpf_map__fd(m) : -1;
+	}
 	if (s->stats_fd < 0 || s->cfg_fd < 0)
 		return fail(err, errlen, -EINVAL, "object is not loaded");
 	int e = read_cfg(s->cfg_fd, &s->cfg);
@@ -243,9 +271,6 @@ int xkv_pin_dir(const char *ifname, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static const struct {
-	const char *map, *pin;
-} pins[] = { { "store", "store" }, { "stats", "stats" }, { ".rodata.cfg", "cfg" } };
 
 bool xkv_pins_exist(const char *ifname)
 {
@@ -262,8 +287,8 @@ int xkv_pins_remove(const char *ifname)
 	int removed = 0;
 	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
 		return -ENAMETOOLONG;
-	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, pins[i].pin);
+	for (size_t i = 0; i < XKV_NMAPS; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
 		if (!unlink(p))
 			removed++;
 	}
@@ -283,12 +308,12 @@ int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_
 	mkdir(XKV_PIN_ROOT, 0700);
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return fail(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
-	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, pins[i].map);
-		snprintf(p, sizeof(p), "%s/%s", dir, pins[i].pin);
+	for (size_t i = 0; i < XKV_NMAPS; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, xkv_maps[i].map);
+		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
 		if (!m || (e = bpf_map__pin(m, p))) {
 			xkv_pins_remove(ifname);
-			return fail(err, errlen, e ? e : -ENOENT, "cannot pin %s at %s: %s", pins[i].map, p,
+			return fail(err, errlen, e ? e : -ENOENT, "cannot pin %s at %s: %s", xkv_maps[i].map, p,
 				    strerror(e ? -e : ENOENT));
 		}
 	}
@@ -298,24 +323,26 @@ int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_
 int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, size_t errlen)
 {
 	char dir[256], p[300];
-	int *fds[] = { &s->store_fd, &s->stats_fd, &s->cfg_fd };
-
 	memset(s, 0, sizeof(*s));
-	s->store_fd = s->stats_fd = s->cfg_fd = -1;
+	store_fds_reset(s);
 	int e = xkv_bpffs_mount(err, errlen);
 	if (e)
 		return e;
 	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
 		return fail(err, errlen, -ENAMETOOLONG, "interface name too long");
 	s->owns_fds = true;
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, pins[i].pin);
-		*fds[i] = bpf_obj_get(p);
-		if (*fds[i] < 0) {
+	for (size_t i = 0; i < XKV_NMAPS; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
+		*MAP_FD(s, i) = bpf_obj_get(p);
+		if (*MAP_FD(s, i) < 0) {
 			e = -errno;
 			xkv_store_close(s);
-			if (e == -ENOENT)
+			if (e == -ENOENT && i == 0)
 				return fail(err, errlen, e, "xdpkv is not attached to %s (no pins in %s)", ifname, dir);
+			if (e == -ENOENT)
+				return fail(err, errlen, e,
+					    "%s lacks the pin %s: it was made by an older xdpkv; "
+					    "'xdpkv detach %s' and attach again", dir, xkv_maps[i].pin, ifname);
 			return fail(err, errlen, e, "cannot open %s: %s", p, strerror(-e));
 		}
 	}
@@ -343,12 +370,10 @@ void xkv_store_close(struct xkv_store *s)
 	}
 	if (s->L && s->L->close)
 		s->L->close(s);
-	if (s->owns_fds) {
-		int *fds[] = { &s->store_fd, &s->stats_fd, &s->cfg_fd };
-		for (int i = 0; i < 3; i++)
-			if (*fds[i] >= 0)
-				close(*fds[i]);
-	}
-	s->store_fd = s->stats_fd = s->cfg_fd = -1;
+	if (s->owns_fds)
+		for (size_t i = 0; i < XKV_NMAPS; i++)
+			if (*MAP_FD(s, i) >= 0)
+				close(*MAP_FD(s, i));
+	store_fds_reset(s);
 	s->owns_fds = false;
 }

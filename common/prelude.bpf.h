@@ -25,6 +25,7 @@
 #include "stats.h"
 #include "fnv.h"
 #include "parse.h"
+#include "policy.h"
 
 #ifndef E2BIG
 #define E2BIG 7
@@ -46,6 +47,40 @@ struct {
 	__type(value, struct xkv_stats);
 } stats SEC(".maps");
 
+/* ---- the access policy (policy.h, docs/security.md) ---- */
+#define XKV_ACL_TRIE(name)                                   \
+	struct {                                             \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);         \
+		__uint(max_entries, XKV_ACL_MAX_ENTRIES);    \
+		__uint(map_flags, BPF_F_NO_PREALLOC);        \
+		__type(key, struct xkv_acl_key);             \
+		__type(value, __u32);                        \
+	} name SEC(".maps")
+XKV_ACL_TRIE(acl_allow);
+XKV_ACL_TRIE(acl_write);
+XKV_ACL_TRIE(acl_trust);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_host);
+} host SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_LOCAL_ADDRS_MAX);
+	__uint(key_size, 16);
+	__type(value, __u8);
+} local_addrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XKV_RL_ENTRIES); /* 1 when --rate-limit is off (loader) */
+	__type(key, struct xkv_rl_key);
+	__type(value, __u64);
+} ratelimit SEC(".maps");
+
 /* Where the reply goes: what we keep from the request headers. */
 struct xkv_addr {
 	__u8 eth_src[ETH_ALEN], eth_dst[ETH_ALEN];
@@ -54,8 +89,11 @@ struct xkv_addr {
 	__be16 sport, dport;
 	__be32 v6_first;   /* IPv6 version/class/flow word */
 	__u8 tos;
-	__be16 ip_id;
-	__u8 src[16], dst[16];
+	__u8 src[16], dst[16]; /* IPv4: the first 4 bytes */
+	__u8 src16[16];        /* the source in policy.h's 16-byte form */
+	__u32 req_bytes;       /* request UDP payload, for the amplification cap */
+	__u8 trusted;          /* 0 unknown yet, 1 trusted, 2 not */
+	__u8 _pad[3];
 };
 
 /* The reply's Ethernet + IP headers, built before they are stored. */
@@ -86,6 +124,10 @@ struct xkv_scratch {
 	struct xkv_addr addr;          /* where the reply goes */
 	struct xkv_hdrs hdr;
 	struct xkv_pseudo6 ph;
+	__u8 hdr16[16];                /* request UDP + frame header, for its checksum */
+	struct xkv_acl_key acl;        /* ACL lookup key */
+	__u32 ip_id;                   /* IPv4 id of the next reply from this CPU */
+	__u32 _pad2;
 	__u64 _align;
 	struct xkv_entry entry;        /* entry being stored; data follows */
 };
