@@ -388,7 +388,7 @@ void load(Bench &b)
 	if (b.null_store)
 		snprintf(cfg.layout, sizeof(cfg.layout), "null");
 	b.obj = xkv_object_open_with(b.L, &cfg, err, sizeof(err));
-	if (!b.obj || xkv_object_load(b.obj, err, sizeof(err))) {
+	if (!b.obj || xkv_object_load(b.obj, err, sizeof(err)) || xkv_object_open_policy(b.obj)) {
 		b.err = b.name + ": " + err;
 		return;
 	}
@@ -765,6 +765,8 @@ std::string m_load(const xkv_layout *L, const std::string &name, uint32_t klen, 
 	*obj = xkv_object_open_with(L, &cfg, err, sizeof(err));
 	if (!*obj || xkv_object_load(*obj, err, sizeof(err)))
 		return name + ": " + err;
+	if (xkv_object_open_policy(*obj))
+		return name + ": cannot open the access policy";
 	*prog_fd = bpf_program__fd(xkv_object_prog(*obj));
 	return "";
 }

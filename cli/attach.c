@@ -5,6 +5,11 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
@@ -136,6 +141,10 @@ struct attach_opts {
 	int mode;
 	unsigned entries, key_size, value_size, port;
 	bool no_prealloc, binary_keys, serve;
+	/* access policy (docs/security.md) */
+	struct xo_cidrs allow, write_allow, trust;
+	unsigned max_amp, rate_limit, rate_burst;
+	bool strict, low_ports;
 };
 
 static const struct xo attach_table[] = {
@@ -157,6 +166,24 @@ static const struct xo attach_table[] = {
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
 	  "then run the slow path in the foreground and detach when it stops" },
+	{ "allow", 'a', XO_CIDRS, offsetof(struct attach_opts, allow), "CIDR",
+	  "who may send requests (repeatable; 'any' for everyone); default: IFACE's connected subnets" },
+	{ "write-allow", 'w', XO_CIDRS, offsetof(struct attach_opts, write_allow), "CIDR",
+	  "who may change the store (repeatable); default: the same as --allow" },
+	{ "trust", 't', XO_CIDRS, offsetof(struct attach_opts, trust), "CIDR",
+	  "sources whose replies are not capped by --max-amplification (repeatable); "
+	  "IFACE's connected subnets always are" },
+	{ "max-amplification", 0, XO_U32, offsetof(struct attach_opts, max_amp), "N",
+	  "an untrusted source gets at most N reply bytes per request byte (default 10)", 1, 10000 },
+	{ "strict", 0, XO_BOOL, offsetof(struct attach_opts, strict), NULL,
+	  "apply --max-amplification to every source, trusted ones too" },
+	{ "rate-limit", 0, XO_U32, offsetof(struct attach_opts, rate_limit), "REQ/S",
+	  "requests per second per source /24 (IPv4) or /64 (IPv6); default off", 1, 100000000 },
+	{ "rate-burst", 0, XO_U32, offsetof(struct attach_opts, rate_burst), "N",
+	  "requests a source may send at once before --rate-limit applies (default: one second's worth)",
+	  1, 100000000 },
+	{ "allow-low-ports", 0, XO_BOOL, offsetof(struct attach_opts, low_ports), NULL,
+	  "answer requests from source ports below 1024 (refused by default: reflection)" },
 	XO_END,
 };
 
@@ -167,6 +194,27 @@ static int unknown_variant(const char *name)
 	for (int i = 0; xkv_layouts[i]; i++)
 		fprintf(stderr, "  %-10s %s\n", xkv_layouts[i]->name, xkv_layouts[i]->summary);
 	return EXIT_USAGE;
+}
+
+/* A veth's peer hands over UDP checksums it left for hardware it does not
+ * have (CHECKSUM_PARTIAL): only the pseudo-header sum is in the field.  The
+ * kernel trusts such frames from a local peer; so does the fast path on a
+ * veth, and only there. */
+static bool iface_is_veth(const char *ifname)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool veth = false;
+
+	if (fd < 0)
+		return false;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&di;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr))
+		veth = !strcmp(di.driver, "veth");
+	close(fd);
+	return veth;
 }
 
 static int build_config(const struct attach_opts *o, const char *variant, struct xkv_config *cfg)
@@ -189,6 +237,19 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 		cfg->flags |= XKV_CFG_NO_PREALLOC;
 	if (o->binary_keys)
 		cfg->flags |= XKV_CFG_BINARY_KEYS;
+	if (o->strict)
+		cfg->flags |= XKV_CFG_STRICT;
+	if (o->low_ports)
+		cfg->flags |= XKV_CFG_LOW_PORTS;
+	cfg->max_amp = o->max_amp ? o->max_amp : XKV_DEFAULT_MAX_AMP;
+	cfg->rate_limit = o->rate_limit;
+	cfg->rate_burst = o->rate_burst ? o->rate_burst : o->rate_limit;
+	if (o->rate_burst && !o->rate_limit) {
+		xerr("attach: --rate-burst needs --rate-limit");
+		return EXIT_USAGE;
+	}
+	if (iface_is_veth(o->ifc.name))
+		cfg->flags |= XKV_CFG_CSUM_PARTIAL;
 	cfg->ifindex = (__u32)o->ifc.ifindex;
 	cfg->mode = (__u16)o->mode;
 	if (xkv_config_finish(cfg, err, sizeof(err))) {
@@ -283,6 +344,60 @@ static const char *attach_path(int ifindex, unsigned *id)
 		      : "libxdp dispatcher (multi-program)";
 }
 
+/* Fill the lists and the host's view.  Until this has run the program
+ * refuses everything (its lists are empty): it fails closed. */
+static int attach_policy(struct xkv_store *s, const struct attach_opts *o, char *err, size_t errlen)
+{
+	const struct xo_cidrs *lists[XKV_ACL__N] = { &o->allow, &o->write_allow, &o->trust };
+	__u16 flags = XKV_HOST_CHECK_MAC | XKV_HOST_CHECK_IP | XKV_HOST_AUTO_TRUST;
+	int e, changes;
+
+	if (!o->allow.n)
+		flags |= XKV_HOST_AUTO_ALLOW;
+	if (!o->write_allow.n && !o->allow.n)
+		flags |= XKV_HOST_AUTO_WRITE;
+	for (int l = 0; l < XKV_ACL__N; l++) {
+		/* --write-allow defaults to what --allow says */
+		const struct xo_cidrs *c = l == XKV_ACL_WRITE && !lists[l]->n ? &o->allow : lists[l];
+		for (int i = 0; i < c->n; i++)
+			if ((e = xkv_acl_add(s, l, &c->k[i], XKV_ACL_USER))) {
+				snprintf(err, errlen, "cannot add to the %s list: %s", xkv_acl_list_names[l],
+					 strerror(-e));
+				return e;
+			}
+	}
+	return xkv_host_sync(s, o->ifc.name, flags, &changes, err, errlen);
+}
+
+static void print_policy(const struct xkv_store *s, const struct attach_opts *o)
+{
+	char buf[64];
+	for (int l = 0; l < XKV_ACL__N; l++) {
+		printf("%s: ", l == XKV_ACL_ALLOW ? "access: allow" : xkv_acl_list_names[l]);
+		int n = 0;
+		acl_print_list(s, l, stdout, &n);
+		printf("%s", n ? "" : "nobody");
+		printf(l == XKV_ACL_TRUST ? "\n" : "; ");
+	}
+	if (s->cfg.flags & XKV_CFG_STRICT)
+		printf("replies: at most %ux the request's bytes for every source (--strict)", s->cfg.max_amp);
+	else
+		printf("replies: at most %ux the request's bytes for untrusted sources", s->cfg.max_amp);
+	if (s->cfg.rate_limit)
+		printf("; rate limit %u req/s per /24 or /64, burst %u\n", s->cfg.rate_limit,
+		       s->cfg.rate_burst);
+	else
+		printf("; no rate limit\n");
+	if (s->cfg.flags & XKV_CFG_CSUM_PARTIAL)
+		printf("checksums: %s is a veth: partial UDP checksums from its peer are accepted\n",
+		       o->ifc.name);
+	for (int i = 0; i < o->allow.n; i++)
+		if (o->allow.k[i].prefixlen == 0)
+			xinfo("xdpkv: warning: --allow %s: every source that reaches %s may send requests "
+			      "(xdpkv answers before the firewall)", xkv_cidr_format(&o->allow.k[i], buf, sizeof(buf)),
+			      o->ifc.name);
+}
+
 static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 {
 	char err[XKV_ERRLEN], dir[256];
@@ -315,11 +430,21 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 		goto out;
 	}
 	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
+	struct xkv_store ps;
+	if (xkv_store_from_object(&ps, NULL, obj, err, sizeof(err)) ||
+	    attach_policy(&ps, o, err, sizeof(err))) {
+		xerr("attach: setting up access control: %s", err);
+		xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
+		xkv_pins_remove(o->ifc.name);
+		goto out;
+	}
 	printf("attached %s to %s (ifindex %d), %s mode, as a %s, program id %u\n", cfg->layout,
 	       o->ifc.name, o->ifc.ifindex, xkv_mode_name(o->mode), path, id);
 	printf("store: %u entries, keys <= %u B, values <= %u B, UDP port %u%s; maps pinned in %s\n",
 	       cfg->entries, cfg->key_cap, cfg->val_cap, cfg->port,
 	       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "", dir);
+	print_policy(&ps, o);
+	xkv_store_close(&ps);
 	fflush(stdout);
 	rc = EXIT_OK;
 	if (!o->serve) {
@@ -362,14 +487,22 @@ static int run_attach(void *vo, const struct global_opts *g)
 const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
-		    "[--port P] [--no-prealloc] [--binary-keys] [--serve]",
+		    "[--port P] [--no-prealloc] [--binary-keys] [--serve] [--allow CIDR]... "
+		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
+		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports]",
 	.summary = "load the XDP store onto an interface and pin its maps",
 	.doc = "Loads the layout chosen with --variant (default hash_map) through libxdp, attaches it\n"
 	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
 	       "find them.  The program stays attached after xdpkv exits (until 'xdpkv detach').\n"
 	       "With --serve the slow path runs in the foreground and the program is detached\n"
 	       "when it stops.\n\n"
-	       "Example: xdpkv --variant lru attach veth0 --entries 100000 --value-size 512",
+	       "Access control runs in XDP before any parsing, i.e. before the host firewall: by\n"
+	       "default only IFACE's connected subnets may read and write, only frames addressed to\n"
+	       "this host are answered, and sources outside the connected subnets get at most 10x\n"
+	       "their request's bytes back.  'xdpkv acl IFACE' changes the lists at run time;\n"
+	       "docs/security.md has the threat model.\n\n"
+	       "Example: xdpkv --variant lru attach veth0 --entries 100000 --value-size 512\n"
+	       "         xdpkv attach eth0 --allow 10.0.0.0/8 --write-allow 10.1.2.0/24 --rate-limit 10000",
 	.opts = attach_table,
 	.opts_size = sizeof(struct attach_opts),
 	.uses_variant = true,

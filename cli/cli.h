@@ -29,6 +29,7 @@ enum xo_type {
 	XO_STR,   /* const char * (points into argv) */
 	XO_IFACE, /* struct xo_iface: interface name -> ifindex */
 	XO_ENUM,  /* int, one of enums[] */
+	XO_CIDRS, /* struct xo_cidrs: repeatable address/CIDR/"any" */
 };
 
 #define XO_POS       1u /* positional argument */
@@ -56,6 +57,12 @@ struct xo {
 struct xo_iface {
 	char name[IF_NAMESIZE];
 	int ifindex;           /* 0 when XO_IF_ANY and the interface does not exist */
+};
+
+#define XO_CIDRS_MAX 64
+struct xo_cidrs {
+	int n;                 /* how many were given (0: the option's default applies) */
+	struct xkv_acl_key k[XO_CIDRS_MAX];
 };
 
 /* Options every command accepts, before or after the command name. */
@@ -121,8 +128,11 @@ static inline void json_cstr(FILE *f, const char *s)
 	json_str(f, s, __builtin_strlen(s));
 }
 
+/* acl.c: print a list's entries ("a, b (connected)"); *n gets their count */
+int acl_print_list(const struct xkv_store *s, int list, FILE *f, int *n);
+
 /* ---- the commands ---- */
-extern const struct cmd cmd_attach, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
+extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
 	cmd_set, cmd_del, cmd_load;
 
 /* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */

@@ -121,6 +121,20 @@ static int set_value(const char *ctx, const struct xo_set *set, const struct xo 
 		return parse_iface(ctx, o, arg, f);
 	case XO_ENUM:
 		return parse_enum(ctx, o, arg, f);
+	case XO_CIDRS: {
+		struct xo_cidrs *c = f;
+		char err[256];
+		if (c->n >= XO_CIDRS_MAX) {
+			xerr("%s: --%s given more than %d times", ctx, o->name, XO_CIDRS_MAX);
+			return -1;
+		}
+		if (xkv_cidr_parse(arg, &c->k[c->n], err, sizeof(err))) {
+			xerr("%s: --%s: %s", ctx, o->name, err);
+			return -1;
+		}
+		c->n++;
+		return 0;
+	}
 	}
 	return -1;
 }

@@ -445,3 +445,18 @@ int xkv_policy_open_all(const struct xkv_store *s)
 		return -errno;
 	return 0;
 }
+
+int xkv_object_open_policy(struct bpf_object *obj)
+{
+	struct xkv_store s;
+	static const char *const names[XKV_ACL__N] = { "acl_allow", "acl_write", "acl_trust" };
+
+	memset(&s, 0, sizeof(s));
+	for (int l = 0; l < XKV_ACL__N; l++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, names[l]);
+		s.acl_fd[l] = m ? bpf_map__fd(m) : -1;
+	}
+	struct bpf_map *h = bpf_object__find_map_by_name(obj, "host");
+	s.host_fd = h ? bpf_map__fd(h) : -1;
+	return xkv_policy_open_all(&s);
+}

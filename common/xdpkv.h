@@ -182,6 +182,8 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 /* Tests and benchmarks that run the program without attaching it: allow,
  * write and trust everyone (::/0), no MAC/IP checks. */
 int xkv_policy_open_all(const struct xkv_store *s);
+/* The same for a loaded object that has no xkv_store (the null store). */
+int xkv_object_open_policy(struct bpf_object *obj);
 
 /* ---- counters ---- */
 extern const char *const xkv_stat_names[XKV_STAT__MAX];

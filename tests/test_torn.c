@@ -183,6 +183,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test_torn: %s\n", err);
 		return 1;
 	}
+	if (xkv_policy_open_all(&st)) { /* no access control in this test */
+		fprintf(stderr, "test_torn: cannot open the access policy\n");
+		return 1;
+	}
 	prog_fd = bpf_program__fd(xkv_object_prog(obj));
 
 	struct counts w = { 0 }, r = { 0 };

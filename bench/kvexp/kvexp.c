@@ -228,6 +228,11 @@ static int kv_load(struct kv *kv, const char *layout, __u32 entries, __u32 klen,
 		return -EINVAL;
 	}
 	kv->have_store = true;
+	if (xkv_policy_open_all(&kv->s)) { /* measuring layouts, not access control */
+		snprintf(err, errlen, "cannot open the access policy");
+		kv_close(kv);
+		return -EINVAL;
+	}
 	return 0;
 }
 
