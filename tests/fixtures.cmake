@@ -14,3 +14,10 @@ add_executable(test_torn ${CMAKE_CURRENT_LIST_DIR}/test_torn.c ${CMAKE_CURRENT_L
 target_include_directories(test_torn PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_torn PRIVATE xdpkv_core pthread)
 add_test(NAME torn_array_fnv COMMAND test_torn --layout array_fnv --seconds 2)
+
+# array_fnv: a userspace writer killed inside a slot does not wedge it for good.
+add_executable(test_wedge ${CMAKE_CURRENT_LIST_DIR}/test_wedge.c ${CMAKE_CURRENT_LIST_DIR}/pktbuild.c)
+target_include_directories(test_wedge PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(test_wedge PRIVATE xdpkv_core)
+add_test(NAME wedge_array_fnv COMMAND test_wedge)
+set_tests_properties(wedge_array_fnv PROPERTIES TIMEOUT 60)

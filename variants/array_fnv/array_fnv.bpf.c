@@ -5,6 +5,8 @@
  * Readers never see a torn value: each slot carries a sequence counter
  * (xkv_entry.seq), odd while a writer is inside; writers take it with
  * compare-and-swap, readers retry if it moved (see handler.bpf.h get_one).
+ * A slot left odd by a dead userspace writer is taken back by userspace
+ * (slot.h); this side only passes requests for it on meanwhile.
  * The map is BPF_F_MMAPABLE so userspace follows the same protocol. */
 #include "prelude.bpf.h"
 #include "array_fnv/slot.h"
@@ -43,7 +45,8 @@ static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *s
 	struct xkv_entry *n = &sc->entry;
 	if (!e)
 		return -ENOMEM;
-	if (slot_lock(e))
+	__u32 own = slot_lock(e);
+	if (!own)
 		return -EBUSY;
 	if (e->wtime_ns && !XKV_STORE_MATCH(sc, e))
 		stat_inc(st, xkv_entry_live(e, n->wtime_ns) ? XKV_STAT_overwrites : XKV_STAT_store_new);
@@ -57,7 +60,10 @@ static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *s
 	__u32 sz = cfg.key_size + n->len;
 	if (sz <= cfg.entry_size - XKV_ENTRY_HDR)
 		bpf_probe_read_kernel(e->data, sz, n->data);
-	slot_unlock(e);
+	/* robbed only if this section outlasted XKV_SLOT_STEAL_MS, which it
+	 * cannot; if it ever were, the slow path redoes the store */
+	if (!slot_unlock(e, own))
+		return -EBUSY;
 	return 0;
 }
 
@@ -67,12 +73,14 @@ static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *s
 	struct xkv_entry *e = bpf_map_lookup_elem(&store, &idx);
 	if (!e || !e->wtime_ns || !XKV_STORE_MATCH(sc, e))
 		return 0;
-	if (slot_lock(e))
+	__u32 own = slot_lock(e);
+	if (!own)
 		return -EBUSY;
 	int found = e->wtime_ns && XKV_STORE_MATCH(sc, e);
 	if (found)
 		e->wtime_ns = 0;
-	slot_unlock(e);
+	if (!slot_unlock(e, own))
+		return -EBUSY;
 	return found;
 }
 

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* array_fnv: userspace side.  The slots are mmapped (BPF_F_MMAPABLE) and
  * read and written with the same sequence-counter protocol as the XDP
- * program (slot.h), so neither side ever sees a torn value. */
+ * program (slot.h), so neither side sees a torn value.  A userspace writer
+ * can be killed inside a slot: this side takes such slots back (repair,
+ * below), at the price of one rare torn read (set()). */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,6 +21,82 @@
 
 XKV_LAYOUT_ELF(array_fnv)
 
+static __u64 steal_ns = XKV_SLOT_STEAL_MS * 1000000ull;
+/* test_wedge: XDPKV_TEST_DIE_IN_SLOT=1 makes set() SIGKILL itself inside a
+ * slot, =stop SIGSTOP (a writer that is only slow); once per process */
+static int die_in_slot;
+/* Slots taken back from a dead writer.  Belongs in stats.h as slot_repairs
+ * (not wired yet). */
+static __u64 slot_repairs;
+
+/* Slots found odd through a whole retry loop: the seq they had and when that
+ * was first seen.  Still odd at that seq XKV_SLOT_STEAL_MS later means the
+ * writer died inside.  Process-wide, keyed by slot address (struct xkv_store
+ * has no room for it); a few wedged slots at once is already a disaster, so
+ * a small table does, and losing an entry only delays a repair. */
+#define WEDGES 16
+static struct {
+	const struct xkv_entry *e;
+	__u32 seq;
+	__u64 since;
+} wedges[WEDGES];
+static unsigned wedge_next;
+static pthread_mutex_t wedge_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Has e been odd at seq q for the timeout?  The first sight starts the clock;
+ * nobody waits for it: requests fail fast until then. */
+static bool wedged(const struct xkv_entry *e, __u32 q)
+{
+	__u64 now = xkv_now_ns();
+	bool old = false;
+	pthread_mutex_lock(&wedge_mu);
+	unsigned i;
+	for (i = 0; i < WEDGES && wedges[i].e != e; i++)
+		;
+	if (i == WEDGES)
+		i = wedge_next++ % WEDGES;
+	if (wedges[i].e == e && wedges[i].seq == q) {
+		old = now - wedges[i].since >= steal_ns;
+	} else {
+		wedges[i].e = e;
+		wedges[i].seq = q;
+		wedges[i].since = now;
+	}
+	pthread_mutex_unlock(&wedge_mu);
+	return old;
+}
+
+static void forget(const void *lo, const void *hi)
+{
+	pthread_mutex_lock(&wedge_mu);
+	for (unsigned i = 0; i < WEDGES; i++)
+		if ((const void *)wedges[i].e >= lo && (const void *)wedges[i].e < hi)
+			wedges[i].e = NULL;
+	pthread_mutex_unlock(&wedge_mu);
+}
+
+/* Slot e stayed odd through a whole retry loop that began at seq q0.  If it
+ * is still q0 (a live writer's section is microseconds; a seq that only
+ * wrapped around to q0 would have moved meanwhile) and was q0 a timeout ago,
+ * its writer died inside: steal it and empty it (its bytes may be half
+ * written).  The seq now owned (the caller writes or not, then releases),
+ * or 0. */
+static __u32 repair(struct xkv_entry *e, __u32 q0)
+{
+	if (!(q0 & 1) || slot_seq(e) != q0 || !wedged(e, q0))
+		return 0;
+	__u32 own = slot_steal(e, q0);
+	if (!own)
+		return 0;
+	forget(e, e + 1);
+	e->wtime_ns = 0;
+	e->expire_ns = 0;
+	e->len = 0;
+	e->klen = 0;
+	__atomic_fetch_add(&slot_repairs, 1, __ATOMIC_RELAXED);
+	return own;
+}
+
 static int open_slots(struct xkv_store *s)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -25,13 +106,21 @@ static int open_slots(struct xkv_store *s)
 	if (mm == MAP_FAILED)
 		return -errno;
 	s->mm = mm;
+	const char *v = getenv("XDPKV_SLOT_STEAL_MS");
+	char *end;
+	unsigned long long ms = v ? strtoull(v, &end, 10) : 0;
+	steal_ns = (v && *v && !*end ? ms : XKV_SLOT_STEAL_MS) * 1000000ull;
+	v = getenv("XDPKV_TEST_DIE_IN_SLOT");
+	die_in_slot = !v ? 0 : !strcmp(v, "1") ? SIGKILL : !strcmp(v, "stop") ? SIGSTOP : 0;
 	return 0;
 }
 
 static void close_slots(struct xkv_store *s)
 {
-	if (s->mm)
+	if (s->mm) {
+		forget(s->mm, (__u8 *)s->mm + s->mm_len);
 		munmap(s->mm, s->mm_len);
+	}
 	s->mm = NULL;
 }
 
@@ -51,6 +140,7 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 	if (xkv_key_pack(&s->cfg, key, klen, k))
 		return -EINVAL;
 	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
+	__u32 q0 = slot_seq(e);
 	for (int i = 0; i < RETRIES; i++) {
 		__u32 s1 = slot_seq(e);
 		if (s1 & 1) {
@@ -71,17 +161,27 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 		if (slot_seq(e) == s1)
 			return hit;
 	}
+	/* repaired: it holds nothing now (if another writer stole it from us
+	 * meanwhile, that writer makes it whole; a miss is still true) */
+	__u32 own = repair(e, q0);
+	if (own) {
+		slot_unlock(e, own);
+		return 0;
+	}
 	return -EBUSY;
 }
 
-static int lock(struct xkv_entry *e)
+/* Take slot e's writer side: 0 and the seq owned in *own, or -EBUSY.  A slot
+ * whose writer died inside comes back repaired, i.e. empty. */
+static int take(struct xkv_entry *e, __u32 *own)
 {
+	__u32 q0 = slot_seq(e);
 	for (int i = 0; i < RETRIES; i++) {
-		if (!slot_lock(e))
+		if ((*own = slot_lock(e)))
 			return 0;
 		sched_yield();
 	}
-	return -EBUSY;
+	return (*own = repair(e, q0)) ? 0 : -EBUSY;
 }
 
 static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
@@ -92,22 +192,39 @@ static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xk
 	if (n->len > s->cfg.val_cap)
 		return -E2BIG;
 	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
-	if (lock(e))
-		return -EBUSY;
-	/* counted as the XDP side counts them (array_fnv.bpf.c) */
-	if (!e->wtime_ns)
-		s->new_items++;
-	else if (!match(s, e, k, klen))
-		xkv_entry_live(e, n->wtime_ns) ? s->overwrites++ : s->new_items++;
-	e->expire_ns = n->expire_ns;
-	e->wtime_ns = n->wtime_ns;
-	e->flags = n->flags;
-	e->len = n->len;
-	e->klen = klen;
-	memcpy(e->data, k, s->cfg.key_size);
-	memcpy(e->data + s->cfg.key_size, n->data, n->len);
-	slot_unlock(e);
-	return 0;
+	__u32 own;
+	for (;;) {
+		if (take(e, &own))
+			return -EBUSY;
+		/* counted as the XDP side counts them (array_fnv.bpf.c) */
+		int fresh = !e->wtime_ns || (!match(s, e, k, klen) && !xkv_entry_live(e, n->wtime_ns));
+		int evicts = !fresh && !match(s, e, k, klen);
+		e->expire_ns = n->expire_ns;
+		e->wtime_ns = n->wtime_ns;
+		e->flags = n->flags;
+		e->len = n->len;
+		e->klen = klen;
+		memcpy(e->data, k, s->cfg.key_size);
+		__u8 *v = e->data + s->cfg.key_size;
+		if (die_in_slot) { /* halfway through the value */
+			memcpy(v, n->data, n->len / 2);
+			int sig = die_in_slot;
+			die_in_slot = 0;
+			raise(sig);
+		}
+		memcpy(v, n->data, n->len);
+		if (slot_unlock(e, own)) {
+			s->new_items += fresh;
+			s->overwrites += evicts;
+			return 0;
+		}
+		/* Robbed: we stalled inside past the timeout, a thief emptied the
+		 * slot (or stored its own value) and others may have written since,
+		 * all while we went on copying, so it may hold a mix.  Take it again
+		 * and rewrite our whole value.  Until then (or until whoever holds it
+		 * now rewrites it) readers can see that mix: the one torn read left,
+		 * and only for a writer stalled longer than XKV_SLOT_STEAL_MS. */
+	}
 }
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
@@ -116,13 +233,17 @@ static int del(struct xkv_store *s, const void *key, __u32 klen)
 	if (xkv_key_pack(&s->cfg, key, klen, k))
 		return -EINVAL;
 	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
-	if (lock(e))
+	__u32 own;
+	if (take(e, &own))
 		return -EBUSY;
 	int found = e->wtime_ns && match(s, e, k, klen);
 	int live = found && xkv_entry_live(e, xkv_now_ns());
 	if (found)
 		e->wtime_ns = 0;
-	slot_unlock(e);
+	/* robbed (stalled past the timeout): the thief emptied the slot or
+	 * stored over it, and our late wtime_ns = 0 may have dropped what it
+	 * stored; nothing to redo for a delete */
+	slot_unlock(e, own);
 	return live;
 }
 
@@ -139,12 +260,13 @@ static int flush(struct xkv_store *s)
 {
 	for (__u32 i = 0; i < s->cfg.entries; i++) {
 		struct xkv_entry *e = slot(s, i);
+		__u32 own;
 		if (!e->wtime_ns)
 			continue;
-		if (lock(e))
+		if (take(e, &own))
 			return -EBUSY;
 		e->wtime_ns = 0;
-		slot_unlock(e);
+		slot_unlock(e, own); /* robbed: the thief emptied it, or stored after the flush */
 	}
 	return 0;
 }
