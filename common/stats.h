@@ -24,6 +24,7 @@
 	X(overwrites,      "array_fnv: stores that evicted a different live key (exact)") \
 	X(evictions_est,   "lru: evictions, estimated (new items - deletes - live)") \
 	X(seq_retries,     "array_fnv: reads retried because a writer was active") \
+	X(slot_repairs,    "array_fnv: slots taken back from a userspace writer that died inside") \
 	X(err_unknown,     "ERROR replies (unknown command)") \
 	X(err_client,      "CLIENT_ERROR replies") \
 	X(err_too_large,   "SERVER_ERROR object too large") \

@@ -58,7 +58,7 @@ static double ms_since(const struct timespec *t0)
 static int open_store(struct xkv_store *s)
 {
 	char err[XKV_ERRLEN];
-	if (xkv_store_from_object(s, NULL, obj, err, sizeof(err))) {
+	if (xkv_store_from_object(s, NULL, obj, err, sizeof(err)) || xkv_policy_open_all(s)) {
 		fprintf(stderr, "test_wedge: %s\n", err);
 		return -1;
 	}
@@ -221,6 +221,9 @@ int main(void)
 	r = uset(&st, KEY, "new-value!");
 	printf("  accessor set after %.0f ms: %d\n", ms_since(&t0), r);
 	check(r == 0, "accessor set stores after the timeout (slot repaired)");
+	struct xkv_stats slow;
+	check(!xkv_stats_read(&st, XKV_STATS_SLOW, &slow, NULL) && slow.v[XKV_STAT_slot_repairs] == 1,
+	      "the repair is counted (slot_repairs 1)");
 	check(!(slot_seq(ke) & 1), "the slot is even again");
 	check(served(KEY, "new-value!"), "XDP and the accessor answer the new value");
 	int act = xdp("set " KEY " 0 0 5\r\nfifth\r\n", got, sizeof(got));

@@ -25,9 +25,6 @@ static __u64 steal_ns = XKV_SLOT_STEAL_MS * 1000000ull;
 /* test_wedge: XDPKV_TEST_DIE_IN_SLOT=1 makes set() SIGKILL itself inside a
  * slot, =stop SIGSTOP (a writer that is only slow); once per process */
 static int die_in_slot;
-/* Slots taken back from a dead writer.  Belongs in stats.h as slot_repairs
- * (not wired yet). */
-static __u64 slot_repairs;
 
 /* Slots found odd through a whole retry loop: the seq they had and when that
  * was first seen.  Still odd at that seq XKV_SLOT_STEAL_MS later means the
@@ -81,7 +78,7 @@ static void forget(const void *lo, const void *hi)
  * its writer died inside: steal it and empty it (its bytes may be half
  * written).  The seq now owned (the caller writes or not, then releases),
  * or 0. */
-static __u32 repair(struct xkv_entry *e, __u32 q0)
+static __u32 repair(struct xkv_store *s, struct xkv_entry *e, __u32 q0)
 {
 	if (!(q0 & 1) || slot_seq(e) != q0 || !wedged(e, q0))
 		return 0;
@@ -93,7 +90,10 @@ static __u32 repair(struct xkv_entry *e, __u32 q0)
 	e->expire_ns = 0;
 	e->len = 0;
 	e->klen = 0;
-	__atomic_fetch_add(&slot_repairs, 1, __ATOMIC_RELAXED);
+	/* rare: counted in the userspace slot at once (slot_repairs) */
+	struct xkv_stats d = {};
+	d.v[XKV_STAT_slot_repairs] = 1;
+	xkv_stats_slow_add(s, &d);
 	return own;
 }
 
@@ -163,7 +163,7 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 	}
 	/* repaired: it holds nothing now (if another writer stole it from us
 	 * meanwhile, that writer makes it whole; a miss is still true) */
-	__u32 own = repair(e, q0);
+	__u32 own = repair(s, e, q0);
 	if (own) {
 		slot_unlock(e, own);
 		return 0;
@@ -173,7 +173,7 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 
 /* Take slot e's writer side: 0 and the seq owned in *own, or -EBUSY.  A slot
  * whose writer died inside comes back repaired, i.e. empty. */
-static int take(struct xkv_entry *e, __u32 *own)
+static int take(struct xkv_store *s, struct xkv_entry *e, __u32 *own)
 {
 	__u32 q0 = slot_seq(e);
 	for (int i = 0; i < RETRIES; i++) {
@@ -181,7 +181,7 @@ static int take(struct xkv_entry *e, __u32 *own)
 			return 0;
 		sched_yield();
 	}
-	return (*own = repair(e, q0)) ? 0 : -EBUSY;
+	return (*own = repair(s, e, q0)) ? 0 : -EBUSY;
 }
 
 static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
@@ -194,7 +194,7 @@ static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xk
 	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
 	__u32 own;
 	for (;;) {
-		if (take(e, &own))
+		if (take(s, e, &own))
 			return -EBUSY;
 		/* counted as the XDP side counts them (array_fnv.bpf.c) */
 		int fresh = !e->wtime_ns || (!match(s, e, k, klen) && !xkv_entry_live(e, n->wtime_ns));
@@ -234,7 +234,7 @@ static int del(struct xkv_store *s, const void *key, __u32 klen)
 		return -EINVAL;
 	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
 	__u32 own;
-	if (take(e, &own))
+	if (take(s, e, &own))
 		return -EBUSY;
 	int found = e->wtime_ns && match(s, e, k, klen);
 	int live = found && xkv_entry_live(e, xkv_now_ns());
@@ -263,7 +263,7 @@ static int flush(struct xkv_store *s)
 		__u32 own;
 		if (!e->wtime_ns)
 			continue;
-		if (take(e, &own))
+		if (take(s, e, &own))
 			return -EBUSY;
 		e->wtime_ns = 0;
 		slot_unlock(e, own); /* robbed: the thief emptied it, or stored after the flush */
