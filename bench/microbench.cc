@@ -370,10 +370,19 @@ void load(Bench &b)
 	xkv_config cfg;
 	auto t0 = std::chrono::steady_clock::now();
 
-	b.null_store = b.name == "null";
-	b.L = b.null_store ? &xkv_layout_null : xkv_layout_find(b.name.c_str());
+	/* NAME_nochecks: the same program with its access checks compiled out
+	 * (XKV_CFG_UNGUARDED), to measure what they cost in the same run */
+	std::string base = b.name;
+	bool nochecks = false;
+	const std::string sfx = "_nochecks";
+	if (base.size() > sfx.size() && !base.compare(base.size() - sfx.size(), sfx.size(), sfx)) {
+		base.resize(base.size() - sfx.size());
+		nochecks = true;
+	}
+	b.null_store = base == "null";
+	b.L = b.null_store ? &xkv_layout_null : xkv_layout_find(base.c_str());
 	/* the null store has no registry entry: configure it as hash_map */
-	if (!b.L || xkv_config_defaults(&cfg, b.null_store ? "hash_map" : b.name.c_str())) {
+	if (!b.L || xkv_config_defaults(&cfg, b.null_store ? "hash_map" : base.c_str())) {
 		b.err = "unknown layout " + b.name;
 		return;
 	}
@@ -381,6 +390,8 @@ void load(Bench &b)
 	cfg.val_cap = kValLen;
 	cfg.entries = b.null_store ? 1 : opt.entries;
 	cfg.mode = XKV_MODE_TEST;
+	if (nochecks)
+		cfg.flags |= XKV_CFG_UNGUARDED;
 	if (xkv_config_finish(&cfg, err, sizeof(err))) {
 		b.err = b.name + ": " + err;
 		return;
@@ -1073,7 +1084,8 @@ void register_matrix()
 					}
 }
 
-const char *const kLayouts[] = {"null", "hash_map", "array_fnv", "lru", "percpu"};
+const char *const kLayouts[] = {"null", "null_nochecks", "hash_map", "hash_map_nochecks",
+				"array_fnv", "lru", "percpu"};
 
 void register_all()
 {
