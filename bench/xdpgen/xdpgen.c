@@ -75,7 +75,7 @@ struct opts {
 	double rate;
 	unsigned batch;
 	unsigned long long seed;
-	bool json, static_frame, verbose;
+	bool json, static_frame, verbose, no_csum;
 };
 
 static void usage(FILE *f)
@@ -107,6 +107,8 @@ static void usage(FILE *f)
 		"  --batch N            live-frames batch size, 1..256 (default 64)\n"
 		"  --json               print the result as JSON\n"
 		"  --static-frame       diagnostic: never rewrite the frame (shows page recycling)\n"
+		"  --no-csum            send UDP checksum 0 (allowed over IPv4; default: a real checksum,\n"
+		"                       as Linux clients send, which the server verifies)\n"
 		"  -v, --verbose        libbpf messages\n");
 }
 
@@ -197,7 +199,7 @@ static int parse_cpus(const char *s, struct opts *o)
 enum {
 	O_DST_IP = 256, O_DST_MAC, O_SRC_IP, O_PORT, O_SRC_PORT, O_KEYS, O_KEY_BASE, O_KEY_SIZE,
 	O_VALUE_SIZE, O_VALUE_SEED, O_DIST, O_THETA, O_WRITE_RATIO, O_SEQ, O_SEED, O_DURATION,
-	O_CPUS, O_SERVER_CPU, O_RATE, O_BATCH, O_JSON, O_STATIC,
+	O_CPUS, O_SERVER_CPU, O_RATE, O_BATCH, O_JSON, O_STATIC, O_NO_CSUM,
 };
 
 static const struct option long_opts[] = {
@@ -223,6 +225,7 @@ static const struct option long_opts[] = {
 	{ "batch", required_argument, 0, O_BATCH },
 	{ "json", no_argument, 0, O_JSON },
 	{ "static-frame", no_argument, 0, O_STATIC },
+	{ "no-csum", no_argument, 0, O_NO_CSUM },
 	{ "verbose", no_argument, 0, 'v' },
 	{ "help", no_argument, 0, 'h' },
 	{ 0 },
@@ -288,6 +291,7 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case O_BATCH: return parse_uint("--batch", arg, 1, 256, &o->batch);
 	case O_JSON: o->json = true; return 0;
 	case O_STATIC: o->static_frame = true; return 0;
+	case O_NO_CSUM: o->no_csum = true; return 0;
 	case 'v': o->verbose = true; return 0;
 	case 'h': usage(stdout); exit(0);
 	default: usage(stderr); return -1;
@@ -506,11 +510,24 @@ static int build_frame(struct xg_frame *f, const struct frame_src *fs, const str
 	udp->source = htons((__u16)fs->src_port);
 	udp->dest = htons((__u16)fs->port);
 	udp->len = htons((__u16)udp_len);
-	udp->check = 0; /* optional over IPv4 */
 	fh->req_id = htons((__u16)i);
 	fh->seq = 0;
 	fh->total = htons(1);
 	fh->reserved = 0;
+	udp->check = 0;
+	if (!o->no_csum) { /* pseudo header + UDP header + payload, as a client's stack sends it */
+		__u32 sum = 0;
+		const __u8 *b = (const __u8 *)udp;
+		for (unsigned j = 0; j + 1 < udp_len; j += 2)
+			sum += (__u32)(b[j] | b[j + 1] << 8);
+		if (udp_len & 1)
+			sum += b[udp_len - 1];
+		const __u16 *a = (const __u16 *)&ip->saddr;
+		sum += a[0] + a[1] + a[2] + a[3] + htons(IPPROTO_UDP) + htons((__u16)udp_len);
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		udp->check = (__u16)~sum ? (__u16)~sum : 0xffff;
+	}
 	f->len = (__u32)(sizeof(*eth) + sizeof(*ip) + udp_len);
 	return (int)f->len;
 }

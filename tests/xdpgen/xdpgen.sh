@@ -85,7 +85,11 @@ f=$TB_TMP/hits.json
 sent=$(jget "$f" sent) replies=$(jget "$f" replies) hits=$(jget "$f" hits)
 misses=$(jget "$f" misses) errors=$(jget "$f" errors) bad=$(jget "$f" bad)
 srv_replies=$(delta hits replies) srv_hits=$(delta hits get_hits)
+srv_requests=$(delta hits requests) srv_csum=$(delta hits pass_csum)
 check "frames sent ($sent > 0)" test "$sent" -gt 0
+check "the server answered every request it accepted ($srv_replies of $srv_requests)" \
+	test "$srv_requests" -gt 0 -a "$srv_replies" -eq "$srv_requests"
+check "the generator's UDP checksums verify (pass_csum $srv_csum)" test "$srv_csum" -eq 0
 check "replies ($replies > 0)" test "$replies" -gt 0
 check "replies <= sent ($replies <= $sent)" test "$replies" -le "$sent"
 check "every reply a hit or a miss ($hits + $misses = $replies)" test $((hits + misses)) -eq "$replies"
