@@ -74,6 +74,25 @@ static int collect(struct status *st, const char *ifname, bool percpu)
 	return 0;
 }
 
+/* What the access rules refused, both paths summed (docs/security.md). */
+static const struct {
+	enum xkv_stat stat;
+	const char *what, *key;
+} refusals[] = {
+	{ XKV_STAT_drop_acl, "not allowed", "not_allowed" },
+	{ XKV_STAT_drop_write_acl, "writes", "writes" },
+	{ XKV_STAT_drop_port, "source port", "source_port" },
+	{ XKV_STAT_drop_ratelimit, "rate", "rate" },
+	{ XKV_STAT_drop_reply, "reply-shaped", "reply_shaped" },
+	{ XKV_STAT_drop_frame, "frame header", "frame_header" },
+	{ XKV_STAT_drop_amp, "amplification", "amplification" },
+};
+
+static unsigned long long both(const struct status *st, int i)
+{
+	return st->fast.v[i] + st->slow.v[i];
+}
+
 static void release(struct status *st)
 {
 	xkv_store_close(&st->s);
@@ -153,6 +172,11 @@ static void print_text(const struct status *st, bool percpu)
 	       pct(st->slow_reqs, total));
 	printf("  %-14s fast = datagrams XDP saw minus those it passed on (%llu); slow = datagrams "
 	       "the slow path read\n", "", st->passed);
+	printf("  %-14s", "refused");
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		printf("%s %s %llu", i ? "," : "", refusals[i].what, both(st, refusals[i].stat));
+	printf("\n  %-14s (no reply to any of these: docs/security.md); capped replies %llu\n", "",
+	       both(st, XKV_STAT_amp_capped));
 	if (is_lru(st))
 		printf("  %-14s %lld (estimated: new items - deletes - live items)\n", "lru evictions",
 		       st->evict_est);
@@ -160,6 +184,14 @@ static void print_text(const struct status *st, bool percpu)
 }
 
 /* ---- JSON ---- */
+
+static void json_refused(const struct status *st)
+{
+	printf(",\"refused\":{");
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		printf("%s\"%s\":%llu", i ? "," : "", refusals[i].key, both(st, refusals[i].stat));
+	printf(",\"amp_capped\":%llu}", both(st, XKV_STAT_amp_capped));
+}
 
 static void json_counters(const struct xkv_stats *v)
 {
@@ -195,6 +227,7 @@ static void print_json(const struct status *st, bool percpu)
 	       ",\"fast_share\":%.4f,\"slow_share\":%.4f}",
 	       st->fast_reqs, st->slow_reqs, total, st->passed,
 	       total ? (double)st->fast_reqs / total : 0.0, total ? (double)st->slow_reqs / total : 0.0);
+	json_refused(st);
 	if (is_lru(st))
 		printf(",\"evictions_estimated\":%lld", st->evict_est);
 	printf(",\"counters\":{\"fast\":");
