@@ -399,12 +399,12 @@ static __attribute__((noinline)) int xkv_reply_shaped(const __u8 *buf, const str
 		return 0;
 	const struct xkv_tok *t = &r->tok[0];
 	__u64 v;
-	if (t->len == 0 || t->len > 12)
+	if (t->len == 0)
 		return 0;
 	__u8 c = buf[t->off & XKV_PMASK];
-	if (c >= '0' && c <= '9')
+	if (c >= '0' && c <= '9') /* up to 20 digits: any u64 */
 		return xkv_tok_u64(buf, t, ~0ULL, &v) == 0;
-	if (c < 'A' || c > 'Z')
+	if (c < 'A' || c > 'Z' || t->len > 12)
 		return 0;
 #define XKV_W(s) xkv_tok_word(buf, t, s, sizeof(s) - 1)
 	switch (t->len) {

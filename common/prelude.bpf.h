@@ -70,7 +70,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XKV_LOCAL_ADDRS_MAX);
-	__uint(key_size, 16);
+	__type(key, struct xkv_rl_key); /* 16 bytes: the address */
 	__type(value, __u8);
 } local_addrs SEC(".maps");
 
