@@ -16,6 +16,7 @@ struct pb *pb_init(struct pb *b)
 	memcpy(b->eth_dst, mac_b, 6);
 	b->ethertype = PB_AUTO;
 	b->tot_len = PB_AUTO;
+	b->ip_check = PB_AUTO;
 	b->ip_proto = PB_AUTO;
 	b->payload_len = PB_AUTO;
 	b->udp_len = PB_AUTO;
@@ -70,6 +71,12 @@ struct pb *pb_tot_len(struct pb *b, int tot_len)
 	return b;
 }
 
+struct pb *pb_ip_csum(struct pb *b, int check)
+{
+	b->ip_check = check;
+	return b;
+}
+
 struct pb *pb_ipv6(struct pb *b)
 {
 	b->l3 = PB_L3_IPV6;
@@ -87,6 +94,20 @@ struct pb *pb_ipv6_addrs(struct pb *b, const char *src, const char *dst)
 struct pb *pb_ipv6_ext(struct pb *b, int type)
 {
 	b->v6_ext = type;
+	return b;
+}
+
+struct pb *pb_src(struct pb *b, const char *v4, const char *v6)
+{
+	inet_pton(AF_INET, v4, b->v4_src);
+	inet_pton(AF_INET6, v6, b->v6_src);
+	return b;
+}
+
+struct pb *pb_dst(struct pb *b, const char *v4, const char *v6)
+{
+	inet_pton(AF_INET, v4, b->v4_dst);
+	inet_pton(AF_INET6, v6, b->v6_dst);
 	return b;
 }
 
@@ -199,9 +220,8 @@ static void put32(__u8 *p, __u32 v)
 	put16(p + 2, v & 0xffff);
 }
 
-/* UDP/TCP checksum over the pseudo header and l4[0..l4len) */
-static __u16 l4_csum(int v6, const __u8 *src, const __u8 *dst, __u8 proto,
-		     const __u8 *l4, __u32 l4len)
+/* Sum of the pseudo header of an L4 segment of `len` bytes. */
+static __u32 pseudo_sum(int v6, const __u8 *src, const __u8 *dst, __u8 proto, __u32 len)
 {
 	__u32 s = 0;
 	__u8 tail[8] = { 0 };
@@ -209,16 +229,20 @@ static __u16 l4_csum(int v6, const __u8 *src, const __u8 *dst, __u8 proto,
 	s = pb_csum_add(s, src, v6 ? 16 : 4);
 	s = pb_csum_add(s, dst, v6 ? 16 : 4);
 	if (v6) {
-		put32(tail, l4len);
+		put32(tail, len);
 		tail[7] = proto;
-		s = pb_csum_add(s, tail, 8);
-	} else {
-		tail[1] = proto;
-		put16(tail + 2, (__u16)l4len);
-		s = pb_csum_add(s, tail, 4);
+		return pb_csum_add(s, tail, 8);
 	}
-	s = pb_csum_add(s, l4, l4len);
-	return (__u16)~pb_csum_fold(s);
+	tail[1] = proto;
+	put16(tail + 2, (__u16)len);
+	return pb_csum_add(s, tail, 4);
+}
+
+/* UDP/TCP checksum over the pseudo header (length len) and l4[0..n) */
+static __u16 l4_csum(int v6, const __u8 *src, const __u8 *dst, __u8 proto,
+		     const __u8 *l4, __u32 len, __u32 n)
+{
+	return (__u16)~pb_csum_fold(pb_csum_add(pseudo_sum(v6, src, dst, proto, len), l4, n));
 }
 
 /* ---- layout -------------------------------------------------------------- */
@@ -275,15 +299,25 @@ static void fill_l4_csum(const struct pb *b, int v6, const __u8 *src, const __u8
 			 __u8 *l4, size_t l4len)
 {
 	if (b->l4 == PB_L4_TCP) {
-		put16(l4 + 16, l4_csum(v6, src, dst, 6, l4, (__u32)l4len));
+		put16(l4 + 16, l4_csum(v6, src, dst, 6, l4, (__u32)l4len, (__u32)l4len));
 		return;
 	}
 	if (b->l4 != PB_L4_UDP)
 		return;
 	if (b->csum == PB_CSUM_ZERO)
 		return;
-	__u16 c = l4_csum(v6, src, dst, 17, l4, (__u32)l4len);
-	put16(l4 + 6, c ? c : 0xffff);
+	/* the checksum covers what the UDP length says, not the bytes after it */
+	__u32 ulen = b->udp_len == PB_AUTO ? (__u32)l4len : (__u32)b->udp_len;
+	__u32 n = ulen < l4len ? ulen : (__u32)l4len;
+	if (b->csum == PB_CSUM_PARTIAL) {
+		put16(l4 + 6, pb_csum_fold(pseudo_sum(v6, src, dst, 17, ulen)));
+		return;
+	}
+	__u16 c = l4_csum(v6, src, dst, 17, l4, ulen, n);
+	c = c ? c : 0xffff;
+	if (b->csum == PB_CSUM_BAD) /* wrong, and not 0 (IPv4's "none") */
+		c ^= c == 0x0100 ? 0x0200 : 0x0100;
+	put16(l4 + 6, c);
 }
 
 static int l4_proto(const struct pb *b)
@@ -312,7 +346,8 @@ static size_t build_ipv4(const struct pb *b, __u8 *p, size_t room)
 	memcpy(p + 12, b->v4_src, 4);
 	memcpy(p + 16, b->v4_dst, 4);
 	memcpy(p + 20, b->v4_opts, b->v4_opts_len);
-	put16(p + 10, (__u16)~pb_csum_fold(pb_csum_add(0, p, ihl)));
+	put16(p + 10, b->ip_check != PB_AUTO ? (__u16)b->ip_check :
+				       (__u16)~pb_csum_fold(pb_csum_add(0, p, ihl)));
 	fill_l4_csum(b, 0, b->v4_src, b->v4_dst, p + ihl, l4len);
 	return ihl + l4len;
 }
@@ -392,13 +427,15 @@ void pb_reply_of(const struct pb *req, struct pb *rep, const void *text, __u32 l
 	memcpy(rep->v4_dst, req->v4_src, 4);
 	memcpy(rep->v6_src, req->v6_dst, 16);
 	memcpy(rep->v6_dst, req->v6_src, 16);
-	rep->tos = req->tos;
-	rep->ip_id = req->ip_id;
-	rep->v6_flow = req->v6_flow;
+	/* never echo congestion experienced: the reply did not cross that path */
+	rep->tos = req->tos & ~3;
+	rep->v6_flow = req->v6_flow & ~0x00300000u;
+	rep->ip_id = 0;
+	rep->frag_off = 0x4000; /* DF */
 	rep->ttl = 64;
 	rep->hop_limit = 64;
 	pb_udp(rep, req->dport, req->sport);
-	pb_udp_csum(rep, req->l3 == PB_L3_IPV4 ? PB_CSUM_ZERO : PB_CSUM_COMPUTE);
+	pb_udp_csum(rep, PB_CSUM_COMPUTE);
 	pb_frame(rep, req->req_id, 0, 1);
 	pb_bytes(rep, text, len);
 }

@@ -21,7 +21,14 @@
 
 enum pb_l3 { PB_L3_NONE = 0, PB_L3_IPV4, PB_L3_IPV6, PB_L3_ARP };
 enum pb_l4 { PB_L4_NONE = 0, PB_L4_UDP, PB_L4_TCP };
-enum pb_csum { PB_CSUM_AUTO = 0, PB_CSUM_ZERO, PB_CSUM_COMPUTE };
+enum pb_csum {
+	PB_CSUM_AUTO = 0,
+	PB_CSUM_ZERO,
+	PB_CSUM_COMPUTE,
+	PB_CSUM_BAD,     /* the right one with a bit flipped */
+	PB_CSUM_PARTIAL, /* the folded pseudo-header sum only, as a sender that left the
+			  * rest to the hardware (CHECKSUM_PARTIAL) puts it on the wire */
+};
 
 struct pb {
 	__u8 eth_src[6], eth_dst[6];
@@ -35,6 +42,7 @@ struct pb {
 	__u8 v4_opts[40];
 	__u32 v4_opts_len;      /* multiple of 4 */
 	int tot_len;            /* PB_AUTO or forced */
+	int ip_check;           /* PB_AUTO or forced header checksum */
 	int ip_proto;           /* PB_AUTO: from l4 */
 	/* IPv6 */
 	__u8 v6_src[16], v6_dst[16];
@@ -45,7 +53,7 @@ struct pb {
 	/* L4 */
 	enum pb_l4 l4;
 	__u16 sport, dport;
-	int udp_len;            /* PB_AUTO or forced */
+	int udp_len;            /* PB_AUTO or forced; the checksum covers only its bytes */
 	enum pb_csum csum;      /* AUTO: computed (IPv6 must have one; IPv4 too, it is allowed) */
 	__u32 tcp_seq;
 	__u8 tcp_flags;
@@ -70,9 +78,13 @@ struct pb *pb_ipv4_addrs(struct pb *b, const char *src, const char *dst);
 struct pb *pb_ipv4_frag(struct pb *b, __u16 frag_off);
 struct pb *pb_ipv4_opts(struct pb *b, const __u8 *opts, __u32 len);
 struct pb *pb_tot_len(struct pb *b, int tot_len);
+struct pb *pb_ip_csum(struct pb *b, int check);
 struct pb *pb_ipv6(struct pb *b);  /* fd00::1 -> fd00::2 */
 struct pb *pb_ipv6_addrs(struct pb *b, const char *src, const char *dst);
 struct pb *pb_ipv6_ext(struct pb *b, int type); /* 0 hop-by-hop, 60 dest opts, ... */
+/* source / destination of either family, keeping the other end */
+struct pb *pb_src(struct pb *b, const char *v4, const char *v6);
+struct pb *pb_dst(struct pb *b, const char *v4, const char *v6);
 struct pb *pb_payload_len(struct pb *b, int payload_len);
 struct pb *pb_udp(struct pb *b, __u16 sport, __u16 dport);
 struct pb *pb_udp_len(struct pb *b, int udp_len);
@@ -88,9 +100,11 @@ struct pb *pb_chop(struct pb *b, __u32 n);
 size_t pb_build(const struct pb *b, __u8 *out, size_t cap);
 
 /* The reply the fast path should send to request b: MACs, addresses and
- * ports swapped, TTL/hop limit 64, IPv4 id/tos kept, IPv6 flow word kept,
- * no options or extension headers, UDP checksum 0 on IPv4 and computed on
- * IPv6, frame header echoing req_id with seq 0 / total 1, then text. */
+ * ports swapped, new IP headers (TTL/hop limit 64, IPv4 DF, the request's
+ * TOS / IPv6 flow word without the two ECN bits, no options or extension
+ * headers), UDP checksum computed on both families, frame header echoing
+ * req_id with seq 0 / total 1, then text.  The IPv4 id is the sender's
+ * counter, which no test can know: rep->ip_id is 0, for the caller to fill. */
 void pb_reply_of(const struct pb *req, struct pb *rep, const void *text, __u32 len);
 
 /* Internet checksum helpers. */

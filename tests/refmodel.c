@@ -6,11 +6,30 @@
  *    extension headers, carrying UDP to the configured port, are looked at;
  *    everything else (and anything whose IP header promises more bytes than
  *    the frame has) goes on to the kernel untouched and uncounted.
- *  - A datagram on the port is a request.  If its UDP length cannot hold
- *    the frame header, or claims more than the IP payload, it is passed on.
- *  - One datagram, one command: frame header seq 0 / total 1, else the
- *    multi-datagram CLIENT_ERROR.  Requests longer than XKV_REQ_MAX bytes of
- *    text are passed on.
+ *  - The guards (none of them when the policy is unguarded), before a
+ *    datagram counts as a request: a frame not sent to this host's MAC or
+ *    a packet not sent to one of its addresses is passed on; a source port
+ *    0, equal to the service port, or below 1024 (unless low ports are
+ *    allowed), a source outside the allow list, or a source /24 or /64 over
+ *    its rate (a token bucket: burst requests at once, then rate per
+ *    second) is dropped.
+ *  - A datagram past them is a request.  If its UDP length cannot hold the
+ *    frame header, or claims more than the IP payload, it is passed on.
+ *    Guarded, a bad IPv4 header checksum is passed on (the kernel drops it).
+ *  - One datagram, one command: frame header seq 0 / total 1, else it is
+ *    dropped unanswered (always, as memcached does).  Requests longer than
+ *    XKV_REQ_MAX bytes of text are passed on.
+ *  - Guarded, the UDP checksum over the UDP length's bytes must hold; IPv4
+ *    may send none (0), IPv6 may not; with csum_partial the pseudo-header
+ *    sum alone (what a CHECKSUM_PARTIAL sender leaves) is accepted too.  A
+ *    bad one is passed on.
+ *  - A line that is no command and reads as a reply (its first word a reply
+ *    word, or a number) is dropped, always: two servers must not talk to
+ *    each other forever.  Guarded, a well-formed write from a source outside
+ *    the write list is dropped.
+ *  - Guarded, a reply to an untrusted source (or any, when strict) longer
+ *    than max_amp times the request (UDP payloads) becomes one SERVER_ERROR
+ *    line, or nothing when even that is too long.
  *  - The command line ends at the first \r\n; a bare \n or no end is an error.
  *    Tokens are separated by spaces.  get/set/delete are served; the other
  *    known commands, well formed, are passed on, as is anything followed by
@@ -20,7 +39,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
 #include "refmodel.h"
+#include "policy.h" /* XKV_R_AMP: the line, like wire.h's */
 #include "fnv.h"
 
 #define TOK_MAX 64   /* the model keeps more tokens than the fast path serves */
@@ -214,13 +236,13 @@ static void say_u32(struct rm_result *r, __u32 v)
 	say(r, d + sizeof(d) - n, (size_t)n);
 }
 
-/* one reply line: the fast path sends it */
+/* one reply line: the fast path sends it (`replies` is counted once the
+ * amplification cap has had its say) */
 static void reply(struct rm_result *r, const char *line)
 {
 	r->text_len = 0;
 	say_str(r, line);
 	r->action = RM_XDP_TX;
-	count(r, XKV_STAT_replies);
 }
 
 static void client_error(struct rm_result *r, const char *line)
@@ -233,6 +255,13 @@ static void pass(struct rm_result *r, enum xkv_stat why)
 {
 	r->text_len = 0;
 	r->action = RM_XDP_PASS;
+	count(r, why);
+}
+
+static void discard(struct rm_result *r, enum xkv_stat why)
+{
+	r->text_len = 0;
+	r->action = RM_XDP_DROP;
 	count(r, why);
 }
 
@@ -348,7 +377,6 @@ static void do_get(struct rm_store *s, const struct line *l, int64_t now, struct
 	}
 	say_str(r, XKV_R_END);
 	r->action = RM_XDP_TX;
-	count(r, XKV_STAT_replies);
 }
 
 static void do_delete(struct rm_store *s, const struct line *l, int noreply, int64_t now,
@@ -362,8 +390,7 @@ static void do_delete(struct rm_store *s, const struct line *l, int noreply, int
 		drop(s, it);
 	count(r, found ? XKV_STAT_deletes : XKV_STAT_delete_misses);
 	if (noreply) {
-		r->action = RM_XDP_DROP;
-		count(r, XKV_STAT_noreply);
+		discard(r, XKV_STAT_noreply);
 		return;
 	}
 	reply(r, found ? XKV_R_DELETED : XKV_R_NOT_FOUND);
@@ -445,7 +472,42 @@ static void error_reply(struct rm_result *r, const char *line, enum xkv_stat cou
 	reply(r, line);
 }
 
-static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
+/* Would this word start a memcached reply (text or meta protocol), or is it
+ * a number (an incr/decr reply)?  Exact case, the whole word. */
+static int reply_word(const __u8 *w, __u32 n)
+{
+	static const char *const words[] = {
+		"OK", "HD", "VA", "EN", "NF", "NS", "EX", "MN", "ME", "END", "STAT", "ITEM",
+		"ERROR", "VALUE", "RESET", "STORED", "EXISTS", "DELETED", "TOUCHED", "VERSION",
+		"NOT_FOUND", "NOT_STORED", "CLIENT_ERROR", "SERVER_ERROR",
+	};
+	__u64 v;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (n == strlen(words[i]) && !memcmp(w, words[i], n))
+			return 1;
+	return number(w, n, UINT64_MAX, &v) == 0;
+}
+
+/* An unknown command: answered ERROR, unless it reads as a reply. */
+static void unknown(struct rm_result *r, const struct line *l)
+{
+	if (l->n > 0 && reply_word(l->p[0], l->len[0])) {
+		discard(r, XKV_STAT_drop_reply);
+		return;
+	}
+	error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+}
+
+/* A well-formed write from a source that may not write is dropped; 1 if so. */
+static int write_refused(struct rm_result *r, int may_write)
+{
+	if (may_write)
+		return 0;
+	discard(r, XKV_STAT_drop_write_acl);
+	return 1;
+}
+
+static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int may_write,
 			struct rm_result *r)
 {
 	const struct rm_config *c = &s->cfg;
@@ -460,14 +522,10 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 	__u32 rest = n - line_len - 2;     /* bytes after the command line */
 	const __u8 *after = nl + 1;
 	split(t, line_len, &l);
-	if (l.n == 0) {
-		error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
-		return;
-	}
 	int is_get = tok_eq(&l, 0, "get"), is_set = tok_eq(&l, 0, "set");
 	int is_del = tok_eq(&l, 0, "delete");
 	if (!is_get && !is_set && !is_del && !is_slow(&l)) {
-		error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+		unknown(r, &l);
 		return;
 	}
 	int noreply = l.n > 1 && tok_eq(&l, l.n - 1, "noreply");
@@ -515,6 +573,8 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 			return;
 		}
 		count(r, XKV_STAT_cmd_delete);
+		if (write_refused(r, may_write))
+			return;
 		if (rest) {
 			pass(r, XKV_STAT_pass_cmd);
 			return;
@@ -533,6 +593,8 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 			return;
 		}
 		count(r, is_set ? XKV_STAT_cmd_set : XKV_STAT_cmd_other);
+		if (write_refused(r, may_write))
+			return;
 		if (!is_set || rest != bytes + 2) {
 			pass(r, XKV_STAT_pass_cmd);
 			return;
@@ -544,8 +606,7 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		}
 		count(r, XKV_STAT_stores);
 		if (noreply) {
-			r->action = RM_XDP_DROP;
-			count(r, XKV_STAT_noreply);
+			discard(r, XKV_STAT_noreply);
 			return;
 		}
 		reply(r, XKV_R_STORED);
@@ -557,6 +618,9 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		return;
 	}
 	count(r, XKV_STAT_cmd_other);
+	if ((tok_eq(&l, 0, "incr") || tok_eq(&l, 0, "decr") || tok_eq(&l, 0, "flush_all")) &&
+	    write_refused(r, may_write))
+		return;
 	pass(r, XKV_STAT_pass_cmd);
 }
 
@@ -565,25 +629,160 @@ static __u16 be16(const __u8 *p)
 	return (__u16)(p[0] << 8 | p[1]);
 }
 
-void rm_handle_dgram(struct rm_store *s, const __u8 *d, size_t len, int64_t now,
-		     struct rm_result *r)
+/* ---- the access policy ---------------------------------------------------------- */
+
+int rm_net_parse(const char *str, struct rm_net *n)
 {
-	memset(r, 0, sizeof(*r));
-	count(r, XKV_STAT_requests);
-	if (len < XKV_UDP_HDR_LEN) {
-		pass(r, XKV_STAT_pass_malformed);
+	char buf[64];
+	const char *slash = strchr(str, '/');
+	long bits = -1;
+	__u8 v4[4];
+
+	memset(n, 0, sizeof(*n));
+	if (!strcmp(str, "any"))
+		return 0;
+	size_t alen = slash ? (size_t)(slash - str) : strlen(str);
+	if (alen >= sizeof(buf))
+		return -1;
+	memcpy(buf, str, alen);
+	buf[alen] = 0;
+	if (slash) {
+		char *end;
+		bits = strtol(slash + 1, &end, 10);
+		if (*end || bits < 0)
+			return -1;
+	}
+	if (inet_pton(AF_INET, buf, v4) == 1) {
+		if (bits > 32)
+			return -1;
+		n->addr[10] = n->addr[11] = 0xff;
+		memcpy(n->addr + 12, v4, 4);
+		n->bits = 96 + (__u32)(bits < 0 ? 32 : bits);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, buf, n->addr) == 1 && bits <= 128) {
+		n->bits = (__u32)(bits < 0 ? 128 : bits);
+		return 0;
+	}
+	return -1;
+}
+
+int rm_nets_add(struct rm_nets *l, const char *s)
+{
+	if (l->n == RM_NETS_MAX || rm_net_parse(s, &l->net[l->n]))
+		return -1;
+	l->n++;
+	return 0;
+}
+
+/* Is addr (16-byte form) inside one of the networks? */
+static int in_nets(const struct rm_nets *l, const __u8 addr[16])
+{
+	for (__u32 i = 0; i < l->n; i++) {
+		const struct rm_net *net = &l->net[i];
+		__u32 whole = net->bits / 8, part = net->bits % 8;
+		if (memcmp(net->addr, addr, whole))
+			continue;
+		if (part && ((net->addr[whole] ^ addr[whole]) & (__u8)(0xff00 >> part)))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* The rate limit as a token bucket per source network: it holds up to
+ * `burst` requests' worth of time and refills at one request per 1/rate s.
+ * A network never seen starts full. */
+static int rate_admits(struct rm_store *s, const __u8 src[16], int v6)
+{
+	const struct rm_policy *p = &s->cfg.pol;
+	__u64 cost = 1000000000ull / p->rate_limit;
+	__u64 full = cost * (p->rate_burst ? p->rate_burst : 1);
+	__u64 now = mono_ns();
+	__u8 net[16] = { 0 };
+	struct rm_bucket *b = NULL;
+
+	memcpy(net, src, v6 ? 8 : 15); /* the /64, or the /24 of the mapped address */
+	for (__u32 i = 0; i < s->nbuckets && !b; i++)
+		if (!memcmp(s->bucket[i].net, net, 16))
+			b = &s->bucket[i];
+	if (!b) {
+		if (s->nbuckets == RM_BUCKETS_MAX)
+			abort();
+		b = &s->bucket[s->nbuckets++];
+		memcpy(b->net, net, 16);
+		b->credit = full;
+		b->at = now;
+	}
+	b->credit += now - b->at;
+	if (b->credit > full)
+		b->credit = full;
+	b->at = now;
+	if (b->credit < cost)
+		return 0;
+	b->credit -= cost;
+	return 1;
+}
+
+/* Internet checksum: the one's complement sum of big-endian 16-bit words
+ * (an odd last byte padded with zero), folded to 16 bits. */
+static __u64 ones_add(__u64 acc, const __u8 *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 2)
+		acc += (__u64)p[i] << 8 | (i + 1 < n ? p[i + 1] : 0);
+	return acc;
+}
+
+static __u16 ones_fold(__u64 acc)
+{
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return (__u16)acc;
+}
+
+/* The UDP checksum of the datagram udp[0..ulen) between the addresses at
+ * ip (as the IP header holds them) is acceptable. */
+static int udp_csum_ok(const struct rm_policy *p, int v6, const __u8 *ip, const __u8 *udp,
+		       __u32 ulen)
+{
+	__u16 field = be16(udp + 6);
+	__u64 ph;
+	if (field == 0)
+		return !v6; /* "no checksum": IPv4 only */
+	if (v6) {
+		__u8 tail[8] = { (__u8)(ulen >> 24), (__u8)(ulen >> 16), (__u8)(ulen >> 8), (__u8)ulen,
+				 0, 0, 0, 17 };
+		ph = ones_add(ones_add(0, ip + 8, 32), tail, 8);
+	} else {
+		__u8 tail[4] = { 0, 17, (__u8)(ulen >> 8), (__u8)ulen };
+		ph = ones_add(ones_add(0, ip + 12, 8), tail, 4);
+	}
+	if (ones_fold(ones_add(ph, udp, ulen)) == 0xffff)
+		return 1;
+	return p->csum_partial && field == ones_fold(ph);
+}
+
+/* Cut or drop a reply that says too much to a source that did not prove
+ * its address (UDP payloads: frame header + text). */
+static void amp_cap(const struct rm_policy *p, int trusted, __u32 req_bytes, struct rm_result *r)
+{
+	__u64 most = (__u64)p->max_amp * req_bytes;
+	if (!p->max_amp || trusted || XKV_UDP_HDR_LEN + r->text_len <= most)
+		return;
+	if (XKV_UDP_HDR_LEN + strlen(XKV_R_AMP) > most) {
+		discard(r, XKV_STAT_drop_amp);
 		return;
 	}
-	if (be16(d + 2) != 0 || be16(d + 4) != 1) {
-		client_error(r, XKV_R_MULTI_DGRAM);
-		return;
-	}
-	size_t n = len - XKV_UDP_HDR_LEN;
-	if (n > XKV_REQ_MAX) {
-		pass(r, XKV_STAT_pass_room);
-		return;
-	}
-	handle_text(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, r);
+	r->text_len = 0;
+	say_str(r, XKV_R_AMP);
+	count(r, XKV_STAT_amp_capped);
 }
 
 /* ---- frames ------------------------------------------------------------------ */
@@ -597,8 +796,11 @@ static void untouched(struct rm_result *r)
 void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t now,
 		     struct rm_result *r)
 {
+	const struct rm_policy *p = &s->cfg.pol;
+	int guarded = !p->unguarded, v6;
 	const __u8 *udp;
 	size_t l3_payload;   /* bytes the IP header says follow it */
+	__u8 src[16] = { 0 }, dst[16] = { 0 };
 
 	untouched(r);
 	if (len < 14)
@@ -619,6 +821,10 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 		if (tot < 28 || tot > avail)
 			return;  /* the kernel drops it; nothing counted */
 		l3_payload = tot - 20;
+		v6 = 0;
+		src[10] = src[11] = dst[10] = dst[11] = 0xff;
+		memcpy(src + 12, ip + 12, 4);
+		memcpy(dst + 12, ip + 16, 4);
 	} else if (et == 0x86dd) {
 		if (avail < 48 || ip[6] != 17)
 			return;
@@ -629,15 +835,63 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 		if (pl < 8 || pl > avail - 40)
 			return;
 		l3_payload = pl;
+		v6 = 1;
+		memcpy(src, ip + 8, 16);
+		memcpy(dst, ip + 24, 16);
 	} else {
 		return;
 	}
+
+	if (guarded) {
+		__u16 sport = be16(udp);
+		if ((p->check_mac && memcmp(pkt, p->mac, 6)) ||
+		    (p->check_ip && !in_nets(&p->local, dst))) {
+			pass(r, XKV_STAT_pass_not_local);
+			return;
+		}
+		if (sport == 0 || sport == s->cfg.port || (sport < 1024 && !p->low_ports)) {
+			discard(r, XKV_STAT_drop_port);
+			return;
+		}
+		if (!in_nets(&p->allow, src)) {
+			discard(r, XKV_STAT_drop_acl);
+			return;
+		}
+		if (p->rate_limit && !rate_admits(s, src, v6)) {
+			discard(r, XKV_STAT_drop_ratelimit);
+			return;
+		}
+	}
+	count(r, XKV_STAT_requests);
+
 	size_t ulen = be16(udp + 4);
 	if (ulen < 8 + XKV_UDP_HDR_LEN || ulen > l3_payload) {
-		memset(r, 0, sizeof(*r));
-		count(r, XKV_STAT_requests);
 		pass(r, XKV_STAT_pass_malformed);
 		return;
 	}
-	rm_handle_dgram(s, udp + 8, ulen - 8, now, r);
+	if (guarded && !v6 && ones_fold(ones_add(0, ip, 20)) != 0xffff) {
+		pass(r, XKV_STAT_pass_csum);
+		return;
+	}
+	const __u8 *d = udp + 8;
+	if (be16(d + 2) != 0 || be16(d + 4) != 1) {
+		discard(r, XKV_STAT_drop_frame);
+		return;
+	}
+	size_t n = ulen - 8 - XKV_UDP_HDR_LEN;
+	if (n > XKV_REQ_MAX) {
+		pass(r, XKV_STAT_pass_room);
+		return;
+	}
+	if (guarded && !udp_csum_ok(p, v6, ip, udp, (__u32)ulen)) {
+		pass(r, XKV_STAT_pass_csum);
+		return;
+	}
+	handle_text(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, !guarded || in_nets(&p->write, src), r);
+	if (r->action != RM_XDP_TX)
+		return;
+	if (guarded)
+		amp_cap(p, !p->strict && in_nets(&p->trust, src), (__u32)(ulen - 8), r);
+	if (r->action == RM_XDP_TX)
+		count(r, XKV_STAT_replies);
 }

@@ -25,6 +25,40 @@ enum rm_kind {
 	RM_PERCPU,  /* as RM_HASH, as seen from one CPU */
 };
 
+/* A network in the one form the policy uses for both families: IPv6 as
+ * is, IPv4 as ::ffff:a.b.c.d (so an IPv4 /n spans 96 + n bits). */
+struct rm_net {
+	__u8 addr[16];
+	__u32 bits;
+};
+#define RM_NETS_MAX 8
+struct rm_nets {
+	__u32 n;
+	struct rm_net net[RM_NETS_MAX];
+};
+/* "10.0.0.0/24", "fd00::/64", "10.0.0.2" (/32), "::1" (/128), "any"; 0 or -1 */
+int rm_net_parse(const char *s, struct rm_net *n);
+int rm_nets_add(struct rm_nets *l, const char *s);
+
+/* Who the fast path serves and how much it may say back (the XDP access
+ * rules).  All zero: nobody is allowed. */
+struct rm_policy {
+	int unguarded;         /* none of the access or hygiene checks (benchmarks) */
+	int check_mac;         /* serve only frames sent to mac */
+	__u8 mac[6];
+	int check_ip;          /* serve only packets sent to one of `local` */
+	struct rm_nets local;  /* this host's addresses (exact) */
+	struct rm_nets allow;  /* may send requests */
+	struct rm_nets write;  /* may change the store */
+	struct rm_nets trust;  /* replies are not amplification-capped */
+	int low_ports;         /* source ports 1..1023 are served */
+	int strict;            /* the cap applies to trusted sources too */
+	int csum_partial;      /* a UDP checksum of the pseudo header only is accepted */
+	__u32 max_amp;         /* reply bytes per request byte (UDP payloads); 0 = no cap */
+	__u32 rate_limit;      /* requests/s per source /24 (IPv4) or /64 (IPv6); 0 = off */
+	__u32 rate_burst;      /* requests a quiet source may send at once; 0 counts as 1 */
+};
+
 struct rm_config {
 	enum rm_kind kind;
 	__u32 key_cap;
@@ -33,6 +67,7 @@ struct rm_config {
 	__u16 port;
 	int counts_new;  /* the layout counts store_new */
 	int binary_keys; /* --binary-keys: only NUL is refused in keys */
+	struct rm_policy pol;
 };
 
 #define RM_NEVER 0
@@ -48,11 +83,21 @@ struct rm_item {
 	__u64 used;      /* last use, for RM_LRU */
 };
 
+/* A source network's token bucket for the rate limit. */
+struct rm_bucket {
+	__u8 net[16];   /* the /24 or /64, the rest zero */
+	__u64 credit;   /* ns worth of requests it may still send, at most burst / rate */
+	__u64 at;       /* CLOCK_MONOTONIC ns of the last look */
+};
+#define RM_BUCKETS_MAX 64
+
 struct rm_store {
 	struct rm_config cfg;
 	struct rm_item *items;  /* dead (expired) items stay until deleted/replaced */
 	__u32 n, cap;
 	__u64 clock;            /* use counter for RM_LRU */
+	struct rm_bucket bucket[RM_BUCKETS_MAX];
+	__u32 nbuckets;
 };
 
 #define RM_TOUCHED_MAX 64
@@ -77,12 +122,9 @@ const struct rm_item *rm_store_get(const struct rm_store *s, const void *key, __
 long rm_store_live(const struct rm_store *s, int64_t now);
 
 /* What the fast path must do with the Ethernet frame pkt[0..len) at unix
- * time now; mutates the model store as the fast path would. */
+ * time now; mutates the model store (and the rate limit's buckets, on
+ * CLOCK_MONOTONIC) as the fast path would. */
 void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t now,
-		     struct rm_result *res);
-/* Same for one UDP payload (frame header + request text) that reached the
- * port; the frame-level counter (requests) is included. */
-void rm_handle_dgram(struct rm_store *s, const __u8 *dgram, size_t len, int64_t now,
 		     struct rm_result *res);
 
 #endif

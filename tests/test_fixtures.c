@@ -5,9 +5,12 @@
  * pktbuild) to the real XDP program, and checks against the reference model
  * (refmodel) and the table: the XDP action, the whole output frame (the
  * reply the model's text makes, or the request unchanged on XDP_PASS), the
- * fast-path counter deltas, and the store contents afterwards.  Then a few
- * layout-specific scenarios: array_fnv collisions, lru eviction, percpu
- * per-CPU copies, hash_map full.
+ * fast-path counter deltas, and the store contents afterwards.  The tables
+ * run under a realistic access policy (this host's MAC and addresses
+ * checked, allow/write/trust lists, an amplification cap); a table per
+ * load-time setting that changes the rules.  Then a few layout-specific
+ * scenarios: array_fnv collisions, lru eviction, percpu per-CPU copies,
+ * hash_map full.
  *
  *     test_fixtures [--layout NAME] [-v]
  */
@@ -52,13 +55,17 @@ struct step {
 	const char *text;  /* request text; NULL: the fixture's gen() writes it */
 	int act;           /* expected XDP action */
 	const char *reply; /* expected reply text when act is TX (NULL: the model's) */
+	void (*mod)(struct pb *b); /* applied to this step's frame, after the fixture's */
+	int why;           /* W(counter): the counter the table expects to go up; 0 none */
+	int sleep_ms;      /* wait before sending (the rate limit refills) */
 };
+#define W(c) (XKV_STAT_##c + 1)
 
 struct fixture {
 	const char *name;
 	unsigned fams;
 	struct seed seeds[3];
-	struct step steps[4];
+	struct step steps[8];
 	void (*gen)(struct pb *b, int64_t now);  /* payload for a step without text */
 	void (*mod)(struct pb *b);               /* applied to every request frame */
 	int keep;                                /* store must equal the seeds after */
@@ -193,11 +200,71 @@ static void mod_udp_long(struct pb *b) { pb_udp_len(b, 8 + 8 + (int)b->payload_l
 static void mod_udp_short(struct pb *b) { pb_udp_len(b, 8 + 4); }
 static void mod_udp_trunc_text(struct pb *b) { pb_udp_len(b, 8 + 8 + (int)b->payload_len_bytes - 4); }
 static void mod_trailer(struct pb *b) { b->trailer = 6; }
-static void mod_v4csum0(struct pb *b) { pb_udp_csum(b, PB_CSUM_ZERO); }
+static void mod_csum0(struct pb *b) { pb_udp_csum(b, PB_CSUM_ZERO); }
+
+/* ---- who is who: the policy every table runs under ----
+ * pktbuild's default frame goes from the client 10.0.0.1 / fd00::1 to this
+ * host 10.0.0.2 / fd00::2 at MAC 02:00:00:00:00:02.  The client's subnet may
+ * read, write and is trusted; the reader's may only read, and its replies
+ * are capped; the stranger may do nothing. */
+static const char *const host_addrs[] = { "10.0.0.2", "fd00::2", NULL };
+static const char *const allow_nets[] = { "10.0.0.0/24", "fd00::/64", "10.0.1.0/24",
+					  "fd00:0:0:1::/64", NULL };
+static const char *const write_nets[] = { "10.0.0.0/24", "fd00::/64", NULL };
+static const char *const trust_nets[] = { "10.0.0.0/24", "fd00::/64", NULL };
+#define MAX_AMP 10
+
+static void from_reader(struct pb *b) { pb_src(b, "10.0.1.1", "fd00:0:0:1::1"); }
+static void from_stranger(struct pb *b) { pb_src(b, "192.0.2.1", "2001:db8::1"); }
+static void from_neighbour(struct pb *b) { pb_src(b, "10.0.0.9", "fd00::9"); } /* client's /24 */
+static void to_other_mac(struct pb *b) { memcpy(b->eth_dst, (__u8[6]){ 2, 0, 0, 0, 0, 3 }, 6); }
+static void to_broadcast(struct pb *b) { memset(b->eth_dst, 0xff, 6); }
+static void to_multicast(struct pb *b)
+{
+	static const __u8 m4[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb };
+	static const __u8 m6[6] = { 0x33, 0x33, 0x00, 0x00, 0x00, 0xfb };
+	memcpy(b->eth_dst, b->l3 == PB_L3_IPV4 ? m4 : m6, 6);
+	pb_dst(b, "224.0.0.251", "ff02::fb");
+}
+static void to_multicast_ip(struct pb *b) { pb_dst(b, "224.0.0.251", "ff02::fb"); }
+static void to_other_ip(struct pb *b) { pb_dst(b, "10.0.0.3", "fd00::3"); }
+static void sport0(struct pb *b) { b->sport = 0; }
+static void sport_service(struct pb *b) { b->sport = XKV_DEFAULT_PORT; }
+static void sport1(struct pb *b) { b->sport = 1; }
+static void sport53(struct pb *b) { b->sport = 53; }
+static void sport1023(struct pb *b) { b->sport = 1023; }
+static void sport1024(struct pb *b) { b->sport = 1024; }
+static void ip_csum_bad(struct pb *b) { pb_ip_csum(b, 0xbad); }
+static void udp_csum_bad(struct pb *b) { pb_udp_csum(b, PB_CSUM_BAD); }
+static void udp_csum_partial(struct pb *b) { pb_udp_csum(b, PB_CSUM_PARTIAL); }
+static void stranger_bad_csum(struct pb *b) { from_stranger(b); udp_csum_bad(b); }
+static void reader_sport53(struct pb *b) { from_reader(b); sport53(b); }
+/* congestion experienced, DSCP EF, a short TTL: none of it goes back */
+static void mod_ecn(struct pb *b)
+{
+	b->tos = 0xbb;
+	b->v6_flow = 0x6bb12345;
+	b->ttl = 3;
+	b->hop_limit = 3;
+}
+
+/* "get big", padded with spaces to n bytes of text (the amplification
+ * cap's boundary: the SERVER_ERROR reply is 8 + 55 bytes of UDP payload) */
+static void gen_get_big(struct pb *b, __u32 n)
+{
+	pb_text(b, "get big");
+	for (__u32 i = 7; i + 2 < n; i++)
+		pb_text(b, " ");
+	pb_text(b, "\r\n");
+}
+static void gen_get_big55(struct pb *b, int64_t now) { gen_get_big(b, 55); }
+static void gen_get_big54(struct pb *b, int64_t now) { gen_get_big(b, 54); }
 
 #define S(k, f, e, v) { k, f, e, v, 0 }
 #define SBIG(k, n) { k, 0, 0, NULL, n }
 #define ST(t, a, r) { t, a, r }
+#define SM(t, mod, a, r) { t, a, r, mod }                /* with a step modifier */
+#define SX(t, mod, a, r, c) { t, a, r, mod, W(c) }       /* ... and the counter it moves */
 
 static const struct fixture fixtures[] = {
 	/* ---- served by the fast path ---- */
@@ -253,7 +320,7 @@ static const struct fixture fixtures[] = {
 	{ "seeded expired item misses", BOTH, { S("k", 0, -1, "x") },
 	  { ST("get k\r\n", TX, "END\r\n"), ST("delete k\r\n", TX, "NOT_FOUND\r\n") } },
 	{ "IPv4 DF set is served", FAM4, { K }, { ST("get k\r\n", TX, NULL) }, NULL, mod_df },
-	{ "IPv4 UDP checksum 0 is served", FAM4, { K }, { ST("get k\r\n", TX, NULL) }, NULL, mod_v4csum0 },
+	{ "IPv4 UDP checksum 0 is served", FAM4, { K }, { ST("get k\r\n", TX, NULL) }, NULL, mod_csum0 },
 	{ "Ethernet trailer after the IP packet", BOTH, { K }, { ST("get k\r\n", TX, NULL) },
 	  NULL, mod_trailer },
 	{ "UDP length shorter than the IP payload", BOTH, { K },
@@ -352,12 +419,13 @@ static const struct fixture fixtures[] = {
 	  NULL, 1 },
 	{ "set over val_cap without data", BOTH, { K },
 	  { ST("set k 0 0 100000\r\n", TX, XKV_R_TOO_LARGE) }, NULL, NULL, 1 },
-	{ "frame seq 1 of 2", BOTH, { K }, { ST("get k\r\n", TX, XKV_R_MULTI_DGRAM) }, NULL, mod_seq1,
-	  1 },
-	{ "frame total 2", BOTH, { K }, { ST("get k\r\n", TX, XKV_R_MULTI_DGRAM) }, NULL, mod_total2,
-	  1 },
-	{ "frame total 0", BOTH, { K }, { ST("get k\r\n", TX, XKV_R_MULTI_DGRAM) }, NULL, mod_total0,
-	  1 },
+	/* memcached stays silent: a reply could start a loop with another server */
+	{ "frame seq 1 of 2", BOTH, { K }, { SX("get k\r\n", NULL, DROP, NULL, drop_frame) }, NULL,
+	  mod_seq1, 1 },
+	{ "frame total 2", BOTH, { K }, { SX("get k\r\n", NULL, DROP, NULL, drop_frame) }, NULL,
+	  mod_total2, 1 },
+	{ "frame total 0", BOTH, { K }, { SX("get k\r\n", NULL, DROP, NULL, drop_frame) }, NULL,
+	  mod_total0, 1 },
 
 	/* ---- not for us, or malformed: XDP_PASS, frame untouched ---- */
 	{ "ARP", FAM4, { K }, { ST("get k\r\n", PASS, NULL) }, NULL, mod_arp, 1 },
@@ -376,12 +444,240 @@ static const struct fixture fixtures[] = {
 	  mod_udp_long, 1 },
 	{ "UDP payload shorter than 8", BOTH, { K }, { ST("get k\r\n", PASS, NULL) }, NULL,
 	  mod_udp_short, 1 },
+
+	/* ---- the reply's own headers ---- */
+	{ "reply: TTL 64, DF, no ECN bits, whatever the request had", BOTH, { K },
+	  { ST("get k\r\n", TX, NULL) }, NULL, mod_ecn },
+	{ "two replies, two IPv4 ids", BOTH, { K },
+	  { ST("get k\r\n", TX, NULL), ST("get k\r\n", TX, NULL), ST("get x\r\n", TX, NULL) } },
+
+	/* ---- access: allow list, write list ---- */
+	{ "allowed read from an untrusted reader", BOTH, { K },
+	  { SM("get k\r\n", from_reader, TX, "VALUE k 7 4\r\norig\r\nEND\r\n") } },
+	{ "read from outside the allow list", BOTH, { K },
+	  { SX("get k\r\n", from_stranger, DROP, NULL, drop_acl) }, NULL, NULL, 1 },
+	{ "write from outside the allow list", BOTH, { K },
+	  { SX("set k 0 0 1\r\nx\r\n", from_stranger, DROP, NULL, drop_acl),
+	    SX("delete k\r\n", from_stranger, DROP, NULL, drop_acl) }, NULL, NULL, 1 },
+	{ "reader may not set", BOTH, { K },
+	  { SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SM("get k\r\n", from_reader, TX, "VALUE k 7 4\r\norig\r\nEND\r\n") }, NULL, NULL, 1 },
+	{ "reader may not set, noreply", BOTH, { K },
+	  { SX("set k 0 0 1 noreply\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl) },
+	  NULL, NULL, 1 },
+	{ "reader may not set a new key", BOTH, { K },
+	  { SX("set n 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SM("get n\r\n", from_reader, TX, "END\r\n") }, NULL, NULL, 1 },
+	{ "reader may not delete", BOTH, { K },
+	  { SX("delete k\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SM("get k\r\n", from_reader, TX, "VALUE k 7 4\r\norig\r\nEND\r\n") }, NULL, NULL, 1 },
+	{ "reader may not flush_all", BOTH, { K },
+	  { SX("flush_all\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SM("get k\r\n", from_reader, TX, "VALUE k 7 4\r\norig\r\nEND\r\n") }, NULL, NULL, 1 },
+	{ "reader may not incr", BOTH, { S("k", 0, 0, "5") },
+	  { SX("incr k 1\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SM("get k\r\n", from_reader, TX, "VALUE k 0 1\r\n5\r\nEND\r\n") }, NULL, NULL, 1 },
+	{ "reader may not decr, add, replace", BOTH, { S("k", 0, 0, "5") },
+	  { SX("decr k 1\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("add n 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("replace k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl) },
+	  NULL, NULL, 1 },
+	{ "reader's set followed by a get in one datagram", BOTH, { K },
+	  { SX("set k 0 0 1\r\nx\r\nget k\r\n", from_reader, DROP, NULL, drop_write_acl) },
+	  NULL, NULL, 1 },
+	{ "reader's malformed set is answered", BOTH, { K },
+	  { SM("set k 0 0\r\nx\r\n", from_reader, TX, XKV_R_FORMAT) }, NULL, NULL, 1 },
+	{ "reader may ask for version and stats", BOTH, { K },
+	  { SX("version\r\n", from_reader, PASS, NULL, pass_cmd),
+	    SX("stats\r\n", from_reader, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
+
+	/* ---- not addressed to this host: the kernel's, untouched ---- */
+	{ "another host's MAC", BOTH, { K }, { SX("get k\r\n", to_other_mac, PASS, NULL, pass_not_local) },
+	  NULL, NULL, 1 },
+	{ "broadcast MAC", BOTH, { K }, { SX("get k\r\n", to_broadcast, PASS, NULL, pass_not_local) },
+	  NULL, NULL, 1 },
+	{ "multicast MAC and IP", BOTH, { K },
+	  { SX("get k\r\n", to_multicast, PASS, NULL, pass_not_local) }, NULL, NULL, 1 },
+	{ "multicast IP to this host's MAC", BOTH, { K },
+	  { SX("get k\r\n", to_multicast_ip, PASS, NULL, pass_not_local) }, NULL, NULL, 1 },
+	{ "another host's IP to this host's MAC", BOTH, { K },
+	  { SX("get k\r\n", to_other_ip, PASS, NULL, pass_not_local),
+	    SX("set k 0 0 1\r\nx\r\n", to_other_ip, PASS, NULL, pass_not_local) }, NULL, NULL, 1 },
+
+	/* ---- source ports that are no client's ---- */
+	{ "source port 0", BOTH, { K }, { SX("get k\r\n", sport0, DROP, NULL, drop_port) }, NULL, NULL, 1 },
+	{ "source port 11211 (the service's)", BOTH, { K },
+	  { SX("get k\r\n", sport_service, DROP, NULL, drop_port) }, NULL, NULL, 1 },
+	{ "source port 53", BOTH, { K }, { SX("get k\r\n", sport53, DROP, NULL, drop_port) },
+	  NULL, NULL, 1 },
+	{ "source port 1023", BOTH, { K }, { SX("get k\r\n", sport1023, DROP, NULL, drop_port) },
+	  NULL, NULL, 1 },
+	{ "source port 1024 is served", BOTH, { K }, { SM("get k\r\n", sport1024, TX, NULL) } },
+
+	/* ---- datagrams that read as replies: dropped, never answered ---- */
+	{ "reply ERROR", BOTH, { K }, { SX("ERROR\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "reply END", BOTH, { K }, { SX("END\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "reply VALUE", BOTH, { K },
+	  { SX("VALUE k 0 1\r\nx\r\nEND\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "reply STORED", BOTH, { K }, { SX("STORED\r\n", NULL, DROP, NULL, drop_reply) },
+	  NULL, NULL, 1 },
+	{ "reply SERVER_ERROR", BOTH, { K }, { SX("SERVER_ERROR x\r\n", NULL, DROP, NULL, drop_reply) },
+	  NULL, NULL, 1 },
+	{ "reply CLIENT_ERROR", BOTH, { K },
+	  { SX(XKV_R_FORMAT, NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "reply NOT_FOUND", BOTH, { K }, { SX("NOT_FOUND\r\n", NULL, DROP, NULL, drop_reply) },
+	  NULL, NULL, 1 },
+	{ "reply of incr: 42", BOTH, { K }, { SX("42\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "reply of incr: 20 digits", BOTH, { K },
+	  { SX("18446744073709551615\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "reply of incr: 13 digits", BOTH, { K },
+	  { SX("1234567890123\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "meta reply HD", BOTH, { K }, { SX("HD\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "meta reply EN", BOTH, { K }, { SX("EN\r\n", NULL, DROP, NULL, drop_reply) }, NULL, NULL, 1 },
+	{ "a number over 2^64 is no reply", BOTH, { K },
+	  { ST("18446744073709551616\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "a negative number is no reply", BOTH, { K }, { ST("-1\r\n", TX, XKV_R_ERROR) },
+	  NULL, NULL, 1 },
+	{ "lower-case error is no reply", BOTH, { K }, { ST("error\r\n", TX, XKV_R_ERROR) },
+	  NULL, NULL, 1 },
+	{ "ENDS is no reply", BOTH, { K }, { ST("ENDS\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+
+	/* ---- checksums: a corrupted datagram is the kernel's to drop ---- */
+	{ "bad IPv4 header checksum", FAM4, { K },
+	  { SX("get k\r\n", ip_csum_bad, PASS, NULL, pass_csum) }, NULL, NULL, 1 },
+	{ "bad UDP checksum", BOTH, { K }, { SX("get k\r\n", udp_csum_bad, PASS, NULL, pass_csum),
+					    SX("set k 0 0 1\r\nx\r\n", udp_csum_bad, PASS, NULL,
+					       pass_csum) }, NULL, NULL, 1 },
+	{ "IPv6 UDP checksum 0", FAM6, { K }, { SX("get k\r\n", mod_csum0, PASS, NULL, pass_csum) },
+	  NULL, NULL, 1 },
+	{ "pseudo-header-only UDP checksum", BOTH, { K },
+	  { SX("get k\r\n", udp_csum_partial, PASS, NULL, pass_csum) }, NULL, NULL, 1 },
+
+	/* ---- amplification: max_amp 10 for untrusted sources ---- */
+	{ "large value to an untrusted source", BOTH, { SBIG("big", 500), K },
+	  { SX("get big\r\n", from_reader, TX, XKV_R_AMP, amp_capped),
+	    SM("get k\r\n", from_reader, TX, "VALUE k 7 4\r\norig\r\nEND\r\n") } },
+	{ "large value to a trusted source", BOTH, { SBIG("big", 500) },
+	  { ST("get big\r\n", TX, NULL) } },
+	{ "reply of exactly max_amp times the request", BOTH, { SBIG("b", 120) },
+	  { SM("get b\r\n", from_reader, TX, NULL) } },
+	{ "reply one byte over max_amp times the request", BOTH, { SBIG("b", 121) },
+	  { SX("get b\r\n", from_reader, TX, XKV_R_AMP, amp_capped) } },
+};
+
+/* --allow-low-ports */
+static const struct fixture low_ports_rows[] = {
+	{ "source port 53 is served", BOTH, { K }, { SM("get k\r\n", sport53, TX, NULL) } },
+	{ "source port 1 is served", BOTH, { K }, { SM("get k\r\n", sport1, TX, NULL) } },
+	{ "source port 0 still", BOTH, { K }, { SX("get k\r\n", sport0, DROP, NULL, drop_port) },
+	  NULL, NULL, 1 },
+	{ "source port 11211 still", BOTH, { K },
+	  { SX("get k\r\n", sport_service, DROP, NULL, drop_port) }, NULL, NULL, 1 },
+	{ "the allow list still", BOTH, { K },
+	  { SX("get k\r\n", from_stranger, DROP, NULL, drop_acl) }, NULL, NULL, 1 },
+};
+
+/* XKV_CFG_CSUM_PARTIAL: a veth peer's CHECKSUM_PARTIAL frames */
+static const struct fixture csum_partial_rows[] = {
+	{ "pseudo-header-only UDP checksum is served", BOTH, {},
+	  { SM("set k 0 0 1\r\nx\r\n", udp_csum_partial, TX, XKV_R_STORED),
+	    SM("get k\r\n", udp_csum_partial, TX, "VALUE k 0 1\r\nx\r\nEND\r\n") } },
+	{ "bad UDP checksum still", BOTH, { K },
+	  { SX("get k\r\n", udp_csum_bad, PASS, NULL, pass_csum) }, NULL, NULL, 1 },
+	{ "IPv6 UDP checksum 0 still", FAM6, { K },
+	  { SX("get k\r\n", mod_csum0, PASS, NULL, pass_csum) }, NULL, NULL, 1 },
+	{ "full UDP checksum", BOTH, { K }, { ST("get k\r\n", TX, NULL) } },
+};
+
+/* --strict: trust lifts no cap */
+static const struct fixture strict_rows[] = {
+	{ "large value to a trusted source", BOTH, { SBIG("big", 500) },
+	  { SX("get big\r\n", NULL, TX, XKV_R_AMP, amp_capped) } },
+	{ "short reply to a trusted source", BOTH, { K }, { ST("get k\r\n", TX, NULL) } },
+};
+
+/* --max-amplification 1: even the SERVER_ERROR line may be too long */
+static const struct fixture amp1_rows[] = {
+	{ "large value to an untrusted source", BOTH, { SBIG("big", 500) },
+	  { SX("get big\r\n", from_reader, DROP, NULL, drop_amp) } },
+	{ "SERVER_ERROR of exactly the request's size", BOTH, { SBIG("big", 500) },
+	  { SX(NULL, from_reader, TX, XKV_R_AMP, amp_capped) }, gen_get_big55 },
+	{ "SERVER_ERROR one byte over the request's size", BOTH, { SBIG("big", 500) },
+	  { SX(NULL, from_reader, DROP, NULL, drop_amp) }, gen_get_big54 },
+	{ "error reply longer than the request", BOTH, { K },
+	  { SX("x\r\n", from_reader, DROP, NULL, drop_amp) }, NULL, NULL, 1 },
+	{ "short reply to an untrusted source", BOTH, { K },
+	  { SM("get nokey\r\n", from_reader, TX, "END\r\n") } },
+	{ "large value to a trusted source", BOTH, { SBIG("big", 500) },
+	  { ST("get big\r\n", TX, NULL) } },
+};
+
+/* --rate-limit 2 --rate-burst 3 */
+static const struct fixture rate_rows[] = {
+	{ "burst of 3, then the /24 or /64 waits", BOTH, { K },
+	  { ST("get k\r\n", TX, NULL), ST("get k\r\n", TX, NULL), ST("get k\r\n", TX, NULL),
+	    SX("get k\r\n", NULL, DROP, NULL, drop_ratelimit),
+	    SX("get k\r\n", from_neighbour, DROP, NULL, drop_ratelimit),
+	    SM("get k\r\n", from_reader, TX, NULL),
+	    /* 600 ms later the /24 or /64 has earned one more */
+	    { "get k\r\n", TX, NULL, NULL, 0, 600 } } },
+	{ "refused writes count against the rate", BOTH, { K },
+	  { SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("get k\r\n", from_reader, DROP, NULL, drop_ratelimit) }, NULL, NULL, 1 },
+	{ "sources outside the allow list do not", BOTH, { K },
+	  { SX("get k\r\n", from_stranger, DROP, NULL, drop_acl),
+	    SX("get k\r\n", from_stranger, DROP, NULL, drop_acl),
+	    SX("get k\r\n", from_stranger, DROP, NULL, drop_acl),
+	    SX("get k\r\n", from_stranger, DROP, NULL, drop_acl) }, NULL, NULL, 1 },
+};
+
+/* XKV_CFG_UNGUARDED (benchmarks): no access or hygiene check; the silence
+ * rules stay */
+static const struct fixture unguarded_rows[] = {
+	{ "a stranger reads and writes", BOTH, { K },
+	  { SM("get k\r\n", from_stranger, TX, "VALUE k 7 4\r\norig\r\nEND\r\n"),
+	    SM("set k 1 0 1\r\nx\r\n", from_stranger, TX, XKV_R_STORED),
+	    SM("delete k\r\n", from_reader, TX, XKV_R_DELETED) } },
+	{ "another host's MAC and IP", BOTH, { K },
+	  { SM("get k\r\n", to_other_mac, TX, NULL), SM("get k\r\n", to_other_ip, TX, NULL) } },
+	{ "source port 53", BOTH, { K }, { SM("get k\r\n", reader_sport53, TX, NULL) } },
+	{ "bad checksums", BOTH, { K }, { SM("get k\r\n", stranger_bad_csum, TX, NULL),
+					 SM("get k\r\n", ip_csum_bad, TX, NULL) } },
+	{ "large value to an untrusted source", BOTH, { SBIG("big", 500) },
+	  { SM("get big\r\n", from_stranger, TX, NULL) } },
+	{ "bad frame header still", BOTH, { K },
+	  { SX("get k\r\n", NULL, DROP, NULL, drop_frame) }, NULL, mod_seq1, 1 },
+	{ "reply-shaped still", BOTH, { K }, { SX("END\r\n", from_stranger, DROP, NULL, drop_reply) },
+	  NULL, NULL, 1 },
+};
+
+/* One load of the program per table: the settings that are rodata. */
+struct table {
+	const char *name;
+	__u32 flags;             /* XKV_CFG_* */
+	__u32 max_amp, rate_limit, rate_burst;
+	const struct fixture *rows;
+	int nrows;
+};
+#define ROWS(a) a, (int)(sizeof(a) / sizeof(a[0]))
+
+static const struct table tables[] = {
+	{ "", 0, MAX_AMP, 0, 0, ROWS(fixtures) },
+	{ "low ports", XKV_CFG_LOW_PORTS, MAX_AMP, 0, 0, ROWS(low_ports_rows) },
+	{ "csum partial", XKV_CFG_CSUM_PARTIAL, MAX_AMP, 0, 0, ROWS(csum_partial_rows) },
+	{ "strict", XKV_CFG_STRICT, MAX_AMP, 0, 0, ROWS(strict_rows) },
+	{ "max amp 1", 0, 1, 0, 0, ROWS(amp1_rows) },
+	{ "rate 2/s burst 3", 0, MAX_AMP, 2, 3, ROWS(rate_rows) },
+	{ "unguarded", XKV_CFG_UNGUARDED, MAX_AMP, 0, 0, ROWS(unguarded_rows) },
 };
 
 /* ---- running ---------------------------------------------------------------------- */
 
 struct run {
 	const struct xkv_layout *L;
+	const char *table;      /* the table's name, "" for the default policy */
 	struct bpf_object *obj;
 	int prog_fd;
 	struct xkv_store st;
@@ -436,6 +732,8 @@ struct where {
 	int fam;
 	int step;
 	int bad;
+	int ids;           /* IPv4 replies seen, and the last one's id */
+	__u16 last_id;
 };
 
 static void fail(struct where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -443,7 +741,8 @@ static void fail(struct where *w, const char *fmt, ...)
 {
 	va_list ap;
 	if (!w->bad)
-		fprintf(stderr, "FAIL [%s] %s (%s)\n", w->r->L->name, w->name, fam_name(w->fam));
+		fprintf(stderr, "FAIL [%s%s%s] %s (%s)\n", w->r->L->name, *w->r->table ? "/" : "",
+			w->r->table, w->name, fam_name(w->fam));
 	w->bad = 1;
 	if (w->step > 0)
 		fprintf(stderr, "  step %d: ", w->step);
@@ -483,10 +782,12 @@ static int stats_now(struct run *r, struct xkv_stats *s)
 }
 
 /* Send one frame; compare action, output frame and counters with the model.
- * want_act/want_reply: the table's expectation (want_act < 0: none).
+ * want_act/want_reply/why: the table's expectation (want_act < 0: none;
+ * why: W(counter) the model must move, 0: none).
  * Returns the XDP action (or -1) and the output in out/outlen. */
 static int send_frame(struct where *w, struct rm_store *m, const struct pb *req, int want_act,
-		      const char *want_reply, __u8 *out, __u32 *outlen, struct xkv_stats *delta)
+		      const char *want_reply, int why, __u8 *out, __u32 *outlen,
+		      struct xkv_stats *delta)
 {
 	struct run *r = w->r;
 	static __u8 in[PB_MAX + 64], exp[PB_MAX + 64];
@@ -508,6 +809,8 @@ static int send_frame(struct where *w, struct rm_store *m, const struct pb *req,
 		print_text("table", (const __u8 *)want_reply, strlen(want_reply));
 		print_text("model", res.text, res.text_len);
 	}
+	if (why && !res.delta.v[why - 1])
+		fail(w, "test bug: the model does not count %s", xkv_stat_names[why - 1]);
 	if (stats_now(r, &before))
 		return -1;
 
@@ -526,8 +829,15 @@ static int send_frame(struct where *w, struct rm_store *m, const struct pb *req,
 	if (act != res.action)
 		fail(w, "action %s, expected %s", act_name(act), act_name(res.action));
 	if (res.action == TX && act == TX) {
-		struct pb rep;
+		static struct pb rep;
 		pb_reply_of(req, &rep, res.text, res.text_len);
+		/* the IPv4 id is the program's counter: take it, but it must move */
+		if (req->l3 == PB_L3_IPV4 && *outlen >= 14 + 20) {
+			rep.ip_id = (__u16)(out[18] << 8 | out[19]);
+			if (w->ids++ && rep.ip_id == w->last_id)
+				fail(w, "IPv4 id 0x%04x again", rep.ip_id);
+			w->last_id = rep.ip_id;
+		}
 		size_t elen = pb_build(&rep, exp, sizeof(exp));
 		const char *why = pb_check_csums(out, *outlen);
 		if (why)
@@ -650,6 +960,19 @@ static int seed_one(struct where *w, struct rm_store *m, const char *key, __u32 
 	return 0;
 }
 
+/* Forget every source's rate: the map outlives a fixture, the model's
+ * buckets do not. */
+static void rate_forget(struct run *r)
+{
+	struct xkv_rl_key k;
+
+	if (r->st.rl_fd < 0)
+		return;
+	while (!bpf_map_get_next_key(r->st.rl_fd, NULL, &k))
+		if (bpf_map_delete_elem(r->st.rl_fd, &k))
+			break;
+}
+
 static int flush_store(struct run *r)
 {
 	int e = r->L->flush(&r->st);
@@ -664,10 +987,12 @@ static void add_named_keys(struct run *r, const struct pb *b, struct keyset *ks)
 {
 	static __u8 frame[PB_MAX + 64];
 	static struct rm_result res;
-	struct rm_store scratch;
+	static struct rm_store scratch;
+	struct rm_config c = r->mc;
 	size_t n = pb_build(b, frame, sizeof(frame));
 
-	rm_store_init(&scratch, &r->mc);
+	c.pol.unguarded = 1; /* what it names, whoever sent it */
+	rm_store_init(&scratch, &c);
 	rm_handle_frame(&scratch, frame, n, unix_now(), &res);
 	rm_store_free(&scratch);
 	for (__u32 i = 0; i < res.ntouched; i++)
@@ -685,6 +1010,7 @@ static void run_fixture(struct run *r, const struct fixture *fx, int fam, int id
 	ks.n = 0;
 	rm_store_init(&m, &r->mc);
 	rm_store_init(&seeded, &r->mc);
+	rate_forget(r);
 	if (flush_store(r)) {
 		fail(&w, "cannot flush the store");
 		goto out;
@@ -698,10 +1024,14 @@ static void run_fixture(struct run *r, const struct fixture *fx, int fam, int id
 			     vlen, unix_now());
 		keyset_add(&ks, sd->key, (__u32)strlen(sd->key));
 	}
-	for (int s = 0; s < 4 && (fx->steps[s].text || (s == 0 && fx->gen)); s++) {
+	int nsteps = (int)(sizeof(fx->steps) / sizeof(fx->steps[0]));
+	for (int s = 0; s < nsteps && (fx->steps[s].text || (s == 0 && fx->gen)); s++) {
 		const struct step *st = &fx->steps[s];
 		struct pb *b = malloc(sizeof(*b));
 		w.step = s + 1;
+		if (st->sleep_ms)
+			nanosleep(&(struct timespec){ st->sleep_ms / 1000,
+						      (long)(st->sleep_ms % 1000) * 1000000 }, NULL);
 		request_frame(b, fam, idx);
 		if (st->text)
 			pb_text(b, st->text);
@@ -709,8 +1039,11 @@ static void run_fixture(struct run *r, const struct fixture *fx, int fam, int id
 			fx->gen(b, unix_now());
 		if (fx->mod)
 			fx->mod(b);
+		if (st->mod)
+			st->mod(b);
 		add_named_keys(r, b, &ks);
-		send_frame(&w, &m, b, st->act, st->act == TX ? st->reply : NULL, out, &outlen, NULL);
+		send_frame(&w, &m, b, st->act, st->act == TX ? st->reply : NULL, st->why, out,
+			   &outlen, NULL);
 		free(b);
 	}
 	w.step = 0;
@@ -725,17 +1058,81 @@ out:
 	else
 		r->passed++;
 	if (r->verbose && !w.bad)
-		printf("ok   [%s] %s (%s)\n", r->L->name, fx->name, fam_name(fam));
+		printf("ok   [%s%s%s] %s (%s)\n", r->L->name, *r->table ? "/" : "", r->table, fx->name,
+		       fam_name(fam));
 }
 
 /* ---- loading ------------------------------------------------------------------------ */
 
-static int layout_open_flags(struct run *r, const char *name, __u32 entries, __u32 flags)
+static void layout_close(struct run *r);
+
+/* The policy in the loaded object's maps, and the same in the model: each
+ * side parses the addresses itself. */
+static int policy_install(struct run *r, const struct table *t)
+{
+	const char *const *nets[XKV_ACL__N] = { allow_nets, write_nets, trust_nets };
+	struct rm_policy *p = &r->mc.pol;
+	struct rm_nets *mnets[XKV_ACL__N] = { &p->allow, &p->write, &p->trust };
+	struct xkv_host h = { .flags = XKV_HOST_CHECK_MAC | XKV_HOST_CHECK_IP };
+	struct xkv_acl_key k;
+	char err[XKV_ERRLEN] = "";
+	struct pb b;
+	__u32 zero = 0;
+
+	pb_init(&b); /* this host is where pktbuild sends by default */
+	memcpy(h.mac, b.eth_dst, 6);
+	memset(p, 0, sizeof(*p));
+	p->check_mac = p->check_ip = 1;
+	memcpy(p->mac, b.eth_dst, 6);
+	p->unguarded = !!(t->flags & XKV_CFG_UNGUARDED);
+	p->low_ports = !!(t->flags & XKV_CFG_LOW_PORTS);
+	p->strict = !!(t->flags & XKV_CFG_STRICT);
+	p->csum_partial = !!(t->flags & XKV_CFG_CSUM_PARTIAL);
+	p->max_amp = t->max_amp;
+	p->rate_limit = t->rate_limit;
+	p->rate_burst = t->rate_burst;
+	if (bpf_map_update_elem(r->st.host_fd, &zero, &h, 0)) {
+		fprintf(stderr, "[%s] host map: %s\n", r->L->name, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; host_addrs[i]; i++) {
+		__u8 plen;
+		if (xkv_cidr_parse(host_addrs[i], &k, err, sizeof(err)) ||
+		    rm_nets_add(&p->local, host_addrs[i])) {
+			fprintf(stderr, "local address %s: %s\n", host_addrs[i], err);
+			return -1;
+		}
+		plen = (__u8)k.prefixlen;
+		if (bpf_map_update_elem(r->st.local_fd, k.addr, &plen, 0)) {
+			fprintf(stderr, "[%s] local_addrs: %s\n", r->L->name, strerror(errno));
+			return -1;
+		}
+	}
+	for (int l = 0; l < XKV_ACL__N; l++) {
+		for (int i = 0; nets[l][i]; i++) {
+			int e = xkv_cidr_parse(nets[l][i], &k, err, sizeof(err));
+			if (!e)
+				e = xkv_acl_add(&r->st, l, &k, XKV_ACL_USER);
+			if (e || rm_nets_add(mnets[l], nets[l][i])) {
+				fprintf(stderr, "[%s] %s list, %s: %s\n", r->L->name,
+					xkv_acl_list_names[l], nets[l][i], *err ? err : strerror(-e));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Load the layout with table t's settings (and `flags` on top), under the
+ * policy. */
+static int layout_open(struct run *r, const char *name, __u32 entries, const struct table *t,
+		       __u32 flags)
 {
 	struct xkv_config cfg;
 	char err[XKV_ERRLEN] = "";
 	int e;
 
+	r->table = t->name;
 	r->L = xkv_layout_find(name);
 	if (!r->L || xkv_config_defaults(&cfg, name)) {
 		fprintf(stderr, "unknown layout %s\n", name);
@@ -745,7 +1142,10 @@ static int layout_open_flags(struct run *r, const char *name, __u32 entries, __u
 	cfg.key_cap = KEY_CAP;
 	cfg.val_cap = VAL_CAP;
 	cfg.mode = XKV_MODE_TEST;
-	cfg.flags |= flags;
+	cfg.flags |= flags | t->flags;
+	cfg.max_amp = t->max_amp;
+	cfg.rate_limit = t->rate_limit;
+	cfg.rate_burst = t->rate_burst;
 	if ((e = xkv_config_finish(&cfg, err, sizeof(err)))) {
 		fprintf(stderr, "[%s] config: %s\n", name, err);
 		return -1;
@@ -778,12 +1178,11 @@ static int layout_open_flags(struct run *r, const char *name, __u32 entries, __u
 		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru"),
 		.binary_keys = !!(flags & XKV_CFG_BINARY_KEYS),
 	};
+	if (policy_install(r, t)) {
+		layout_close(r);
+		return -1;
+	}
 	return 0;
-}
-
-static int layout_open(struct run *r, const char *name, __u32 entries)
-{
-	return layout_open_flags(r, name, entries, 0);
 }
 
 static void layout_close(struct run *r)
@@ -820,7 +1219,7 @@ static int xdp_req(struct where *w, struct rm_store *m, const char *text, int wa
 	w->step++;
 	request_frame(b, w->fam, w->step);
 	pb_text(b, text);
-	act = send_frame(w, m, b, want_act, want_reply, out, &outlen, delta);
+	act = send_frame(w, m, b, want_act, want_reply, 0, out, &outlen, delta);
 	free(b);
 	return act;
 }
@@ -1076,7 +1475,7 @@ static void case_binary_keys(struct run *r)
 	w.step++;
 	request_frame(b, w.fam, w.step);
 	pb_bytes(b, nul_req, sizeof(nul_req) - 1);
-	send_frame(&w, &m, b, TX, XKV_R_KEY_BAD, out, &outlen, NULL);
+	send_frame(&w, &m, b, TX, XKV_R_KEY_BAD, 0, out, &outlen, NULL);
 	free(b);
 	keyset_add(&ks, "a", 1);
 	w.step = 0;
@@ -1091,7 +1490,7 @@ static void run_binary_keys(struct run *r, const char *name)
 	static struct run bin;
 	memset(&bin, 0, sizeof(bin));
 	bin.verbose = r->verbose;
-	if (layout_open_flags(&bin, name, 1024, XKV_CFG_BINARY_KEYS)) {
+	if (layout_open(&bin, name, 1024, &tables[0], XKV_CFG_BINARY_KEYS)) {
 		r->failed++;
 		return;
 	}
@@ -1114,7 +1513,7 @@ static void run_layout_cases(struct run *r, const char *name)
 		return;
 	memset(&small, 0, sizeof(small));
 	small.verbose = r->verbose;
-	if (layout_open(&small, name, entries)) {
+	if (layout_open(&small, name, entries, &tables[0], 0)) {
 		r->failed++;
 		return;
 	}
@@ -1122,6 +1521,19 @@ static void run_layout_cases(struct run *r, const char *name)
 	layout_close(&small);
 	r->passed += small.passed;
 	r->failed += small.failed;
+}
+
+static void run_table(struct run *r, const char *name, const struct table *t)
+{
+	if (layout_open(r, name, 1024, t, 0)) {
+		r->failed++;
+		return;
+	}
+	for (int i = 0; i < t->nrows; i++)
+		for (int fam = FAM4; fam <= FAM6; fam <<= 1)
+			if (t->rows[i].fams & fam)
+				run_fixture(r, &t->rows[i], fam, i);
+	layout_close(r);
 }
 
 static void usage(const char *prog)
@@ -1158,18 +1570,10 @@ int main(int argc, char **argv)
 			continue;
 		memset(&r, 0, sizeof(r));
 		r.verbose = verbose;
-		if (layout_open(&r, name, 1024)) {
-			r.failed++;
-		} else {
-			int n = (int)(sizeof(fixtures) / sizeof(fixtures[0]));
-			for (int i = 0; i < n; i++)
-				for (int fam = FAM4; fam <= FAM6; fam <<= 1)
-					if (fixtures[i].fams & fam)
-						run_fixture(&r, &fixtures[i], fam, i);
-			layout_close(&r);
-			run_layout_cases(&r, name);
-			run_binary_keys(&r, name);
-		}
+		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+			run_table(&r, name, &tables[t]);
+		run_layout_cases(&r, name);
+		run_binary_keys(&r, name);
 		printf("%s: %d passed, %d failed\n", name, r.passed, r.failed);
 		total_pass += r.passed;
 		total_fail += r.failed;
