@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* The slow path's socket loop: one dual-stack UDP socket bound to the port
  * on the interface, batched receive, replies sent from the address each
- * request was sent to, counters pushed to the stats map in batches. */
+ * request was sent to, counters pushed to the stats map in batches.  A
+ * housekeeping thread keeps what would stall the loop off it: the item
+ * count for stats and the host map's view of the interface. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,8 @@
 #define SERVE_PUSH_MS 100                /* counters to the map at least this often */
 #define SERVE_PUSH_REQS 256              /* ... or after this many requests */
 #define SERVE_SOCKBUF (16 << 20)
+#define SERVE_COUNT_MS 10000             /* curr_items recounted this often */
+#define SERVE_SYNC_MS 1000               /* host map re-read from the interface this often */
 
 static int serve_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
@@ -37,9 +42,11 @@ struct serve_peer {
 	int v6;                          /* the socket is AF_INET6 */
 	struct sockaddr_storage from;
 	socklen_t fromlen;
-	int have_dst;
+	int have_dst;                    /* reply from dst6/dst4 (not for multicast, broadcast) */
 	struct in6_pktinfo dst6;         /* v6 socket (v4 requests as mapped addresses) */
 	struct in_pktinfo dst4;          /* v4-only socket */
+	int dst_known;                   /* dst16: where the request was sent, whatever it was */
+	__u8 dst16[16];
 	const struct xkv_serve_opts *o;
 };
 
@@ -132,6 +139,11 @@ static void peer_dst(struct serve_peer *p, struct msghdr *mh)
 			p->have_dst = 1;
 		}
 	}
+	p->dst_known = p->have_dst;
+	if (p->have_dst && p->v6)
+		memcpy(p->dst16, &p->dst6.ipi6_addr, 16); /* mapped for IPv4, as policy.h wants */
+	else if (p->have_dst)
+		xkv_addr_from_v4(p->dst16, &p->dst4.ipi_addr);
 	/* a request sent to a multicast or broadcast address is answered from
 	 * an address the kernel picks */
 	if (p->have_dst && p->v6 && IN6_IS_ADDR_MULTICAST(&p->dst6.ipi6_addr))
@@ -206,6 +218,7 @@ static void peer_name(const struct serve_peer *p, char *buf, size_t len)
 
 struct serve_state {
 	struct xkv_store *s;
+	struct xkv_slow *sl;
 	const struct xkv_serve_opts *o;
 	int fd, v6;
 	__u8 *bufs;                      /* SERVE_BATCH * SERVE_DGRAM */
@@ -248,8 +261,18 @@ static void serve_one(struct serve_state *st, int i)
 	st->pending++;
 	if (m->msg_hdr.msg_flags & MSG_TRUNC)
 		return; /* cannot happen: buffers hold the largest datagram */
-	if (!xkv_slow_handle(st->s, dgram, m->msg_len, &hdr, &st->out, &st->delta))
+	struct xkv_slow_src src = { .has_dst = (__u8)p.dst_known };
+	if (xkv_addr_from_sockaddr(&p.from, src.addr, &src.port))
+		return; /* not IP: cannot happen on this socket */
+	memcpy(src.dst, p.dst16, 16);
+	if (!xkv_slow_handle(st->sl, &src, dgram, m->msg_len, &hdr, &st->out, &st->delta)) {
+		if (st->o->verbose > 1) {
+			char who[INET6_ADDRSTRLEN + 16];
+			peer_name(&p, who, sizeof(who));
+			fprintf(stderr, "xdpkv slow path: %s %u bytes -> no reply\n", who, m->msg_len);
+		}
 		return;
+	}
 	int n = xkv_slow_frame(hdr.req_id, st->out.p, st->out.len, serve_emit, &p);
 	if (st->o->verbose) {
 		char who[INET6_ADDRSTRLEN + 16];
@@ -301,9 +324,101 @@ static void serve_ready(int fd)
 	close(fd);
 }
 
+/* ---- housekeeping, off the request thread ---- */
+
+struct serve_keeper {
+	struct xkv_store *s;
+	struct xkv_slow *sl;
+	const struct xkv_serve_opts *o;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;               /* CLOCK_MONOTONIC */
+	bool quit;
+	bool sync_failing;               /* the error was logged once */
+};
+
+/* The interface's MAC and addresses into the maps the XDP program checks. */
+static void keeper_sync(struct serve_keeper *k)
+{
+	char err[XKV_ERRLEN] = "";
+	int changes = 0;
+	int e = xkv_host_sync(k->s, k->o->ifname, 0, &changes, err, sizeof(err));
+
+	if (e) {
+		if (!k->sync_failing)
+			fprintf(stderr, "xdpkv slow path: cannot keep the host map of %s current: %s\n",
+				k->o->ifname, err[0] ? err : strerror(-e));
+		k->sync_failing = true;
+		return;
+	}
+	if (k->sync_failing && k->o->verbose)
+		fprintf(stderr, "xdpkv slow path: host map of %s current again\n", k->o->ifname);
+	k->sync_failing = false;
+	if (changes && k->o->verbose)
+		fprintf(stderr, "xdpkv slow path: %s changed: %d host map and list entries updated\n",
+			k->o->ifname, changes);
+}
+
+static void *keeper_main(void *arg)
+{
+	struct serve_keeper *k = arg;
+	__u64 sync_ns = (k->o->sync_ms ? k->o->sync_ms : SERVE_SYNC_MS) * 1000000ull;
+	__u64 count_ns = (k->o->count_ms ? k->o->count_ms : SERVE_COUNT_MS) * 1000000ull;
+	__u64 next_sync = 0, next_count = xkv_now_ns() + count_ns; /* counted at start */
+
+	pthread_mutex_lock(&k->mu);
+	while (!k->quit) {
+		__u64 now = xkv_now_ns();
+		if (now >= next_sync || now >= next_count) {
+			pthread_mutex_unlock(&k->mu);
+			if (now >= next_sync) {
+				keeper_sync(k);
+				next_sync = now + sync_ns;
+			}
+			if (now >= next_count) {
+				xkv_slow_count_refresh(k->sl);
+				next_count = now + count_ns;
+			}
+			pthread_mutex_lock(&k->mu);
+			continue;
+		}
+		__u64 at = next_sync < next_count ? next_sync : next_count;
+		struct timespec ts = { .tv_sec = (time_t)(at / 1000000000ull),
+				       .tv_nsec = (long)(at % 1000000000ull) };
+		pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+	}
+	pthread_mutex_unlock(&k->mu);
+	return NULL;
+}
+
+static int keeper_start(struct serve_keeper *k, pthread_t *th)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&k->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return -pthread_create(th, NULL, keeper_main, k);
+}
+
+static void keeper_stop(struct serve_keeper *k, pthread_t th)
+{
+	pthread_mutex_lock(&k->mu);
+	k->quit = true;
+	pthread_cond_signal(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+	pthread_join(th, NULL);
+	pthread_cond_destroy(&k->cv);
+	pthread_mutex_destroy(&k->mu);
+}
+
 int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, size_t errlen)
 {
 	__u16 port = o->port ? o->port : s->cfg.port;
+	struct serve_keeper keeper = { .s = s, .o = o };
+	pthread_t keeper_th;
+	bool keeper_up = false;
 	int rc = 0;
 
 	if (!o->ifname || !*o->ifname)
@@ -326,9 +441,35 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		rc = st->fd;
 		goto out;
 	}
-	if (o->verbose)
-		fprintf(stderr, "xdpkv slow path: serving %s layout on %s UDP port %u (%s)\n",
-			s->cfg.layout, o->ifname, port, st->v6 ? "IPv4 and IPv6" : "IPv4 only");
+	/* the socket is bound and the maps are open: nothing else needs root
+	 * (before any thread exists: capabilities are per thread) */
+	if (o->drop_user) {
+		char msg[512];
+		rc = xkv_drop_privileges(*o->drop_user ? o->drop_user : NULL, msg, sizeof(msg));
+		if (rc) {
+			serve_fail(err, errlen, rc, "cannot drop privileges: %s", msg);
+			goto out_fd;
+		}
+		fprintf(stderr, "xdpkv slow path: %s\n", msg);
+	}
+	st->sl = keeper.sl = xkv_slow_new(s, &o->limits);
+	if (!st->sl) {
+		rc = serve_fail(err, errlen, -ENOMEM, "out of memory");
+		goto out_fd;
+	}
+	rc = keeper_start(&keeper, &keeper_th);
+	if (rc) {
+		serve_fail(err, errlen, rc, "cannot start the housekeeping thread: %s", strerror(-rc));
+		goto out_fd;
+	}
+	keeper_up = true;
+	if (o->verbose) {
+		struct xkv_slow_limits lim = xkv_slow_limits_of(st->sl);
+		fprintf(stderr, "xdpkv slow path: serving %s layout on %s UDP port %u (%s), "
+			"at most %u keys per get and %u reply bytes per request\n",
+			s->cfg.layout, o->ifname, port, st->v6 ? "IPv4 and IPv6" : "IPv4 only",
+			lim.max_keys, lim.max_reply);
+	}
 	st->last_push = xkv_now_ns();
 	serve_ready(o->ready_fd);
 	while (!(o->stop && *o->stop)) {
@@ -337,6 +478,10 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 			break;
 	}
 	serve_push(st);
+out_fd:
+	if (keeper_up)
+		keeper_stop(&keeper, keeper_th);
+	xkv_slow_free(st->sl); /* waits for a flush that is running */
 	close(st->fd);
 out:
 	xkv_buf_free(&st->out);

@@ -20,18 +20,19 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include "slowpath.h"
 
 /* The parser masks every index with SPAN-1 relative to the command start;
  * twice the span keeps even a wrapped index inside the buffer. */
 #define SLOW_BUF (2 * XKV_PARSE_SPAN)
 /* A reply may not need more datagrams than the 16-bit "total" can count. */
-#define SLOW_OUT_MAX ((size_t)0xffff * XKV_DGRAM_TEXT)
+#define SLOW_REPLY_CAP ((size_t)0xffff * XKV_DGRAM_MAX)
 #define SLOW_BUSY_TRIES 16
+#define SLOW_FLUSH_TRIES 100     /* array_fnv: a slot busy all through a flush walk */
 
 #define R_OK_LINE    "OK\r\n"
 #define R_BUSY       "SERVER_ERROR busy\r\n"
-#define R_GET_OOM    "SERVER_ERROR out of memory writing get response\r\n"
 #define R_NON_NUMERIC "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
 
 static __u64 slow_start_ns;
@@ -85,9 +86,176 @@ static int buf_printf(struct xkv_buf *b, const char *fmt, ...)
 
 #define PUT_LIT(b, s) xkv_buf_put((b), (s), sizeof(s) - 1)
 
+/* ---- the slow path of one store ------------------------------------------ */
+
+struct xkv_slow {
+	struct xkv_store *s;
+	struct xkv_slow_limits lim;
+	/* stats answers curr_items from here: counting walks the whole map */
+	long items;              /* __atomic */
+	__u64 items_ns;          /* __atomic; when it was counted */
+	/* flush_all walks the map too: a thread does it while requests go on */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;       /* CLOCK_MONOTONIC, as xkv_now_ns */
+	pthread_t flusher;
+	bool flusher_up, quit;
+	__u64 flush_at;          /* a flush is due then (monotonic ns); 0: none */
+	__u64 flush_cut;         /* the walk running removes items written up to then */
+	int flush_busy;          /* __atomic: flush_at || flush_cut, read without mu */
+};
+
+/* Until the walk has reached them, items written before a due flush are
+ * answered as misses here.  (The fast path does not know: it may still
+ * serve them until the walk removes them, and the walk may remove an item
+ * written after the flush_all before it gets there: the accessors have no
+ * "delete what is older than" walk.) */
+static bool flushed(struct xkv_slow *sl, __u64 wtime_ns)
+{
+	if (!__atomic_load_n(&sl->flush_busy, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&sl->mu);
+	__u64 cut = sl->flush_cut;
+	if (sl->flush_at && sl->flush_at <= xkv_now_ns() && sl->flush_at > cut)
+		cut = sl->flush_at;
+	pthread_mutex_unlock(&sl->mu);
+	return cut && wtime_ns <= cut;
+}
+
+long xkv_slow_count_refresh(struct xkv_slow *sl)
+{
+	long n = sl->s->L->count(sl->s);
+	if (n >= 0) {
+		__atomic_store_n(&sl->items, n, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->items_ns, xkv_now_ns(), __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+/* The accessor's flush; array_fnv gives up on a slot a writer holds. */
+static int flush_walk(struct xkv_store *s)
+{
+	int e = -EBUSY;
+	for (int i = 0; i < SLOW_FLUSH_TRIES && e == -EBUSY; i++) {
+		if (i)
+			usleep(1000);
+		e = s->L->flush(s);
+	}
+	return e;
+}
+
+static void *flusher_main(void *arg)
+{
+	struct xkv_slow *sl = arg;
+
+	pthread_mutex_lock(&sl->mu);
+	for (;;) {
+		__u64 now = xkv_now_ns();
+		/* a flush that is due runs even when asked to quit: its OK went out */
+		if (!sl->flush_at || sl->flush_at > now) {
+			if (sl->quit)
+				break;
+			if (!sl->flush_at) {
+				pthread_cond_wait(&sl->cv, &sl->mu);
+			} else {
+				struct timespec ts = { .tv_sec = (time_t)(sl->flush_at / 1000000000ull),
+						       .tv_nsec = (long)(sl->flush_at % 1000000000ull) };
+				pthread_cond_timedwait(&sl->cv, &sl->mu, &ts);
+			}
+			continue;
+		}
+		sl->flush_cut = sl->flush_at;
+		sl->flush_at = 0;
+		pthread_mutex_unlock(&sl->mu);
+		int e = flush_walk(sl->s);
+		if (e) /* nobody to answer: the OK went out already */
+			fprintf(stderr, "xdpkv slow path: flush_all failed: %s\n", strerror(-e));
+		xkv_slow_count_refresh(sl);
+		pthread_mutex_lock(&sl->mu);
+		sl->flush_cut = 0;
+		__atomic_store_n(&sl->flush_busy, sl->flush_at != 0, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&sl->mu);
+	return NULL;
+}
+
+/* flush_all: due at `at`.  A later flush_all replaces one still waiting
+ * for its delay (memcached keeps one flush time too); one that comes while
+ * a walk runs is queued behind it, so what was written meanwhile goes as
+ * well.  One flusher thread, started on the first flush_all. */
+static int flush_schedule(struct xkv_slow *sl, __u64 at)
+{
+	int e = 0;
+
+	pthread_mutex_lock(&sl->mu);
+	if (!sl->flusher_up) {
+		e = -pthread_create(&sl->flusher, NULL, flusher_main, sl);
+		sl->flusher_up = !e;
+	}
+	if (!e) {
+		sl->flush_at = at ? at : 1;
+		__atomic_store_n(&sl->flush_busy, 1, __ATOMIC_RELEASE);
+		pthread_cond_signal(&sl->cv);
+	}
+	pthread_mutex_unlock(&sl->mu);
+	return e;
+}
+
+int xkv_slow_flush_busy(struct xkv_slow *sl)
+{
+	return __atomic_load_n(&sl->flush_busy, __ATOMIC_ACQUIRE);
+}
+
+static __u32 limit_or(__u32 v, __u32 dflt, __u32 max)
+{
+	return !v ? dflt : v > max ? max : v;
+}
+
+struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits *lim)
+{
+	struct xkv_slow *sl = calloc(1, sizeof(*sl));
+	pthread_condattr_t ca;
+
+	if (!sl)
+		return NULL;
+	sl->s = s;
+	sl->lim.max_keys = limit_or(lim ? lim->max_keys : 0, XKV_SLOW_MAX_KEYS, XKV_SLOW_MAX_KEYS_CAP);
+	sl->lim.max_reply = limit_or(lim ? lim->max_reply : 0, XKV_SLOW_MAX_REPLY,
+				     (__u32)SLOW_REPLY_CAP);
+	pthread_mutex_init(&sl->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sl->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	xkv_slow_count_refresh(sl);
+	return sl;
+}
+
+void xkv_slow_free(struct xkv_slow *sl)
+{
+	if (!sl)
+		return;
+	pthread_mutex_lock(&sl->mu);
+	sl->quit = true;
+	pthread_cond_signal(&sl->cv);
+	pthread_mutex_unlock(&sl->mu);
+	if (sl->flusher_up)
+		pthread_join(sl->flusher, NULL);
+	pthread_cond_destroy(&sl->cv);
+	pthread_mutex_destroy(&sl->mu);
+	free(sl);
+}
+
+struct xkv_slow_limits xkv_slow_limits_of(const struct xkv_slow *sl)
+{
+	return sl->lim;
+}
+
 /* ---- one command ---------------------------------------------------------- */
 
+enum { OVER_NONE, OVER_REPLY, OVER_AMP };
+
 struct slow_cmd {
+	struct xkv_slow *sl;
 	struct xkv_store *s;
 	const __u8 *buf;         /* command start (masked indexes as in parse.h) */
 	struct xkv_req *r;
@@ -95,6 +263,9 @@ struct slow_cmd {
 	struct xkv_stats *d;
 	size_t out_start;        /* out->len when the datagram started */
 	struct slow_scratch *sc;
+	size_t budget;           /* reply bytes on the wire this datagram may take */
+	int budget_amp;          /* the budget is the amplification cap, not max_reply */
+	int over;                /* OVER_*: the reply outgrew the budget */
 };
 
 /* Per-thread scratch (~180 KiB, allocated on a thread's first request and
@@ -179,7 +350,8 @@ static int reply_store_errno(struct slow_cmd *c, int err)
 
 static int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_item *it)
 {
-	return RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
+	int ret = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
+	return ret == 1 && flushed(c->sl, it->wtime_ns) ? 0 : ret;
 }
 
 /* The accessor counts what the store did (store_new, overwrites) as the XDP
@@ -204,6 +376,22 @@ static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
 static int key_verdict(const struct slow_cmd *c, __u32 t)
 {
 	return xkv_key_check(&c->s->cfg, tok_ptr(c, t), c->r->tok[t].len);
+}
+
+/* Bytes on the wire for n bytes of reply text: the frame headers too. */
+static size_t wire_bytes(size_t n)
+{
+	return n + XKV_UDP_HDR_LEN * ((n + XKV_DGRAM_TEXT - 1) / XKV_DGRAM_TEXT);
+}
+
+/* Would the reply, grown by extra bytes, outgrow this datagram's budget?
+ * The reply only grows, so the answer cannot change later: stop building. */
+static bool over_budget(struct slow_cmd *c, size_t extra)
+{
+	if (wire_bytes(c->out->len - c->out_start + extra) <= c->budget)
+		return false;
+	c->over = c->budget_amp ? OVER_AMP : OVER_REPLY;
+	return true;
 }
 
 /* get <key>*: every hit as VALUE, then END.  Returns <0 to stop the datagram. */
@@ -232,12 +420,13 @@ static int cmd_get(struct slow_cmd *c)
 			continue;
 		}
 		__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
-		size_t need = 6 + klen + 24 + len + 2 + 5;
-		if (c->out->len - c->out_start + need > SLOW_OUT_MAX)
-			return stop(PUT_LIT(c->out, R_GET_OOM));
+		char tail[32];
+		int tl = snprintf(tail, sizeof(tail), " %u %u\r\n", it->flags, len);
+		if (over_budget(c, sizeof(XKV_R_VALUE) - 1 + klen + (size_t)tl + len + 2))
+			return -1;
 		STAT(c, get_hits);
 		if (PUT_LIT(c->out, XKV_R_VALUE) || xkv_buf_put(c->out, key, klen) ||
-		    buf_printf(c->out, " %u %u\r\n", it->flags, len) ||
+		    xkv_buf_put(c->out, tail, (size_t)tl) ||
 		    xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n"))
 			return -1;
 	}
@@ -288,9 +477,19 @@ static int cmd_store(struct slow_cmd *c)
  * its slot all the same. */
 static int cmd_delete(struct slow_cmd *c)
 {
-	int ret = store_del(c, tok_ptr(c, 1), c->r->tok[1].len);
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = c->r->tok[1].len;
+	bool gone = false;
+
+	if (xkv_slow_flush_busy(c->sl)) { /* flushed but not walked yet: already gone */
+		int r = RETRY_BUSY(c->s->L->get(c->s, key, klen, &c->sc->item));
+		gone = r == 1 && flushed(c->sl, c->sc->item.wtime_ns);
+	}
+	int ret = store_del(c, key, klen);
 	if (ret < 0)
 		return reply_store_errno(c, ret);
+	if (gone)
+		ret = 0;
 	if (ret > 0)
 		STAT(c, deletes);
 	else
@@ -372,13 +571,20 @@ static int cmd_arith(struct slow_cmd *c)
 	return buf_printf(c->out, "%s\r\n", digits);
 }
 
-/* flush_all [delay] [noreply].  A delay is not scheduled: the store is
- * flushed at once and the reply is OK, as memcached answers. */
+/* flush_all [delay] [noreply]: OK at once, as memcached answers; the walk
+ * runs on the flusher thread when the delay is up (a delay as exptime
+ * reads it: seconds, or a unix time past 30 days).  Without a thread, the
+ * walk runs here. */
 static int cmd_flush(struct slow_cmd *c)
 {
-	int ret = c->s->L->flush(c->s);
-	if (ret < 0)
-		return reply_store_errno(c, ret);
+	__u64 now = xkv_now_ns();
+	__u64 at = c->r->num ? xkv_expire_ns((__s64)c->r->num, now, c->s->cfg.realtime_off_ns) : now;
+
+	if (flush_schedule(c->sl, at < now ? now : at)) {
+		int ret = flush_walk(c->s);
+		if (ret < 0)
+			return reply_store_errno(c, ret);
+	}
 	if (c->r->noreply) {
 		STAT(c, noreply);
 		return 0;
@@ -425,9 +631,12 @@ static int cmd_stats(struct slow_cmd *c)
 	err |= STAT_U(c, "time", now_realtime_s());
 	err |= buf_printf(c->out, "STAT version %s\r\n", XKV_VERSION);
 	err |= buf_printf(c->out, "STAT layout %s\r\n", s->cfg.layout);
-	long items = s->L->count(s);
-	if (items >= 0)
-		err |= STAT_U(c, "curr_items", items);
+	/* counted off the request path (xkv_slow_count_refresh): its age says how old */
+	__u64 counted = __atomic_load_n(&c->sl->items_ns, __ATOMIC_ACQUIRE);
+	if (counted) {
+		err |= STAT_U(c, "curr_items", __atomic_load_n(&c->sl->items, __ATOMIC_RELAXED));
+		err |= STAT_U(c, "curr_items_age_s", now > counted ? (now - counted) / 1000000000ull : 0);
+	}
 	err |= STAT_U(c, "limit_items", s->cfg.entries);
 	err |= STAT_U(c, "limit_maxbytes", (__u64)s->cfg.entries * s->cfg.entry_size);
 	err |= STAT_U(c, "item_size_max", s->cfg.val_cap);
@@ -488,15 +697,116 @@ static void slow_load_text(struct slow_scratch *sc, const __u8 *text, size_t tle
 
 /* ---- one datagram --------------------------------------------------------- */
 
-int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
-		    struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
+/* Does this command change the store (refused to sources outside the write
+ * list)?  As op_writes in handler.bpf.h; append, prepend, cas and touch
+ * belong here once the parser knows them. */
+static bool op_writes(__u8 op)
 {
-	struct slow_cmd c = { .s = s, .out = out, .d = delta, .out_start = out->len };
+	return op == XKV_OP_SET || op == XKV_OP_ADD || op == XKV_OP_REPLACE ||
+	       op == XKV_OP_INCR || op == XKV_OP_DECR || op == XKV_OP_DELETE ||
+	       op == XKV_OP_FLUSH_ALL;
+}
 
-	STAT(&c, requests); /* counted as the fast path does: every datagram */
+static void parse_at(struct slow_cmd *c, size_t off, size_t tlen, int *err)
+{
+	c->buf = c->sc->text + off;
+	c->r->key_cap = c->s->cfg.key_cap;
+	c->r->val_cap = c->s->cfg.val_cap;
+	c->r->binary_keys = !!(c->s->cfg.flags & XKV_CFG_BINARY_KEYS);
+	*err = xkv_parse(c->buf, (__u32)(tlen - off), c->r);
+}
+
+/* What the datagram would do, read before any of it runs, so that a refused
+ * datagram changes nothing: the commands up to the first parse error (the
+ * ones that would run).  Returns the counter of a silent drop, or -1. */
+enum { SCAN_TOO_MANY_KEYS = 1 };
+static int scan_datagram(struct slow_cmd *c, size_t tlen, bool may_write, int *flags)
+{
+	size_t off = 0;
+	bool writes = false;
+	int err;
+
+	*flags = 0;
+	do {
+		parse_at(c, off, tlen, &err);
+		if (err) {
+			/* answering a reply is how two servers talk forever */
+			if (err == XKV_E_UNKNOWN && xkv_reply_shaped(c->buf, c->r))
+				return XKV_STAT_drop_reply;
+			break;
+		}
+		writes |= op_writes(c->r->op);
+		if (c->r->op == XKV_OP_GET &&
+		    (c->r->too_many || c->r->ntok - 1 > c->sl->lim.max_keys))
+			*flags |= SCAN_TOO_MANY_KEYS;
+		off += c->r->next;
+	} while (off < tlen);
+	if (writes && !may_write)
+		return XKV_STAT_drop_write_acl;
+	return -1;
+}
+
+/* The checks the XDP program makes before it parses (handler.bpf.h, in its
+ * order), for what reaches the socket without passing them: IP options,
+ * fragments, frames for another MAC, skb paths.  0 to go on, or the
+ * counter of a silent drop (-1: dropped, not counted). */
+static int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_rights *rt)
+{
+	struct xkv_store *s = sl->s;
+	__u32 zero = 0;
+
+	rt->allow = rt->write = rt->trusted = true;
+	if (!src || (s->cfg.flags & XKV_CFG_UNGUARDED))
+		return 0;
+	/* sent to this host?  (a subnet broadcast reaches the socket too) */
+	struct xkv_host h;
+	__u8 plen;
+	if (src->has_dst && s->host_fd >= 0 && s->local_fd >= 0 &&
+	    !bpf_map_lookup_elem(s->host_fd, &zero, &h) && (h.flags & XKV_HOST_CHECK_IP) &&
+	    bpf_map_lookup_elem(s->local_fd, src->dst, &plen))
+		return -1; /* XDP passes these to the kernel uncounted as drops: no counter here */
+	if (src->port == 0 || src->port == s->cfg.port ||
+	    (src->port < 1024 && !(s->cfg.flags & XKV_CFG_LOW_PORTS)))
+		return XKV_STAT_drop_port;
+	if (xkv_rights_of(s, src->addr, rt) || !rt->allow)
+		return XKV_STAT_drop_acl; /* a lookup error refuses too */
+	return 0;
+}
+
+int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
+		    size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
+{
+	struct xkv_store *s = sl->s;
+	struct slow_cmd c = { .sl = sl, .s = s, .out = out, .d = delta, .out_start = out->len };
+	struct xkv_rights rt;
+
+	if (len >= XKV_UDP_HDR_LEN)
+		memcpy(hdr, dgram, sizeof(*hdr));
+	int drop = slow_admit(sl, src, &rt);
+	if (drop) {
+		if (drop > 0)
+			delta->v[drop]++;
+		return 0;
+	}
+	STAT(&c, requests); /* counted as the fast path does: past the access checks */
 	if (len < XKV_UDP_HDR_LEN)
 		return 0; /* no header to echo: nobody to answer */
-	memcpy(hdr, dgram, sizeof(*hdr));
+	/* one datagram per request; anything else gets silence, as memcached */
+	if (hdr->total != htons(1) || hdr->seq != 0) {
+		STAT(&c, drop_frame);
+		return 0;
+	}
+	/* An untrusted source gets at most max_amp reply bytes per request
+	 * byte; everyone at most max_reply. */
+	__u64 amp_cap = 0;
+	c.budget = sl->lim.max_reply;
+	if (src && !rt.trusted && s->cfg.max_amp && !(s->cfg.flags & XKV_CFG_UNGUARDED)) {
+		amp_cap = (__u64)s->cfg.max_amp * len;
+		if (amp_cap < c.budget) {
+			c.budget = (size_t)amp_cap;
+			c.budget_amp = 1;
+		}
+	}
 	c.sc = slow_scratch();
 	if (!c.sc) {
 		reply_err(&c, XKV_E_OOM);
@@ -504,37 +814,59 @@ int xkv_slow_handle(struct xkv_store *s, const __u8 *dgram, size_t len,
 	}
 	c.r = &c.sc->req;
 
-	if (hdr->total != htons(1) || hdr->seq != 0) {
-		reply_err(&c, XKV_E_MULTI_DGRAM);
-		goto done;
-	}
 	size_t tlen = len - XKV_UDP_HDR_LEN;
 	if (tlen > XKV_PARSE_SPAN)
 		tlen = XKV_PARSE_SPAN; /* cannot happen: UDP payloads are < 64 KiB */
 	slow_load_text(c.sc, dgram + XKV_UDP_HDR_LEN, tlen);
 
+	int scan;
+	drop = scan_datagram(&c, tlen, rt.write, &scan);
+	if (drop >= 0) {
+		delta->v[drop]++;
+		return 0;
+	}
+	if (scan & SCAN_TOO_MANY_KEYS) { /* refused before anything runs */
+		STAT(&c, drop_oversize);
+		PUT_LIT(out, XKV_R_TOO_MANY_KEYS);
+		goto done;
+	}
+
 	/* Every command in order.  On a parse error the error line is the last
 	 * thing answered: memcached would resynchronise on the next line and go
-	 * on, we stop (after a bad data block the next line is a guess). */
+	 * on, we stop (after a bad data block the next line is a guess).  A
+	 * reply over the budget stops it too (what ran, ran). */
 	size_t off = 0;
 	do {
-		c.buf = c.sc->text + off;
-		c.r->key_cap = s->cfg.key_cap;
-		c.r->val_cap = s->cfg.val_cap;
-		c.r->binary_keys = !!(s->cfg.flags & XKV_CFG_BINARY_KEYS);
-		int err = xkv_parse(c.buf, (__u32)(tlen - off), c.r);
+		int err;
+		parse_at(&c, off, tlen, &err);
 		count_cmd(&c);
 		if (err) {
 			reply_err(&c, err);
+			over_budget(&c, 0);
 			break;
 		}
-		if (slow_dispatch(&c) < 0)
+		if (slow_dispatch(&c) < 0 || over_budget(&c, 0))
 			break;
 		off += c.r->next;
 	} while (off < tlen);
 
+	if (c.over == OVER_REPLY) {
+		out->len = c.out_start;
+		STAT(&c, drop_oversize);
+		PUT_LIT(out, XKV_R_REPLY_LARGE);
+	}
 done:;
 	size_t n = out->len - c.out_start;
+	if (amp_cap && (c.over == OVER_AMP || wire_bytes(n) > amp_cap)) {
+		out->len = c.out_start;
+		if (XKV_UDP_HDR_LEN + sizeof(XKV_R_AMP) - 1 > amp_cap) {
+			STAT(&c, drop_amp);
+			return 0;
+		}
+		STAT(&c, amp_capped);
+		PUT_LIT(out, XKV_R_AMP);
+		n = out->len - c.out_start;
+	}
 	if (n == 0)
 		return 0;
 	delta->v[XKV_STAT_replies] += (n + XKV_DGRAM_TEXT - 1) / XKV_DGRAM_TEXT;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Slow path tests.
  *   test_slowpath unit    every layout, in-process: exact reply texts of
- *                         xkv_slow_handle, framing, counters, stats.
+ *                         xkv_slow_handle, framing, counters, stats; the
+ *                         access rules, amplification cap and request limits
+ *                         (issue 6).
  *   test_slowpath daemon  xkv_serve on lo in a thread, real UDP clients over
- *                         127.0.0.1 and ::1.
+ *                         127.0.0.1 and ::1; a refused source; a forked
+ *                         server that drops its privileges to nobody.
  * No XDP attach: the BPF object is loaded in-process and its maps used. */
 #include <errno.h>
 #include <poll.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -117,10 +121,14 @@ struct env {
 	const char *layout;
 	struct bpf_object *obj;
 	struct xkv_store s;
+	struct xkv_slow *sl;
+	const struct xkv_slow_src *src; /* NULL: a trusted local caller */
 	struct xkv_stats delta;
 };
 
-static int env_open(struct env *e, const char *layout, __u32 entries, __u32 val_cap)
+/* cfg_flags, max_amp: as attach would set them at load. */
+static int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 val_cap,
+			__u32 cfg_flags, __u32 max_amp)
 {
 	char err[XKV_ERRLEN];
 	struct xkv_config cfg;
@@ -134,6 +142,8 @@ static int env_open(struct env *e, const char *layout, __u32 entries, __u32 val_
 	cfg.entries = entries;
 	cfg.val_cap = val_cap;
 	cfg.key_cap = XKV_KEY_MAX;
+	cfg.flags |= cfg_flags;
+	cfg.max_amp = max_amp;
 	if (xkv_config_finish(&cfg, err, sizeof(err))) {
 		printf("FAIL %s: config: %s\n", layout, err);
 		return -1;
@@ -150,11 +160,25 @@ static int env_open(struct env *e, const char *layout, __u32 entries, __u32 val_
 		e->obj = NULL;
 		return -1;
 	}
+	e->sl = xkv_slow_new(&e->s, NULL);
+	if (!e->sl) {
+		printf("FAIL %s: xkv_slow_new\n", layout);
+		xkv_store_close(&e->s);
+		bpf_object__close(e->obj);
+		return -1;
+	}
 	return 0;
+}
+
+static int env_open(struct env *e, const char *layout, __u32 entries, __u32 val_cap)
+{
+	return env_open_cfg(e, layout, entries, val_cap, 0, 0);
 }
 
 static void env_close(struct env *e)
 {
+	xkv_slow_free(e->sl);
+	e->sl = NULL;
 	xkv_store_close(&e->s);
 	bpf_object__close(e->obj);
 	e->obj = NULL;
@@ -176,7 +200,7 @@ static int ask_hdr(struct env *e, __u16 seq, __u16 total, const void *req, size_
 {
 	size_t dl = mkdgram(dgram_buf, REQ_ID, seq, total, req, len);
 	out->len = 0;
-	return xkv_slow_handle(&e->s, dgram_buf, dl, h, out, &e->delta);
+	return xkv_slow_handle(e->sl, e->src, dgram_buf, dl, h, out, &e->delta);
 }
 
 static int ask(struct env *e, const void *req, size_t len, struct xkv_buf *out)
@@ -218,8 +242,18 @@ static void expect_n(struct env *e, const char *what, const void *req, size_t rl
 /* request in a buffer, reply a literal */
 #define EXPECTL(e, what, req, lit) expect_n(e, what, (req)->p, (req)->len, lit, sizeof(lit) - 1)
 
+/* flush_all runs on a thread: wait for it (0 once idle). */
+static int flush_wait(struct env *e, int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms && xkv_slow_flush_busy(e->sl); i++)
+		usleep(1000);
+	return xkv_slow_flush_busy(e->sl) ? -1 : 0;
+}
+
 static void flush_store(struct env *e)
 {
+	if (flush_wait(e, 10000))
+		report(0, "%s: a flush_all still running", e->layout);
 	int r = e->s.L->flush(&e->s);
 	if (r)
 		report(0, "%s: flush accessor returned %d", e->layout, r);
@@ -421,10 +455,10 @@ static void t_errors(struct env *e)
 	EXPECT(e, "", "CLIENT_ERROR line not terminated by \\r\\n\r\n");
 	EXPECT(e, "get a\tb\r\n", "CLIENT_ERROR bad key\r\n");
 	EXPECT(e, "set k 0 0 8193\r\n", "SERVER_ERROR object too large for cache\r\n");
-	expect_hdr(e, "multi-datagram request (total 2)", 0, 2, "get k\r\n", 7,
-		   XKV_R_MULTI_DGRAM, strlen(XKV_R_MULTI_DGRAM));
-	expect_hdr(e, "multi-datagram request (seq 1)", 1, 1, "get k\r\n", 7,
-		   XKV_R_MULTI_DGRAM, strlen(XKV_R_MULTI_DGRAM));
+	/* issue 6: silence, as memcached (was CLIENT_ERROR multi-datagram) */
+	expect_hdr(e, "multi-datagram request (total 2): silence", 0, 2, "get k\r\n", 7, "", 0);
+	expect_hdr(e, "multi-datagram request (seq 1): silence", 1, 1, "get k\r\n", 7, "", 0);
+	expect_hdr(e, "frame header total 0: silence", 0, 0, "get k\r\n", 7, "", 0);
 
 	memset(key251, 'k', 251);
 	key251[251] = 0;
@@ -456,14 +490,14 @@ static void t_errors(struct env *e)
 	tprintf(&want, "%s", XKV_R_KEY_BAD);
 	EXPECTB(e, "get with a control character in the 39th key", &req, &want);
 
-	/* more keys than the parser's token array */
+	/* more keys than the parser's token array (issue 6: over max_keys) */
 	req.len = 0;
 	tprintf(&req, "get");
 	for (int i = 0; i < 5000; i++)
 		tprintf(&req, " a");
 	tprintf(&req, "\r\n");
 	want.len = 0;
-	tprintf(&want, "%s", XKV_R_FORMAT);
+	tprintf(&want, "%s", XKV_R_TOO_MANY_KEYS);
 	EXPECTB(e, "get with 5000 keys", &req, &want);
 
 	/* a parse error ends the datagram */
@@ -473,7 +507,7 @@ static void t_errors(struct env *e)
 	/* a datagram too short for a frame header gets no answer */
 	struct xkv_buf out = {};
 	struct xkv_udp_hdr h;
-	int ret = xkv_slow_handle(&e->s, (const __u8 *)"\0\1\0", 3, &h, &out, &e->delta);
+	int ret = xkv_slow_handle(e->sl, NULL, (const __u8 *)"\0\1\0", 3, &h, &out, &e->delta);
 	report(ret == 0 && out.len == 0, "%s: 3-byte datagram: no reply (ret %d, %zu bytes)",
 	       e->layout, ret, out.len);
 	xkv_buf_free(&out);
@@ -493,22 +527,41 @@ static void t_multi_cmd(struct env *e)
 	EXPECT(e, "get b c\r\n", "VALUE c 0 1\r\nx\r\nEND\r\n");
 }
 
+/* flush_all answers OK at once and walks the store on a thread; until the
+ * walk is done the slow path answers what it flushes as misses. */
 static void t_flush(struct env *e)
 {
 	flush_store(e);
 	EXPECT(e, "set f1 0 0 1\r\n1\r\nset f2 0 0 1\r\n2\r\n", "STORED\r\nSTORED\r\n");
 	long c1 = e->s.L->count(&e->s);
 	EXPECT(e, "flush_all\r\n", "OK\r\n");
-	long c2 = e->s.L->count(&e->s);
-	report(c1 == 2 && c2 == 0, "%s: flush_all empties the store (%ld -> %ld items)", e->layout, c1, c2);
 	EXPECT(e, "get f1 f2\r\n", "END\r\n");
-	EXPECT(e, "set f1 0 0 1\r\n1\r\n", "STORED\r\n");
-	EXPECT(e, "flush_all 10\r\n", "OK\r\n");
+	EXPECT(e, "delete f1\r\n", "NOT_FOUND\r\n");
+	/* a flushed item does not block add (the walk may still remove the new
+	 * f2 if it has not passed it yet: the accessors delete all they find) */
+	EXPECT(e, "add f2 0 0 1\r\nn\r\n", "STORED\r\n");
+	int idle = flush_wait(e, 5000);
+	long c2 = e->s.L->count(&e->s);
+	report(c1 == 2 && !idle && c2 <= 1, "%s: flush_all empties the store (%ld -> %ld items, f2 re-added)",
+	       e->layout, c1, c2);
 	EXPECT(e, "get f1\r\n", "END\r\n");
 	EXPECT(e, "set f1 0 0 1\r\n1\r\n", "STORED\r\n");
+	/* issue 6: the delay is honoured (it used to flush at once); a later
+	 * flush_all replaces a pending one, as memcached's single flush time */
+	EXPECT(e, "flush_all 10\r\n", "OK\r\n");
+	EXPECT(e, "get f1\r\n", "VALUE f1 0 1\r\n1\r\nEND\r\n");
+	report(xkv_slow_flush_busy(e->sl) == 1, "%s: flush_all 10 is scheduled", e->layout);
 	EXPECT(e, "flush_all 0 noreply\r\n", "");
 	EXPECT(e, "get f1\r\n", "END\r\n");
+	report(!flush_wait(e, 5000), "%s: flush_all 0 replaced the one due in 10 s", e->layout);
 	EXPECT(e, "set f1 0 0 1\r\n1\r\nflush_all noreply\r\nget f1\r\n", "STORED\r\nEND\r\n");
+	flush_wait(e, 5000);
+	EXPECT(e, "set f1 0 0 1\r\n1\r\nflush_all 1\r\nget f1\r\n", "STORED\r\nOK\r\nVALUE f1 0 1\r\n1\r\nEND\r\n");
+	usleep(1100 * 1000);
+	EXPECT(e, "get f1\r\n", "END\r\n");
+	int idle2 = flush_wait(e, 5000);
+	long c3 = e->s.L->count(&e->s);
+	report(!idle2 && c3 == 0, "%s: flush_all 1 empties the store a second later (%ld items)", e->layout, c3);
 }
 
 static void fill(__u8 *p, size_t n, unsigned seed)
@@ -762,6 +815,7 @@ static void t_stats(struct env *e)
 	memset(&e->delta, 0, sizeof(e->delta));
 	const char *setup = "set s1 0 0 1\r\n1\r\nset s2 0 0 1\r\n2\r\nget s1 s3\r\n";
 	ask(e, setup, strlen(setup), &out);
+	xkv_slow_count_refresh(e->sl); /* stats answers curr_items from the cached count */
 	xkv_stats_read(&e->s, XKV_STATS_SLOW, &slow_map, NULL);
 	struct xkv_stats pending = e->delta;
 
@@ -802,6 +856,7 @@ static void t_stats(struct env *e)
 	ok &= !stat_field(&out, "version", v, sizeof(v)) && !strcmp(v, "0.1.0");
 	ok &= !stat_field(&out, "layout", v, sizeof(v)) && !strcmp(v, e->layout);
 	ok &= !stat_field(&out, "curr_items", v, sizeof(v)) && !strcmp(v, "2");
+	ok &= !stat_field(&out, "curr_items_age_s", v, sizeof(v)) && !strcmp(v, "0");
 	ok &= !stat_field(&out, "limit_items", v, sizeof(v)) && atol(v) == ENTRIES;
 	ok &= !stat_field(&out, "item_size_max", v, sizeof(v)) && atol(v) == VAL_CAP;
 	ok &= !stat_field(&out, "uptime", v, sizeof(v)) && !stat_field(&out, "time", v, sizeof(v)) &&
@@ -950,6 +1005,458 @@ out:
 	xkv_buf_free(&out);
 }
 
+/* ---- issue 6: access rules, amplification, limits -------------------------- */
+
+static void src_set(struct xkv_slow_src *src, const char *addr, __u16 port)
+{
+	struct xkv_acl_key k;
+	char err[256];
+
+	memset(src, 0, sizeof(*src));
+	if (xkv_cidr_parse(addr, &k, err, sizeof(err)))
+		report(0, "source %s: %s", addr, err);
+	memcpy(src->addr, k.addr, 16);
+	src->port = port;
+}
+
+static void acl(struct env *e, int list, const char *cidr)
+{
+	struct xkv_acl_key k;
+	char err[256];
+	int r = xkv_cidr_parse(cidr, &k, err, sizeof(err));
+	if (!r)
+		r = xkv_acl_add(&e->s, list, &k, XKV_ACL_USER);
+	if (r)
+		report(0, "%s: acl add %s %s: %d %s", e->layout, xkv_acl_list_names[list], cidr, r, err);
+}
+
+static void acl_clear(struct env *e)
+{
+	for (int l = 0; l < XKV_ACL__N; l++) {
+		struct xkv_acl_key k, next;
+		while (!bpf_map_get_next_key(e->s.acl_fd[l], NULL, &next)) {
+			k = next;
+			if (bpf_map_delete_elem(e->s.acl_fd[l], &k))
+				break;
+		}
+	}
+}
+
+/* The item's value through the accessor ("" when absent). */
+static const char *peek(struct env *e, const char *key)
+{
+	static struct xkv_item it;
+	static char v[64];
+	if (e->s.L->get(&e->s, key, (__u32)strlen(key), &it) != 1)
+		return "";
+	snprintf(v, sizeof(v), "%.*s", (int)(it.len < 60 ? it.len : 60), it.data);
+	return v;
+}
+
+/* req from src: want (a literal; "" = no reply) and one more of counter. */
+static void expect_from(struct env *e, const struct xkv_slow_src *src, const char *what,
+			const char *req, const char *want, int counter)
+{
+	__u64 before = counter >= 0 ? e->delta.v[counter] : 0;
+	const struct xkv_slow_src *keep = e->src;
+	e->src = src;
+	expect_n(e, what, req, strlen(req), want, strlen(want));
+	e->src = keep;
+	if (counter >= 0)
+		report(e->delta.v[counter] == before + 1, "%s: %s: %s counted (%llu -> %llu)", e->layout,
+		       what, xkv_stat_names[counter], (unsigned long long)before,
+		       (unsigned long long)e->delta.v[counter]);
+}
+
+/* Allow 10/8 and fd00::/8, write 10.1/16, trust 10.1.2.3. */
+static void t_access(struct env *e)
+{
+	struct xkv_slow_src rd, wr, out, rd6, p;
+
+	flush_store(e);
+	acl_clear(e);
+	acl(e, XKV_ACL_ALLOW, "10.0.0.0/8");
+	acl(e, XKV_ACL_ALLOW, "fd00::/8");
+	acl(e, XKV_ACL_WRITE, "10.1.0.0/16");
+	acl(e, XKV_ACL_TRUST, "10.1.2.3");
+	src_set(&rd, "10.2.0.5", 40000);
+	src_set(&wr, "10.1.0.9", 40000);
+	src_set(&out, "192.0.2.1", 40000);
+	src_set(&rd6, "fd00::5", 40000);
+
+	/* no source (a local caller) is trusted; a writer writes */
+	EXPECT(e, "set k 0 0 3\r\nold\r\n", "STORED\r\n");
+	expect_from(e, &wr, "writer: set", "set w 0 0 1\r\nw\r\n", "STORED\r\n", XKV_STAT_requests);
+	expect_from(e, &rd, "reader: get", "get k\r\n", "VALUE k 0 3\r\nold\r\nEND\r\n", XKV_STAT_requests);
+	expect_from(e, &rd6, "IPv6 reader: get", "get k\r\n", "VALUE k 0 3\r\nold\r\nEND\r\n", XKV_STAT_requests);
+
+	/* refused sources: no reply, nothing changes, not a request */
+	__u64 reqs = e->delta.v[XKV_STAT_requests];
+	expect_from(e, &out, "outsider: get", "get k\r\n", "", XKV_STAT_drop_acl);
+	expect_from(e, &out, "outsider: set", "set k 0 0 3\r\nnew\r\n", "", XKV_STAT_drop_acl);
+	expect_from(e, &out, "outsider: bogus", "bogus\r\n", "", XKV_STAT_drop_acl);
+	src_set(&p, "fe80::1", 40000);
+	expect_from(e, &p, "IPv6 outsider: version", "version\r\n", "", XKV_STAT_drop_acl);
+	report(!strcmp(peek(e, "k"), "old") && e->delta.v[XKV_STAT_requests] == reqs,
+	       "%s: refused sources changed nothing and are not requests", e->layout);
+
+	/* source ports: 0, the service port, below 1024 */
+	__u16 ports[] = { 0, e->s.cfg.port, 1023, 53, 1 };
+	for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		char what[64];
+		src_set(&p, "10.1.2.3", ports[i]);
+		snprintf(what, sizeof(what), "trusted source port %u refused", ports[i]);
+		expect_from(e, &p, what, "version\r\n", "", XKV_STAT_drop_port);
+	}
+	src_set(&p, "10.1.2.3", 1024);
+	expect_from(e, &p, "source port 1024 served", "version\r\n", "VERSION xdpkv 0.1.0\r\n", -1);
+
+	/* writes from a reader: silence, and nothing of the datagram runs */
+	static const char *const writes[] = {
+		"set k 0 0 3\r\nnew\r\n", "add n 0 0 1\r\nx\r\n", "replace k 0 0 1\r\nx\r\n",
+		"incr k 1\r\n", "decr k 1\r\n", "delete k\r\n", "flush_all\r\n",
+		"set k 0 0 3 noreply\r\nnew\r\n",
+		"get k\r\nset k 0 0 1\r\nx\r\n",
+		"version\r\nget k\r\ndelete k noreply\r\n",
+		"set k 0 0 3\r\nnew\r\nbogus\r\n",
+	};
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		char what[96], name[64];
+		short_name(name, sizeof(name), writes[i], strlen(writes[i]));
+		snprintf(what, sizeof(what), "reader: %s", name);
+		expect_from(e, &rd, what, writes[i], "", XKV_STAT_drop_write_acl);
+		expect_from(e, &rd6, what, writes[i], "", XKV_STAT_drop_write_acl);
+	}
+	report(!strcmp(peek(e, "k"), "old") && !strcmp(peek(e, "n"), "") && !xkv_slow_flush_busy(e->sl),
+	       "%s: refused writes left the store unchanged (k '%s')", e->layout, peek(e, "k"));
+	/* what ends the datagram before a write is no write */
+	expect_from(e, &rd, "reader: bogus line before a set", "get k\r\nbogus\r\nset k 0 0 1\r\nx\r\n",
+		    "VALUE k 0 3\r\nold\r\nEND\r\nERROR\r\n", -1);
+
+	/* sent to this host?  With XKV_HOST_CHECK_IP only to local_addrs */
+	struct xkv_host h = { .flags = XKV_HOST_CHECK_IP };
+	__u32 zero = 0;
+	__u8 a16[16], plen = 120;
+	src_set(&p, "10.0.0.1", 0);
+	memcpy(a16, p.addr, 16);
+	bpf_map_update_elem(e->s.host_fd, &zero, &h, BPF_ANY);
+	bpf_map_update_elem(e->s.local_fd, a16, &plen, BPF_ANY);
+	struct xkv_slow_src to = wr;
+	to.has_dst = 1;
+	memcpy(to.dst, a16, 16);
+	expect_from(e, &to, "sent to a local address", "version\r\n", "VERSION xdpkv 0.1.0\r\n", -1);
+	src_set(&p, "10.0.0.255", 0);
+	memcpy(to.dst, p.addr, 16);
+	expect_from(e, &to, "sent to a subnet broadcast: silence", "version\r\n", "", -1);
+	h.flags = 0;
+	bpf_map_update_elem(e->s.host_fd, &zero, &h, BPF_ANY);
+	bpf_map_delete_elem(e->s.local_fd, a16);
+	expect_from(e, &to, "no IP check: the broadcast is answered", "version\r\n", "VERSION xdpkv 0.1.0\r\n", -1);
+	acl_clear(e);
+}
+
+/* Silence for what memcached would not answer either. */
+static void t_silence(struct env *e)
+{
+	struct xkv_slow_src wr;
+
+	flush_store(e);
+	EXPECT(e, "set k 0 0 1\r\nv\r\n", "STORED\r\n");
+	e->delta.v[XKV_STAT_drop_frame] = 0;
+	expect_hdr(e, "frame seq 1 total 2: silence", 1, 2, "get k\r\n", 7, "", 0);
+	expect_hdr(e, "frame seq 0 total 3: silence", 0, 3, "set k 0 0 1\r\nx\r\n", 16, "", 0);
+	report(e->delta.v[XKV_STAT_drop_frame] == 2 && !strcmp(peek(e, "k"), "v"),
+	       "%s: drop_frame counted (%llu), store unchanged", e->layout,
+	       (unsigned long long)e->delta.v[XKV_STAT_drop_frame]);
+
+	static const char *const replies[] = {
+		"ERROR\r\n", "VALUE k 0 1\r\nx\r\nEND\r\n", "42\r\n", "STORED\r\n", "END\r\n",
+		"SERVER_ERROR busy\r\n", "CLIENT_ERROR bad data chunk\r\n", "STAT pid 1\r\n",
+		"VERSION 1.6.9\r\n", "HD\r\n", "get k\r\nEND\r\n", "set k 0 0 1\r\nx\r\nNOT_FOUND\r\n",
+	};
+	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+		char what[96], name[64];
+		short_name(name, sizeof(name), replies[i], strlen(replies[i]));
+		snprintf(what, sizeof(what), "reply-shaped %s: silence", name);
+		expect_from(e, NULL, what, replies[i], "", XKV_STAT_drop_reply);
+	}
+	report(!strcmp(peek(e, "k"), "v"), "%s: a reply-shaped datagram ran none of its commands", e->layout);
+	EXPECT(e, "GET k\r\n", "ERROR\r\n");
+	EXPECT(e, "bogus\r\n", "ERROR\r\n");
+	EXPECT(e, "Stored\r\n", "ERROR\r\n");
+	EXPECT(e, "-1\r\n", "ERROR\r\n");
+	/* the same from a source the lists allow */
+	acl(e, XKV_ACL_ALLOW, "any");
+	acl(e, XKV_ACL_WRITE, "any");
+	src_set(&wr, "10.1.0.9", 40000);
+	expect_from(e, &wr, "from a source: ERROR is silence", "ERROR\r\n", "", XKV_STAT_drop_reply);
+	expect_from(e, &wr, "from a source: GET is ERROR", "GET k\r\n", "ERROR\r\n", XKV_STAT_err_unknown);
+	acl_clear(e);
+}
+
+/* max_amp 10: an untrusted source gets 10 bytes per request byte. */
+static void t_amp(void)
+{
+	struct env e;
+	struct xkv_slow_src rd, tr;
+	static __u8 val[2000];
+	struct xkv_buf req = {}, want = {};
+
+	printf("== hash_map, max_amp 10\n");
+	if (env_open_cfg(&e, "hash_map", 1024, VAL_CAP, 0, 10))
+		return (void)n_fail++;
+	acl(&e, XKV_ACL_ALLOW, "any");
+	acl(&e, XKV_ACL_TRUST, "10.1.2.3");
+	src_set(&rd, "10.2.0.5", 40000);
+	src_set(&tr, "10.1.2.3", 40000);
+	fill(val, sizeof(val), 9);
+	tprintf(&req, "set big 0 0 2000\r\n");
+	tput(&req, val, 2000);
+	tprintf(&req, "\r\nset small 0 0 5\r\nhello\r\n");
+	ask(&e, req.p, req.len, &want);
+
+	/* "get big big\r\n": 21 bytes with the frame header, cap 210 */
+	want.len = 0;
+	for (int i = 0; i < 2; i++) {
+		tprintf(&want, "VALUE big 0 2000\r\n");
+		tput(&want, val, 2000);
+		tprintf(&want, "\r\n");
+	}
+	tprintf(&want, "END\r\n");
+	expect_from(&e, &rd, "untrusted multi-get of a big value", "get big big\r\n", XKV_R_AMP, XKV_STAT_amp_capped);
+	e.src = &tr;
+	expect_n(&e, "trusted multi-get of a big value: all of it", "get big big\r\n", 13, want.p, want.len);
+	e.src = NULL;
+	expect_n(&e, "no source (local caller): all of it", "get big big\r\n", 13, want.p, want.len);
+	expect_from(&e, &rd, "untrusted small reply under the cap", "get small\r\n",
+		    "VALUE small 0 5\r\nhello\r\nEND\r\n", -1);
+	/* "get edge\r\n" + its frame header: 18 bytes, 180 allowed on the wire:
+	 * "VALUE edge 0 NNN\r\n" (18) + NNN + "\r\nEND\r\n" (7) + 8 */
+	for (int extra = 0; extra < 2; extra++) {
+		int n = 180 - 8 - 18 - 7 + extra;
+		req.len = 0;
+		tprintf(&req, "set edge 0 0 %d\r\n", n);
+		tput(&req, val, (size_t)n);
+		tprintf(&req, "\r\n");
+		ask(&e, req.p, req.len, &want);
+		want.len = 0;
+		tprintf(&want, "VALUE edge 0 %d\r\n", n);
+		tput(&want, val, (size_t)n);
+		tprintf(&want, "\r\nEND\r\n");
+		e.src = &rd;
+		if (extra)
+			expect_n(&e, "untrusted reply one byte over max_amp x request: capped", "get edge\r\n",
+				 10, XKV_R_AMP, strlen(XKV_R_AMP));
+		else
+			expect_n(&e, "untrusted reply of exactly max_amp x request", "get edge\r\n", 10,
+				 want.p, want.len);
+		e.src = NULL;
+	}
+	env_close(&e);
+
+	printf("== hash_map, max_amp 10, --strict, --allow-low-ports\n");
+	if (env_open_cfg(&e, "hash_map", 1024, VAL_CAP, XKV_CFG_STRICT | XKV_CFG_LOW_PORTS, 10))
+		return (void)n_fail++;
+	acl(&e, XKV_ACL_ALLOW, "any");
+	acl(&e, XKV_ACL_TRUST, "10.1.2.3");
+	req.len = 0;
+	tprintf(&req, "set big 0 0 2000\r\n");
+	tput(&req, val, 2000);
+	tprintf(&req, "\r\n");
+	ask(&e, req.p, req.len, &want);
+	expect_from(&e, &tr, "strict: a trusted source is capped too", "get big big\r\n", XKV_R_AMP,
+		    XKV_STAT_amp_capped);
+	struct xkv_slow_src p;
+	src_set(&p, "10.1.2.3", 53);
+	expect_from(&e, &p, "--allow-low-ports: source port 53 served", "version\r\n",
+		    "VERSION xdpkv 0.1.0\r\n", XKV_STAT_requests);
+	src_set(&p, "10.1.2.3", 0);
+	expect_from(&e, &p, "--allow-low-ports: source port 0 still refused", "version\r\n", "",
+		    XKV_STAT_drop_port);
+	src_set(&p, "10.1.2.3", e.s.cfg.port);
+	expect_from(&e, &p, "--allow-low-ports: the service port still refused", "version\r\n", "",
+		    XKV_STAT_drop_port);
+	env_close(&e);
+
+	printf("== hash_map, max_amp 1\n");
+	if (env_open_cfg(&e, "hash_map", 1024, VAL_CAP, 0, 1))
+		return (void)n_fail++;
+	acl(&e, XKV_ACL_ALLOW, "any");
+	ask(&e, req.p, req.len, &want);
+	expect_from(&e, &rd, "max_amp 1: not even the SERVER_ERROR fits: nothing", "get big\r\n", "",
+		    XKV_STAT_drop_amp);
+	expect_from(&e, &rd, "max_amp 1: a longer request, still nothing", "get big nothere\r\n",
+		    "", XKV_STAT_drop_amp);
+	expect_from(&e, &rd, "max_amp 1: END for a long miss fits", "get nothere_but_a_long_key\r\n",
+		    "END\r\n", -1);
+	env_close(&e);
+	xkv_buf_free(&req);
+	xkv_buf_free(&want);
+}
+
+/* max_keys and max_reply, the defaults and set ones. */
+static void t_limits(void)
+{
+	struct env e;
+	struct xkv_buf req = {}, out = {};
+	static __u8 val[5000];
+	char err[64];
+
+	printf("== hash_map, request limits\n");
+	if (env_open(&e, "hash_map", 1024, VAL_CAP))
+		return (void)n_fail++;
+	struct xkv_slow_limits dl = xkv_slow_limits_of(e.sl);
+	report(dl.max_keys == 256 && dl.max_reply == 1u << 20, "defaults: max_keys %u max_reply %u",
+	       dl.max_keys, dl.max_reply);
+	fill(val, sizeof(val), 4);
+	tprintf(&req, "set v 0 0 5000\r\n");
+	tput(&req, val, 5000);
+	tprintf(&req, "\r\nset s 0 0 1\r\ns\r\n");
+	ask(&e, req.p, req.len, &out);
+
+	/* 256 keys: served; 257: refused before anything runs */
+	for (int n = 256; n <= 257; n++) {
+		req.len = 0;
+		tprintf(&req, "get");
+		for (int i = 0; i < n; i++)
+			tprintf(&req, " s");
+		tprintf(&req, "\r\n");
+		__u64 before = e.delta.v[XKV_STAT_drop_oversize];
+		ask(&e, req.p, req.len, &out);
+		int ok = n == 256 ? out.len == 256 * 16 + 5 && e.delta.v[XKV_STAT_drop_oversize] == before
+				  : out.len == strlen(XKV_R_TOO_MANY_KEYS) &&
+					    !memcmp(out.p, XKV_R_TOO_MANY_KEYS, out.len) &&
+					    e.delta.v[XKV_STAT_drop_oversize] == before + 1;
+		report(ok, "hash_map: get of %d keys: %s (%zu bytes)", n, n == 256 ? "served" : "too many keys",
+		       out.len);
+	}
+	req.len = 0;
+	tprintf(&req, "set z 0 0 1\r\nz\r\nget");
+	for (int i = 0; i < 300; i++)
+		tprintf(&req, " s");
+	tprintf(&req, "\r\n");
+	EXPECTL(&e, "a set before a get of 300 keys does not run", &req, XKV_R_TOO_MANY_KEYS);
+	report(!strcmp(peek(&e, "z"), ""), "hash_map: z not stored ('%s')", peek(&e, "z"));
+
+	/* 1 MiB: 200 copies of 5000 bytes fit, 220 do not */
+	for (int n = 200; n <= 220; n += 20) {
+		req.len = 0;
+		tprintf(&req, "get");
+		for (int i = 0; i < n; i++)
+			tprintf(&req, " v");
+		tprintf(&req, "\r\n");
+		__u64 before = e.delta.v[XKV_STAT_drop_oversize];
+		ask(&e, req.p, req.len, &out);
+		size_t full = (size_t)n * (sizeof("VALUE v 0 5000\r\n") - 1 + 5000 + 2) + 5;
+		int ok = n == 200 ? out.len == full
+				  : out.len == strlen(XKV_R_REPLY_LARGE) &&
+					    !memcmp(out.p, XKV_R_REPLY_LARGE, out.len) &&
+					    e.delta.v[XKV_STAT_drop_oversize] == before + 1;
+		report(ok, "hash_map: get of %d x 5000 bytes (%zu bytes): %s (%zu bytes)", n, full,
+		       n == 200 ? "served" : "reply too large", out.len);
+	}
+	/* the buffer stays bounded: 9000 stats in one datagram */
+	req.len = 0;
+	for (int i = 0; i < 9000; i++)
+		tprintf(&req, "stats\r\n");
+	xkv_buf_free(&out);
+	ask(&e, req.p, req.len, &out);
+	report(out.len == strlen(XKV_R_REPLY_LARGE) && out.cap <= (4u << 20),
+	       "hash_map: 9000 stats in a datagram: reply too large, buffer %zu bytes", out.cap);
+
+	/* set limits (as --max-keys 3 --max-reply 4000) */
+	struct xkv_slow_limits lim = { .max_keys = 3, .max_reply = 4000 };
+	struct xkv_slow *def = e.sl;
+	e.sl = xkv_slow_new(&e.s, &lim);
+	EXPECT(&e, "get s s s\r\n", "VALUE s 0 1\r\ns\r\nVALUE s 0 1\r\ns\r\nVALUE s 0 1\r\ns\r\nEND\r\n");
+	EXPECT(&e, "get s s s s\r\n", XKV_R_TOO_MANY_KEYS);
+	EXPECT(&e, "get v\r\n", XKV_R_REPLY_LARGE);
+	EXPECT(&e, "set v 0 0 3\r\nabc\r\nget v\r\n", "STORED\r\nVALUE v 0 3\r\nabc\r\nEND\r\n");
+	snprintf(err, sizeof(err), "%s", peek(&e, "v"));
+	report(!strcmp(err, "abc"), "hash_map: what ran before the reply grew too large stays (v '%s')", err);
+	xkv_slow_free(e.sl);
+	lim.max_keys = 100000; /* above what the parser holds: capped */
+	lim.max_reply = 0xffffffffu;
+	e.sl = xkv_slow_new(&e.s, &lim);
+	dl = xkv_slow_limits_of(e.sl);
+	report(dl.max_keys == XKV_SLOW_MAX_KEYS_CAP && dl.max_reply == 0xffffu * XKV_DGRAM_MAX,
+	       "limits capped to what a request can hold: max_keys %u max_reply %u", dl.max_keys,
+	       dl.max_reply);
+	xkv_slow_free(e.sl);
+	e.sl = def;
+	env_close(&e);
+	xkv_buf_free(&req);
+	xkv_buf_free(&out);
+}
+
+/* A store of 100000 items: stats answers from the cached count, flush_all
+ * answers before its walk is done. */
+static void t_big(void)
+{
+	struct env e;
+	struct xkv_buf out = {};
+	enum { N = 100000 };
+	char v[64];
+
+	printf("== hash_map, %d items\n", N);
+	if (env_open(&e, "hash_map", 131072, 64))
+		return (void)n_fail++;
+	__u32 ks = e.s.cfg.key_size, es = e.s.cfg.entry_size;
+	__u8 *keys = calloc(N, ks), *ents = calloc(N, es);
+	for (int i = 0; i < N; i++) {
+		char k[32];
+		int kl = snprintf(k, sizeof(k), "big%06d", i);
+		xkv_key_pack(&e.s.cfg, k, (__u32)kl, keys + (size_t)i * ks);
+		struct xkv_entry *en = (void *)(ents + (size_t)i * es);
+		en->wtime_ns = xkv_now_ns();
+		en->len = 1;
+		en->data[0] = 'x';
+	}
+	long stored = xkv_store_set_batch(&e.s, keys, ents, N);
+	__u64 t0 = xkv_now_ns();
+	long counted = xkv_slow_count_refresh(e.sl);
+	__u64 walk_us = (xkv_now_ns() - t0) / 1000;
+	report(stored == N && counted == N, "hash_map: %ld stored, %ld counted (a walk: %llu us)", stored,
+	       counted, (unsigned long long)walk_us);
+
+	EXPECT(&e, "set extra1 0 0 1\r\n1\r\nset extra2 0 0 1\r\n2\r\n", "STORED\r\nSTORED\r\n");
+	t0 = xkv_now_ns();
+	ask(&e, "stats\r\n", 7, &out);
+	__u64 stats_us = (xkv_now_ns() - t0) / 1000;
+	int ok = !stat_field(&out, "curr_items", v, sizeof(v)) && atol(v) == N;
+	report(ok, "hash_map: stats answers the cached curr_items %s (want %d, not %d) in %llu us", v, N,
+	       N + 2, (unsigned long long)stats_us);
+	xkv_slow_count_refresh(e.sl);
+	ask(&e, "stats\r\n", 7, &out);
+	ok = !stat_field(&out, "curr_items", v, sizeof(v)) && atol(v) == N + 2;
+	report(ok, "hash_map: after a refresh curr_items %s (want %d)", v, N + 2);
+
+	/* flush_all: OK at once; the walk still has items to delete then */
+	t0 = xkv_now_ns();
+	int r = ask(&e, "flush_all\r\n", 11, &out);
+	__u64 flush_us = (xkv_now_ns() - t0) / 1000;
+	__u8 k1[XKV_KEY_MAX + 8];
+	int left = !bpf_map_get_next_key(e.s.store_fd, NULL, k1);
+	ok = r == 1 && out.len == 4 && !memcmp(out.p, "OK\r\n", 4) && left;
+	report(ok, "hash_map: flush_all answered OK in %llu us, items still in the map then (%d)",
+	       (unsigned long long)flush_us, left);
+	EXPECT(&e, "get big000001 big099999 extra1\r\n", "END\r\n");
+	EXPECT(&e, "version\r\n", "VERSION xdpkv 0.1.0\r\n");
+	t0 = xkv_now_ns();
+	int idle = flush_wait(&e, 20000);
+	__u64 wait_ms = (xkv_now_ns() - t0) / 1000000;
+	long after = e.s.L->count(&e.s);
+	report(!idle && after == 0, "hash_map: the store empty %llu ms later (%ld items)",
+	       (unsigned long long)wait_ms, after);
+	ask(&e, "stats\r\n", 7, &out);
+	ok = !stat_field(&out, "curr_items", v, sizeof(v)) && atol(v) == 0;
+	report(ok, "hash_map: the flusher recounted: curr_items %s", v);
+	free(keys);
+	free(ents);
+	xkv_buf_free(&out);
+	env_close(&e);
+}
+
 static int run_unit(void)
 {
 	for (int i = 0; xkv_layouts[i]; i++) {
@@ -971,12 +1478,17 @@ static int run_unit(void)
 		t_multiget(&e);
 		t_counters(&e);
 		t_stats(&e);
+		t_access(&e);
+		t_silence(&e);
 		if (!strcmp(name, "percpu"))
 			t_percpu(&e);
 		env_close(&e);
 	}
 	printf("== hash_map, 64 entries\n");
 	t_oom();
+	t_amp();
+	t_limits();
+	t_big();
 	return 0;
 }
 
@@ -1117,6 +1629,136 @@ static void check_unprivileged(struct xkv_store *s)
 	       "daemon: a privileged port without privileges is reported as needing root");
 }
 
+static volatile sig_atomic_t child_stop;
+
+static void on_term(int sig)
+{
+	child_stop = sig;
+}
+
+/* "Name:\tvalue" of a /proc status file ("" if missing). */
+static void status_field(const char *path, const char *name, char *val, size_t vl)
+{
+	char line[256];
+	size_t nl = strlen(name);
+	FILE *f = fopen(path, "r");
+
+	val[0] = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, nl) && line[nl] == ':') {
+			snprintf(val, vl, "%s", line + nl + 1 + strspn(line + nl + 1, " \t"));
+			val[strcspn(val, "\n")] = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* A forked server that drops to nobody keeps serving, and keeps the host
+ * map current (xkv_host_sync on map fds it opened as root). */
+static void check_privdrop(struct xkv_store *s, __u16 port, int fd4)
+{
+	int pfd[2], efd[2];
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct xkv_buf req = {}, want = {};
+
+	if (pipe(pfd) || pipe(efd))
+		return (void)report(0, "daemon: pipe");
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sigaction sa = { .sa_handler = on_term };
+		char err[XKV_ERRLEN] = "";
+		struct xkv_serve_opts o = { .ifname = "lo", .port = port, .stop = &child_stop,
+					    .ready_fd = pfd[1], .drop_user = "nobody", .sync_ms = 100,
+					    .verbose = 1 };
+		close(pfd[0]);
+		close(efd[0]);
+		dup2(efd[1], 2);
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		int rc = xkv_serve(s, &o, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "xkv_serve: %s\n", err);
+		_exit(rc ? 1 : 0);
+	}
+	close(pfd[1]);
+	close(efd[1]);
+	int ready = wait_ready(pfd[0]);
+	close(pfd[0]);
+	report(pid > 0 && !ready, "daemon: forked server with drop_user \"nobody\" ready on port %u", port);
+
+	/* every thread of it: no uid 0, no capability, no_new_privs */
+	char dir[64], path[128], uid[64], eff[64], prm[64], nnp[16];
+	int threads = 0, ok = 1;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	FILE *ls = NULL;
+	snprintf(path, sizeof(path), "ls %s", dir);
+	ls = popen(path, "r");
+	char tid[32];
+	while (ls && fgets(tid, sizeof(tid), ls)) {
+		tid[strcspn(tid, "\n")] = 0;
+		snprintf(path, sizeof(path), "%s/%s/status", dir, tid);
+		status_field(path, "Uid", uid, sizeof(uid));
+		status_field(path, "CapEff", eff, sizeof(eff));
+		status_field(path, "CapPrm", prm, sizeof(prm));
+		status_field(path, "NoNewPrivs", nnp, sizeof(nnp));
+		int t_ok = !strcmp(uid, "65534\t65534\t65534\t65534") && !strcmp(eff, "0000000000000000") &&
+			   !strcmp(prm, "0000000000000000") && !strcmp(nnp, "1");
+		printf("    thread %s: Uid %s CapEff %s CapPrm %s NoNewPrivs %s\n", tid, uid, eff, prm, nnp);
+		ok &= t_ok;
+		threads++;
+	}
+	if (ls)
+		pclose(ls);
+	report(ok && threads >= 2, "daemon: after the drop, %d threads run as uid 65534 with no capabilities",
+	       threads);
+
+	tprintf(&req, "set priv 5 0 4\r\nkept\r\n");
+	tprintf(&want, "STORED\r\n");
+	daemon_check(fd4, (void *)&a4, sizeof(a4), "as nobody: set", 301, &req, &want, 1);
+	req.len = want.len = 0;
+	tprintf(&req, "get priv\r\n");
+	tprintf(&want, "VALUE priv 5 4\r\nkept\r\nEND\r\n");
+	daemon_check(fd4, (void *)&a4, sizeof(a4), "as nobody: get", 302, &req, &want, 1);
+	req.len = want.len = 0;
+	tprintf(&req, "flush_all\r\nget priv\r\n");
+	tprintf(&want, "OK\r\nEND\r\n");
+	daemon_check(fd4, (void *)&a4, sizeof(a4), "as nobody: flush_all", 303, &req, &want, 1);
+
+	/* the host map follows the interface: a stale address goes */
+	__u8 stale[16], plen = 120, v;
+	struct in_addr sa4 = { htonl(0xc0000263) }; /* 192.0.2.99 */
+	xkv_addr_from_v4(stale, &sa4);
+	int put = bpf_map_update_elem(s->local_fd, stale, &plen, BPF_ANY);
+	int gone = 0;
+	for (int i = 0; i < 300 && !gone; i++) {
+		usleep(10 * 1000);
+		gone = bpf_map_lookup_elem(s->local_fd, stale, &v) && errno == ENOENT;
+	}
+	__u8 lo16[16];
+	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
+	xkv_addr_from_v4(lo16, &lo);
+	int has_lo = !bpf_map_lookup_elem(s->local_fd, lo16, &v);
+	report(!put && gone && has_lo, "daemon: as nobody, host sync removed a stale local address (%d) and keeps 127.0.0.1 (%d)",
+	       gone, has_lo);
+
+	kill(pid, SIGTERM);
+	int st = -1;
+	waitpid(pid, &st, 0);
+	char log[4096] = "";
+	ssize_t ln = read(efd[0], log, sizeof(log) - 1);
+	close(efd[0]);
+	if (ln > 0)
+		log[ln] = 0;
+	printf("    server log:\n%s", log);
+	report(WIFEXITED(st) && WEXITSTATUS(st) == 0, "daemon: the dropped server stopped cleanly (status %#x)", st);
+	report(strstr(log, "dropped privileges: uid 0 -> 65534") != NULL, "daemon: the drop is logged");
+	xkv_buf_free(&req);
+	xkv_buf_free(&want);
+}
+
 static int run_daemon(void)
 {
 	struct env e;
@@ -1129,6 +1771,8 @@ static int run_daemon(void)
 
 	if (env_open(&e, "hash_map", 1024, VAL_CAP))
 		return n_fail++, 0;
+	if (xkv_policy_open_all(&e.s)) /* the lists start empty: nobody would be served */
+		report(0, "daemon: xkv_policy_open_all");
 	int ready = daemon_start(&d, &th, &e.s, port, 0);
 	report(!ready, "daemon: ready on lo UDP port %u%s%s", port, ready ? ": " : "", ready ? d.err : "");
 	if (ready) {
@@ -1207,11 +1851,8 @@ static int run_daemon(void)
 	static struct frames f;
 	int bad = 0;
 	struct xkv_buf text = {};
-	char why[200];
-	int n = udp_ask(fd6, (void *)&a6, sizeof(a6), 106, 0, 2, "get big\r\n", 9, &f, 2000, &bad);
-	int ok = n == 1 && !bad && !reassemble(&f, htons(106), &text, why, sizeof(why)) &&
-		 text.len == strlen(XKV_R_MULTI_DGRAM) && !memcmp(text.p, XKV_R_MULTI_DGRAM, text.len);
-	report(ok, "daemon: IPv6 multi-datagram request refused");
+	int n = udp_ask(fd6, (void *)&a6, sizeof(a6), 106, 0, 2, "get big\r\n", 9, &f, 500, &bad);
+	report(n == 0, "daemon: IPv6 multi-datagram request: silence (%d datagrams)", n);
 	sent++;
 	if (sendto(fd4, "\0\1", 2, 0, (void *)&a4, sizeof(a4)) == 2)
 		sent++;
@@ -1225,15 +1866,40 @@ static int run_daemon(void)
 	report(n == 1 && h0.req_id == htons(107), "daemon: 2-byte datagram unanswered, next one answered");
 	sent++;
 
+	/* a source the allow list does not hold gets nothing */
+	struct xkv_acl_key any = {}, lo4, lo6;
+	xkv_cidr_parse("127.0.0.1", &lo4, err, sizeof(err));
+	xkv_cidr_parse("::1", &lo6, err, sizeof(err));
+	int acl_ok = !xkv_acl_add(&e.s, XKV_ACL_ALLOW, &lo4, XKV_ACL_USER) &&
+		     !xkv_acl_add(&e.s, XKV_ACL_ALLOW, &lo6, XKV_ACL_USER) &&
+		     !xkv_acl_del(&e.s, XKV_ACL_ALLOW, &any, XKV_ACL_USER);
+	int fd3 = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in from3 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000003) };
+	acl_ok &= !bind(fd3, (void *)&from3, sizeof(from3));
+	n = udp_ask(fd3, (void *)&a4, sizeof(a4), 109, 0, 1, "version\r\n", 9, &f, 500, &bad);
+	report(acl_ok && n == 0, "daemon: a source outside the allow list (127.0.0.3) gets nothing (%d)", n);
+	n = udp_ask(fd4, (void *)&a4, sizeof(a4), 110, 0, 1, "version\r\n", 9, &f, 2000, &bad);
+	report(n == 1, "daemon: 127.0.0.1, in the list, is answered (%d)", n);
+	n = udp_ask(fd6, (void *)&a6, sizeof(a6), 111, 0, 1, "version\r\n", 9, &f, 2000, &bad);
+	report(n == 1, "daemon: ::1, in the list, is answered (%d)", n);
+	sent += 2;
+	xkv_acl_add(&e.s, XKV_ACL_ALLOW, &any, XKV_ACL_USER);
+	xkv_acl_del(&e.s, XKV_ACL_ALLOW, &lo4, XKV_ACL_USER);
+	xkv_acl_del(&e.s, XKV_ACL_ALLOW, &lo6, XKV_ACL_USER);
+	close(fd3);
+
 	/* counters reach the map while serving (pushed every 100 ms) */
 	usleep(400 * 1000);
 	struct xkv_stats slow;
 	xkv_stats_read(&e.s, XKV_STATS_SLOW, &slow, NULL);
 	report(slow.v[XKV_STAT_requests] == (__u64)sent && slow.v[XKV_STAT_cmd_get] == 4 &&
-	       slow.v[XKV_STAT_get_hits] == 203 && slow.v[XKV_STAT_stores] == 1,
-	       "daemon: counters pushed while serving: requests %llu (want %d) cmd_get %llu hits %llu",
+	       slow.v[XKV_STAT_get_hits] == 203 && slow.v[XKV_STAT_stores] == 1 &&
+	       slow.v[XKV_STAT_drop_acl] == 1 && slow.v[XKV_STAT_drop_frame] == 1,
+	       "daemon: counters pushed while serving: requests %llu (want %d) cmd_get %llu hits %llu"
+	       " drop_acl %llu drop_frame %llu",
 	       (unsigned long long)slow.v[XKV_STAT_requests], sent,
-	       (unsigned long long)slow.v[XKV_STAT_cmd_get], (unsigned long long)slow.v[XKV_STAT_get_hits]);
+	       (unsigned long long)slow.v[XKV_STAT_cmd_get], (unsigned long long)slow.v[XKV_STAT_get_hits],
+	       (unsigned long long)slow.v[XKV_STAT_drop_acl], (unsigned long long)slow.v[XKV_STAT_drop_frame]);
 
 	/* the last counters are pushed on exit */
 	udp_ask(fd6, (void *)&a6, sizeof(a6), 108, 0, 1, "version\r\n", 9, &f, 2000, &bad);
@@ -1264,6 +1930,8 @@ static int run_daemon(void)
 		       (unsigned long long)mid, (unsigned long long)before,
 		       (unsigned long long)slow.v[XKV_STAT_requests], (unsigned long long)before + 3);
 	}
+
+	check_privdrop(&e.s, (__u16)(port + 1), fd4);
 
 	close(fd4);
 	close(fd6);

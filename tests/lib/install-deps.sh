@@ -3,7 +3,7 @@
 # only what is missing, so a second run is quick.  Needs root.
 set -euo pipefail
 PKGS=(clang llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
-      cmake ninja-build pkg-config libelf-dev zlib1g-dev
+      cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
       libbenchmark-dev libxxhash-dev
       libmemcached-tools memcached redis-server
       iproute2 procps util-linux python3 python3-matplotlib)
