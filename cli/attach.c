@@ -109,7 +109,14 @@ static void on_signal(int sig)
 	stop_flag = sig;
 }
 
-static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const char *cmd)
+/* What `serve` adds to the slow path's defaults. */
+struct serve_extra {
+	unsigned max_keys, max_reply;
+	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
+};
+
+static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const char *cmd,
+		      const struct serve_extra *x)
 {
 	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: wake the loop */
 	char err[XKV_ERRLEN];
@@ -122,6 +129,11 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		.ifname = ifname, .port = (__u16)port, .verbose = verbose_level(),
 		.stop = &stop_flag, .ready_fd = -1,
 	};
+	if (x) {
+		o.limits.max_keys = x->max_keys;
+		o.limits.max_reply = x->max_reply;
+		o.drop_user = x->drop_user;
+	}
 	xinfo("xdpkv: slow path serving %s (%s) on UDP port %u; Ctrl-C or SIGTERM stops it", ifname,
 	      s->cfg.layout, port ? port : s->cfg.port);
 	int e = xkv_serve(s, &o, err, sizeof(err));
@@ -457,7 +469,7 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 		xerr("attach: %s", err);
 		rc = EXIT_SYS;
 	} else {
-		rc = serve_loop(&s, o->ifc.name, 0, "attach");
+		rc = serve_loop(&s, o->ifc.name, 0, "attach", NULL);
 		xkv_store_close(&s);
 	}
 	e = xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
@@ -574,7 +586,9 @@ const struct cmd cmd_detach = {
 
 struct serve_opts {
 	struct xo_iface ifc;
-	unsigned port;
+	unsigned port, max_keys, max_reply;
+	const char *user;
+	bool keep_privileges;
 };
 
 static const struct xo serve_table[] = {
@@ -582,6 +596,15 @@ static const struct xo serve_table[] = {
 	  "interface whose store to serve", .flags = XO_POS | XO_REQ },
 	{ "port", 'p', XO_U32, offsetof(struct serve_opts, port), "P",
 	  "UDP port (default: the port given at attach)", 1, 65535 },
+	{ "max-keys", 0, XO_U32, offsetof(struct serve_opts, max_keys), "N",
+	  "keys in one multi-get, at most (default 256; more: SERVER_ERROR too many keys)", 1, 4095 },
+	{ "max-reply", 0, XO_U32, offsetof(struct serve_opts, max_reply), "BYTES",
+	  "reply bytes to one request, at most (default 1048576; more: SERVER_ERROR reply too large)",
+	  1400, 65535u * 1400u },
+	{ "user", 'u', XO_STR, offsetof(struct serve_opts, user), "NAME",
+	  "after binding and opening the maps, run as this user with no capabilities (default nobody)" },
+	{ "keep-privileges", 0, XO_BOOL, offsetof(struct serve_opts, keep_privileges), NULL,
+	  "stay root with every capability (not recommended)" },
 	XO_END,
 };
 
@@ -593,18 +616,25 @@ static int run_serve(void *vo, const struct global_opts *g)
 
 	if (rc)
 		return rc;
-	rc = serve_loop(&s, o->ifc.name, o->port, "serve");
+	struct serve_extra x = {
+		.max_keys = o->max_keys, .max_reply = o->max_reply,
+		.drop_user = o->keep_privileges ? NULL : o->user ? o->user : "nobody",
+	};
+	rc = serve_loop(&s, o->ifc.name, o->port, "serve", &x);
 	xkv_store_close(&s);
 	return rc;
 }
 
 const struct cmd cmd_serve = {
 	.name = "serve",
-	.synopsis = "IFACE [--port P] [-v]",
+	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--user NAME | --keep-privileges] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
-	       "stderr; SIGTERM, SIGINT or SIGHUP stop it with exit status 0 (fits a systemd service).\n\n"
+	       "stderr; SIGTERM, SIGINT or SIGHUP stop it with exit status 0 (fits a systemd service).\n"
+	       "It applies the same access rules as the XDP program (docs/security.md), caps what one\n"
+	       "request may ask for, re-reads the interface's addresses every second, and once its\n"
+	       "socket and maps are open it drops to --user with no capabilities.\n\n"
 	       "Example: xdpkv serve veth0 -v",
 	.opts = serve_table,
 	.opts_size = sizeof(struct serve_opts),

@@ -764,7 +764,7 @@ static int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struc
 	if (src->has_dst && s->host_fd >= 0 && s->local_fd >= 0 &&
 	    !bpf_map_lookup_elem(s->host_fd, &zero, &h) && (h.flags & XKV_HOST_CHECK_IP) &&
 	    bpf_map_lookup_elem(s->local_fd, src->dst, &plen))
-		return -1; /* XDP passes these to the kernel uncounted as drops: no counter here */
+		return XKV_STAT_pass_not_local; /* XDP passed it on; here it ends */
 	if (src->port == 0 || src->port == s->cfg.port ||
 	    (src->port < 1024 && !(s->cfg.flags & XKV_CFG_LOW_PORTS)))
 		return XKV_STAT_drop_port;

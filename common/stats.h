@@ -35,7 +35,7 @@
 	X(pass_cmd,        "fast path: passed on, command served by the slow path") \
 	X(pass_busy,       "fast path: passed on, slot busy after retries") \
 	X(pass_malformed,  "fast path: passed on, malformed packet for the kernel to judge") \
-	X(pass_not_local,  "fast path: passed on, not addressed to this host (MAC or IP)") \
+	X(pass_not_local,  "not addressed to this host (MAC or IP): XDP passes it on, the slow path drops it") \
 	X(pass_csum,       "fast path: passed on, bad IPv4 header or UDP checksum (the kernel drops it)") \
 	X(drop_port,       "refused: source port 0, the service port, or below 1024") \
 	X(drop_acl,        "refused: source not in the allow list") \
