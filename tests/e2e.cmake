@@ -50,3 +50,5 @@ xkv_e2e(e2e_raw_hash_map_skb 90 raw.sh hash_map skb)
 xkv_e2e(e2e_teardown 90 teardown.sh)
 # The README's main command (bench/quickstart.sh), one second per layout.
 xkv_e2e(e2e_quickstart 120 quickstart.sh)
+# Outsiders, forged sources, reflection and the two-server loop (issue 6).
+xkv_e2e(e2e_abuse 120 abuse.sh)

@@ -22,6 +22,20 @@
 #                            a veth has NAPI only while XDP is attached)
 #   tb_down                  remove everything (idempotent)
 #
+# More hosts on the client's segment (after tb_up; tests/e2e/abuse.sh): each
+# is a namespace whose interface is a macvlan on the client veth end, so its
+# frames reach the server's veth from a MAC of its own, like a third machine
+# on the same switch.  tb_down removes them, their processes and pins too.
+#   tb_evil_up               PREFIX-evl [PREFIX-e] 10.78.X.66/24 fd78::66/64, and
+#                            10.78.X.99/32 (a victim's address): outside the
+#                            server's subnets; the server routes 10.78.X.0/24
+#                            and fd78::/64 back over its veth
+#   tb_peer_up               PREFIX-two [PREFIX-b] 10.77.X.3/24 fd77::3/64: a
+#                            second host inside the server's subnet
+#   tb_evl / tb_peer CMD...  run CMD there on the client CPU (foreground);
+#   tb_evl_bg / tb_peer_bg   in the background (PID in TB_LAST_PID)
+#   tb_mac NS DEV            print DEV's MAC address in NS
+#
 # Processes that pin (the CLI) enter with `nsenter --net`: `ip netns exec`
 # remounts /sys and hides bpffs.  `ip netns exec` is used for sysfs only.
 #
@@ -39,6 +53,8 @@ TB_PIN_ROOT=/sys/fs/bpf/xdpkv
 TB_PIDS=()
 TB_ACTIVE=0
 TB_SERVE_PID=
+TB_XNS=()   # extra namespaces (tb_evil_up, tb_peer_up)
+TB_XDEVS=() # their interfaces, "NS DEV IFINDEX": may carry an xdpkv attach
 
 tb_log() { echo "[testbed] $*" >&2; }
 tb_die() { echo "[testbed] FAIL: $*" >&2; exit 1; }
@@ -253,7 +269,7 @@ tb_kill_pids() {
 # Any process still inside one of our namespaces (e.g. started by a child).
 tb_kill_ns_pids() {
 	local ns pids
-	for ns in "$TB_SRV_NS" "$TB_CLI_NS"; do
+	for ns in "$TB_SRV_NS" "$TB_CLI_NS" "${TB_XNS[@]}"; do
 		[[ -e /run/netns/$ns ]] || continue
 		pids=$(ip netns pids "$ns" 2>/dev/null)
 		[[ -n $pids ]] || continue
@@ -277,6 +293,7 @@ tb_down() {
 	trap - EXIT INT TERM
 	tb_kill_pids
 	tb_kill_ns_pids
+	tb_extra_down
 	if [[ -e /run/netns/$TB_SRV_NS ]]; then
 		if [[ -x $XDPKV && -e $TB_PIN_DIR ]]; then
 			nsenter --net="/run/netns/$TB_SRV_NS" -- "$XDPKV" detach "$TB_SRV_DEV" >/dev/null 2>&1 ||
@@ -295,4 +312,125 @@ tb_down() {
 	[[ -n ${TB_TMP:-} && -d $TB_TMP ]] && rm -rf "$TB_TMP"
 	tb_log "down: $TB_PREFIX"
 	return 0
+}
+
+# ---- more hosts on the client's segment ------------------------------------
+
+tb_mac() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+
+# Ifindexes of the extra interfaces: a range apart from tb_up's (libxdp's
+# dispatcher pins are named by ifindex, across namespaces).
+tb_xindex() { echo $((200000 + ($(tb_hash "$TB_PREFIX") / 200) % 60000 * 4 + $1)); }
+
+# Remove what an extra host of this prefix left, or what tb_down must take
+# down: its processes are gone already (tb_kill_ns_pids).
+tb_extra_remove() { # NS DEV IFINDEX
+	local ns=$1 dev=$2 idx=$3
+	if [[ -e /run/netns/$ns && -x $XDPKV && -e $TB_PIN_ROOT/$dev ]]; then
+		nsenter --net="/run/netns/$ns" -- "$XDPKV" detach "$dev" >/dev/null 2>&1 ||
+			tb_log "xdpkv detach $dev failed (removing the pins by hand)"
+	fi
+	if [[ -e /run/netns/$ns ]]; then
+		ip -n "$ns" link set dev "$dev" xdp off 2>/dev/null || true
+	fi
+	rm -rf "${TB_PIN_ROOT:?}/$dev" /sys/fs/bpf/xdp/dispatch-"$idx"-* 2>/dev/null || true
+	ip netns del "$ns" 2>/dev/null || true
+	return 0
+}
+
+tb_extra_down() {
+	local x
+	for x in "${TB_XDEVS[@]}"; do
+		# shellcheck disable=SC2086
+		tb_extra_remove $x
+	done
+	for x in "${TB_XNS[@]}"; do
+		ip netns del "$x" 2>/dev/null || true
+	done
+	TB_XDEVS=()
+	TB_XNS=()
+	return 0
+}
+
+# tb_macvlan_host NS DEV SLOT ADDR...: namespace NS with a macvlan DEV on the
+# client veth end (private mode: it talks to the server only, over the veth),
+# addresses ADDR (CIDR; IPv6 ones without DAD), up.
+tb_macvlan_host() {
+	local ns=$1 dev=$2 slot=$3
+	shift 3
+	((TB_ACTIVE)) || tb_die "tb_up first"
+	local idx; idx=$(tb_xindex "$slot")
+	if [[ -e /run/netns/$ns || -e $TB_PIN_ROOT/$dev ]]; then
+		tb_log "removing leftovers of an earlier run: $ns"
+		tb_extra_remove "$ns" "$dev" "$idx"
+	fi
+	TB_XNS+=("$ns")
+	TB_XDEVS+=("$ns $dev $idx")
+	tb_run ip netns add "$ns" || tb_die "ip netns add $ns"
+	tb_run ip -n "$TB_CLI_NS" link add "$dev" index "$idx" link "$TB_CLI_DEV" type macvlan mode private ||
+		tb_die "cannot create macvlan $dev on $TB_CLI_DEV"
+	tb_run ip -n "$TB_CLI_NS" link set "$dev" netns "$ns" || tb_die "cannot move $dev to $ns"
+	tb_run ip -n "$ns" link set lo up
+	local a
+	for a in "$@"; do
+		if [[ $a == *:* ]]; then
+			tb_run ip -n "$ns" addr add "$a" dev "$dev" nodad || tb_die "addr $a on $dev"
+		else
+			tb_run ip -n "$ns" addr add "$a" dev "$dev" || tb_die "addr $a on $dev"
+		fi
+	done
+	tb_run ip -n "$ns" link set "$dev" up || tb_die "link up $dev"
+}
+
+# The server's subnet number X (10.77.X.0/24).
+tb_subnet() { local x=${TB_SRV_IP4#10.77.}; echo "${x%.1}"; }
+
+tb_evil_up() {
+	local x; x=$(tb_subnet)
+	TB_EVL_NS=$TB_PREFIX-evl
+	TB_EVL_DEV=$TB_PREFIX-e
+	TB_EVL_NET4=10.78.$x.0/24
+	TB_EVL_IP4=10.78.$x.66
+	TB_VIC_IP4=10.78.$x.99
+	TB_EVL_NET6=fd78::/64
+	TB_EVL_IP6=fd78::66
+	tb_macvlan_host "$TB_EVL_NS" "$TB_EVL_DEV" 0 "$TB_EVL_IP4/24" "$TB_VIC_IP4/32" "$TB_EVL_IP6/64"
+	tb_run ip -n "$TB_EVL_NS" route add "${TB_SRV_IP4%.1}.0/24" dev "$TB_EVL_DEV" ||
+		tb_die "evil route to the server's subnet"
+	tb_run ip -n "$TB_EVL_NS" route add fd77::/64 dev "$TB_EVL_DEV" ||
+		tb_die "evil route to the server's IPv6 subnet"
+	tb_run ip -n "$TB_SRV_NS" route add "$TB_EVL_NET4" dev "$TB_SRV_DEV" ||
+		tb_die "server route to $TB_EVL_NET4"
+	tb_run ip -n "$TB_SRV_NS" route add "$TB_EVL_NET6" dev "$TB_SRV_DEV" ||
+		tb_die "server route to $TB_EVL_NET6"
+	TB_EVL_MAC=$(tb_mac "$TB_EVL_NS" "$TB_EVL_DEV")
+	tb_log "evil: $TB_EVL_NS/$TB_EVL_DEV $TB_EVL_MAC $TB_EVL_IP4 (victim $TB_VIC_IP4) $TB_EVL_IP6"
+}
+
+tb_peer_up() {
+	local x; x=$(tb_subnet)
+	TB_PEER_NS=$TB_PREFIX-two
+	TB_PEER_DEV=$TB_PREFIX-b
+	TB_PEER_IP4=10.77.$x.3
+	TB_PEER_IP6=fd77::3
+	tb_macvlan_host "$TB_PEER_NS" "$TB_PEER_DEV" 1 "$TB_PEER_IP4/24" "$TB_PEER_IP6/64"
+	TB_PEER_MAC=$(tb_mac "$TB_PEER_NS" "$TB_PEER_DEV")
+	tb_log "peer: $TB_PEER_NS/$TB_PEER_DEV $TB_PEER_MAC $TB_PEER_IP4 $TB_PEER_IP6"
+}
+
+tb_evl() { tb_run nsenter --net="/run/netns/$TB_EVL_NS" -- taskset -c "$TB_CLIENT_CPU" "$@"; }
+tb_peer() { tb_run nsenter --net="/run/netns/$TB_PEER_NS" -- taskset -c "$TB_CLIENT_CPU" "$@"; }
+
+tb_evl_bg() {
+	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
+	nsenter --net="/run/netns/$TB_EVL_NS" -- taskset -c "$TB_CLIENT_CPU" "$@" &
+	TB_LAST_PID=$!
+	TB_PIDS+=("$TB_LAST_PID")
+}
+
+tb_peer_bg() {
+	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
+	nsenter --net="/run/netns/$TB_PEER_NS" -- taskset -c "$TB_CLIENT_CPU" "$@" &
+	TB_LAST_PID=$!
+	TB_PIDS+=("$TB_LAST_PID")
 }
