@@ -19,7 +19,7 @@
 
 static char log_buf[1u << 20];
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+int xkv_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	if (err && errlen) {
@@ -51,20 +51,20 @@ int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 		for (int i = 0; xkv_layouts[i]; i++)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 				 i ? ", " : "", xkv_layouts[i]->name);
-		return fail(err, errlen, -EINVAL, "unknown layout '%s' (known: %s)", cfg->layout, names);
+		return xkv_errf(err, errlen, -EINVAL, "unknown layout '%s' (known: %s)", cfg->layout, names);
 	}
 	if (cfg->key_cap < 1 || cfg->key_cap > XKV_KEY_MAX)
-		return fail(err, errlen, -EINVAL, "--key-size %u out of range 1..%u (memcached's limit)",
+		return xkv_errf(err, errlen, -EINVAL, "--key-size %u out of range 1..%u (memcached's limit)",
 			    cfg->key_cap, XKV_KEY_MAX);
 	if (cfg->val_cap < 1 || cfg->val_cap > XKV_VAL_MAX)
-		return fail(err, errlen, -EINVAL, "--value-size %u out of range 1..%u", cfg->val_cap,
+		return xkv_errf(err, errlen, -EINVAL, "--value-size %u out of range 1..%u", cfg->val_cap,
 			    XKV_VAL_MAX);
 	if (cfg->entries < 1 || cfg->entries > (1u << 26))
-		return fail(err, errlen, -EINVAL, "--entries %u out of range 1..%u", cfg->entries, 1u << 26);
+		return xkv_errf(err, errlen, -EINVAL, "--entries %u out of range 1..%u", cfg->entries, 1u << 26);
 	if (cfg->port == 0)
-		return fail(err, errlen, -EINVAL, "--port must be 1..65535");
+		return xkv_errf(err, errlen, -EINVAL, "--port must be 1..65535");
 	if ((cfg->flags & XKV_CFG_NO_PREALLOC) && !L->prepare)
-		return fail(err, errlen, -EINVAL, "--no-prealloc applies to hash_map, not %s", L->name);
+		return xkv_errf(err, errlen, -EINVAL, "--no-prealloc applies to hash_map, not %s", L->name);
 	if (L->key_in_value)
 		cfg->flags |= XKV_CFG_KEY_IN_VALUE;
 	else
@@ -97,12 +97,12 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 	int e;
 
 	if (!obj) {
-		fail(err, errlen, 0, "cannot open the %s BPF object: %s", L->name, strerror(errno));
+		xkv_errf(err, errlen, 0, "cannot open the %s BPF object: %s", L->name, strerror(errno));
 		return NULL;
 	}
 	m = bpf_object__find_map_by_name(obj, ".rodata.cfg");
 	if (!m || bpf_map__set_initial_value(m, cfg, sizeof(*cfg))) {
-		fail(err, errlen, 0, "BPF object %s has no matching .rodata.cfg", L->name);
+		xkv_errf(err, errlen, 0, "BPF object %s has no matching .rodata.cfg", L->name);
 		goto out;
 	}
 	m = bpf_object__find_map_by_name(obj, "store");
@@ -111,24 +111,24 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 		    (L->map_type != BPF_MAP_TYPE_ARRAY && (e = bpf_map__set_key_size(m, cfg->key_size))) ||
 		    (e = bpf_map__set_value_size(m, cfg->entry_size)) ||
 		    (L->prepare && (e = L->prepare(m, cfg)))) {
-			fail(err, errlen, 0, "cannot size the store map: %s", strerror(-e));
+			xkv_errf(err, errlen, 0, "cannot size the store map: %s", strerror(-e));
 			goto out;
 		}
 	}
 	/* the rate limiter's LRU is preallocated: no room when it is off */
 	m = bpf_object__find_map_by_name(obj, "ratelimit");
 	if (m && (e = bpf_map__set_max_entries(m, cfg->rate_limit ? XKV_RL_ENTRIES : 1))) {
-		fail(err, errlen, 0, "cannot size the ratelimit map: %s", strerror(-e));
+		xkv_errf(err, errlen, 0, "cannot size the ratelimit map: %s", strerror(-e));
 		goto out;
 	}
 	m = bpf_object__find_map_by_name(obj, "scratch");
 	if (!m || (e = bpf_map__set_value_size(m, bpf_map__value_size(m) + cfg->entry_size - XKV_ENTRY_HDR))) {
-		fail(err, errlen, 0, "cannot size the scratch map");
+		xkv_errf(err, errlen, 0, "cannot size the scratch map");
 		goto out;
 	}
 	struct bpf_program *p = xkv_object_prog(obj);
 	if (!p) {
-		fail(err, errlen, 0, "BPF object %s has no program 'xdpkv'", L->name);
+		xkv_errf(err, errlen, 0, "BPF object %s has no program 'xdpkv'", L->name);
 		goto out;
 	}
 	/* One buffer for the process: libbpf fills it only when a load fails,
@@ -145,7 +145,7 @@ struct bpf_object *xkv_object_open(const struct xkv_config *cfg, char *err, size
 {
 	const struct xkv_layout *L = xkv_layout_find(cfg->layout);
 	if (!L) {
-		fail(err, errlen, 0, "unknown layout '%s'", cfg->layout);
+		xkv_errf(err, errlen, 0, "unknown layout '%s'", cfg->layout);
 		return NULL;
 	}
 	return xkv_object_open_with(L, cfg, err, errlen);
@@ -181,7 +181,7 @@ int xkv_object_load(struct bpf_object *obj, char *err, size_t errlen)
 		return 0;
 	char tail[3072];
 	xkv_object_log_tail(obj, tail, sizeof(tail));
-	return fail(err, errlen, e, "loading the BPF program failed: %s%s%s", strerror(-e),
+	return xkv_errf(err, errlen, e, "loading the BPF program failed: %s%s%s", strerror(-e),
 		    tail[0] ? "\nverifier log (tail):\n" : "", tail);
 }
 
@@ -221,14 +221,14 @@ static int store_finish(struct xkv_store *s, char *err, size_t errlen)
 	if (!s->L)
 		s->L = xkv_layout_find(s->cfg.layout);
 	if (!s->L)
-		return fail(err, errlen, -EINVAL, "pinned store has unknown layout '%.16s'", s->cfg.layout);
+		return xkv_errf(err, errlen, -EINVAL, "pinned store has unknown layout '%.16s'", s->cfg.layout);
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus < 1)
-		return fail(err, errlen, -EINVAL, "cannot count CPUs");
+		return xkv_errf(err, errlen, -EINVAL, "cannot count CPUs");
 	if (s->L->open) {
 		int e = s->L->open(s);
 		if (e)
-			return fail(err, errlen, e, "cannot open the %s store: %s", s->L->name, strerror(-e));
+			return xkv_errf(err, errlen, e, "cannot open the %s store: %s", s->L->name, strerror(-e));
 	}
 	return 0;
 }
@@ -243,10 +243,10 @@ int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struc
 		*MAP_FD(s, i) = m ? bpf_map__fd(m) : -1;
 	}
 	if (s->stats_fd < 0 || s->cfg_fd < 0)
-		return fail(err, errlen, -EINVAL, "object is not loaded");
+		return xkv_errf(err, errlen, -EINVAL, "object is not loaded");
 	int e = read_cfg(s->cfg_fd, &s->cfg);
 	if (e)
-		return fail(err, errlen, e, "cannot read cfg: %s", strerror(-e));
+		return xkv_errf(err, errlen, e, "cannot read cfg: %s", strerror(-e));
 	s->L = L;
 	return store_finish(s, err, errlen);
 }
@@ -260,7 +260,7 @@ int xkv_bpffs_mount(char *err, size_t errlen)
 		return 0;
 	mkdir("/sys/fs/bpf", 0700);
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
-		return fail(err, errlen, -errno, "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
+		return xkv_errf(err, errlen, -errno, "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
 			    strerror(errno));
 	return 0;
 }
@@ -304,16 +304,16 @@ int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_
 	if (e)
 		return e;
 	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
-		return fail(err, errlen, -ENAMETOOLONG, "interface name too long");
+		return xkv_errf(err, errlen, -ENAMETOOLONG, "interface name too long");
 	mkdir(XKV_PIN_ROOT, 0700);
 	if (mkdir(dir, 0700) && errno != EEXIST)
-		return fail(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
+		return xkv_errf(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
 	for (size_t i = 0; i < XKV_NMAPS; i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(obj, xkv_maps[i].map);
 		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
 		if (!m || (e = bpf_map__pin(m, p))) {
 			xkv_pins_remove(ifname);
-			return fail(err, errlen, e ? e : -ENOENT, "cannot pin %s at %s: %s", xkv_maps[i].map, p,
+			return xkv_errf(err, errlen, e ? e : -ENOENT, "cannot pin %s at %s: %s", xkv_maps[i].map, p,
 				    strerror(e ? -e : ENOENT));
 		}
 	}
@@ -329,7 +329,7 @@ int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, si
 	if (e)
 		return e;
 	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
-		return fail(err, errlen, -ENAMETOOLONG, "interface name too long");
+		return xkv_errf(err, errlen, -ENAMETOOLONG, "interface name too long");
 	s->owns_fds = true;
 	for (size_t i = 0; i < XKV_NMAPS; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
@@ -338,18 +338,18 @@ int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, si
 			e = -errno;
 			xkv_store_close(s);
 			if (e == -ENOENT && i == 0)
-				return fail(err, errlen, e, "xdpkv is not attached to %s (no pins in %s)", ifname, dir);
+				return xkv_errf(err, errlen, e, "xdpkv is not attached to %s (no pins in %s)", ifname, dir);
 			if (e == -ENOENT)
-				return fail(err, errlen, e,
+				return xkv_errf(err, errlen, e,
 					    "%s lacks the pin %s: it was made by an older xdpkv; "
 					    "'xdpkv detach %s' and attach again", dir, xkv_maps[i].pin, ifname);
-			return fail(err, errlen, e, "cannot open %s: %s", p, strerror(-e));
+			return xkv_errf(err, errlen, e, "cannot open %s: %s", p, strerror(-e));
 		}
 	}
 	e = read_cfg(s->cfg_fd, &s->cfg);
 	if (e) {
 		xkv_store_close(s);
-		return fail(err, errlen, e, "cannot read %s/cfg: %s", dir, strerror(-e));
+		return xkv_errf(err, errlen, e, "cannot read %s/cfg: %s", dir, strerror(-e));
 	}
 	e = store_finish(s, err, errlen);
 	if (e)

@@ -167,12 +167,12 @@ static long xkv_scan_word(__u32 wi, void *vctx)
 	return 0;
 }
 
-/* token t equals the literal s of length n (n <= 9) */
+/* token t equals the literal s of length n (n <= 12) */
 static inline int xkv_tok_is(const __u8 *buf, const struct xkv_tok *t, const char *s, __u32 n)
 {
 	if (t->len != n)
 		return 0;
-	for (__u32 i = 0; i < 9; i++) {
+	for (__u32 i = 0; i < 12; i++) {
 		if (i >= n)
 			break;
 		if (buf[(t->off + i) & XKV_PMASK] != (__u8)s[i])
@@ -373,20 +373,6 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 	return XKV_OK; /* stats [args]: the slow path looks at the tokens */
 }
 
-/* Token t equals the word s of length n (n <= 12). */
-static inline int xkv_tok_word(const __u8 *buf, const struct xkv_tok *t, const char *s, __u32 n)
-{
-	if (t->len != n)
-		return 0;
-	for (__u32 i = 0; i < 12; i++) {
-		if (i >= n)
-			break;
-		if (buf[(t->off + i) & XKV_PMASK] != (__u8)s[i])
-			return 0;
-	}
-	return 1;
-}
-
 /* Does a command line that xkv_parse answered XKV_E_UNKNOWN read as a reply?
  * Its first word is one only a server says (memcached's reply lines, the
  * meta protocol's return codes) or a number (an incr/decr reply).  Answering
@@ -406,7 +392,7 @@ static __attribute__((noinline)) int xkv_reply_shaped(const __u8 *buf, const str
 		return xkv_tok_u64(buf, t, ~0ULL, &v) == 0;
 	if (c < 'A' || c > 'Z' || t->len > 12)
 		return 0;
-#define XKV_W(s) xkv_tok_word(buf, t, s, sizeof(s) - 1)
+#define XKV_W(s) xkv_tok_is(buf, t, s, sizeof(s) - 1)
 	switch (t->len) {
 	case 2:
 		return XKV_W("OK") || XKV_W("HD") || XKV_W("VA") || XKV_W("EN") || XKV_W("NF") ||

@@ -19,17 +19,6 @@
 
 const char *const xkv_acl_list_names[XKV_ACL__N] = { "allow", "write", "trust" };
 
-static int pfail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 int xkv_acl_list_find(const char *name)
 {
 	for (int i = 0; i < XKV_ACL__N; i++)
@@ -60,11 +49,11 @@ int xkv_cidr_parse(const char *s, struct xkv_acl_key *k, char *err, size_t errle
 
 	memset(k, 0, sizeof(*k));
 	if (!s || !*s)
-		return pfail(err, errlen, -EINVAL, "empty address");
+		return xkv_errf(err, errlen, -EINVAL, "empty address");
 	if (!strcmp(s, "any") || !strcmp(s, "all"))
 		return 0;
 	if (strlen(s) >= sizeof(buf))
-		return pfail(err, errlen, -EINVAL, "'%s' is not an address or CIDR", s);
+		return xkv_errf(err, errlen, -EINVAL, "'%s' is not an address or CIDR", s);
 	strcpy(buf, s);
 	char *slash = strchr(buf, '/');
 	long plen = -1;
@@ -73,20 +62,20 @@ int xkv_cidr_parse(const char *s, struct xkv_acl_key *k, char *err, size_t errle
 		*slash = 0;
 		plen = strtol(slash + 1, &end, 10);
 		if (!slash[1] || *end || plen < 0)
-			return pfail(err, errlen, -EINVAL, "'%s': bad prefix length", s);
+			return xkv_errf(err, errlen, -EINVAL, "'%s': bad prefix length", s);
 	}
 	if (inet_pton(AF_INET, buf, &a4) == 1) {
 		if (plen > 32)
-			return pfail(err, errlen, -EINVAL, "'%s': an IPv4 prefix is at most /32", s);
+			return xkv_errf(err, errlen, -EINVAL, "'%s': an IPv4 prefix is at most /32", s);
 		xkv_addr_from_v4(k->addr, &a4);
 		k->prefixlen = 96 + (__u32)(plen < 0 ? 32 : plen);
 	} else if (inet_pton(AF_INET6, buf, &a6) == 1) {
 		if (plen > 128)
-			return pfail(err, errlen, -EINVAL, "'%s': an IPv6 prefix is at most /128", s);
+			return xkv_errf(err, errlen, -EINVAL, "'%s': an IPv6 prefix is at most /128", s);
 		memcpy(k->addr, &a6, 16);
 		k->prefixlen = (__u32)(plen < 0 ? 128 : plen);
 	} else {
-		return pfail(err, errlen, -EINVAL,
+		return xkv_errf(err, errlen, -EINVAL,
 			     "'%s' is not an address or CIDR (e.g. 10.0.0.0/8, fd00::/8, 192.0.2.7, any)", s);
 	}
 	key_mask(k);
@@ -275,7 +264,7 @@ static int host_view(const char *ifname, struct host_view *v, char *err, size_t 
 
 	memset(v, 0, sizeof(*v));
 	if (getifaddrs(&ifs))
-		return pfail(err, errlen, -errno, "cannot list the addresses of %s: %s", ifname,
+		return xkv_errf(err, errlen, -errno, "cannot list the addresses of %s: %s", ifname,
 			     strerror(errno));
 	for (i = ifs; i; i = i->ifa_next) {
 		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
@@ -365,13 +354,13 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 	if (!v)
 		return -ENOMEM;
 	if (s->host_fd < 0 || s->local_fd < 0) {
-		e = pfail(err, errlen, -ENOENT, "this store has no host map");
+		e = xkv_errf(err, errlen, -ENOENT, "this store has no host map");
 		goto out;
 	}
 	if ((e = host_view(ifname, v, err, errlen)))
 		goto out;
 	if (bpf_map_lookup_elem(s->host_fd, &zero, &h)) {
-		e = pfail(err, errlen, -errno, "cannot read the host map: %s", strerror(errno));
+		e = xkv_errf(err, errlen, -errno, "cannot read the host map: %s", strerror(errno));
 		goto out;
 	}
 	h.flags |= flags_set;
@@ -401,7 +390,7 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 		if (!bpf_map_lookup_elem(s->local_fd, v->addr[i].addr, &old) && old == plen)
 			continue;
 		if (bpf_map_update_elem(s->local_fd, v->addr[i].addr, &plen, BPF_ANY)) {
-			e = pfail(err, errlen, -errno, "cannot update local_addrs: %s", strerror(errno));
+			e = xkv_errf(err, errlen, -errno, "cannot update local_addrs: %s", strerror(errno));
 			goto out;
 		}
 		n++;
@@ -412,7 +401,7 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 		if (!(h.flags & auto_flag[l]) || s->acl_fd[l] < 0)
 			continue;
 		if ((e = auto_sync_list(s, l, v, &n))) {
-			pfail(err, errlen, e, "cannot update the %s list: %s", xkv_acl_list_names[l],
+			xkv_errf(err, errlen, e, "cannot update the %s list: %s", xkv_acl_list_names[l],
 			      strerror(-e));
 			goto out;
 		}
@@ -420,7 +409,7 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 	if (n || flags_set)
 		h.gen++;
 	if (bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY)) {
-		e = pfail(err, errlen, -errno, "cannot write the host map: %s", strerror(errno));
+		e = xkv_errf(err, errlen, -errno, "cannot write the host map: %s", strerror(errno));
 		goto out;
 	}
 	if (changes)

@@ -19,17 +19,6 @@
 #include <sys/prctl.h>
 #include "slowpath.h"
 
-static int pfail(char *msg, size_t msglen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	if (msg && msglen) {
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 /* The effective set as cap_to_text writes it ("=" for none). */
 static void caps_text(char *buf, size_t len)
 {
@@ -52,7 +41,7 @@ int xkv_drop_privileges(const char *user, char *msg, size_t msglen)
 		/* looked up first: NSS may need files the new user cannot read */
 		struct passwd *pw = getpwnam(user);
 		if (!pw)
-			return pfail(msg, msglen, -ENOENT, "no such user: %s", user);
+			return xkv_errf(msg, msglen, -ENOENT, "no such user: %s", user);
 		uid = pw->pw_uid;
 		gid = pw->pw_gid;
 	}
@@ -66,29 +55,29 @@ int xkv_drop_privileges(const char *user, char *msg, size_t msglen)
 	}
 	if (user) {
 		if (setgroups(1, &gid))
-			return pfail(msg, msglen, -errno, "setgroups: %s", strerror(errno));
+			return xkv_errf(msg, msglen, -errno, "setgroups: %s", strerror(errno));
 		if (setresgid(gid, gid, gid))
-			return pfail(msg, msglen, -errno, "setresgid(%u): %s", (unsigned)gid, strerror(errno));
+			return xkv_errf(msg, msglen, -errno, "setresgid(%u): %s", (unsigned)gid, strerror(errno));
 		if (setresuid(uid, uid, uid))
-			return pfail(msg, msglen, -errno, "setresuid(%u): %s", (unsigned)uid, strerror(errno));
+			return xkv_errf(msg, msglen, -errno, "setresuid(%u): %s", (unsigned)uid, strerror(errno));
 		/* the change must hold: a way back to root means it did not */
 		if (uid != 0 && (!setuid(0) || !seteuid(0)))
-			return pfail(msg, msglen, -EPERM, "uid 0 is still reachable after setresuid");
+			return xkv_errf(msg, msglen, -EPERM, "uid 0 is still reachable after setresuid");
 	}
 	/* what the uid change left (or all of it, keeping the user) */
 	cap_t none = cap_init();
 	if (!none)
-		return pfail(msg, msglen, -errno, "cap_init: %s", strerror(errno));
+		return xkv_errf(msg, msglen, -errno, "cap_init: %s", strerror(errno));
 	int e = cap_set_proc(none);
 	cap_free(none);
 	if (e)
-		return pfail(msg, msglen, -errno, "cannot clear the capabilities: %s", strerror(errno));
+		return xkv_errf(msg, msglen, -errno, "cannot clear the capabilities: %s", strerror(errno));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return pfail(msg, msglen, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return xkv_errf(msg, msglen, -errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 
 	char after[256];
 	caps_text(after, sizeof(after));
-	pfail(msg, msglen, 0,
+	xkv_errf(msg, msglen, 0,
 	      "dropped privileges: uid %u -> %u, gid %u -> %u%s%s, capabilities '%s' -> '%s'"
 	      ", %d dropped from the bounding set, no_new_privs set",
 	      (unsigned)uid0, (unsigned)uid, (unsigned)gid0, (unsigned)gid, user ? " as " : "",

@@ -27,15 +27,6 @@
 #define SERVE_COUNT_MS 10000             /* curr_items recounted this often */
 #define SERVE_SYNC_MS 1000               /* host map re-read from the interface this often */
 
-static int serve_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* Where a request came from and where it was sent to. */
 struct serve_peer {
 	int fd;
@@ -60,12 +51,12 @@ static void set_bufsize(int fd, int opt_force, int opt)
 static int bind_error(int e, const char *ifname, __u16 port, char *err, size_t errlen)
 {
 	if (e == EADDRINUSE)
-		return serve_fail(err, errlen, -e,
+		return xkv_errf(err, errlen, -e,
 				  "UDP port %u is already in use on %s (another slow path or memcached running?)",
 				  port, ifname);
 	if (e == EACCES || e == EPERM)
-		return serve_fail(err, errlen, -e, "binding UDP port %u needs root", port);
-	return serve_fail(err, errlen, -e, "cannot bind UDP port %u on %s: %s", port, ifname, strerror(e));
+		return xkv_errf(err, errlen, -e, "binding UDP port %u needs root", port);
+	return xkv_errf(err, errlen, -e, "cannot bind UDP port %u on %s: %s", port, ifname, strerror(e));
 }
 
 /* A dual-stack socket (IPv4 arrives as mapped addresses), or IPv4 only
@@ -79,15 +70,15 @@ static int serve_socket(const char *ifname, __u16 port, int *v6, char *err, size
 	if (fd < 0 && errno == EAFNOSUPPORT)
 		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return serve_fail(err, errlen, -errno, "cannot create a UDP socket: %s", strerror(errno));
+		return xkv_errf(err, errlen, -errno, "cannot create a UDP socket: %s", strerror(errno));
 	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, strlen(ifname) + 1)) {
 		int e = errno;
 		close(fd);
 		if (e == EPERM)
-			return serve_fail(err, errlen, -e, "binding to interface %s needs root (CAP_NET_RAW)", ifname);
+			return xkv_errf(err, errlen, -e, "binding to interface %s needs root (CAP_NET_RAW)", ifname);
 		if (e == ENODEV)
-			return serve_fail(err, errlen, -e, "no such interface: %s", ifname);
-		return serve_fail(err, errlen, -e, "cannot bind to interface %s: %s", ifname, strerror(e));
+			return xkv_errf(err, errlen, -e, "no such interface: %s", ifname);
+		return xkv_errf(err, errlen, -e, "cannot bind to interface %s: %s", ifname, strerror(e));
 	}
 	set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
 	struct timeval tv = { .tv_sec = 0, .tv_usec = SERVE_POLL_MS * 1000 };
@@ -306,7 +297,7 @@ static int serve_round(struct serve_state *st, char *err, size_t errlen)
 	serve_prepare(st);
 	int n = recvmmsg(st->fd, st->msgs, SERVE_BATCH, MSG_WAITFORONE, NULL);
 	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-		return serve_fail(err, errlen, -errno, "recvmmsg: %s", strerror(errno));
+		return xkv_errf(err, errlen, -errno, "recvmmsg: %s", strerror(errno));
 	for (int i = 0; i < n; i++)
 		serve_one(st, i);
 	if (st->pending >= SERVE_PUSH_REQS ||
@@ -422,16 +413,16 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	int rc = 0;
 
 	if (!o->ifname || !*o->ifname)
-		return serve_fail(err, errlen, -EINVAL, "no interface given");
+		return xkv_errf(err, errlen, -EINVAL, "no interface given");
 	if (strlen(o->ifname) >= IFNAMSIZ || !if_nametoindex(o->ifname))
-		return serve_fail(err, errlen, -ENODEV, "no such interface: %s", o->ifname);
+		return xkv_errf(err, errlen, -ENODEV, "no such interface: %s", o->ifname);
 	struct serve_state *st = calloc(1, sizeof(*st));
 	if (!st)
-		return serve_fail(err, errlen, -ENOMEM, "out of memory");
+		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
 	st->bufs = malloc((size_t)SERVE_BATCH * SERVE_DGRAM);
 	if (!st->bufs) {
 		free(st);
-		return serve_fail(err, errlen, -ENOMEM, "out of memory");
+		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	st->s = s;
 	st->o = o;
@@ -447,19 +438,19 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		char msg[512];
 		rc = xkv_drop_privileges(*o->drop_user ? o->drop_user : NULL, msg, sizeof(msg));
 		if (rc) {
-			serve_fail(err, errlen, rc, "cannot drop privileges: %s", msg);
+			xkv_errf(err, errlen, rc, "cannot drop privileges: %s", msg);
 			goto out_fd;
 		}
 		fprintf(stderr, "xdpkv slow path: %s\n", msg);
 	}
 	st->sl = keeper.sl = xkv_slow_new(s, &o->limits);
 	if (!st->sl) {
-		rc = serve_fail(err, errlen, -ENOMEM, "out of memory");
+		rc = xkv_errf(err, errlen, -ENOMEM, "out of memory");
 		goto out_fd;
 	}
 	rc = keeper_start(&keeper, &keeper_th);
 	if (rc) {
-		serve_fail(err, errlen, rc, "cannot start the housekeeping thread: %s", strerror(-rc));
+		xkv_errf(err, errlen, rc, "cannot start the housekeeping thread: %s", strerror(-rc));
 		goto out_fd;
 	}
 	keeper_up = true;

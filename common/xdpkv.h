@@ -86,6 +86,11 @@ struct xkv_store {
 	__u64 new_items, overwrites;
 };
 
+/* Format a message into err (when err is not NULL) and return rc: the one
+ * way every libxdpkv function reports a failure. */
+int xkv_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* ---- configuration and loading (common/loader.c) ---- */
 
 /* Fill cfg with defaults for layout (entries 65536, key 64, value 1024, port 11211).
