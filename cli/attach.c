@@ -205,6 +205,8 @@ static int unknown_variant(const char *name)
 	fprintf(stderr, "valid variants:\n");
 	for (int i = 0; xkv_layouts[i]; i++)
 		fprintf(stderr, "  %-10s %s\n", xkv_layouts[i]->name, xkv_layouts[i]->summary);
+	fprintf(stderr, "benchmarks only:\n  %-10s %s\n", "null",
+		"the handler with no map: answers every get with one fixed value");
 	return EXIT_USAGE;
 }
 
@@ -233,7 +235,7 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 {
 	char err[XKV_ERRLEN];
 
-	if (!xkv_layout_find(variant))
+	if (!xkv_layout_find_any(variant))
 		return unknown_variant(variant);
 	if (xkv_config_defaults(cfg, variant))
 		return unknown_variant(variant);
@@ -450,11 +452,22 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 		xkv_pins_remove(o->ifc.name);
 		goto out;
 	}
+	if (ps.L->loaded && (e = ps.L->loaded(obj, cfg, err, sizeof(err)))) {
+		xerr("attach: %s", err);
+		xkv_store_close(&ps);
+		xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
+		xkv_pins_remove(o->ifc.name);
+		goto out;
+	}
 	printf("attached %s to %s (ifindex %d), %s mode, as a %s, program id %u\n", cfg->layout,
 	       o->ifc.name, o->ifc.ifindex, xkv_mode_name(o->mode), path, id);
-	printf("store: %u entries, keys <= %u B, values <= %u B, UDP port %u%s; maps pinned in %s\n",
-	       cfg->entries, cfg->key_cap, cfg->val_cap, cfg->port,
-	       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "", dir);
+	if (ps.L->bench_only)
+		printf("store: none, a benchmark floor (%s): %s; keys <= %u B, UDP port %u; "
+		       "maps pinned in %s\n", ps.L->summary, ps.L->loses, cfg->key_cap, cfg->port, dir);
+	else
+		printf("store: %u entries, keys <= %u B, values <= %u B, UDP port %u%s; maps pinned in %s\n",
+		       cfg->entries, cfg->key_cap, cfg->val_cap, cfg->port,
+		       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "", dir);
 	print_policy(&ps, o);
 	xkv_store_close(&ps);
 	fflush(stdout);
@@ -513,6 +526,9 @@ const struct cmd cmd_attach = {
 	       "this host are answered, and sources outside the connected subnets get at most 10x\n"
 	       "their request's bytes back.  'xdpkv acl IFACE' changes the lists at run time;\n"
 	       "docs/security.md has the threat model.\n\n"
+	       "--variant null (benchmarks only, not a layout) attaches the same handler with no\n"
+	       "map: a floor that answers every get with one fixed value of --value-size bytes and\n"
+	       "drops every set (bench/capacity.sh measures the layouts against it).\n\n"
 	       "Example: xdpkv --variant lru attach veth0 --entries 100000 --value-size 512\n"
 	       "         xdpkv attach eth0 --allow 10.0.0.0/8 --write-allow 10.1.2.0/24 --rate-limit 10000",
 	.opts = attach_table,

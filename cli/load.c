@@ -322,6 +322,12 @@ static int run_load(void *vo, const struct global_opts *g)
 	}
 	if ((rc = open_pinned(&s, "load", o->ifc.name)))
 		return rc;
+	if (s.L->bench_only) {
+		xerr("load: %s runs the %s store (%s): it keeps nothing to load", o->ifc.name, s.L->name,
+		     s.L->loses);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (o->generate && (rc = check_sizes(o, &s.cfg, &K, &V)))
 		goto out;
 	if (batch_init(&b, &s, o->batch, o->progress || isatty(STDERR_FILENO))) {

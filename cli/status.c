@@ -387,6 +387,8 @@ static int run_layouts(void *vo, const struct global_opts *g)
 		printf("%-10s %-16s loses: %s\n", "", "", L->loses ? L->loses : "-");
 	}
 	printf("\nChoose one with: xdpkv --variant NAME attach IFACE\n");
+	printf("Benchmarks only: --variant null attaches the handler with no map, a floor that\n"
+	       "answers every get with one fixed value and drops sets (bench/README.md).\n");
 	return EXIT_OK;
 }
 

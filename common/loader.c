@@ -39,12 +39,12 @@ int xkv_config_defaults(struct xkv_config *cfg, const char *layout)
 	cfg->val_cap = 1024;
 	cfg->port = XKV_DEFAULT_PORT;
 	cfg->mode = XKV_MODE_NATIVE;
-	return xkv_layout_find(cfg->layout) ? 0 : -EINVAL;
+	return xkv_layout_find_any(cfg->layout) ? 0 : -EINVAL;
 }
 
 int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 {
-	const struct xkv_layout *L = xkv_layout_find(cfg->layout);
+	const struct xkv_layout *L = xkv_layout_find_any(cfg->layout);
 
 	if (!L) {
 		char names[128] = "";
@@ -143,7 +143,7 @@ out:
 
 struct bpf_object *xkv_object_open(const struct xkv_config *cfg, char *err, size_t errlen)
 {
-	const struct xkv_layout *L = xkv_layout_find(cfg->layout);
+	const struct xkv_layout *L = xkv_layout_find_any(cfg->layout);
 	if (!L) {
 		xkv_errf(err, errlen, 0, "unknown layout '%s'", cfg->layout);
 		return NULL;
@@ -204,6 +204,17 @@ static const struct {
 #define XKV_NMAPS (sizeof(xkv_maps) / sizeof(xkv_maps[0]))
 #define MAP_FD(s, i) ((int *)((char *)(s) + xkv_maps[i].off))
 
+/* Map i of xkv_maps in obj.  The null store has no "store" map: its one
+ * item lives in .bss, which then stands in for it (pinned as "store", read
+ * by its accessor in bench/null_layout.c). */
+static struct bpf_map *find_map(struct bpf_object *obj, size_t i)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, xkv_maps[i].map);
+	if (!m && xkv_maps[i].off == offsetof(struct xkv_store, store_fd))
+		m = bpf_object__find_map_by_name(obj, ".bss");
+	return m;
+}
+
 static void store_fds_reset(struct xkv_store *s)
 {
 	for (size_t i = 0; i < XKV_NMAPS; i++)
@@ -219,7 +230,7 @@ static int read_cfg(int cfg_fd, struct xkv_config *cfg)
 static int store_finish(struct xkv_store *s, char *err, size_t errlen)
 {
 	if (!s->L)
-		s->L = xkv_layout_find(s->cfg.layout);
+		s->L = xkv_layout_find_any(s->cfg.layout);
 	if (!s->L)
 		return xkv_errf(err, errlen, -EINVAL, "pinned store has unknown layout '%.16s'", s->cfg.layout);
 	s->ncpus = libbpf_num_possible_cpus();
@@ -239,7 +250,7 @@ int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struc
 	memset(s, 0, sizeof(*s));
 	store_fds_reset(s);
 	for (size_t i = 0; i < XKV_NMAPS; i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, xkv_maps[i].map);
+		struct bpf_map *m = find_map(obj, i);
 		*MAP_FD(s, i) = m ? bpf_map__fd(m) : -1;
 	}
 	if (s->stats_fd < 0 || s->cfg_fd < 0)
@@ -309,7 +320,7 @@ int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return xkv_errf(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
 	for (size_t i = 0; i < XKV_NMAPS; i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, xkv_maps[i].map);
+		struct bpf_map *m = find_map(obj, i);
 		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
 		if (!m || (e = bpf_map__pin(m, p))) {
 			xkv_pins_remove(ifname);

@@ -62,10 +62,19 @@ struct xkv_layout {
 	 * (as for set) at cfg.entry_size bytes each.  Returns items stored or -errno.
 	 * Use xkv_store_set_batch(), which falls back to set() one by one. */
 	long (*set_batch)(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+	/* optional: after the object is loaded (attach); the null store writes
+	 * the one item it answers with.  0 or -errno with a message in err. */
+	int (*loaded)(struct bpf_object *obj, const struct xkv_config *cfg, char *err, size_t errlen);
+	bool bench_only;              /* a benchmark floor, not a store (the null store) */
 };
 
-extern const struct xkv_layout *const xkv_layouts[]; /* NULL-terminated */
+/* The layouts (NULL-terminated): what tests, compare and 'xdpkv layouts' iterate. */
+extern const struct xkv_layout *const xkv_layouts[];
+/* A layout of xkv_layouts by name, or NULL. */
 const struct xkv_layout *xkv_layout_find(const char *name);
+/* The same, or a benchmark-only layout (the null store, bench/null_layout.c) by
+ * name: what attach and the loader accept.  Never listed. */
+const struct xkv_layout *xkv_layout_find_any(const char *name);
 
 /* A store opened from pins or from an object loaded in this process. */
 struct xkv_store {

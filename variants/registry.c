@@ -5,7 +5,7 @@
 #include "xdpkv.h"
 
 extern const struct xkv_layout xkv_layout_hash_map, xkv_layout_array_fnv,
-	xkv_layout_lru, xkv_layout_percpu;
+	xkv_layout_lru, xkv_layout_percpu, xkv_layout_null;
 
 const struct xkv_layout *const xkv_layouts[] = {
 	&xkv_layout_hash_map,
@@ -15,10 +15,29 @@ const struct xkv_layout *const xkv_layouts[] = {
 	NULL,
 };
 
+/* Benchmark floors: attachable by name (xdpkv --variant null attach), so that
+ * a capacity run can measure the handler without a map on the same path, but
+ * not layouts: nothing iterates them. */
+static const struct xkv_layout *const xkv_bench_layouts[] = {
+	&xkv_layout_null, /* bench/null_layout.c */
+	NULL,
+};
+
+static const struct xkv_layout *find_in(const struct xkv_layout *const *list, const char *name)
+{
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(list[i]->name, name))
+			return list[i];
+	return NULL;
+}
+
 const struct xkv_layout *xkv_layout_find(const char *name)
 {
-	for (int i = 0; xkv_layouts[i]; i++)
-		if (!strcmp(xkv_layouts[i]->name, name))
-			return xkv_layouts[i];
-	return NULL;
+	return find_in(xkv_layouts, name);
+}
+
+const struct xkv_layout *xkv_layout_find_any(const char *name)
+{
+	const struct xkv_layout *L = find_in(xkv_layouts, name);
+	return L ? L : find_in(xkv_bench_layouts, name);
 }

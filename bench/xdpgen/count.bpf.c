@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The reply counter on the generator's device: classifies memcached replies
- * (UDP from the server port) per CPU and drops them, so the client's stack
- * never sees them.  Everything else passes. */
+/* The reply counter on the generator's device: counts every datagram from the
+ * server port as a reply, classifies it per CPU (a memcached reply, or the
+ * request itself sent back by a reflector) and drops it, so the client's
+ * stack never sees them.  Everything else passes. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
@@ -48,6 +49,9 @@ static __always_inline enum xg_count classify(const __u8 *t, const void *end)
 		return XG_C_stored;
 	if (STARTS(t, end, "ERROR") || STARTS(t, end, "CLIENT_E") || STARTS(t, end, "SERVER_E"))
 		return XG_C_errors;
+	/* a reflector (bench/reflector) sends the request back from the port */
+	if (STARTS(t, end, "get ") || STARTS(t, end, "set "))
+		return XG_C_echoes;
 	return XG_C_other;
 }
 

@@ -877,10 +877,10 @@ static void report(const struct opts *o, const struct result *r)
 	printf("sent     %12llu  %8.3f Mpps%s\n", r->sent, sent_pps / 1e6, r->bad ? "  (bad frames!)" : "");
 	printf("replies  %12llu  %8.3f Mpps  (%.1f%% of sent)\n", (unsigned long long)r->c.v[XG_C_replies],
 	       reply_pps / 1e6, 100 * ratio);
-	printf("  hits %llu  misses %llu  stored %llu  errors %llu  other %llu\n",
+	printf("  hits %llu  misses %llu  stored %llu  errors %llu  echoes %llu  other %llu\n",
 	       (unsigned long long)r->c.v[XG_C_hits], (unsigned long long)r->c.v[XG_C_misses],
 	       (unsigned long long)r->c.v[XG_C_stored], (unsigned long long)r->c.v[XG_C_errors],
-	       (unsigned long long)r->c.v[XG_C_other]);
+	       (unsigned long long)r->c.v[XG_C_echoes], (unsigned long long)r->c.v[XG_C_other]);
 	if (r->busy_s >= 0)
 		printf("server CPU %d busy %.2f s (%.0f%%), %.0f ns per reply\n", o->server_cpu,
 		       r->busy_s, 100 * r->busy_s / r->elapsed, ns_per_reply);

@@ -49,6 +49,7 @@ struct xg_count_cfg {
 	X(misses,  "replies that are END only") \
 	X(stored,  "STORED") \
 	X(errors,  "ERROR, CLIENT_ERROR, SERVER_ERROR") \
+	X(echoes,  "the request itself (get/set): a bare reflector's answer") \
 	X(other,   "any other reply (NOT_STORED, a reply too short to tell, ...)")
 
 enum xg_count {

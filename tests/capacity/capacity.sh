@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Smoke test of bench/capacity.sh: one short round over every target, then
+# the JSON is checked: every target present (the layouts also with sets), the
+# reflector's ratio exactly 1, every ratio > 0, and the reflector's median
+# replies/s at least every other target's (the ceiling is a ceiling).
+# bench/capacity.sh itself fails the run on any wrong reply.
+# Environment: XDPKV, XDPGEN, REFLECTOR_OBJ, TB_XDP_PASS_OBJ (paths),
+# CAP_PREFIX (namespace prefix).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+targets=reflector,null,hash_map,array_fnv,lru,percpu
+out=$(mktemp /tmp/xdpkv-capacity.XXXXXX.json)
+trap 'rm -f "$out"' EXIT
+
+"$repo/bench/capacity.sh" --targets "$targets" --rounds 1 --duration 0.5 \
+	--prefix "${CAP_PREFIX:-xcs$$}" --json "$out" >/dev/null
+
+python3 - "$out" "$targets" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+targets = sys.argv[2].split(",")
+fail = 0
+def check(ok, what):
+    global fail
+    print("%s: %s" % ("PASS" if ok else "FAIL", what))
+    fail |= not ok
+m = j["machine"]
+check(all(k in m for k in ("nproc", "kernel", "date_start", "loadavg_start", "loadavg_end")),
+      "the machine is recorded (%s)" % m)
+res = j["results"]
+for t in targets:
+    check(t in res.get("get", {}), "%s measured with gets" % t)
+    if t not in ("reflector", "null"):
+        check(t in res.get("set", {}), "%s measured with 50 %% sets" % t)
+ref = res["get"]["reflector"]
+check(ref["ratio"]["median"] == 1.0, "reflector ratio %r = 1.0" % ref["ratio"]["median"])
+top = ref["replies_per_s"]["median"]
+for w, per in res.items():
+    for t, r in per.items():
+        check(r["ratio"]["median"] > 0 and r["ratio"]["min"] > 0,
+              "%s %s ratio %.3f > 0" % (t, w, r["ratio"]["median"]))
+        if t != "reflector":
+            check(top >= r["replies_per_s"]["median"], "reflector %.0f replies/s >= %s %s %.0f" %
+                  (top, t, w, r["replies_per_s"]["median"]))
+sys.exit(1 if fail else 0)
+PY
