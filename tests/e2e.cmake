@@ -52,3 +52,4 @@ xkv_e2e(e2e_teardown 90 teardown.sh)
 xkv_e2e(e2e_quickstart 120 quickstart.sh)
 # Outsiders, forged sources, reflection and the two-server loop (issue 6).
 xkv_e2e(e2e_abuse 120 abuse.sh)
+xkv_e2e(e2e_acl 90 acl.sh hash_map)
