@@ -81,6 +81,7 @@ static const struct {
 } refusals[] = {
 	{ XKV_STAT_drop_acl, "not allowed", "not_allowed" },
 	{ XKV_STAT_drop_write_acl, "writes", "writes" },
+	{ XKV_STAT_drop_src, "source address", "source_address" },
 	{ XKV_STAT_drop_port, "source port", "source_port" },
 	{ XKV_STAT_drop_ratelimit, "rate", "rate" },
 	{ XKV_STAT_drop_reply, "reply-shaped", "reply_shaped" },

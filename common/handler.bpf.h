@@ -324,6 +324,25 @@ static __always_inline int src_trusted(struct xkv_scratch *sc)
 	return sc->addr.trusted == 1;
 }
 
+/* A source no host can have: the kernel drops such "martians" in ip_rcv,
+ * but XDP runs first, and a reply to one would go to a group or a
+ * broadcast address.  IPv4 0/8, 127/8, 224/4 (multicast) and 240/4
+ * (reserved, broadcast); IPv6 ::, ::1, ff00::/8 and v4-mapped addresses. */
+static __always_inline int src_martian(const struct xkv_addr *a)
+{
+	if (a->family == 4) {
+		__u8 b = a->src[0];
+		return b == 0 || b == 127 || b >= 224;
+	}
+	const __u32 *w = (const __u32 *)a->src;
+	if (a->src[0] == 0xff)
+		return 1;
+	if (w[0] || w[1])
+		return 0;
+	/* ::, ::1, ::ffff:a.b.c.d (IPv4 must arrive as IPv4) */
+	return (!w[2] && (!w[3] || w[3] == bpf_htonl(1))) || w[2] == bpf_htonl(0xffff);
+}
+
 /* Per-source rate limit (GCRA): the source's /24 or /64 may send rate_burst
  * requests at once and rate_limit per second after that.  The update is not
  * atomic across CPUs: two CPUs may both admit the last request of a burst. */
@@ -442,6 +461,7 @@ static __always_inline int op_writes(__u8 op)
 /* Order of the checks (docs/security.md): the cheapest refusals first and
  * all of them before any parsing, so refused traffic costs little:
  *   not for this host (MAC, IP) -> XDP_PASS, untouched, for the kernel
+ *   a source no host has (multicast, broadcast, loopback, unspecified) -> XDP_DROP
  *   source port 0, the service port, < 1024 -> XDP_DROP
  *   source not allowed, over its rate -> XDP_DROP
  *   bad IPv4 header or UDP checksum -> XDP_PASS (the kernel drops and counts it)
@@ -546,6 +566,10 @@ int xdpkv(struct xdp_md *ctx)
 				stat_inc(st, XKV_STAT_pass_not_local);
 				return XDP_PASS;
 			}
+		}
+		if (src_martian(a)) {
+			stat_inc(st, XKV_STAT_drop_src);
+			return XDP_DROP;
 		}
 		__u16 sport = bpf_ntohs(udp->source);
 		if (sport == 0 || sport == cfg.port ||

@@ -793,6 +793,25 @@ static void untouched(struct rm_result *r)
 	r->action = RM_XDP_PASS;
 }
 
+/* Source addresses no host has (RFC 1122 3.2.1.3 and RFC 4291): IPv4
+ * "this network" 0/8, loopback 127/8, class D multicast and class E
+ * (which holds the limited broadcast); IPv6 unspecified, loopback,
+ * multicast ff00::/8, and IPv4-mapped (never on the wire).  a: 16 bytes,
+ * IPv4 in the last 4. */
+static int martian(const __u8 *a, int v6)
+{
+	static const __u8 zero[16];
+	if (!v6)
+		return a[12] == 0 || a[12] == 127 || (a[12] & 0xe0) == 0xe0;
+	if (a[0] == 0xff)
+		return 1;
+	if (memcmp(a, zero, 10))
+		return 0;
+	if (a[10] == 0xff && a[11] == 0xff)
+		return 1;
+	return !memcmp(a, zero, 15) && (a[15] == 0 || a[15] == 1);
+}
+
 void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t now,
 		     struct rm_result *r)
 {
@@ -847,6 +866,10 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 		if ((p->check_mac && memcmp(pkt, p->mac, 6)) ||
 		    (p->check_ip && !in_nets(&p->local, dst))) {
 			pass(r, XKV_STAT_pass_not_local);
+			return;
+		}
+		if (martian(src, v6)) {
+			discard(r, XKV_STAT_drop_src);
 			return;
 		}
 		if (sport == 0 || sport == s->cfg.port || (sport < 1024 && !p->low_ports)) {

@@ -228,6 +228,11 @@ static void to_multicast(struct pb *b)
 }
 static void to_multicast_ip(struct pb *b) { pb_dst(b, "224.0.0.251", "ff02::fb"); }
 static void to_other_ip(struct pb *b) { pb_dst(b, "10.0.0.3", "fd00::3"); }
+static void from_multicast(struct pb *b) { pb_src(b, "224.0.0.1", "ff02::1"); }
+static void from_broadcast(struct pb *b) { pb_src(b, "255.255.255.255", "ff05::1"); }
+static void from_loopback(struct pb *b) { pb_src(b, "127.0.0.1", "::1"); }
+static void from_unspecified(struct pb *b) { pb_src(b, "0.0.0.0", "::"); }
+static void from_mapped(struct pb *b) { pb_src(b, "10.0.0.1", "::ffff:10.0.0.1"); }
 static void sport0(struct pb *b) { b->sport = 0; }
 static void sport_service(struct pb *b) { b->sport = XKV_DEFAULT_PORT; }
 static void sport1(struct pb *b) { b->sport = 1; }
@@ -503,6 +508,19 @@ static const struct fixture fixtures[] = {
 	{ "another host's IP to this host's MAC", BOTH, { K },
 	  { SX("get k\r\n", to_other_ip, PASS, NULL, pass_not_local),
 	    SX("set k 0 0 1\r\nx\r\n", to_other_ip, PASS, NULL, pass_not_local) }, NULL, NULL, 1 },
+
+	/* ---- source addresses no host has (allowed by 'any' in the unguarded and
+	 * open tables; here they would have to pass the allow list too) ---- */
+	{ "source multicast", BOTH, { K }, { SX("get k\r\n", from_multicast, DROP, NULL, drop_src) },
+	  NULL, NULL, 1 },
+	{ "source broadcast", BOTH, { K }, { SX("get k\r\n", from_broadcast, DROP, NULL, drop_src) },
+	  NULL, NULL, 1 },
+	{ "source loopback", BOTH, { K }, { SX("get k\r\n", from_loopback, DROP, NULL, drop_src) },
+	  NULL, NULL, 1 },
+	{ "source unspecified", BOTH, { K },
+	  { SX("set k 0 0 1\r\nx\r\n", from_unspecified, DROP, NULL, drop_src) }, NULL, NULL, 1 },
+	{ "IPv6 source v4-mapped", FAM6, { K },
+	  { SX("get k\r\n", from_mapped, DROP, NULL, drop_src) }, NULL, NULL, 1 },
 
 	/* ---- source ports that are no client's ---- */
 	{ "source port 0", BOTH, { K }, { SX("get k\r\n", sport0, DROP, NULL, drop_port) }, NULL, NULL, 1 },
