@@ -50,8 +50,8 @@ constexpr uint32_t kMaxThreads = 2;    /* key sets are built for this many threa
 constexpr size_t kHdrLen = ETH_HLEN + 20 + 8 + XKV_UDP_HDR_LEN;
 const uint8_t kClientMac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x02};
 const uint8_t kServerMac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x01};
-const uint32_t kClientIp = 0x7f000002; /* 127.0.0.2: never sent anywhere */
-const uint32_t kServerIp = 0x7f000001;
+const uint32_t kClientIp = 0xc0000202; /* 192.0.2.2 (TEST-NET-1): never sent anywhere */
+const uint32_t kServerIp = 0xc0000201; /* 192.0.2.1 */
 
 struct Options {
 	uint32_t entries = 1u << 20; /* --xkv_entries: map size and items preloaded */

@@ -315,8 +315,8 @@ static void pkt_build(struct pkt *p, const char *text, __u32 tlen, __u16 req_id)
 	ip->id = htons(req_id);
 	ip->ttl = 64;
 	ip->protocol = IPPROTO_UDP;
-	ip->saddr = htonl(0x7f000002);
-	ip->daddr = htonl(0x7f000001);
+	ip->saddr = htonl(0xc0000202); /* 192.0.2.2, TEST-NET-1: a source the program accepts */
+	ip->daddr = htonl(0xc0000201);
 	ip->check = htons(csum16(ip, 20));
 	udp->source = htons(CLIENT_PORT);
 	udp->dest = htons(XKV_DEFAULT_PORT);
