@@ -115,6 +115,27 @@ uint16_t csum16(const void *p, size_t n)
 	return (uint16_t)~s;
 }
 
+/* The access policy as a default attach leaves it, so the checks cost what
+ * they cost on a live interface: anyone allowed (one trie node) but only
+ * frames to this host's MAC and address served. */
+bool policy_as_attach(bpf_object *obj)
+{
+	if (xkv_object_open_policy(obj))
+		return false;
+	bpf_map *hm = bpf_object__find_map_by_name(obj, "host");
+	bpf_map *lm = bpf_object__find_map_by_name(obj, "local_addrs");
+	if (!hm || !lm)
+		return false;
+	xkv_host h = {};
+	memcpy(h.mac, kServerMac, ETH_ALEN);
+	h.flags = XKV_HOST_CHECK_MAC | XKV_HOST_CHECK_IP;
+	uint32_t zero = 0, ip = htonl(kServerIp);
+	uint8_t addr[16], plen = 96 + 24;
+	xkv_addr_from_v4(addr, &ip);
+	return !bpf_map_update_elem(bpf_map__fd(hm), &zero, &h, BPF_ANY) &&
+	       !bpf_map_update_elem(bpf_map__fd(lm), addr, &plen, BPF_ANY);
+}
+
 /* Ethernet / IPv4 / UDP to port 11211 / 8-byte frame header / text. */
 std::vector<uint8_t> make_packet(const std::string &text, uint16_t req_id)
 {
@@ -144,6 +165,16 @@ std::vector<uint8_t> make_packet(const std::string &text, uint16_t req_id)
 	fh->total = htons(1);
 	fh->reserved = 0;
 	memcpy(p.data() + kHdrLen, text.data(), text.size());
+	/* a real UDP checksum, as a Linux client sends: the program verifies it */
+	size_t ulen = p.size() - ETH_HLEN - 20;
+	std::vector<uint8_t> ph(12 + ulen);
+	memcpy(ph.data(), &ip->saddr, 8);
+	ph[9] = IPPROTO_UDP;
+	ph[10] = (uint8_t)(ulen >> 8);
+	ph[11] = (uint8_t)ulen;
+	memcpy(ph.data() + 12, udp, ulen);
+	uint16_t c = csum16(ph.data(), ph.size());
+	udp->check = htons(c ? c : 0xffff);
 	return p;
 }
 
@@ -399,8 +430,12 @@ void load(Bench &b)
 	if (b.null_store)
 		snprintf(cfg.layout, sizeof(cfg.layout), "null");
 	b.obj = xkv_object_open_with(b.L, &cfg, err, sizeof(err));
-	if (!b.obj || xkv_object_load(b.obj, err, sizeof(err)) || xkv_object_open_policy(b.obj)) {
+	if (!b.obj || xkv_object_load(b.obj, err, sizeof(err))) {
 		b.err = b.name + ": " + err;
+		return;
+	}
+	if (!policy_as_attach(b.obj)) {
+		b.err = b.name + ": cannot set the access policy";
 		return;
 	}
 	b.prog_fd = bpf_program__fd(xkv_object_prog(b.obj));
@@ -776,8 +811,8 @@ std::string m_load(const xkv_layout *L, const std::string &name, uint32_t klen, 
 	*obj = xkv_object_open_with(L, &cfg, err, sizeof(err));
 	if (!*obj || xkv_object_load(*obj, err, sizeof(err)))
 		return name + ": " + err;
-	if (xkv_object_open_policy(*obj))
-		return name + ": cannot open the access policy";
+	if (!policy_as_attach(*obj))
+		return name + ": cannot set the access policy";
 	*prog_fd = bpf_program__fd(xkv_object_prog(*obj));
 	return "";
 }
