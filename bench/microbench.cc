@@ -130,10 +130,11 @@ bool policy_as_attach(bpf_object *obj)
 	memcpy(h.mac, kServerMac, ETH_ALEN);
 	h.flags = XKV_HOST_CHECK_MAC | XKV_HOST_CHECK_IP;
 	uint32_t zero = 0, ip = htonl(kServerIp);
-	uint8_t addr[16], plen = 96 + 24;
-	xkv_addr_from_v4(addr, &ip);
+	uint8_t addr[1][16], plen = 96 + 24;
+	xkv_addr_from_v4(addr[0], &ip);
+	xkv_host_set_inline(&h, addr, 1); /* as xkv_host_sync leaves it */
 	return !bpf_map_update_elem(bpf_map__fd(hm), &zero, &h, BPF_ANY) &&
-	       !bpf_map_update_elem(bpf_map__fd(lm), addr, &plen, BPF_ANY);
+	       !bpf_map_update_elem(bpf_map__fd(lm), addr[0], &plen, BPF_ANY);
 }
 
 /* Ethernet / IPv4 / UDP to port 11211 / 8-byte frame header / text. */

@@ -314,6 +314,21 @@ static __always_inline int acl_has(struct xkv_scratch *sc, void *list)
 	return bpf_map_lookup_elem(list, &sc->acl) != NULL;
 }
 
+/* Is a (16-byte form) one of the host entry's inline addresses? */
+static __always_inline int addr_inline(const struct xkv_host *h, const __u8 *a)
+{
+	const __u32 *w = (const __u32 *)a;
+#pragma unroll
+	for (int i = 0; i < XKV_HOST_INLINE; i++) {
+		if (i >= h->n_inline)
+			break;
+		const __u32 *x = (const __u32 *)h->addr[i];
+		if (x[3] == w[3] && x[2] == w[2] && x[1] == w[1] && x[0] == w[0])
+			return 1;
+	}
+	return 0;
+}
+
 /* Replies to this source are not capped by --max-amplification. */
 static __always_inline int src_trusted(struct xkv_scratch *sc)
 {
@@ -562,7 +577,8 @@ int xdpkv(struct xdp_md *ctx)
 				xkv_addr_from_v4(sc->acl.addr, a->dst);
 			else
 				__builtin_memcpy(sc->acl.addr, a->dst, 16);
-			if (!bpf_map_lookup_elem(&local_addrs, sc->acl.addr)) {
+			if (!(h->flags & XKV_HOST_ADDRS_INLINE) ? !bpf_map_lookup_elem(&local_addrs, sc->acl.addr) :
+			    !addr_inline(h, sc->acl.addr)) {
 				stat_inc(st, XKV_STAT_pass_not_local);
 				return XDP_PASS;
 			}

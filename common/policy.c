@@ -341,6 +341,19 @@ static int auto_sync_list(const struct xkv_store *s, int list, const struct host
 	return 0;
 }
 
+void xkv_host_set_inline(struct xkv_host *h, const __u8 (*addrs)[16], int n)
+{
+	memset(h->addr, 0, sizeof(h->addr));
+	h->n_inline = 0;
+	h->flags &= (__u16)~XKV_HOST_ADDRS_INLINE;
+	if (n < 0 || n > XKV_HOST_INLINE)
+		return;
+	for (int i = 0; i < n; i++)
+		memcpy(h->addr[i], addrs[i], 16);
+	h->n_inline = (__u32)n;
+	h->flags |= XKV_HOST_ADDRS_INLINE;
+}
+
 int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set, int *changes,
 		  char *err, size_t errlen)
 {
@@ -395,6 +408,16 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 		}
 		n++;
 	}
+	/* the inline copy, when the addresses fit (it changes with local_addrs) */
+	__u8 (*inl)[16] = calloc(v->n ? (size_t)v->n : 1, 16);
+	if (!inl) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < v->n; i++)
+		memcpy(inl[i], v->addr[i].addr, 16);
+	xkv_host_set_inline(&h, (const __u8 (*)[16])inl, v->n);
+	free(inl);
 	static const __u16 auto_flag[XKV_ACL__N] = { XKV_HOST_AUTO_ALLOW, XKV_HOST_AUTO_WRITE,
 						     XKV_HOST_AUTO_TRUST };
 	for (int l = 0; l < XKV_ACL__N; l++) {

@@ -33,16 +33,24 @@ enum xkv_acl_list {
 
 /* The host map (ARRAY, one entry): what "addressed to this host" means.
  * Written by attach and re-synced when the interface's addresses change. */
+#define XKV_HOST_INLINE 4 /* local addresses the host entry can hold itself */
 struct xkv_host {
 	__u8 mac[6];       /* the interface's unicast MAC */
 	__u16 flags;       /* XKV_HOST_* */
 	__u32 gen;         /* bumped by every sync (for status) */
+	/* With XKV_HOST_ADDRS_INLINE: local_addrs has n_inline entries, all of
+	 * them here (16-byte form), and XDP compares them instead of a hash
+	 * lookup (~50 ns per request, docs/results.md).  Without it (more
+	 * addresses, or a writer that fills local_addrs only): local_addrs. */
+	__u32 n_inline;
+	__u8 addr[XKV_HOST_INLINE][16]; /* at offset 16: 4-byte words */
 };
 #define XKV_HOST_CHECK_MAC 1u  /* serve only frames sent to mac */
 #define XKV_HOST_CHECK_IP  2u  /* serve only packets sent to an address in local_addrs */
 #define XKV_HOST_AUTO_ALLOW 4u /* acl_allow follows the connected subnets */
 #define XKV_HOST_AUTO_WRITE 8u /* acl_write follows the connected subnets */
 #define XKV_HOST_AUTO_TRUST 16u /* acl_trust follows the connected subnets */
+#define XKV_HOST_ADDRS_INLINE 32u /* addr[0 .. n_inline) is the whole of local_addrs */
 
 /* local_addrs (HASH): key = 16-byte address (as above), value = __u8 prefix
  * length of the subnet it was configured with (0..128, mapped for IPv4). */

@@ -193,6 +193,10 @@ int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rig
  * flags_set: XKV_HOST_* to set first (attach), 0 to keep (resync). */
 int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set, int *changes,
 		  char *err, size_t errlen);
+/* Set h's inline copy of the local addresses (policy.h, XKV_HOST_ADDRS_INLINE)
+ * to addrs[0 .. n) when they fit, or clear it so XDP looks in local_addrs;
+ * the caller writes the same addresses into local_addrs and then h. */
+void xkv_host_set_inline(struct xkv_host *h, const __u8 (*addrs)[16], int n);
 /* Tests and benchmarks that run the program without attaching it: allow,
  * write and trust everyone (::/0), no MAC/IP checks. */
 int xkv_policy_open_all(const struct xkv_store *s);

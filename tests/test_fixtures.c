@@ -228,6 +228,8 @@ static void to_multicast(struct pb *b)
 }
 static void to_multicast_ip(struct pb *b) { pb_dst(b, "224.0.0.251", "ff02::fb"); }
 static void to_other_ip(struct pb *b) { pb_dst(b, "10.0.0.3", "fd00::3"); }
+/* equal to this host's address but in one 32-bit word (the first, for IPv6) */
+static void to_near_ip(struct pb *b) { pb_dst(b, "10.0.1.2", "fd01::2"); }
 static void from_multicast(struct pb *b) { pb_src(b, "224.0.0.1", "ff02::1"); }
 static void from_broadcast(struct pb *b) { pb_src(b, "255.255.255.255", "ff05::1"); }
 static void from_loopback(struct pb *b) { pb_src(b, "127.0.0.1", "::1"); }
@@ -508,6 +510,8 @@ static const struct fixture fixtures[] = {
 	{ "another host's IP to this host's MAC", BOTH, { K },
 	  { SX("get k\r\n", to_other_ip, PASS, NULL, pass_not_local),
 	    SX("set k 0 0 1\r\nx\r\n", to_other_ip, PASS, NULL, pass_not_local) }, NULL, NULL, 1 },
+	{ "an IP that differs from this host's in its first word", BOTH, { K },
+	  { SX("get k\r\n", to_near_ip, PASS, NULL, pass_not_local) }, NULL, NULL, 1 },
 
 	/* ---- source addresses no host has (allowed by 'any' in the unguarded and
 	 * open tables; here they would have to pass the allow list too) ---- */
@@ -678,11 +682,13 @@ struct table {
 	__u32 max_amp, rate_limit, rate_burst;
 	const struct fixture *rows;
 	int nrows;
+	int addrs_in_map;        /* local addresses only in local_addrs, not inline */
 };
 #define ROWS(a) a, (int)(sizeof(a) / sizeof(a[0]))
 
 static const struct table tables[] = {
 	{ "", 0, MAX_AMP, 0, 0, ROWS(fixtures) },
+	{ "addresses in local_addrs", 0, MAX_AMP, 0, 0, ROWS(fixtures), 1 },
 	{ "low ports", XKV_CFG_LOW_PORTS, MAX_AMP, 0, 0, ROWS(low_ports_rows) },
 	{ "csum partial", XKV_CFG_CSUM_PARTIAL, MAX_AMP, 0, 0, ROWS(csum_partial_rows) },
 	{ "strict", XKV_CFG_STRICT, MAX_AMP, 0, 0, ROWS(strict_rows) },
@@ -1109,11 +1115,9 @@ static int policy_install(struct run *r, const struct table *t)
 	p->max_amp = t->max_amp;
 	p->rate_limit = t->rate_limit;
 	p->rate_burst = t->rate_burst;
-	if (bpf_map_update_elem(r->st.host_fd, &zero, &h, 0)) {
-		fprintf(stderr, "[%s] host map: %s\n", r->L->name, strerror(errno));
-		return -1;
-	}
-	for (int i = 0; host_addrs[i]; i++) {
+	__u8 inl[8][16];
+	int n = 0;
+	for (int i = 0; host_addrs[i]; i++, n++) {
 		__u8 plen;
 		if (xkv_cidr_parse(host_addrs[i], &k, err, sizeof(err)) ||
 		    rm_nets_add(&p->local, host_addrs[i])) {
@@ -1125,6 +1129,15 @@ static int policy_install(struct run *r, const struct table *t)
 			fprintf(stderr, "[%s] local_addrs: %s\n", r->L->name, strerror(errno));
 			return -1;
 		}
+		memcpy(inl[n & 7], k.addr, 16);
+	}
+	/* the addresses in the host entry itself (as xkv_host_sync leaves
+	 * them), or only in local_addrs */
+	if (!t->addrs_in_map)
+		xkv_host_set_inline(&h, (const __u8 (*)[16])inl, n);
+	if (bpf_map_update_elem(r->st.host_fd, &zero, &h, 0)) {
+		fprintf(stderr, "[%s] host map: %s\n", r->L->name, strerror(errno));
+		return -1;
 	}
 	for (int l = 0; l < XKV_ACL__N; l++) {
 		for (int i = 0; nets[l][i]; i++) {
