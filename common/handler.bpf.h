@@ -172,26 +172,30 @@ static __always_inline __u16 csum_fold(__u64 s)
 	return (__u16)s;
 }
 
-/* Sum (unfolded, as bpf_csum_diff keeps it) of the UDP pseudo header for
- * family a->family, UDP length udp_len, from src to dst (16-byte buffers,
- * IPv4 in the first 4 bytes). */
+/* Fold a sum of 32-bit words into 32 bits with end-around carry: the form
+ * bpf_csum_diff takes as its seed and returns. */
+static __always_inline __u32 csum_fold32(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffffffff) + (s >> 32);
+	return (__u32)s;
+}
+
+/* Sum of the UDP pseudo header for family sc->addr.family, UDP length
+ * udp_len, from src to dst (16-byte, word-aligned buffers, IPv4 in the first
+ * 4 bytes): words added in memory order, as bpf_csum_diff adds them, without
+ * a helper call. */
 static __always_inline __s64 pseudo_sum(struct xkv_scratch *sc, const __u8 *src, const __u8 *dst,
 					__u32 udp_len)
 {
-	struct xkv_pseudo6 *ph = &sc->ph;
-	if (sc->addr.family == 4) {
-		/* src 4, dst 4, zero, proto, length: 12 bytes at the start of ph */
-		__u8 *p = (__u8 *)ph;
-		__builtin_memcpy(p, src, 4);
-		__builtin_memcpy(p + 4, dst, 4);
-		*(__be32 *)(p + 8) = bpf_htonl((IPPROTO_UDP << 16) | (udp_len & 0xffff));
-		return bpf_csum_diff(0, 0, (__be32 *)ph, 12, 0);
-	}
-	__builtin_memcpy(ph->src, src, 16);
-	__builtin_memcpy(ph->dst, dst, 16);
-	ph->len = bpf_htonl(udp_len);
-	ph->nxt = bpf_htonl(IPPROTO_UDP);
-	return bpf_csum_diff(0, 0, (__be32 *)ph, sizeof(*ph), 0);
+	const __u32 *s = (const __u32 *)src, *d = (const __u32 *)dst;
+	__u64 sum;
+	if (sc->addr.family == 4)
+		sum = (__u64)s[0] + d[0] + bpf_htonl((IPPROTO_UDP << 16) | (udp_len & 0xffff));
+	else
+		sum = (__u64)s[0] + s[1] + s[2] + s[3] + d[0] + d[1] + d[2] + d[3] +
+		      bpf_htonl(udp_len) + bpf_htonl(IPPROTO_UDP);
+	return csum_fold32(sum);
 }
 
 /* Add buf[0 .. n) to the sum s; buf has 3 writable bytes past n, zeroed
@@ -402,9 +406,9 @@ static __always_inline int udp_csum_ok(struct xkv_scratch *sc, const struct udph
 	__s64 p = pseudo_sum(sc, a->src, a->dst, ulen);
 	if ((cfg.flags & XKV_CFG_CSUM_PARTIAL) && check == csum_fold((__u32)p))
 		return 1;
-	__builtin_memcpy(sc->hdr16, udp, 8);
-	__builtin_memcpy(&sc->hdr16[8], fh, 8);
-	__s64 s = bpf_csum_diff(0, 0, (__be32 *)sc->hdr16, 16, (__u32)p);
+	/* the UDP and frame headers, 16 bytes, as four words */
+	const __u32 *u = (const __u32 *)udp, *f = (const __u32 *)fh;
+	__s64 s = csum_fold32((__u64)(__u32)p + u[0] + u[1] + f[0] + f[1]);
 	s = buf_sum(sc->req, tlen, s);
 	return csum_fold((__u32)s) == 0xffff;
 }
@@ -628,7 +632,7 @@ int xdpkv(struct xdp_md *ctx)
 		}
 	}
 
-	struct xkv_udp_hdr fh;
+	struct xkv_udp_hdr fh __attribute__((aligned(8))); /* summed as words */
 	if (bpf_xdp_load_bytes(ctx, poff, &fh, sizeof(fh)))
 		goto malformed;
 	/* one datagram per request; anything else is answered with silence,

@@ -88,12 +88,12 @@ struct xkv_addr {
 	__u16 l3_len;      /* 20 or 40 */
 	__be16 sport, dport;
 	__be32 v6_first;   /* IPv6 version/class/flow word */
-	__u8 tos;
-	__u8 src[16], dst[16]; /* IPv4: the first 4 bytes */
+	__u8 src[16], dst[16]; /* IPv4: the first 4 bytes; at offset 24: summed as words */
 	__u8 src16[16];        /* the source in policy.h's 16-byte form */
 	__u32 req_bytes;       /* request UDP payload, for the amplification cap */
+	__u8 tos;
 	__u8 trusted;          /* 0 unknown yet, 1 trusted, 2 not */
-	__u8 _pad[3];
+	__u8 _pad[2];
 };
 
 /* The reply's Ethernet + IP headers, built before they are stored. */
@@ -104,13 +104,6 @@ struct xkv_hdrs {
 		struct ipv6hdr v6;
 	};
 } __attribute__((packed));
-
-/* IPv6 pseudo header for the UDP checksum. */
-struct xkv_pseudo6 {
-	__u8 src[16], dst[16];
-	__be32 len;
-	__be32 nxt;
-};
 
 /* Per-CPU working memory.  The map's value_size is grown at load time by the
  * entry's data bytes, so entry.data[] holds a whole value. */
@@ -123,8 +116,6 @@ struct xkv_scratch {
 	__u32 _pad;
 	struct xkv_addr addr;          /* where the reply goes */
 	struct xkv_hdrs hdr;
-	struct xkv_pseudo6 ph;
-	__u8 hdr16[16];                /* request UDP + frame header, for its checksum */
 	struct xkv_acl_key acl;        /* ACL lookup key */
 	__u32 ip_id;                   /* IPv4 id of the next reply from this CPU */
 	__u32 _pad2;
