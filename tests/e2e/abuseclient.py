@@ -589,9 +589,13 @@ def run_background(a):
     items (fast and slow path), sets and gets of its own 8 keys.  Counts
     timeouts, errors (a reply that is not the answer's form: an error line,
     a bad frame, NOT_STORED) and stale reads (a get answered well, but with
-    another value or a miss: someone changed the store)."""
+    another value or a miss: someone changed the store).  UDP may lose a
+    datagram on a loaded machine (a veth ring full while an attack phase
+    floods it): a request unanswered within 1 s is sent again once, as
+    memcached UDP clients do (every request here is idempotent), and counted
+    as "lost"; "timeouts" are requests unanswered twice (3 s in all)."""
     conn = rawclient.Conn(a.server4, a.port)
-    stats = {"ops": 0, "errors": 0, "timeouts": 0, "stale": 0, "first": None}
+    stats = {"ops": 0, "errors": 0, "timeouts": 0, "lost": 0, "stale": 0, "first": None}
     deadline = time.monotonic() + a.max_seconds
     i = 0
     ready = False
@@ -599,7 +603,13 @@ def run_background(a):
     def op(req, want):
         stats["ops"] += 1
         try:
-            got, _ = conn.recv_reply(conn.send(req), timeout=1.0)
+            try:
+                got, _ = conn.recv_reply(conn.send(req), timeout=1.0)
+            except Fail as e:
+                if "no reply" not in str(e):
+                    raise
+                stats["lost"] += 1
+                got, _ = conn.recv_reply(conn.send(req), timeout=2.0)
         except Fail as e:
             kind = "timeouts" if "no reply" in str(e) else "errors"
             stats[kind] += 1
