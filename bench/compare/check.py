@@ -8,7 +8,8 @@ Fails unless DIR has results.json, results.csv, report.md and at least one
 PNG that the report links, the run completed without errors, and every
 layout and baseline asked for has an end-to-end throughput number > 0 from
 experiment (a) with no wrong values, plus a CPU-per-request figure (h) and,
-for the layouts, a fast/slow path split (i) that adds up.
+for the layouts, a fast/slow path split (i) that adds up; where the in-kernel
+generator ran, the reflector and the null store beside them.
 """
 import argparse
 import json
@@ -68,6 +69,12 @@ def main():
                 need(f is not None and sl is not None and f + sl > 0 and
                      abs(sh - f / (f + sl)) < 1e-3,
                      "%s: fast/slow split recorded and consistent (%s/%s)" % (s, f, sl))
+    xg = [r for r in rows if r["experiment"] == "a" and r["tool"] == "xdpgen"]
+    if xg:
+        for c in ("reflector", "xdpkv/null"):
+            tp = [r.get("throughput_ops") or 0 for r in xg if r["system"] == c]
+            need(tp and all(t > 0 for t in tp), "%s: capacity > 0 beside the layouts (%s)" % (c, tp))
+        need("× reflector" in md or "×)" in md, "report.md gives the layouts as a ratio to the reflector")
     print("%d check(s) failed" % len(bad) if bad else "all checks passed")
     return 1 if bad else 0
 

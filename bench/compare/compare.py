@@ -90,6 +90,9 @@ KVEXP_EST = {"memory": 12, "lost": 30, "stale": 3}
 
 SOCKET_LABEL = "end-to-end, socket client, client CPU-bound"
 XDPGEN_LABEL = "server capacity, in-kernel generator"
+# Measured with xdpgen beside the layouts, same run, same path: the bare XDP_TX
+# reflector (the ceiling) and the null store (the handler without a map).
+CEILINGS = ("reflector", "xdpkv/null")
 
 
 def log(msg):
@@ -228,6 +231,9 @@ class Runner:
         self.sys_key = key
         rss0 = None
         s.start(cfg)
+        if name in CEILINGS:  # no store to fill
+            s.preload = None
+            return s
         pid = s.server_pid()
         if pid:
             rss0 = servers.rss_bytes(pid)
@@ -407,14 +413,27 @@ class Runner:
         out = tb("tb_cli", *cmd, timeout=60 + 3 * self.s["duration"])
         j = json.loads(out.strip().splitlines()[-1])
         after = s.status()
+        # the replies are checked before the rate is believed
+        rep = j.get("replies") or 0
+        bad = [w for ok, w in (
+            (rep > 0, "no replies"),
+            (not j.get("errors") and not j.get("other"), "%s error replies, %s of no known kind"
+             % (j.get("errors"), j.get("other"))),
+            ((j.get("echoes") == rep) if s.kind == "reflector" else not j.get("echoes"),
+             "%s echoes of %d replies" % (j.get("echoes"), rep)),
+            (s.name != "xdpkv/null" or not j.get("misses"), "%s misses from the null store"
+             % j.get("misses"))) if not ok]
+        if bad:
+            raise CompareError("%s, xdpgen: %s" % (s.name, "; ".join(bad)))
         res = {"throughput_ops": j.get("reply_pps"), "sent_pps": j.get("sent_pps"),
                "reply_ratio": j.get("reply_ratio"), "hits": j.get("hits"),
-               "misses": j.get("misses"), "errors": j.get("errors"),
+               "misses": j.get("misses"), "errors": j.get("errors"), "echoes": j.get("echoes"),
                "server_busy": (j["server_busy_pct"] / 100.0
                                if j.get("server_busy_pct", -1) >= 0 else None),
                "server_cpu_us_per_req": (j["server_ns_per_reply"] / 1000.0
                                          if j.get("server_ns_per_reply", -1) > 0 else None)}
-        res.update(path_share(before, after))
+        if before is not None:
+            res.update(path_share(before, after))
         return res
 
     # -- the plan --
@@ -434,6 +453,10 @@ class Runner:
         pt = (s["duration"] + s["warmup"] + 1.0) * s.get("repeat", 1)
         steps = []
         need_ref = "b" in exps
+        if "a" in exps and s["xdpgen"] and not self.args.no_ceilings:
+            for name in CEILINGS:
+                for d in s["dists"]:
+                    steps.append((name, self.cfg(), "a", {"dist": d}, pt, "xdpgen"))
         for name in self.systems():
             base = self.cfg()
             is_xdp = name.startswith("xdpkv/")
@@ -670,6 +693,9 @@ def parse_args(argv):
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
                     help="letters a..i, comma-separated (default: all; --smoke: a,h,i)")
+    ap.add_argument("--no-ceilings", action="store_true",
+                    help="(a) without the reflector and null-store capacity rows that the "
+                         "layouts' in-kernel-generator numbers are reported against")
     ap.add_argument("--out", default=None, help="output directory (default results/<timestamp>)")
     ap.add_argument("--json", action="store_true", help="print results.json on stdout at the end")
     ap.add_argument("--repeat", type=int, default=None,

@@ -412,15 +412,28 @@ def md_a(res, L):
     xg = rows_of(res, "a", "xdpgen")
     if xg:
         dists = sorted({r["dist"] for r in xg}, key=dist_order)
+        ceil = {r["dist"]: r.get("throughput_ops") for r in xg if r["system"] == "reflector"}
+
+        def cell(r, d):
+            t = r["throughput_ops"]
+            if not ceil.get(d) or r["system"] == "reflector" or not t:
+                return kops(t)
+            return "%s (%.3f×)" % (kops(t), t / ceil[d])
         body = []
         for s in systems_in(xg):
             rr = {r["dist"]: r for r in xg if r["system"] == s}
-            body.append([s] + [kops(rr[d]["throughput_ops"]) if d in rr else "–" for d in dists]
+            body.append([s] + [cell(rr[d], d) if d in rr else "–" for d in dists]
                         + [num(rr.get(dists[0], {}).get("reply_ratio"), "%.3f"),
                            num((rr.get(dists[0], {}).get("server_busy") or 0) * 100, "%.0f%%")])
-        L.append("\n**%s** (kreplies/s; the XDP layouts only)\n\n" % XDPGEN)
+        L.append("\n**%s** (kreplies/s%s; the XDP systems only)\n\n"
+                 % (XDPGEN, ", and as a ratio to the reflector's of the same run" if ceil else ""))
         L.append(table(["system"] + dists + ["replies/sent (%s)" % dists[0],
                                               "server CPU busy (%s)" % dists[0]], body))
+        if ceil:
+            L.append("\n*reflector*: a bare XDP_TX program on the same path (swaps MACs, "
+                     "addresses, ports; bench/reflector), the ceiling; *xdpkv/null*: the whole "
+                     "handler with no map (`xdpkv --variant null`), so handler and map costs "
+                     "separate. Every reply checked before its rate is kept.\n")
 
 
 def md_grid(res, L, exp, xkey, xfmt, cell):

@@ -344,9 +344,10 @@ class XdpkvSystem(System):
 
     def start(self, cfg):
         dev = env("TB_SRV_DEV")
-        tb("tb_xdpkv", "--variant", self.layout, "attach", dev, "--mode", "native",
-           "--entries", cfg["entries"], "--key-size", cfg["key_size"],
-           "--value-size", max(cfg["value_size"], 64), "--port", MC_PORT)
+        size = [] if self.layout == "null" else ["--entries", cfg["entries"]]  # no store
+        tb("tb_xdpkv", "--variant", self.layout, "attach", dev, "--mode", "native", *size,
+           "--key-size", cfg["key_size"], "--value-size", max(cfg["value_size"], 64),
+           "--port", MC_PORT)
         self.attached = True
         self.cfg = cfg
         tb("tb_pin_napi")
@@ -375,6 +376,34 @@ class XdpkvSystem(System):
         return {"live_items": st.get("live"), "map_memory": st.get("map_memory"),
                 "bytes_per_item": st.get("bytes_per_item"),
                 "bytes_per_entry": st.get("bytes_per_entry"), "entries": st.get("entries")}
+
+
+class ReflectorSystem(System):
+    """bench/reflector: the bare XDP_TX ceiling (swaps MACs, addresses and
+    ports; no store, no server process).  Measured with xdpgen only."""
+    kind = "reflector"
+    preload = None
+
+    def __init__(self, xdpkv, log):
+        super().__init__("reflector", xdpkv, log)
+        build = os.path.dirname(os.path.dirname(os.path.abspath(xdpkv)))
+        self.obj = os.environ.get("XKV_REFLECTOR_OBJ") or \
+            os.path.join(build, "bench", "reflector", "reflector.bpf.o")
+
+    def start(self, cfg):
+        if not os.path.isfile(self.obj):
+            raise CompareError("the reflector %s is not built (ninja -C build reflector)" % self.obj)
+        run(["ip", "-n", env("TB_SRV_NS"), "link", "set", "dev", env("TB_SRV_DEV"), "xdpdrv",
+             "obj", self.obj, "sec", "xdp"])
+        self.cfg = cfg
+        tb("tb_pin_napi")
+
+    def status(self):
+        return None
+
+    def stop(self):
+        run(["ip", "-n", env("TB_SRV_NS"), "link", "set", "dev", env("TB_SRV_DEV"), "xdp",
+             "off"], check=False)
 
 
 class PassXdp:
@@ -470,6 +499,8 @@ def _redis_keys(info):
 
 
 def make_system(name, xdpkv, log):
+    if name == "reflector":
+        return ReflectorSystem(xdpkv, log)
     if name.startswith("xdpkv/"):
         return XdpkvSystem(name[6:], xdpkv, log)
     if name.startswith("memcached-"):
