@@ -695,7 +695,7 @@ static int slow_dispatch(struct slow_cmd *c)
 	case XKV_OP_DELETE: return cmd_delete(c);
 	case XKV_OP_INCR:
 	case XKV_OP_DECR: return cmd_arith(c);
-	case XKV_OP_VERSION: return buf_printf(c->out, "VERSION xdpkv %s\r\n", XKV_VERSION);
+	case XKV_OP_VERSION: return PUT_LIT(c->out, XKV_VERSION_LINE);
 	case XKV_OP_STATS: return cmd_stats(c);
 	case XKV_OP_FLUSH_ALL: return cmd_flush(c);
 	}
@@ -936,6 +936,24 @@ _Static_assert(XKV_STREAM_REQ_MAX <= XKV_PARSE_SPAN, "a stream request must fit 
 
 #define R_LINE_LONG "CLIENT_ERROR line too long\r\n"
 
+/* append, prepend and cas (not served yet: ERROR) carry a data block the
+ * parser does not know about; skipping it keeps the client in step (the
+ * next line is its next command, not its data).  Bytes to skip, or 0. */
+static __u64 unknown_block(const struct slow_cmd *c)
+{
+	const struct xkv_req *r = c->r;
+	const struct xkv_tok *t = &r->tok[0];
+	__u64 bytes;
+
+	if (!xkv_tok_is(c->buf, t, "append", 6) && !xkv_tok_is(c->buf, t, "prepend", 7) &&
+	    !xkv_tok_is(c->buf, t, "cas", 3))
+		return 0;
+	/* <cmd> <key> <flags> <exptime> <bytes> [<cas unique>] [noreply] */
+	if (r->ntok < 5 || r->ntok > 7 || xkv_tok_u64(c->buf, &r->tok[4], 0xffffffffULL, &bytes))
+		return 0;
+	return bytes + 2;
+}
+
 /* The first request of p[0..len): runs it and sets *used to its bytes, or
  * leaves *used 0 when it is not complete yet.  XKV_STREAM_CLOSE when the
  * connection must end after what out holds. */
@@ -985,6 +1003,8 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	/* memcached swallows the data block of a value too large to store */
 	if (err == XKV_E_TOO_LARGE)
 		st->swallow = (__u64)c->r->bytes + 2;
+	if (err == XKV_E_UNKNOWN)
+		st->swallow = unknown_block(c);
 
 	STAT(c, requests);
 	c->out_start = c->out->len;

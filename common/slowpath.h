@@ -15,6 +15,12 @@ extern "C" {
 #ifndef XKV_VERSION
 #define XKV_VERSION "0.1.0" /* reported by "version" and "stats" */
 #endif
+/* The memcached release whose text protocol the slow path speaks (the
+ * classic commands, no meta protocol).  "version" answers it first, then
+ * xdpkv's own: clients parse a number there (libmemcached refuses a major
+ * version 0). */
+#define XKV_PROTO_VERSION "1.4.0"
+#define XKV_VERSION_LINE "VERSION " XKV_PROTO_VERSION "-xdpkv-" XKV_VERSION "\r\n"
 
 /* Growable byte buffer for reply text. */
 struct xkv_buf {
