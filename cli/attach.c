@@ -111,7 +111,8 @@ static void on_signal(int sig)
 
 /* What `serve` adds to the slow path's defaults. */
 struct serve_extra {
-	unsigned max_keys, max_reply;
+	unsigned max_keys, max_reply, threads, max_conns;
+	bool no_tcp;
 	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
 };
 
@@ -133,9 +134,12 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		o.limits.max_keys = x->max_keys;
 		o.limits.max_reply = x->max_reply;
 		o.drop_user = x->drop_user;
+		o.threads = x->threads;
+		o.max_conns = x->max_conns;
+		o.no_tcp = x->no_tcp;
 	}
-	xinfo("xdpkv: slow path serving %s (%s) on UDP port %u; Ctrl-C or SIGTERM stops it", ifname,
-	      s->cfg.layout, port ? port : s->cfg.port);
+	xinfo("xdpkv: slow path serving %s (%s) on %s port %u; Ctrl-C or SIGTERM stops it", ifname,
+	      s->cfg.layout, o.no_tcp ? "UDP" : "UDP and TCP", port ? port : s->cfg.port);
 	int e = xkv_serve(s, &o, err, sizeof(err));
 	if (e) {
 		xerr("%s: slow path: %s", cmd, err);
@@ -602,16 +606,16 @@ const struct cmd cmd_detach = {
 
 struct serve_opts {
 	struct xo_iface ifc;
-	unsigned port, max_keys, max_reply;
+	unsigned port, max_keys, max_reply, threads, max_conns;
 	const char *user;
-	bool keep_privileges;
+	bool keep_privileges, no_tcp;
 };
 
 static const struct xo serve_table[] = {
 	{ "IFACE", 0, XO_IFACE, offsetof(struct serve_opts, ifc), NULL,
 	  "interface whose store to serve", .flags = XO_POS | XO_REQ },
 	{ "port", 'p', XO_U32, offsetof(struct serve_opts, port), "P",
-	  "UDP port (default: the port given at attach)", 1, 65535 },
+	  "UDP and TCP port (default: the port given at attach)", 1, 65535 },
 	{ "max-keys", 0, XO_U32, offsetof(struct serve_opts, max_keys), "N",
 	  "keys in one multi-get, at most (default 256; more: SERVER_ERROR too many keys)", 1, 4095 },
 	{ "max-reply", 0, XO_U32, offsetof(struct serve_opts, max_reply), "BYTES",
@@ -621,6 +625,12 @@ static const struct xo serve_table[] = {
 	  "after binding and opening the maps, run as this user with no capabilities (default nobody)" },
 	{ "keep-privileges", 0, XO_BOOL, offsetof(struct serve_opts, keep_privileges), NULL,
 	  "stay root with every capability (not recommended)" },
+	{ "threads", 0, XO_U32, offsetof(struct serve_opts, threads), "N",
+	  "TCP worker threads, each with its own connections (default: the online CPUs)", 1, 1024 },
+	{ "max-conns", 0, XO_U32, offsetof(struct serve_opts, max_conns), "N",
+	  "open TCP connections at most; more are closed at once (default 1024)", 1, 1000000 },
+	{ "no-tcp", 0, XO_BOOL, offsetof(struct serve_opts, no_tcp), NULL,
+	  "serve UDP only (no TCP listener)" },
 	XO_END,
 };
 
@@ -634,6 +644,7 @@ static int run_serve(void *vo, const struct global_opts *g)
 		return rc;
 	struct serve_extra x = {
 		.max_keys = o->max_keys, .max_reply = o->max_reply,
+		.threads = o->threads, .max_conns = o->max_conns, .no_tcp = o->no_tcp,
 		.drop_user = o->keep_privileges ? NULL : o->user ? o->user : "nobody",
 	};
 	rc = serve_loop(&s, o->ifc.name, o->port, "serve", &x);
@@ -643,7 +654,8 @@ static int run_serve(void *vo, const struct global_opts *g)
 
 const struct cmd cmd_serve = {
 	.name = "serve",
-	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--user NAME | --keep-privileges] [-v]",
+	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--threads N] [--max-conns N] "
+		    "[--no-tcp] [--user NAME | --keep-privileges] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
@@ -651,7 +663,14 @@ const struct cmd cmd_serve = {
 	       "It applies the same access rules as the XDP program (docs/security.md), caps what one\n"
 	       "request may ask for, re-reads the interface's addresses every second, and once its\n"
 	       "socket and maps are open it drops to --user with no capabilities.\n\n"
-	       "Example: xdpkv serve veth0 -v",
+	       "It also listens on TCP, same port, for ordinary memcached clients (pymemcache,\n"
+	       "python-memcache, libmemcached): pipelined requests, --threads workers, at most\n"
+	       "--max-conns connections; the allow list is checked when a client connects (refused:\n"
+	       "closed without a byte), the write list at every write (refused: the connection ends).\n"
+	       "--no-tcp turns it off.  'attach --serve' listens on TCP too, with the defaults.\n\n"
+	       "Example: xdpkv serve veth0 -v\n"
+	       "         python3 -c 'import pymemcache; c = pymemcache.Client((\"10.0.0.1\", 11211)); "
+	       "c.set(\"k\", \"v\"); print(c.get(\"k\"))'",
 	.opts = serve_table,
 	.opts_size = sizeof(struct serve_opts),
 	.run = run_serve,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The slow path's socket loop: one dual-stack UDP socket bound to the port
- * on the interface, batched receive, replies sent from the address each
+ * on the interface (and the TCP server of serve_tcp.c on the same port), batched receive, replies sent from the address each
  * request was sent to, counters pushed to the stats map in batches.  A
  * housekeeping thread keeps what would stall the loop off it: the item
  * count for stats and the host map's view of the interface. */
@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include "slowpath.h"
+#include "serve.h"
 
 #define SERVE_BATCH 32                   /* datagrams per recvmmsg */
 #define SERVE_DGRAM 65536                /* largest UDP payload, rounded up */
@@ -48,29 +49,36 @@ static void set_bufsize(int fd, int opt_force, int opt)
 		setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)); /* capped by rmem_max */
 }
 
-static int bind_error(int e, const char *ifname, __u16 port, char *err, size_t errlen)
+static int bind_error(int e, const char *proto, const char *ifname, __u16 port, char *err,
+		      size_t errlen)
 {
 	if (e == EADDRINUSE)
 		return xkv_errf(err, errlen, -e,
-				  "UDP port %u is already in use on %s (another slow path or memcached running?)",
-				  port, ifname);
+				  "%s port %u is already in use on %s (another slow path or memcached running?)",
+				  proto, port, ifname);
 	if (e == EACCES || e == EPERM)
-		return xkv_errf(err, errlen, -e, "binding UDP port %u needs root", port);
-	return xkv_errf(err, errlen, -e, "cannot bind UDP port %u on %s: %s", port, ifname, strerror(e));
+		return xkv_errf(err, errlen, -e, "binding %s port %u needs root", proto, port);
+	return xkv_errf(err, errlen, -e, "cannot bind %s port %u on %s: %s", proto, port, ifname,
+			strerror(e));
 }
 
 /* A dual-stack socket (IPv4 arrives as mapped addresses), or IPv4 only
- * where the kernel has no IPv6. */
-static int serve_socket(const char *ifname, __u16 port, int *v6, char *err, size_t errlen)
+ * where the kernel has no IPv6, bound to the port on ifname: the UDP one
+ * (large buffers, a receive timeout, the destination of each datagram) or,
+ * with type SOCK_STREAM, the TCP listener (non-blocking). */
+int xkv_serve_socket(const char *ifname, __u16 port, int type, int *v6, char *err, size_t errlen)
 {
 	int one = 1, zero = 0;
-	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool udp = type == SOCK_DGRAM;
+	const char *proto = udp ? "UDP" : "TCP";
+	int flags = SOCK_CLOEXEC | (udp ? 0 : SOCK_NONBLOCK);
+	int fd = socket(AF_INET6, type | flags, 0);
 
 	*v6 = fd >= 0;
 	if (fd < 0 && errno == EAFNOSUPPORT)
-		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		fd = socket(AF_INET, type | flags, 0);
 	if (fd < 0)
-		return xkv_errf(err, errlen, -errno, "cannot create a UDP socket: %s", strerror(errno));
+		return xkv_errf(err, errlen, -errno, "cannot create a %s socket: %s", proto, strerror(errno));
 	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, strlen(ifname) + 1)) {
 		int e = errno;
 		close(fd);
@@ -80,29 +88,35 @@ static int serve_socket(const char *ifname, __u16 port, int *v6, char *err, size
 			return xkv_errf(err, errlen, -e, "no such interface: %s", ifname);
 		return xkv_errf(err, errlen, -e, "cannot bind to interface %s: %s", ifname, strerror(e));
 	}
-	set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
-	struct timeval tv = { .tv_sec = 0, .tv_usec = SERVE_POLL_MS * 1000 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* lets the loop see *stop */
-	set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+	if (udp) {
+		set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+		struct timeval tv = { .tv_sec = 0, .tv_usec = SERVE_POLL_MS * 1000 };
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* lets the loop see *stop */
+		set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+	} else {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* restart over TIME_WAIT */
+	}
 
 	int rc;
 	if (*v6) {
 		struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(port),
 					  .sin6_addr = IN6ADDR_ANY_INIT };
 		rc = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
-		     setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		     (udp && setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)));
 		if (!rc)
 			rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
 	} else {
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-		rc = setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+		rc = udp && setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 		if (!rc)
 			rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
 	}
+	if (!rc && !udp)
+		rc = listen(fd, SOMAXCONN);
 	if (rc) {
 		int e = errno;
 		close(fd);
-		return bind_error(e, ifname, port, err, errlen);
+		return bind_error(e, proto, ifname, port, err, errlen);
 	}
 	return fd;
 }
@@ -225,14 +239,25 @@ struct serve_state {
 	__u64 pending, last_push, push_ns;
 };
 
+/* The stats map's slow-path slot is read, added to and written back: the
+ * threads of this process take turns. */
+static pthread_mutex_t push_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void xkv_serve_push(struct xkv_store *s, struct xkv_stats *delta, int verbose)
+{
+	pthread_mutex_lock(&push_mu);
+	int e = xkv_stats_slow_add(s, delta);
+	pthread_mutex_unlock(&push_mu);
+	if (e && verbose)
+		fprintf(stderr, "xdpkv slow path: cannot update counters: %s\n", strerror(-e));
+	memset(delta, 0, sizeof(*delta));
+}
+
 static void serve_push(struct serve_state *st)
 {
 	if (!st->pending)
 		return;
-	int e = xkv_stats_slow_add(st->s, &st->delta);
-	if (e && st->o->verbose)
-		fprintf(stderr, "xdpkv slow path: cannot update counters: %s\n", strerror(-e));
-	memset(&st->delta, 0, sizeof(st->delta));
+	xkv_serve_push(st->s, &st->delta, st->o->verbose);
 	st->pending = 0;
 	st->last_push = xkv_now_ns();
 }
@@ -410,6 +435,8 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	struct serve_keeper keeper = { .s = s, .o = o };
 	pthread_t keeper_th;
 	bool keeper_up = false;
+	struct xkv_serve_tcp *tcp = NULL;
+	int tcp_fd = -1, tcp_v6 = 0;
 	int rc = 0;
 
 	if (!o->ifname || !*o->ifname)
@@ -427,12 +454,19 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	st->s = s;
 	st->o = o;
 	st->push_ns = (o->push_ms ? o->push_ms : SERVE_PUSH_MS) * 1000000ull;
-	st->fd = serve_socket(o->ifname, port, &st->v6, err, errlen);
+	st->fd = xkv_serve_socket(o->ifname, port, SOCK_DGRAM, &st->v6, err, errlen);
 	if (st->fd < 0) {
 		rc = st->fd;
 		goto out;
 	}
-	/* the socket is bound and the maps are open: nothing else needs root
+	if (!o->no_tcp) {
+		tcp_fd = xkv_serve_socket(o->ifname, port, SOCK_STREAM, &tcp_v6, err, errlen);
+		if (tcp_fd < 0) {
+			rc = tcp_fd;
+			goto out_fd;
+		}
+	}
+	/* the sockets are bound and the maps are open: nothing else needs root
 	 * (before any thread exists: capabilities are per thread) */
 	if (o->drop_user) {
 		char msg[512];
@@ -454,12 +488,22 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		goto out_fd;
 	}
 	keeper_up = true;
+	if (tcp_fd >= 0) {
+		rc = xkv_serve_tcp_start(&tcp, s, st->sl, o, tcp_fd, err, errlen);
+		if (rc)
+			goto out_fd;
+		tcp_fd = -1; /* the TCP server's now */
+	}
 	if (o->verbose) {
 		struct xkv_slow_limits lim = xkv_slow_limits_of(st->sl);
 		fprintf(stderr, "xdpkv slow path: serving %s layout on %s UDP port %u (%s), "
 			"at most %u keys per get and %u reply bytes per request\n",
 			s->cfg.layout, o->ifname, port, st->v6 ? "IPv4 and IPv6" : "IPv4 only",
 			lim.max_keys, lim.max_reply);
+		if (tcp)
+			fprintf(stderr, "xdpkv slow path: TCP port %u too (%s), %u threads, "
+				"at most %u connections\n", port, tcp_v6 ? "IPv4 and IPv6" : "IPv4 only",
+				xkv_serve_tcp_threads(tcp), o->max_conns ? o->max_conns : XKV_MAX_CONNS);
 	}
 	st->last_push = xkv_now_ns();
 	serve_ready(o->ready_fd);
@@ -470,6 +514,9 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	}
 	serve_push(st);
 out_fd:
+	xkv_serve_tcp_stop(tcp); /* before the slow path it uses goes */
+	if (tcp_fd >= 0)
+		close(tcp_fd);
 	if (keeper_up)
 		keeper_stop(&keeper, keeper_th);
 	xkv_slow_free(st->sl); /* waits for a flush that is running */

@@ -102,6 +102,9 @@ struct xkv_slow {
 	__u64 flush_at;          /* a flush is due then (monotonic ns); 0: none */
 	__u64 flush_cut;         /* the walk running removes items written up to then */
 	int flush_busy;          /* __atomic: flush_at || flush_cut, read without mu */
+	/* TCP connections, for stats (__atomic; tcp_max 0: no TCP server) */
+	long conns_curr, conns_total, conns_rejected;
+	__u32 tcp_max;
 };
 
 /* Until the walk has reached them, items written before a due flush are
@@ -263,6 +266,7 @@ struct slow_cmd {
 	struct xkv_stats *d;
 	size_t out_start;        /* out->len when the datagram started */
 	struct slow_scratch *sc;
+	bool framed;             /* UDP: every 1392 bytes of reply cost a frame header */
 	size_t budget;           /* reply bytes on the wire this datagram may take */
 	int budget_amp;          /* the budget is the amplification cap, not max_reply */
 	int over;                /* OVER_*: the reply outgrew the budget */
@@ -270,12 +274,15 @@ struct slow_cmd {
 
 /* Per-thread scratch (~180 KiB, allocated on a thread's first request and
  * freed when the thread ends): the zero-padded request text, the parser
- * output, one item read back from the store. */
+ * output, one item read back from the store, and this thread's copy of the
+ * store handle: the accessors count what a set did in the handle
+ * (new_items, overwrites), so threads sharing one would mix their counts. */
 struct slow_scratch {
 	__u8 text[SLOW_BUF];
 	size_t text_used;
 	struct xkv_req req;
 	struct xkv_item item;
+	struct xkv_store store;
 };
 static pthread_once_t slow_once = PTHREAD_ONCE_INIT;
 static pthread_key_t slow_key;
@@ -384,11 +391,13 @@ static size_t wire_bytes(size_t n)
 	return n + XKV_UDP_HDR_LEN * ((n + XKV_DGRAM_TEXT - 1) / XKV_DGRAM_TEXT);
 }
 
-/* Would the reply, grown by extra bytes, outgrow this datagram's budget?
- * The reply only grows, so the answer cannot change later: stop building. */
+/* Would the reply, grown by extra bytes, outgrow this datagram's budget
+ * (a TCP command's: no frame headers)?  The reply only grows, so the
+ * answer cannot change later: stop building. */
 static bool over_budget(struct slow_cmd *c, size_t extra)
 {
-	if (wire_bytes(c->out->len - c->out_start + extra) <= c->budget)
+	size_t n = c->out->len - c->out_start + extra;
+	if ((c->framed ? wire_bytes(n) : n) <= c->budget)
 		return false;
 	c->over = c->budget_amp ? OVER_AMP : OVER_REPLY;
 	return true;
@@ -653,6 +662,13 @@ static int cmd_stats(struct slow_cmd *c)
 	err |= STAT_U(c, "slow_path_requests", slow_n);
 	err |= buf_printf(c->out, "STAT fast_path_share %llu.%llu\r\n",
 			  (unsigned long long)(permille / 10), (unsigned long long)(permille % 10));
+	if (__atomic_load_n(&c->sl->tcp_max, __ATOMIC_RELAXED)) { /* this process's TCP server */
+		err |= STAT_U(c, "curr_connections", __atomic_load_n(&c->sl->conns_curr, __ATOMIC_RELAXED));
+		err |= STAT_U(c, "total_connections", __atomic_load_n(&c->sl->conns_total, __ATOMIC_RELAXED));
+		err |= STAT_U(c, "rejected_connections",
+			      __atomic_load_n(&c->sl->conns_rejected, __ATOMIC_RELAXED));
+		err |= STAT_U(c, "max_connections", c->sl->tcp_max);
+	}
 	err |= PUT_LIT(c->out, XKV_R_END);
 	return err ? -1 : 0;
 }
@@ -679,11 +695,52 @@ static int slow_dispatch(struct slow_cmd *c)
 	case XKV_OP_DELETE: return cmd_delete(c);
 	case XKV_OP_INCR:
 	case XKV_OP_DECR: return cmd_arith(c);
-	case XKV_OP_VERSION: return buf_printf(c->out, "VERSION xdpkv %s\r\n", XKV_VERSION);
+	case XKV_OP_VERSION: return PUT_LIT(c->out, XKV_VERSION_LINE);
 	case XKV_OP_STATS: return cmd_stats(c);
 	case XKV_OP_FLUSH_ALL: return cmd_flush(c);
 	}
 	return stop(reply_err(c, XKV_E_UNKNOWN));
+}
+
+/* Count and run one command the parser read (err: its verdict), appending
+ * its reply: the per-command path of both transports.  Returns <0 when the
+ * rest of a datagram must not run (a parse error, a reply over budget). */
+static int slow_run(struct slow_cmd *c, int err)
+{
+	count_cmd(c);
+	if (err) {
+		reply_err(c, err);
+		over_budget(c, 0);
+		return -1;
+	}
+	return slow_dispatch(c) < 0 || over_budget(c, 0) ? -1 : 0;
+}
+
+/* A reply that outgrew max_reply is taken back (from out_start) and
+ * replaced by the error line. */
+static void settle_over_reply(struct slow_cmd *c)
+{
+	if (c->over != OVER_REPLY)
+		return;
+	c->out->len = c->out_start;
+	STAT(c, drop_oversize);
+	PUT_LIT(c->out, XKV_R_REPLY_LARGE);
+}
+
+/* This thread's scratch and its own view of the store (see struct
+ * slow_scratch) for the commands to come.  <0 (answered) without memory. */
+static int cmd_begin(struct slow_cmd *c)
+{
+	c->sc = slow_scratch();
+	if (!c->sc) {
+		reply_err(c, XKV_E_OOM);
+		return -1;
+	}
+	c->r = &c->sc->req;
+	c->sc->store = *c->sl->s;
+	c->sc->store.new_items = c->sc->store.overwrites = 0;
+	c->s = &c->sc->store;
+	return 0;
 }
 
 /* Copy the request text into the zero-padded parse buffer. */
@@ -750,6 +807,20 @@ static int scan_datagram(struct slow_cmd *c, size_t tlen, bool may_write, int *f
  * order), for what reaches the socket without passing them: IP options,
  * fragments, frames for another MAC, skb paths.  0 to go on, or the
  * counter of a silent drop (-1: dropped, not counted). */
+/* The lists' verdict on a source (addr NULL: a trusted local caller): 0
+ * with its rights, or XKV_STAT_drop_acl (a lookup error refuses too). */
+static int slow_rights(struct xkv_slow *sl, const __u8 *addr, struct xkv_rights *rt)
+{
+	struct xkv_store *s = sl->s;
+
+	rt->allow = rt->write = rt->trusted = true;
+	if (!addr || (s->cfg.flags & XKV_CFG_UNGUARDED))
+		return 0;
+	if (xkv_rights_of(s, addr, rt) || !rt->allow)
+		return XKV_STAT_drop_acl;
+	return 0;
+}
+
 static int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_rights *rt)
 {
 	struct xkv_store *s = sl->s;
@@ -768,16 +839,15 @@ static int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struc
 	if (src->port == 0 || src->port == s->cfg.port ||
 	    (src->port < 1024 && !(s->cfg.flags & XKV_CFG_LOW_PORTS)))
 		return XKV_STAT_drop_port;
-	if (xkv_rights_of(s, src->addr, rt) || !rt->allow)
-		return XKV_STAT_drop_acl; /* a lookup error refuses too */
-	return 0;
+	return slow_rights(sl, src->addr, rt);
 }
 
 int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
 		    size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
 {
 	struct xkv_store *s = sl->s;
-	struct slow_cmd c = { .sl = sl, .s = s, .out = out, .d = delta, .out_start = out->len };
+	struct slow_cmd c = { .sl = sl, .s = s, .out = out, .d = delta, .out_start = out->len,
+			      .framed = true };
 	struct xkv_rights rt;
 
 	if (len >= XKV_UDP_HDR_LEN)
@@ -807,12 +877,8 @@ int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const _
 			c.budget_amp = 1;
 		}
 	}
-	c.sc = slow_scratch();
-	if (!c.sc) {
-		reply_err(&c, XKV_E_OOM);
+	if (cmd_begin(&c))
 		goto done;
-	}
-	c.r = &c.sc->req;
 
 	size_t tlen = len - XKV_UDP_HDR_LEN;
 	if (tlen > XKV_PARSE_SPAN)
@@ -839,22 +905,11 @@ int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const _
 	do {
 		int err;
 		parse_at(&c, off, tlen, &err);
-		count_cmd(&c);
-		if (err) {
-			reply_err(&c, err);
-			over_budget(&c, 0);
-			break;
-		}
-		if (slow_dispatch(&c) < 0 || over_budget(&c, 0))
+		if (slow_run(&c, err) < 0)
 			break;
 		off += c.r->next;
 	} while (off < tlen);
-
-	if (c.over == OVER_REPLY) {
-		out->len = c.out_start;
-		STAT(&c, drop_oversize);
-		PUT_LIT(out, XKV_R_REPLY_LARGE);
-	}
+	settle_over_reply(&c);
 done:;
 	size_t n = out->len - c.out_start;
 	if (amp_cap && (c.over == OVER_AMP || wire_bytes(n) > amp_cap)) {
@@ -871,6 +926,166 @@ done:;
 		return 0;
 	delta->v[XKV_STAT_replies] += (n + XKV_DGRAM_TEXT - 1) / XKV_DGRAM_TEXT;
 	return 1;
+}
+
+/* ---- a byte stream (TCP) --------------------------------------------------- */
+
+/* A request is copied whole into the parse buffer: the longest line and
+ * the largest data block must fit it together. */
+_Static_assert(XKV_STREAM_REQ_MAX <= XKV_PARSE_SPAN, "a stream request must fit the parse span");
+
+#define R_LINE_LONG "CLIENT_ERROR line too long\r\n"
+
+/* append, prepend and cas (not served yet: ERROR) carry a data block the
+ * parser does not know about; skipping it keeps the client in step (the
+ * next line is its next command, not its data).  Bytes to skip, or 0. */
+static __u64 unknown_block(const struct slow_cmd *c)
+{
+	const struct xkv_req *r = c->r;
+	const struct xkv_tok *t = &r->tok[0];
+	__u64 bytes;
+
+	if (!xkv_tok_is(c->buf, t, "append", 6) && !xkv_tok_is(c->buf, t, "prepend", 7) &&
+	    !xkv_tok_is(c->buf, t, "cas", 3))
+		return 0;
+	/* <cmd> <key> <flags> <exptime> <bytes> [<cas unique>] [noreply] */
+	if (r->ntok < 5 || r->ntok > 7 || xkv_tok_u64(c->buf, &r->tok[4], 0xffffffffULL, &bytes))
+		return 0;
+	return bytes + 2;
+}
+
+/* The first request of p[0..len): runs it and sets *used to its bytes, or
+ * leaves *used 0 when it is not complete yet.  XKV_STREAM_CLOSE when the
+ * connection must end after what out holds. */
+static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xkv_slow_stream *st,
+		      const __u8 *p, size_t len, size_t *used)
+{
+	size_t scan = len < XKV_STREAM_LINE_MAX + 2 ? len : XKV_STREAM_LINE_MAX + 2;
+	const __u8 *nl = memchr(p, '\n', scan);
+	int err;
+
+	*used = 0;
+	if (!nl) {
+		if (len < XKV_STREAM_LINE_MAX + 2)
+			return XKV_STREAM_MORE;
+		/* nothing to resynchronise on: memcached closes too */
+		STAT(c, err_client);
+		PUT_LIT(c->out, R_LINE_LONG);
+		return XKV_STREAM_CLOSE;
+	}
+	/* The line alone first; a storage command then reads as a short data
+	 * block (XKV_E_DATA, with data_off and bytes filled in): wait for the
+	 * whole block and parse the request again with it. */
+	size_t tlen = (size_t)(nl - p) + 1;
+	slow_load_text(c->sc, p, tlen);
+	parse_at(c, 0, tlen, &err);
+	if (err == XKV_E_DATA) {
+		size_t need = (size_t)c->r->data_off + c->r->bytes + 2;
+		if (len < need)
+			return XKV_STREAM_MORE;
+		tlen = need;
+		slow_load_text(c->sc, p, tlen);
+		parse_at(c, 0, tlen, &err);
+	}
+	*used = tlen; /* == c->r->next when err == XKV_OK */
+	if (err == XKV_E_UNKNOWN && c->r->ntok == 1 && xkv_tok_is(c->buf, &c->r->tok[0], "quit", 4))
+		return XKV_STREAM_CLOSE;
+	/* The UDP slow path's refusals (silence), then the end of the
+	 * connection: a client waiting for the reply learns at once. */
+	if (err == XKV_E_UNKNOWN && xkv_reply_shaped(c->buf, c->r)) {
+		STAT(c, drop_reply);
+		return XKV_STREAM_CLOSE;
+	}
+	if (!err && op_writes(c->r->op) && !rt->write) {
+		STAT(c, drop_write_acl);
+		return XKV_STREAM_CLOSE;
+	}
+	/* memcached swallows the data block of a value too large to store */
+	if (err == XKV_E_TOO_LARGE)
+		st->swallow = (__u64)c->r->bytes + 2;
+	if (err == XKV_E_UNKNOWN)
+		st->swallow = unknown_block(c);
+
+	STAT(c, requests);
+	c->out_start = c->out->len;
+	c->over = OVER_NONE;
+	if (!err && c->r->op == XKV_OP_GET &&
+	    (c->r->too_many || c->r->ntok - 1 > c->sl->lim.max_keys)) {
+		count_cmd(c);
+		STAT(c, drop_oversize);
+		PUT_LIT(c->out, XKV_R_TOO_MANY_KEYS);
+	} else {
+		slow_run(c, err);
+		settle_over_reply(c);
+	}
+	if (c->out->len > c->out_start)
+		STAT(c, replies);
+	return XKV_STREAM_MORE;
+}
+
+int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
+		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
+		    struct xkv_stats *delta)
+{
+	struct slow_cmd c = { .sl = sl, .out = out, .d = delta, .budget = sl->lim.max_reply };
+	struct xkv_rights rt;
+	size_t off = 0, used;
+	int rc = XKV_STREAM_MORE;
+
+	*consumed = 0;
+	/* the lists may change while a client is connected: a source that
+	 * left the allow list is cut off at its next request */
+	int drop = slow_rights(sl, src ? src->addr : NULL, &rt);
+	if (drop) {
+		delta->v[drop]++;
+		return XKV_STREAM_CLOSE;
+	}
+	if (cmd_begin(&c))
+		return XKV_STREAM_CLOSE;
+	while (off < len) {
+		if (st->swallow) {
+			size_t n = len - off < st->swallow ? len - off : (size_t)st->swallow;
+			off += n;
+			st->swallow -= n;
+			continue;
+		}
+		if (st->out_max && out->len >= st->out_max)
+			break;
+		rc = stream_one(&c, &rt, st, buf + off, len - off, &used);
+		off += used;
+		if (rc != XKV_STREAM_MORE || !used)
+			break;
+	}
+	*consumed = off;
+	return rc;
+}
+
+long xkv_slow_tcp_event(struct xkv_slow *sl, enum xkv_tcp_event ev, unsigned max_conns)
+{
+	switch (ev) {
+	case XKV_TCP_LISTEN:
+		__atomic_store_n(&sl->tcp_max, max_conns, __ATOMIC_RELAXED);
+		break;
+	case XKV_TCP_OPEN:
+		__atomic_add_fetch(&sl->conns_total, 1, __ATOMIC_RELAXED);
+		return __atomic_add_fetch(&sl->conns_curr, 1, __ATOMIC_RELAXED);
+	case XKV_TCP_CLOSE:
+		return __atomic_sub_fetch(&sl->conns_curr, 1, __ATOMIC_RELAXED);
+	case XKV_TCP_REJECT:
+		__atomic_add_fetch(&sl->conns_rejected, 1, __ATOMIC_RELAXED);
+		break;
+	}
+	return __atomic_load_n(&sl->conns_curr, __ATOMIC_RELAXED);
+}
+
+int xkv_slow_tcp_admit(struct xkv_slow *sl, const __u8 addr[16], struct xkv_stats *delta)
+{
+	struct xkv_rights rt;
+	int drop = slow_rights(sl, addr, &rt);
+
+	if (drop)
+		delta->v[drop]++;
+	return !drop;
 }
 
 /* ---- framing -------------------------------------------------------------- */

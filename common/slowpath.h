@@ -15,6 +15,12 @@ extern "C" {
 #ifndef XKV_VERSION
 #define XKV_VERSION "0.1.0" /* reported by "version" and "stats" */
 #endif
+/* The memcached release whose text protocol the slow path speaks (the
+ * classic commands, no meta protocol).  "version" answers it first, then
+ * xdpkv's own: clients parse a number there (libmemcached refuses a major
+ * version 0). */
+#define XKV_PROTO_VERSION "1.4.0"
+#define XKV_VERSION_LINE "VERSION " XKV_PROTO_VERSION "-xdpkv-" XKV_VERSION "\r\n"
 
 /* Growable byte buffer for reply text. */
 struct xkv_buf {
@@ -45,8 +51,10 @@ struct xkv_slow_src {
 };
 
 /* The slow path of one store: limits, the cached item count that stats
- * answers from, and the flusher thread of flush_all.  xkv_slow_handle from
- * one thread at a time; xkv_slow_count_refresh from any. */
+ * answers from, and the flusher thread of flush_all.  xkv_slow_handle and
+ * xkv_slow_stream from any number of threads at once (each thread has its
+ * own scratch and its own copy of the store handle; the counters go to the
+ * caller's delta); xkv_slow_count_refresh from any. */
 struct xkv_slow;
 
 /* Counts the store once (a walk: not on a request path).  NULL: ENOMEM. */
@@ -73,6 +81,55 @@ struct xkv_slow_limits xkv_slow_limits_of(const struct xkv_slow *sl);
 int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
 		    size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta);
 
+/* ---- a byte stream (TCP) ---- */
+
+/* The longest command line a stream may send (a multi-get of 183 keys of
+ * 250 bytes); with the largest data block, a whole request fits the
+ * parser's buffer.  Longer: CLIENT_ERROR line too long, then close. */
+#define XKV_STREAM_LINE_MAX (45 * 1024)
+#define XKV_STREAM_REQ_MAX (XKV_STREAM_LINE_MAX + 2 + XKV_VAL_MAX + 2)
+
+/* One connection's state between calls; zero it when it opens. */
+struct xkv_slow_stream {
+	__u64 swallow;   /* data bytes still to discard (after "object too large") */
+	size_t out_max;  /* stop running requests once out holds this many bytes
+			  * (0: no bound); the rest waits for the next call */
+};
+enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
+
+/* Run every complete request at the front of buf[0..len) and append the
+ * replies, in order and without frame headers, to out; *consumed says how
+ * many bytes were used (the caller keeps the rest and calls again with more
+ * bytes appended).  A request is complete with its line (ended by \r\n; a
+ * line ended by a bare \n is answered "CLIENT_ERROR line not terminated by
+ * \r\n" and skipped, as on UDP) and, for a storage command, <bytes> + 2 data
+ * bytes; an incomplete one is not consumed.  A line that has no \n within
+ * XKV_STREAM_LINE_MAX bytes gets "CLIENT_ERROR line too long" and the
+ * connection ends; a data block over the value size gets "SERVER_ERROR
+ * object too large for cache" and is swallowed as it arrives; any other
+ * malformed line is answered and the stream goes on at the next line.
+ * src: the connection's peer (port unused); NULL for a trusted local
+ * caller (tests).  The lists are checked at every call: a peer no longer
+ * allowed, a write from outside the write list and a reply-shaped line
+ * (the loop guard) end the connection without a reply to it (counted as on
+ * UDP).  No amplification cap (the handshake proved the address); at most
+ * --max-keys and --max-reply per command.  Returns XKV_STREAM_CLOSE when the
+ * connection must be closed once out is sent ("quit" too), else
+ * XKV_STREAM_MORE.  Callable from several threads at once. */
+int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
+		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
+		    struct xkv_stats *delta);
+
+/* May a TCP peer connect?  1 yes; 0 no, counted (drop_acl) in delta. */
+int xkv_slow_tcp_admit(struct xkv_slow *sl, const __u8 addr[16], struct xkv_stats *delta);
+
+/* The TCP server's connection counts for stats (curr_connections,
+ * total_connections, rejected_connections, max_connections): LISTEN turns
+ * them on (max_conns: the limit), OPEN / CLOSE a connection, REJECT one
+ * refused over the limit.  Returns the connections open after the event. */
+enum xkv_tcp_event { XKV_TCP_LISTEN, XKV_TCP_OPEN, XKV_TCP_CLOSE, XKV_TCP_REJECT };
+long xkv_slow_tcp_event(struct xkv_slow *sl, enum xkv_tcp_event ev, unsigned max_conns);
+
 /* Split reply text into datagrams of at most XKV_DGRAM_MAX bytes (frame
  * header included): datagram i gets req_id, seq i, total n.  Calls emit for
  * each; returns n, or <0 if emit failed. */
@@ -95,10 +152,16 @@ struct xkv_serve_opts {
 	const char *drop_user;
 	unsigned count_ms;           /* curr_items recounted this often; 0: 10000 */
 	unsigned sync_ms;            /* host map re-read from ifname this often; 0: 1000 */
+	/* TCP on the same port (serve_tcp.c) */
+	bool no_tcp;                 /* UDP only */
+	unsigned threads;            /* TCP worker threads; 0: the online CPUs */
+	unsigned max_conns;          /* open TCP connections at most; 0: XKV_MAX_CONNS */
 };
-/* Bind the UDP port (IPv4 and IPv6) on ifname, drop privileges if asked,
- * and answer until *stop, each datagram under the access rules for its
- * source.  A housekeeping thread recounts curr_items every count_ms and
+#define XKV_MAX_CONNS 1024           /* memcached's default (-c) */
+/* Bind the UDP port and (unless no_tcp) the TCP port (IPv4 and IPv6) on
+ * ifname, drop privileges if asked, and answer until *stop, each datagram
+ * and each connection under the access rules for its source; TCP on its
+ * own worker threads.  A housekeeping thread recounts curr_items every count_ms and
  * re-reads ifname's MAC and addresses into the host maps every sync_ms
  * (an error there is logged once, not fatal).  0 on a clean stop, <0 with
  * a message in err. */

@@ -53,3 +53,7 @@ xkv_e2e(e2e_quickstart 120 quickstart.sh)
 # Outsiders, forged sources, reflection and the two-server loop (issue 6).
 xkv_e2e(e2e_abuse 120 abuse.sh)
 xkv_e2e(e2e_acl 90 acl.sh hash_map)
+# memcached over TCP (xdpkv serve): pymemcache, python-memcache and the
+# libmemcached tools against every layout; many, slow, half-gone and refused
+# clients, --max-conns, --no-tcp (~20 s).
+xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS})

@@ -6,3 +6,6 @@ target_link_libraries(test_slowpath PRIVATE xdpkv_core Threads::Threads)
 add_test(NAME slowpath_unit COMMAND test_slowpath unit)
 add_test(NAME slowpath_daemon COMMAND test_slowpath daemon)
 set_tests_properties(slowpath_unit slowpath_daemon PROPERTIES TIMEOUT 120)
+# The stream entry the TCP server uses (xkv_slow_stream), in-process.
+add_test(NAME slowpath_stream COMMAND test_slowpath stream)
+set_tests_properties(slowpath_stream PROPERTIES TIMEOUT 120)

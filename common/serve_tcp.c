@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/* xdpkv serve over TCP: memcached's text protocol on a stream, answered by
+ * the slow path's own protocol code (xkv_slow_stream) from the same maps.
+ * This file only moves bytes: N worker threads, each with its own epoll
+ * set and its own connections, all accepting on one listening socket
+ * (EPOLLEXCLUSIVE wakes one of them per connection).  Every connection has
+ * a bounded input buffer (one whole request at most: a longer line is an
+ * error) and an output queue; a connection whose queue is over TCP_OUT_HIGH
+ * is not read from until it drains, so a client that does not read its
+ * replies holds a bounded amount of memory and nobody else waits for it. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include "serve.h"
+
+#define TCP_IN_FIRST 4096                 /* a connection's first input buffer */
+#define TCP_IN_CAP (64 * 1024)            /* its largest: one whole request */
+#define TCP_OUT_HIGH (256 * 1024)         /* queued reply bytes above which reading stops */
+#define TCP_OUT_KEEP (64 * 1024)          /* a drained queue larger than this is freed */
+#define TCP_EVENTS 64
+#define TCP_WAIT_MS 100                   /* how often *stop is looked at */
+#define TCP_PUSH_MS 100                   /* counters to the map at least this often */
+#define TCP_PUSH_CALLS 256                /* ... or after this many reads served */
+
+_Static_assert(XKV_STREAM_REQ_MAX <= TCP_IN_CAP, "the input buffer holds a whole request");
+
+struct tcp_conn {
+	int fd;
+	struct tcp_conn *prev, *next;     /* the worker's connections */
+	struct xkv_slow_src src;
+	struct xkv_slow_stream st;
+	struct xkv_buf in;                /* received, not yet consumed (cap <= TCP_IN_CAP) */
+	struct xkv_buf out;               /* replies; out.p[out_off..out.len) not sent yet */
+	size_t out_off;
+	bool closing;                     /* close once out is sent (quit, line too long) */
+	bool rd_eof;                      /* the peer will send no more */
+	__u32 events;                     /* what epoll watches for it */
+};
+
+struct tcp_worker {
+	struct xkv_serve_tcp *t;
+	pthread_t th;
+	bool up;
+	int ep;
+	struct tcp_conn *conns;
+	struct xkv_stats delta;
+	__u64 pending, last_push;
+};
+
+struct xkv_serve_tcp {
+	struct xkv_store *s;
+	struct xkv_slow *sl;
+	const struct xkv_serve_opts *o;
+	int lfd;
+	unsigned nthreads, max_conns;
+	int quit;                         /* __atomic */
+	int limit_logged;                 /* __atomic: the --max-conns line is out */
+	__u64 push_ns;
+	struct tcp_worker *w;
+};
+
+static void conn_name(const struct tcp_conn *c, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	if (xkv_addr_is_v4(c->src.addr))
+		inet_ntop(AF_INET, c->src.addr + 12, a, sizeof(a));
+	else
+		inet_ntop(AF_INET6, c->src.addr, a, sizeof(a));
+	snprintf(buf, len, "[%s]:%u", a, c->src.port);
+}
+
+static void conn_close(struct tcp_worker *w, struct tcp_conn *c)
+{
+	struct xkv_serve_tcp *t = w->t;
+
+	if (t->o->verbose > 1) {
+		char who[INET6_ADDRSTRLEN + 16];
+		conn_name(c, who, sizeof(who));
+		fprintf(stderr, "xdpkv slow path: TCP %s closed\n", who);
+	}
+	close(c->fd); /* leaves the epoll set with it */
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	xkv_buf_free(&c->in);
+	xkv_buf_free(&c->out);
+	free(c);
+	long n = xkv_slow_tcp_event(t->sl, XKV_TCP_CLOSE, 0);
+	if (n < (long)t->max_conns)
+		__atomic_store_n(&t->limit_logged, 0, __ATOMIC_RELAXED);
+}
+
+/* Run what the input holds, as far as the output bound lets it. */
+static void conn_process(struct tcp_worker *w, struct tcp_conn *c)
+{
+	if (c->closing || !c->in.len || c->out.len - c->out_off >= TCP_OUT_HIGH)
+		return;
+	size_t used = 0;
+	c->st.out_max = c->out_off + TCP_OUT_HIGH;
+	if (xkv_slow_stream(w->t->sl, &c->src, &c->st, c->in.p, c->in.len, &used, &c->out,
+			    &w->delta) == XKV_STREAM_CLOSE)
+		c->closing = true;
+	w->pending++;
+	if (used) {
+		memmove(c->in.p, c->in.p + used, c->in.len - used);
+		c->in.len -= used;
+	}
+	if (!c->in.len && c->in.cap > TCP_IN_FIRST)
+		xkv_buf_free(&c->in); /* a large request went through: give it back */
+}
+
+/* One read into the input buffer.  <0: the connection is gone. */
+static int conn_read(struct tcp_conn *c)
+{
+	if (c->in.cap - c->in.len < TCP_IN_FIRST / 2 && c->in.cap < TCP_IN_CAP) {
+		size_t cap = c->in.cap ? c->in.cap * 2 : TCP_IN_FIRST;
+		__u8 *p = realloc(c->in.p, cap < TCP_IN_CAP ? cap : TCP_IN_CAP);
+		if (!p)
+			return -1;
+		c->in.p = p;
+		c->in.cap = cap < TCP_IN_CAP ? cap : TCP_IN_CAP;
+	}
+	if (c->in.len == c->in.cap)
+		return 0; /* cannot happen: a full buffer holds a request or a too-long line */
+	ssize_t n = recv(c->fd, c->in.p + c->in.len, c->in.cap - c->in.len, MSG_DONTWAIT);
+	if (n > 0) {
+		c->in.len += (size_t)n;
+		return 0;
+	}
+	if (n == 0) {
+		c->rd_eof = true;
+		return 0;
+	}
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+}
+
+/* Send what is queued, as far as the socket takes it.  <0: gone. */
+static int conn_write(struct tcp_conn *c)
+{
+	while (c->out_off < c->out.len) {
+		ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out.len = c->out_off = 0;
+	if (c->out.cap > TCP_OUT_KEEP)
+		xkv_buf_free(&c->out);
+	return 0;
+}
+
+static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
+{
+	if (ev & EPOLLERR)
+		goto gone;
+	if ((ev & (EPOLLIN | EPOLLHUP)) && !c->rd_eof && conn_read(c) < 0)
+		goto gone;
+	/* Run, send, and again while that frees room for more of the input
+	 * (a pipeline whose replies outgrew the bound at the first pass). */
+	for (;;) {
+		size_t before = c->in.len;
+		conn_process(w, c);
+		if (conn_write(c) < 0)
+			goto gone;
+		if (c->in.len == before || c->out.len > c->out_off || c->closing)
+			break;
+	}
+	bool queued = c->out.len > c->out_off;
+	if ((c->closing || c->rd_eof) && !queued)
+		goto gone; /* a request the peer left half-sent is dropped */
+	__u32 want = queued ? EPOLLOUT : 0;
+	if (!c->closing && !c->rd_eof && c->out.len - c->out_off < TCP_OUT_HIGH)
+		want |= EPOLLIN;
+	if (want != c->events) {
+		struct epoll_event e = { .events = want, .data.ptr = c };
+		if (epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &e))
+			goto gone;
+		c->events = want;
+	}
+	return;
+gone:
+	conn_close(w, c);
+}
+
+/* Accept what is waiting (another worker may have taken it first). */
+static void tcp_accept(struct tcp_worker *w)
+{
+	struct xkv_serve_tcp *t = w->t;
+
+	for (int i = 0; i < TCP_EVENTS; i++) {
+		struct sockaddr_storage sa;
+		socklen_t sl = sizeof(sa);
+		int fd = accept4(t->lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				fprintf(stderr, "xdpkv slow path: TCP accept: %s\n", strerror(errno));
+			return;
+		}
+		struct tcp_conn *c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		if (xkv_addr_from_sockaddr(&sa, c->src.addr, &c->src.port) ||
+		    !xkv_slow_tcp_admit(t->sl, c->src.addr, &w->delta)) {
+			/* not in the allow list: closed before a byte is read or sent */
+			if (t->o->verbose) {
+				char who[INET6_ADDRSTRLEN + 16];
+				conn_name(c, who, sizeof(who));
+				fprintf(stderr, "xdpkv slow path: TCP %s refused (not in the allow list)\n", who);
+			}
+			w->pending++;
+			close(fd);
+			free(c);
+			continue;
+		}
+		if (xkv_slow_tcp_event(t->sl, XKV_TCP_OPEN, 0) > (long)t->max_conns) {
+			xkv_slow_tcp_event(t->sl, XKV_TCP_CLOSE, 0);
+			xkv_slow_tcp_event(t->sl, XKV_TCP_REJECT, 0);
+			if (!__atomic_exchange_n(&t->limit_logged, 1, __ATOMIC_RELAXED))
+				fprintf(stderr, "xdpkv slow path: %u TCP connections open (--max-conns): "
+					"new ones are closed at once until some end\n", t->max_conns);
+			close(fd);
+			free(c);
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->events = EPOLLIN;
+		struct epoll_event e = { .events = c->events, .data.ptr = c };
+		c->next = w->conns;
+		if (c->next)
+			c->next->prev = c;
+		w->conns = c;
+		if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &e)) {
+			conn_close(w, c);
+			continue;
+		}
+		if (t->o->verbose > 1) {
+			char who[INET6_ADDRSTRLEN + 16];
+			conn_name(c, who, sizeof(who));
+			fprintf(stderr, "xdpkv slow path: TCP %s connected\n", who);
+		}
+	}
+}
+
+static void tcp_push(struct tcp_worker *w)
+{
+	if (!w->pending)
+		return;
+	xkv_serve_push(w->t->s, &w->delta, w->t->o->verbose);
+	w->pending = 0;
+	w->last_push = xkv_now_ns();
+}
+
+static bool tcp_quit(const struct xkv_serve_tcp *t)
+{
+	return __atomic_load_n(&t->quit, __ATOMIC_RELAXED) || (t->o->stop && *t->o->stop);
+}
+
+static void *tcp_worker_main(void *arg)
+{
+	struct tcp_worker *w = arg;
+	struct xkv_serve_tcp *t = w->t;
+	struct epoll_event evs[TCP_EVENTS];
+
+	w->last_push = xkv_now_ns();
+	while (!tcp_quit(t)) {
+		int n = epoll_wait(w->ep, evs, TCP_EVENTS, TCP_WAIT_MS);
+		for (int i = 0; i < n; i++) {
+			if (!evs[i].data.ptr)
+				tcp_accept(w);
+			else
+				conn_event(w, evs[i].data.ptr, evs[i].events);
+		}
+		if (w->pending >= TCP_PUSH_CALLS ||
+		    (w->pending && xkv_now_ns() - w->last_push >= t->push_ns))
+			tcp_push(w);
+	}
+	while (w->conns)
+		conn_close(w, w->conns);
+	tcp_push(w);
+	return NULL;
+}
+
+unsigned xkv_serve_tcp_threads(const struct xkv_serve_tcp *t)
+{
+	return t->nthreads;
+}
+
+void xkv_serve_tcp_stop(struct xkv_serve_tcp *t)
+{
+	if (!t)
+		return;
+	__atomic_store_n(&t->quit, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < t->nthreads; i++) {
+		if (t->w[i].up)
+			pthread_join(t->w[i].th, NULL);
+		if (t->w[i].ep >= 0)
+			close(t->w[i].ep);
+	}
+	close(t->lfd);
+	free(t->w);
+	free(t);
+}
+
+int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct xkv_slow *sl,
+			const struct xkv_serve_opts *o, int listen_fd, char *err, size_t errlen)
+{
+	struct xkv_serve_tcp *t = calloc(1, sizeof(*t));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc = 0;
+
+	*out = NULL;
+	if (!t) {
+		close(listen_fd);
+		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	t->s = s;
+	t->sl = sl;
+	t->o = o;
+	t->lfd = listen_fd;
+	t->nthreads = o->threads ? o->threads : cpus > 0 ? (unsigned)cpus : 1;
+	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;
+	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;
+	t->w = calloc(t->nthreads, sizeof(*t->w));
+	if (!t->w) {
+		t->nthreads = 0;
+		xkv_serve_tcp_stop(t);
+		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	for (unsigned i = 0; i < t->nthreads; i++)
+		t->w[i].ep = -1;
+	xkv_slow_tcp_event(sl, XKV_TCP_LISTEN, t->max_conns);
+	for (unsigned i = 0; i < t->nthreads && !rc; i++) {
+		struct tcp_worker *w = &t->w[i];
+		struct epoll_event e = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = NULL };
+		w->t = t;
+		w->ep = epoll_create1(EPOLL_CLOEXEC);
+		if (w->ep < 0 || epoll_ctl(w->ep, EPOLL_CTL_ADD, listen_fd, &e)) {
+			rc = xkv_errf(err, errlen, -errno, "TCP: epoll: %s", strerror(errno));
+			break;
+		}
+		rc = -pthread_create(&w->th, NULL, tcp_worker_main, w);
+		if (rc)
+			xkv_errf(err, errlen, rc, "cannot start a TCP thread: %s", strerror(-rc));
+		w->up = !rc;
+	}
+	if (rc) {
+		xkv_serve_tcp_stop(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}

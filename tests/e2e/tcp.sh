@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# End-to-end: `xdpkv serve` over TCP with real third-party clients, on the
+# veth testbed, for every layout.
+#
+#   tests/e2e/tcp.sh [LAYOUT...]      (default: hash_map array_fnv lru percpu)
+#
+# Per layout: attach, serve (TCP on the UDP port, 2 threads), then from the
+# client namespace
+#   - pymemcache (IPv4 and IPv6) and python-memcache: set/get/get_many/delete/
+#     incr/decr/add/replace, binary values, stats; append/prepend/gets/cas
+#     are not served (ERROR) and must say so (tcpclient.py clients);
+#   - exact replies: pipelining, quit, errors, one byte per write (raw);
+#   - libmemcached-tools: memccp, memccat, memcrm, memcstat, memcflush.
+# Once (first layout): 200 connections at once; a client that never reads
+# its replies while another one is served and the server's memory stays
+# bounded; a client that leaves mid-value; a source outside --allow (a third
+# namespace) closed with no data and counted; --max-conns; --no-tcp.
+# Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/testbed.sh
+. "$here/../lib/testbed.sh"
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+
+layouts=("$@")
+((${#layouts[@]})) || layouts=(hash_map array_fnv lru percpu)
+[[ -x $XDPKV ]] || tb_die "xdpkv CLI not found at $XDPKV (build it, or set XDPKV)"
+# Debian's python3 carries python3-pymemcache and python3-memcache (a python3
+# earlier on PATH, e.g. pyenv's, would not)
+PY=/usr/bin/python3
+$PY -c 'import pymemcache, memcache' ||
+	tb_die "python3-pymemcache and python3-memcache are needed (tests/lib/install-deps.sh)"
+for t in memccp memccat memcrm memcstat memcflush; do
+	command -v $t >/dev/null || tb_die "$t missing: install libmemcached-tools (tests/lib/install-deps.sh)"
+done
+VALCAP=2048
+
+tb_up "${E2E_PREFIX:-xt$$}"
+tb_evil_up
+S4=$TB_SRV_IP4 S6=$TB_SRV_IP6 P=$TB_PORT
+client() { tb_cli $PY "$here/tcpclient.py" "$@"; }
+
+tcp_listening() {
+	nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$P" 2>/dev/null | grep -q .
+}
+serve() { # ARGS: start serve, wait for its TCP listener
+	tb_serve_start --threads 2 "$@"
+	local i
+	for i in $(seq 100); do tcp_listening && return 0; sleep 0.05; done
+	cat "$TB_TMP/serve.log" >&2
+	tb_die "xdpkv serve did not listen on TCP port $P"
+}
+slow_counter() { # counter $1 of the slow-path slot
+	tb_xdpkv status "$TB_SRV_DEV" --json |
+		$PY -c 'import json,sys; print(json.load(sys.stdin)["counters"]["slow"][sys.argv[1]])' "$1"
+}
+
+libmemcached() { # the libmemcached tools, from the client namespace
+	local dir; dir=$(mktemp -d "$TB_TMP/mc.XXXXXX")
+	local s="--servers=$S4:$P"
+	head -c 1500 /dev/urandom >"$dir/blob.bin"
+	printf 'hello from memccp\n' >"$dir/note.txt"
+	check "memccp stores two files" tb_cli memccp "$s" "$dir/blob.bin" "$dir/note.txt"
+	tb_cli memccat "$s" --file="$dir/got.bin" blob.bin || true
+	check "memccat returns the binary file byte for byte" cmp -s "$dir/blob.bin" "$dir/got.bin"
+	check "memccat returns the text file" test "$(tb_cli memccat "$s" note.txt)" = "hello from memccp"
+	check "memcrm removes it" tb_cli memcrm "$s" note.txt
+	check "memccat of the removed key fails" \
+		bash -c "! nsenter --net=/run/netns/$TB_CLI_NS -- memccat $s note.txt >/dev/null 2>&1"
+	local st; st=$(tb_cli memcstat "$s" 2>&1 || true)
+	check "memcstat reports the server (layout $1, curr_connections)" \
+		bash -c "grep -q 'layout: $1' <<<\"\$0\" && grep -q 'curr_connections:' <<<\"\$0\"" "$st"
+	check "memcflush" tb_cli memcflush "$s"
+	sleep 0.3 # the flush walk runs in the background
+	check "memccat after memcflush finds nothing" \
+		bash -c "! nsenter --net=/run/netns/$TB_CLI_NS -- memccat $s blob.bin >/dev/null 2>&1"
+}
+
+first=1
+for layout in "${layouts[@]}"; do
+	echo "== $layout"
+	tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 4096 --value-size $VALCAP \
+		--port "$P" >/dev/null || tb_die "xdpkv attach ($layout) failed"
+	serve
+	check "$layout: pymemcache and python-memcache" client clients "$S4" "$P" $VALCAP "$S6"
+	check "$layout: exact replies" client raw "$S4" "$P"
+	libmemcached "$layout"
+	if ((first)); then
+		first=0
+		check "200 connections at once" client many "$S4" "$P" 200
+		check "a client that never reads" client slow "$S4" "$P" "$TB_SERVE_PID"
+		check "a client that leaves mid-value" client half "$S4" "$P"
+		before=$(slow_counter drop_acl)
+		check "a source outside --allow ($TB_EVL_IP4)" \
+			tb_evl $PY "$here/tcpclient.py" refused "$S4" "$P"
+		sleep 0.3 # counters are pushed every 100 ms
+		check "... counted in drop_acl" test "$(slow_counter drop_acl)" -gt "$before"
+		check "every test connection closed: curr_connections back to 1 (the asker)" \
+			client conns "$S4" "$P" 1
+		tb_serve_stop
+		serve --max-conns 20
+		check "--max-conns 20: 30 connections, 20 served" client limit "$S4" "$P" 30 20
+		check "--max-conns: one log line" \
+			test "$(grep -c 'TCP connections open (--max-conns)' "$TB_TMP/serve.log")" = 1
+		tb_serve_stop
+		tb_serve_start --no-tcp
+		check "--no-tcp: no TCP listener" bash -c "! nsenter --net=/run/netns/$TB_SRV_NS -- ss -Hltn 'sport = :$P' | grep -q ."
+	fi
+	tb_serve_stop || fail=1
+	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"
+done
+exit $fail

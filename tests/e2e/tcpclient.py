@@ -1,0 +1,322 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Clients for tests/e2e/tcp.sh: memcached over TCP against `xdpkv serve`.
+
+  tcpclient.py clients HOST PORT VALCAP HOST6
+                                          pymemcache (IPv4 and IPv6) and
+                                          python-memcache, every command they
+                                          have, checked values
+  tcpclient.py many HOST PORT N           N connections open at once, each one
+                                          served; stats counts them
+  tcpclient.py slow HOST PORT SERVEPID    a client that sends and never reads;
+                                          another one is still served, the
+                                          server's memory stays bounded
+  tcpclient.py half HOST PORT             a client that leaves mid-value
+  tcpclient.py limit HOST PORT N MAX      N connections over --max-conns MAX:
+                                          the extra ones are closed at once
+  tcpclient.py refused HOST PORT          a source outside --allow: closed,
+                                          no byte
+  tcpclient.py raw HOST PORT              exact replies: pipelining, quit,
+                                          errors
+  tcpclient.py conns HOST PORT N          stats says N connections are open
+
+Prints PASS/FAIL lines; exits 1 if any check failed.  Needs Debian's
+python3-pymemcache and python3-memcache (run with /usr/bin/python3)."""
+import socket
+import sys
+import threading
+import time
+
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    print(("PASS " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failed += 1
+
+
+def expect(what, got, want):
+    check(got == want, f"{what}" + ("" if got == want else f": got {got!r}, want {want!r}"))
+
+
+def raises(what, exc, fn, *a, **kw):
+    try:
+        r = fn(*a, **kw)
+    except exc as e:
+        check(True, f"{what} ({type(e).__name__}: {e})")
+        return
+    except Exception as e:  # noqa: BLE001 - report what came instead
+        check(False, f"{what}: raised {type(e).__name__}: {e}")
+        return
+    check(False, f"{what}: returned {r!r}")
+
+
+def connect(host, port, timeout=5.0):
+    return socket.create_connection((host, port), timeout=timeout)
+
+
+def recv_until(s, end, limit=1 << 22, timeout=5.0):
+    s.settimeout(timeout)
+    buf = b""
+    while not buf.endswith(end) and len(buf) < limit:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            break
+        if not d:
+            break
+        buf += d
+    return buf
+
+
+def ask(host, port, req, end=b"END\r\n"):
+    with connect(host, port) as s:
+        s.sendall(req)
+        return recv_until(s, end)
+
+
+def binary_value(n):
+    return bytes((i * 37 + 11) % 256 for i in range(n))
+
+
+def t_pymemcache(hosts, port, valcap):
+    from pymemcache.client.base import Client
+    from pymemcache.exceptions import MemcacheServerError, MemcacheUnknownCommandError
+
+    for h in hosts:
+        c = Client((h, port), connect_timeout=3, timeout=3, default_noreply=False)
+        tag = f"pymemcache [{h}]"
+        c.flush_all()
+        time.sleep(0.3)  # the flush walk runs in the background
+        check(c.set("pk", b"hello") is True, f"{tag}: set")
+        expect(f"{tag}: get", c.get("pk"), b"hello")
+        expect(f"{tag}: get of a missing key", c.get("nope"), None)
+        blob = binary_value(valcap)
+        check(c.set("bin", blob) is True, f"{tag}: set of a {valcap}-byte binary value (every byte, \\r\\n inside)")
+        expect(f"{tag}: its get, byte for byte", c.get("bin"), blob)
+        c.set("pk2", b"world", noreply=True)  # no reply to read: the next get proves it landed
+        expect(f"{tag}: get_many", c.get_many(["pk", "pk2", "nope"]), {"pk": b"hello", "pk2": b"world"})
+        expect(f"{tag}: add of an existing key", c.add("pk", b"x"), False)
+        expect(f"{tag}: add of a new key", c.add("padd", b"a"), True)
+        expect(f"{tag}: replace of an existing key", c.replace("padd", b"b"), True)
+        expect(f"{tag}: replace of a missing key", c.replace("prep-none", b"b"), False)
+        expect(f"{tag}: get after replace", c.get("padd"), b"b")
+        c.set("n", b"10")
+        expect(f"{tag}: incr", c.incr("n", 5), 15)
+        expect(f"{tag}: decr", c.decr("n", 20), 0)
+        expect(f"{tag}: incr of a missing key", c.incr("n-none", 1), None)
+        expect(f"{tag}: delete", c.delete("pk"), True)
+        expect(f"{tag}: delete again", c.delete("pk"), False)
+        expect(f"{tag}: get after delete", c.get("pk"), None)
+        raises(f"{tag}: a value over --value-size is refused", MemcacheServerError, c.set, "big", b"x" * (valcap + 1))
+        expect(f"{tag}: the connection goes on after it", c.get("padd"), b"b")
+        # not served by xdpkv yet: the server says ERROR, the client raises
+        raises(f"{tag}: append (not supported: ERROR)", MemcacheUnknownCommandError, c.append, "padd", b"c")
+        raises(f"{tag}: prepend (not supported: ERROR)", MemcacheUnknownCommandError, c.prepend, "padd", b"c")
+        raises(f"{tag}: gets (not supported: ERROR)", MemcacheUnknownCommandError, c.gets, "padd")
+        raises(f"{tag}: cas (not supported: ERROR)", MemcacheUnknownCommandError, c.cas, "padd", b"c", b"1")
+        expect(f"{tag}: unchanged by them", c.get("padd"), b"b")
+        st = c.stats()
+        check(st.get(b"curr_connections", 0) >= 1 and st.get(b"total_connections", 0) >= 1,
+              f"{tag}: stats has curr_connections {st.get(b'curr_connections')} and total_connections "
+              f"{st.get(b'total_connections')}")
+        expect(f"{tag}: version", c.version().startswith(b"1.4.0-xdpkv-"), True)
+        c.close()
+
+
+def t_python_memcache(host, port, valcap):
+    import memcache
+
+    mc = memcache.Client([f"{host}:{port}"], socket_timeout=3)
+    tag = "python-memcache"
+    check(mc.flush_all() is None or True, f"{tag}: flush_all")
+    time.sleep(0.3)
+    check(mc.set("mk", "hello"), f"{tag}: set")
+    expect(f"{tag}: get", mc.get("mk"), "hello")
+    check(mc.set("mi", 42), f"{tag}: set of an int (flags carry the type)")
+    expect(f"{tag}: get of it", mc.get("mi"), 42)
+    blob = binary_value(valcap - 16)
+    check(mc.set("mb", blob), f"{tag}: set of binary bytes")
+    expect(f"{tag}: get of them", mc.get("mb"), blob)
+    expect(f"{tag}: get_multi", mc.get_multi(["mk", "mi", "none"]), {"mk": "hello", "mi": 42})
+    check(not mc.add("mk", "x"), f"{tag}: add of an existing key fails")
+    check(mc.add("madd", "a"), f"{tag}: add of a new key")
+    check(mc.replace("madd", "b"), f"{tag}: replace")
+    check(not mc.replace("mrep-none", "b"), f"{tag}: replace of a missing key fails")
+    mc.set("mn", "7")
+    expect(f"{tag}: incr", mc.incr("mn", 3), 10)
+    expect(f"{tag}: decr", mc.decr("mn", 4), 6)
+    check(mc.delete("mk"), f"{tag}: delete")
+    expect(f"{tag}: get after delete", mc.get("mk"), None)
+    check(not mc.append("madd", "c"), f"{tag}: append is not supported (ERROR: fails)")
+    check(not mc.prepend("madd", "c"), f"{tag}: prepend is not supported (ERROR: fails)")
+    expect(f"{tag}: value unchanged by them", mc.get("madd"), "b")
+    st = mc.get_stats()
+    check(len(st) == 1 and "curr_connections" in st[0][1], f"{tag}: get_stats")
+    mc.disconnect_all()
+
+
+def cmd_clients(host, port, valcap, host6):
+    t_pymemcache((host, host6), port, int(valcap))
+    t_python_memcache(host, port, int(valcap))
+
+
+def cmd_raw(host, port):
+    expect("pipelined set, get, delete, get in one write",
+           ask(host, port, b"set r 3 0 2\r\nhi\r\nget r\r\ndelete r\r\nget r\r\n"),
+           b"STORED\r\nVALUE r 3 2\r\nhi\r\nEND\r\nDELETED\r\nEND\r\n")
+    with connect(host, port) as s:
+        s.sendall(b"version\r\nquit\r\nversion\r\n")
+        got = recv_until(s, b"never")
+    check(got.startswith(b"VERSION 1.4.0-xdpkv-") and got.count(b"VERSION") == 1,
+          f"quit: the reply before it, then the connection closes ({got!r})")
+    expect("errors: unknown command, bad key, bad data chunk",
+           ask(host, port, b"bogus\r\nset k 0 0 2\r\nabc\r\nget \x01k\r\nget k\r\n"),
+           b"ERROR\r\nCLIENT_ERROR bad data chunk\r\nCLIENT_ERROR line not terminated by \\r\\n\r\n"
+           b"CLIENT_ERROR bad key\r\nEND\r\n")
+    # a request in many small writes
+    with connect(host, port) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for b in b"set t 0 0 5\r\nab\r\nc\r\nget t\r\n":
+            s.send(bytes([b]))
+            time.sleep(0.001)
+        expect("a set and a get sent one byte per write", recv_until(s, b"END\r\n"),
+               b"STORED\r\nVALUE t 0 5\r\nab\r\nc\r\nEND\r\n")
+
+
+def cmd_many(host, port, n):
+    n = int(n)
+    socks = []
+    for i in range(n):
+        socks.append(connect(host, port))
+    for i, s in enumerate(socks):
+        s.sendall(b"set c%d 0 0 %d\r\n%d\r\nget c%d\r\n" % (i, len(str(i)), i, i))
+    ok = 0
+    for i, s in enumerate(socks):
+        want = b"STORED\r\nVALUE c%d 0 %d\r\n%d\r\nEND\r\n" % (i, len(str(i)), i)
+        if recv_until(s, b"END\r\n") == want:
+            ok += 1
+    check(ok == n, f"{n} connections open at once, each one served ({ok})")
+    st = ask(host, port, b"stats\r\n")
+    cur = [int(line.split()[2]) for line in st.split(b"\r\n") if line.startswith(b"STAT curr_connections ")]
+    check(cur and cur[0] >= n + 1, f"stats: curr_connections {cur} with {n} + 1 open")
+    for s in socks:
+        s.close()
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+
+def cmd_slow(host, port, pid):
+    pid = int(pid)
+    val = b"v" * 2000
+    expect("slow reader: the value it will ask for", ask(host, port, b"set sv 0 0 2000\r\n" + val + b"\r\n",
+                                                         b"\r\n"), b"STORED\r\n")
+    before = rss_kb(pid)
+    slow = connect(host, port)
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.setblocking(False)
+    req = b"get sv\r\n" * 4096
+    sent = 0
+    t_end = time.time() + 3
+    while time.time() < t_end:  # until the server stops reading from it
+        try:
+            sent += slow.send(req)
+        except BlockingIOError:
+            time.sleep(0.01)
+    asked = sent // 8
+    check(asked > 1000, f"slow reader: {asked} gets sent ({asked * 2 // 1000} MB of replies asked for) "
+          "before the server stopped reading")
+    t0 = time.time()
+    got = ask(host, port, b"get sv\r\n")
+    dt = time.time() - t0
+    check(got == b"VALUE sv 0 2000\r\n" + val + b"\r\nEND\r\n" and dt < 2,
+          f"slow reader: another client is served meanwhile ({dt:.3f} s)")
+    after = rss_kb(pid)
+    check(after - before < 16 * 1024,
+          f"slow reader: the server's memory stays bounded (RSS {before} -> {after} KiB)")
+    slow.close()
+    time.sleep(0.3)
+    expect("slow reader gone: still served", ask(host, port, b"get sv\r\n")[:15], b"VALUE sv 0 2000")
+
+
+def cmd_half(host, port):
+    with connect(host, port) as s:
+        s.sendall(b"set half 0 0 1000\r\n" + b"h" * 500)
+        time.sleep(0.2)
+    with connect(host, port) as s:
+        s.sendall(b"get half\r\nset half2 0 0 1000\r\n" + b"h" * 10)
+        time.sleep(0.1)
+        s.shutdown(socket.SHUT_WR)  # the rest of the value never comes
+        got = recv_until(s, b"never")
+    expect("a client that leaves mid-value: nothing stored, the next get answered, the half "
+           "request dropped", got, b"END\r\n")
+    expect("... and the server goes on", ask(host, port, b"get half half2\r\n"), b"END\r\n")
+
+
+def cmd_limit(host, port, n, mx):
+    n, mx = int(n), int(mx)
+    socks = [connect(host, port) for _ in range(n)]
+    time.sleep(0.5)
+    alive = 0
+    for s in socks:
+        try:
+            s.sendall(b"version\r\n")
+            if recv_until(s, b"\r\n", timeout=2).startswith(b"VERSION"):
+                alive += 1
+        except OSError:
+            pass
+    check(alive == mx, f"{n} connections with --max-conns {mx}: "
+          f"{alive} served, the rest closed")
+    for s in socks:
+        s.close()
+    time.sleep(0.5)
+    expect("below the limit again: served", ask(host, port, b"version\r\n", b"\r\n")[:20], b"VERSION 1.4.0-xdpkv-")
+
+
+def cmd_refused(host, port):
+    try:
+        s = connect(host, port)
+    except OSError as e:
+        check(False, f"refused source: connect failed ({e}); want accepted and closed")
+        return
+    try:
+        s.sendall(b"version\r\nset x 0 0 1\r\nx\r\n")
+        got = recv_until(s, b"never", timeout=3)
+    except OSError as e:
+        got = b""
+        print(f"    ({e})")
+    check(got == b"", f"refused source: the connection is closed with no data ({got!r})")
+
+
+def cmd_conns(host, port, want):
+    cur = None
+    for _ in range(20):  # closes are seen by the server a moment later
+        st = ask(host, port, b"stats\r\n")
+        cur = [line.split()[2] for line in st.split(b"\r\n") if line.startswith(b"STAT curr_connections ")]
+        if cur == [want.encode()]:
+            break
+        time.sleep(0.1)
+    expect("stats: curr_connections", cur, [want.encode()])
+
+
+def main():
+    cmds = {"conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half,
+            "limit": cmd_limit, "refused": cmd_refused, "raw": cmd_raw}
+    if len(sys.argv) < 4 or sys.argv[1] not in cmds:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    host, port = sys.argv[2], int(sys.argv[3])
+    cmds[sys.argv[1]](host, port, *sys.argv[4:])
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
