@@ -333,13 +333,16 @@ static __always_inline int addr_inline(const struct xkv_host *h, const __u8 *a)
 	return 0;
 }
 
-/* Replies to this source are not capped by --max-amplification. */
+/* Replies to this source are not capped by --max-amplification: it is in
+ * the trust list, or it holds an open TCP connection to the slow path (the
+ * handshake proved the address; tcp_peers). */
 static __always_inline int src_trusted(struct xkv_scratch *sc)
 {
 	if (cfg.flags & XKV_CFG_STRICT)
 		return 0;
 	if (!sc->addr.trusted)
-		sc->addr.trusted = acl_has(sc, &acl_trust) ? 1 : 2;
+		sc->addr.trusted = acl_has(sc, &acl_trust) ||
+				   bpf_map_lookup_elem(&tcp_peers, sc->addr.src16) ? 1 : 2;
 	return sc->addr.trusted == 1;
 }
 

@@ -200,6 +200,7 @@ static const struct {
 	{ "host", "host", offsetof(struct xkv_store, host_fd) },
 	{ "local_addrs", "local_addrs", offsetof(struct xkv_store, local_fd) },
 	{ "ratelimit", "ratelimit", offsetof(struct xkv_store, rl_fd) },
+	{ "tcp_peers", "tcp_peers", offsetof(struct xkv_store, tcp_fd) },
 };
 #define XKV_NMAPS (sizeof(xkv_maps) / sizeof(xkv_maps[0]))
 #define MAP_FD(s, i) ((int *)((char *)(s) + xkv_maps[i].off))

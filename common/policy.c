@@ -6,6 +6,7 @@
  * docs/security.md. */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,7 +246,42 @@ int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rig
 		return 0;
 	if ((e = xkv_acl_match(s, XKV_ACL_TRUST, addr)) < 0)
 		return e;
-	r->trusted = e;
+	__u32 conns;
+	r->trusted = e || (s->tcp_fd >= 0 && !bpf_map_lookup_elem(s->tcp_fd, addr, &conns));
+	return 0;
+}
+
+static pthread_mutex_t tcp_peers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int xkv_tcp_peer(const struct xkv_store *s, const __u8 addr[16], int delta)
+{
+	__u32 n = 0;
+	int e = 0;
+
+	if (s->tcp_fd < 0)
+		return -ENOENT;
+	pthread_mutex_lock(&tcp_peers_lock);
+	if (bpf_map_lookup_elem(s->tcp_fd, addr, &n))
+		n = 0;
+	n = delta > 0 ? n + 1 : n ? n - 1 : 0;
+	if (n ? bpf_map_update_elem(s->tcp_fd, addr, &n, BPF_ANY) :
+		(bpf_map_delete_elem(s->tcp_fd, addr) && errno != ENOENT))
+		e = -errno;
+	pthread_mutex_unlock(&tcp_peers_lock);
+	return e;
+}
+
+int xkv_tcp_peers_clear(const struct xkv_store *s)
+{
+	__u8 k[16];
+
+	if (s->tcp_fd < 0)
+		return -ENOENT;
+	pthread_mutex_lock(&tcp_peers_lock);
+	while (!bpf_map_get_next_key(s->tcp_fd, NULL, k))
+		if (bpf_map_delete_elem(s->tcp_fd, k))
+			break;
+	pthread_mutex_unlock(&tcp_peers_lock);
 	return 0;
 }
 

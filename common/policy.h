@@ -56,6 +56,13 @@ struct xkv_host {
  * length of the subnet it was configured with (0..128, mapped for IPv4). */
 #define XKV_LOCAL_ADDRS_MAX 256
 
+/* tcp_peers (HASH): key = a 16-byte source address that holds an open TCP
+ * connection to `xdpkv serve` (the handshake proved the address), value =
+ * __u32 how many.  Such a source is trusted (no amplification cap) like one
+ * in acl_trust, unless --strict.  Written only by serve's TCP workers,
+ * emptied when serve starts and stops. */
+#define XKV_TCP_PEERS_MAX 65536
+
 /* Per-source rate limit (LRU_HASH ratelimit): key = the source's /24
  * (IPv4) or /64 (IPv6) in the 16-byte form, the rest zero; value = the
  * theoretical arrival time of the next request (GCRA, CLOCK_MONOTONIC ns). */

@@ -75,6 +75,14 @@ struct {
 } local_addrs SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_TCP_PEERS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xkv_rl_key); /* 16 bytes: the address */
+	__type(value, __u32);
+} tcp_peers SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, XKV_RL_ENTRIES); /* 1 when --rate-limit is off (loader) */
 	__type(key, struct xkv_rl_key);

@@ -43,6 +43,7 @@ struct tcp_conn {
 	size_t out_off;
 	bool closing;                     /* close once out is sent (quit, line too long) */
 	bool rd_eof;                      /* the peer will send no more */
+	bool peer;                        /* counted in tcp_peers */
 	__u32 events;                     /* what epoll watches for it */
 };
 
@@ -88,6 +89,8 @@ static void conn_close(struct tcp_worker *w, struct tcp_conn *c)
 		fprintf(stderr, "xdpkv slow path: TCP %s closed\n", who);
 	}
 	close(c->fd); /* leaves the epoll set with it */
+	if (c->peer)
+		xkv_tcp_peer(t->s, c->src.addr, -1);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -243,6 +246,9 @@ static void tcp_accept(struct tcp_worker *w)
 		}
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* the handshake proved the address: UDP from it is trusted while
+		 * the connection lasts (docs/security.md) */
+		c->peer = !xkv_tcp_peer(t->s, c->src.addr, 1);
 		c->events = EPOLLIN;
 		struct epoll_event e = { .events = c->events, .data.ptr = c };
 		c->next = w->conns;
@@ -317,6 +323,7 @@ void xkv_serve_tcp_stop(struct xkv_serve_tcp *t)
 			close(t->w[i].ep);
 	}
 	close(t->lfd);
+	xkv_tcp_peers_clear(t->s); /* its connections end with it */
 	free(t->w);
 	free(t);
 }
@@ -336,6 +343,7 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->s = s;
 	t->sl = sl;
 	t->o = o;
+	xkv_tcp_peers_clear(s); /* left by a serve that did not stop cleanly */
 	t->lfd = listen_fd;
 	t->nthreads = o->threads ? o->threads : cpus > 0 ? (unsigned)cpus : 1;
 	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;

@@ -82,7 +82,7 @@ struct xkv_store {
 	struct xkv_config cfg;
 	int store_fd, stats_fd, cfg_fd;
 	/* access policy (policy.h): -1 where the object has none (the null store) */
-	int acl_fd[XKV_ACL__N], host_fd, local_fd, rl_fd;
+	int acl_fd[XKV_ACL__N], host_fd, local_fd, rl_fd, tcp_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */
 	void *mm;               /* array_fnv: mmapped slots */
 	size_t mm_len;
@@ -193,6 +193,12 @@ int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rig
  * flags_set: XKV_HOST_* to set first (attach), 0 to keep (resync). */
 int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set, int *changes,
 		  char *err, size_t errlen);
+/* One more (delta 1) or one fewer (-1) open TCP connection from addr in
+ * tcp_peers (policy.h); the entry goes at 0.  Serialised within the process.
+ * 0 or -errno. */
+int xkv_tcp_peer(const struct xkv_store *s, const __u8 addr[16], int delta);
+/* Empty tcp_peers (serve starts and stops with no connection). */
+int xkv_tcp_peers_clear(const struct xkv_store *s);
 /* Set h's inline copy of the local addresses (policy.h, XKV_HOST_ADDRS_INLINE)
  * to addrs[0 .. n) when they fit, or clear it so XDP looks in local_addrs;
  * the caller writes the same addresses into local_addrs and then h. */

@@ -914,7 +914,8 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 	if (r->action != RM_XDP_TX)
 		return;
 	if (guarded)
-		amp_cap(p, !p->strict && in_nets(&p->trust, src), (__u32)(ulen - 8), r);
+		amp_cap(p, !p->strict && (in_nets(&p->trust, src) || in_nets(&p->tcp, src)),
+			(__u32)(ulen - 8), r);
 	if (r->action == RM_XDP_TX)
 		count(r, XKV_STAT_replies);
 }

@@ -51,6 +51,7 @@ struct rm_policy {
 	struct rm_nets allow;  /* may send requests */
 	struct rm_nets write;  /* may change the store */
 	struct rm_nets trust;  /* replies are not amplification-capped */
+	struct rm_nets tcp;    /* hold an open TCP connection: trusted too (exact) */
 	int low_ports;         /* source ports 1..1023 are served */
 	int strict;            /* the cap applies to trusted sources too */
 	int csum_partial;      /* a UDP checksum of the pseudo header only is accepted */

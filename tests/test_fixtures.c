@@ -215,6 +215,9 @@ static const char *const trust_nets[] = { "10.0.0.0/24", "fd00::/64", NULL };
 #define MAX_AMP 10
 
 static void from_reader(struct pb *b) { pb_src(b, "10.0.1.1", "fd00:0:0:1::1"); }
+/* a reader with an open TCP connection to the slow path (tcp_peers) */
+static const char *const tcp_peer_addrs[] = { "10.0.1.7", "fd00:0:0:1::7", NULL };
+static void from_tcp_peer(struct pb *b) { pb_src(b, "10.0.1.7", "fd00:0:0:1::7"); }
 static void from_stranger(struct pb *b) { pb_src(b, "192.0.2.1", "2001:db8::1"); }
 static void from_neighbour(struct pb *b) { pb_src(b, "10.0.0.9", "fd00::9"); } /* client's /24 */
 static void to_other_mac(struct pb *b) { memcpy(b->eth_dst, (__u8[6]){ 2, 0, 0, 0, 0, 3 }, 6); }
@@ -615,6 +618,8 @@ static const struct fixture csum_partial_rows[] = {
 static const struct fixture strict_rows[] = {
 	{ "large value to a trusted source", BOTH, { SBIG("big", 500) },
 	  { SX("get big\r\n", NULL, TX, XKV_R_AMP, amp_capped) } },
+	{ "large value to a source with an open TCP connection", BOTH, { SBIG("big", 500) },
+	  { SX("get big\r\n", from_tcp_peer, TX, XKV_R_AMP, amp_capped) } },
 	{ "short reply to a trusted source", BOTH, { K }, { ST("get k\r\n", TX, NULL) } },
 };
 
@@ -630,6 +635,8 @@ static const struct fixture amp1_rows[] = {
 	  { SX("x\r\n", from_reader, DROP, NULL, drop_amp) }, NULL, NULL, 1 },
 	{ "short reply to an untrusted source", BOTH, { K },
 	  { SM("get nokey\r\n", from_reader, TX, "END\r\n") } },
+	{ "large value to a reader with an open TCP connection", BOTH, { SBIG("big", 500) },
+	  { SM("get big\r\n", from_tcp_peer, TX, NULL) } },
 	{ "large value to a trusted source", BOTH, { SBIG("big", 500) },
 	  { ST("get big\r\n", TX, NULL) } },
 };
@@ -1149,6 +1156,16 @@ static int policy_install(struct run *r, const struct table *t)
 					xkv_acl_list_names[l], nets[l][i], *err ? err : strerror(-e));
 				return -1;
 			}
+		}
+	}
+	for (int i = 0; tcp_peer_addrs[i]; i++) {
+		int e = xkv_cidr_parse(tcp_peer_addrs[i], &k, err, sizeof(err));
+		if (!e)
+			e = xkv_tcp_peer(&r->st, k.addr, 1);
+		if (e || rm_nets_add(&p->tcp, tcp_peer_addrs[i])) {
+			fprintf(stderr, "[%s] tcp_peers, %s: %s\n", r->L->name, tcp_peer_addrs[i],
+				*err ? err : strerror(-e));
+			return -1;
 		}
 	}
 	return 0;

@@ -1232,6 +1232,17 @@ static void t_amp(void)
 	expect_from(&e, &rd, "untrusted multi-get of a big value", "get big big\r\n", XKV_R_AMP, XKV_STAT_amp_capped);
 	e.src = &tr;
 	expect_n(&e, "trusted multi-get of a big value: all of it", "get big big\r\n", 13, want.p, want.len);
+	/* an open TCP connection from rd's address (tcp_peers) trusts it, two
+	 * connections count twice, and the last one closing ends it */
+	int tp = xkv_tcp_peer(&e.s, rd.addr, 1) | xkv_tcp_peer(&e.s, rd.addr, 1) |
+		 xkv_tcp_peer(&e.s, rd.addr, -1);
+	report(tp == 0, "tcp_peers: two connections opened and one closed (%d)", tp);
+	e.src = &rd;
+	expect_n(&e, "untrusted source with an open TCP connection: all of it", "get big big\r\n", 13,
+		 want.p, want.len);
+	xkv_tcp_peer(&e.s, rd.addr, -1);
+	expect_from(&e, &rd, "... and capped again once it closed", "get big big\r\n", XKV_R_AMP,
+		    XKV_STAT_amp_capped);
 	e.src = NULL;
 	expect_n(&e, "no source (local caller): all of it", "get big big\r\n", 13, want.p, want.len);
 	expect_from(&e, &rd, "untrusted small reply under the cap", "get small\r\n",

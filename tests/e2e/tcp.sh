@@ -112,4 +112,15 @@ for layout in "${layouts[@]}"; do
 	tb_serve_stop || fail=1
 	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"
 done
+
+echo "== a TCP connection makes its source trusted over UDP (hash_map; the third namespace allowed, not trusted)"
+tb_xdpkv attach "$TB_SRV_DEV" --entries 1024 --value-size $VALCAP --port "$P" >/dev/null ||
+	tb_die "xdpkv attach failed"
+tb_xdpkv acl "$TB_SRV_DEV" add allow "$TB_EVL_NET4" >/dev/null &&
+	tb_xdpkv acl "$TB_SRV_DEV" add write "$TB_EVL_NET4" >/dev/null || tb_die "xdpkv acl add failed"
+serve
+check "UDP replies capped, then not while a TCP connection is open, then capped again" \
+	tb_evl $PY "$here/tcpclient.py" udptrust "$S4" "$P"
+tb_serve_stop || fail=1
+tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach (trust) failed"
 exit $fail

@@ -19,6 +19,10 @@
   tcpclient.py raw HOST PORT              exact replies: pipelining, quit,
                                           errors
   tcpclient.py conns HOST PORT N          stats says N connections are open
+  tcpclient.py udptrust HOST PORT         from a source outside --trust: a
+                                          large UDP reply is capped, not while
+                                          this source holds a TCP connection,
+                                          capped again once it closed
 
 Prints PASS/FAIL lines; exits 1 if any check failed.  Needs Debian's
 python3-pymemcache and python3-memcache (run with /usr/bin/python3)."""
@@ -307,8 +311,49 @@ def cmd_conns(host, port, want):
     expect("stats: curr_connections", cur, [want.encode()])
 
 
+def udp_get(host, port, key, req_id):
+    """One memcached UDP get; the reply text of its datagrams, in order."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+        u.settimeout(2.0)
+        u.sendto(req_id.to_bytes(2, "big") + b"\0\0\0\1\0\0get " + key + b"\r\n", (host, port))
+        parts, total = {}, None
+        try:
+            while total is None or len(parts) < total:
+                d = u.recv(65536)
+                if int.from_bytes(d[0:2], "big") != req_id:
+                    continue
+                parts[int.from_bytes(d[2:4], "big")] = d[8:]
+                total = int.from_bytes(d[4:6], "big")
+        except socket.timeout:
+            return b"(no reply)"
+        return b"".join(parts[i] for i in sorted(parts))
+
+
+def cmd_udptrust(host, port):
+    val = binary_value(1000)
+    full = b"VALUE bigtrust 0 1000\r\n" + val + b"\r\nEND\r\n"
+    capped = b"SERVER_ERROR reply too large for an unverified source\r\n"
+    got = ask(host, port, b"set bigtrust 0 0 1000\r\n" + val + b"\r\n", end=b"STORED\r\n")
+    expect("udptrust: set over TCP", got, b"STORED\r\n")
+    time.sleep(0.3)  # that connection's close reaches the server
+    expect("udptrust: 1000 B over UDP to a source outside --trust: capped",
+           udp_get(host, port, b"bigtrust", 1), capped)
+    with connect(host, port) as s:
+        s.sendall(b"version\r\n")  # answered: the server has accepted it
+        check(recv_until(s, b"\r\n").startswith(b"VERSION "), "udptrust: a TCP connection is open")
+        expect("udptrust: ... while it is open, all of it (the handshake proved the address)",
+               udp_get(host, port, b"bigtrust", 2), full)
+    got = b""
+    for i in range(20):  # the close reaches the server a moment later
+        time.sleep(0.1)
+        got = udp_get(host, port, b"bigtrust", 3 + i)
+        if got == capped:
+            break
+    expect("udptrust: capped again once it closed", got, capped)
+
+
 def main():
-    cmds = {"conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half,
+    cmds = {"udptrust": cmd_udptrust, "conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half,
             "limit": cmd_limit, "refused": cmd_refused, "raw": cmd_raw}
     if len(sys.argv) < 4 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
