@@ -175,7 +175,7 @@ static const struct xo attach_table[] = {
 	{ "no-prealloc", 0, XO_BOOL, offsetof(struct attach_opts, no_prealloc), NULL,
 	  "hash_map: allocate items on insert (BPF_F_NO_PREALLOC)" },
 	{ "no-common-lru", 0, XO_BOOL, offsetof(struct attach_opts, no_common_lru), NULL,
-	  "lru: an LRU list per CPU, each holding entries/CPUs items (BPF_F_NO_COMMON_LRU)" },
+	  "lru: an LRU list per CPU, each evicting from its own entries/CPUs share; entries rounded up to a multiple of the CPUs (BPF_F_NO_COMMON_LRU)" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,

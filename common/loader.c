@@ -84,6 +84,15 @@ int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 		return xkv_errf(err, errlen, -EINVAL, "%s applies to %s, not %s", map_opts[i].opt,
 				names, L->name);
 	}
+	if (cfg->flags & XKV_CFG_NO_COMMON_LRU) {
+		/* The kernel gives each CPU's LRU list an equal share and so rounds
+		 * max_entries up to a multiple of the possible CPUs: do it here, so
+		 * that cfg (status, capacity) says what the map holds. */
+		int ncpus = libbpf_num_possible_cpus();
+		if (ncpus < 1)
+			return xkv_errf(err, errlen, -EINVAL, "cannot count CPUs");
+		cfg->entries = (cfg->entries + (__u32)ncpus - 1) / (__u32)ncpus * (__u32)ncpus;
+	}
 	if (L->key_in_value)
 		cfg->flags |= XKV_CFG_KEY_IN_VALUE;
 	else
