@@ -403,13 +403,23 @@ void load(Bench &b)
 	auto t0 = std::chrono::steady_clock::now();
 
 	/* NAME_nochecks: the same program with its access checks compiled out
-	 * (XKV_CFG_UNGUARDED), to measure what they cost in the same run */
+	 * (XKV_CFG_UNGUARDED), to measure what they cost in the same run;
+	 * lru_no_common_lru: lru loaded with --no-common-lru */
+	static const struct {
+		const char *sfx;
+		__u32 flag;
+	} suffixes[] = {
+		{ "_nochecks", XKV_CFG_UNGUARDED },
+		{ "_no_common_lru", XKV_CFG_NO_COMMON_LRU },
+	};
 	std::string base = b.name;
-	bool nochecks = false;
-	const std::string sfx = "_nochecks";
-	if (base.size() > sfx.size() && !base.compare(base.size() - sfx.size(), sfx.size(), sfx)) {
-		base.resize(base.size() - sfx.size());
-		nochecks = true;
+	__u32 flags = 0;
+	for (const auto &x : suffixes) {
+		const std::string sfx = x.sfx;
+		if (base.size() > sfx.size() && !base.compare(base.size() - sfx.size(), sfx.size(), sfx)) {
+			base.resize(base.size() - sfx.size());
+			flags |= x.flag;
+		}
 	}
 	b.null_store = base == "null";
 	b.L = b.null_store ? &xkv_layout_null : xkv_layout_find(base.c_str());
@@ -422,8 +432,7 @@ void load(Bench &b)
 	cfg.val_cap = kValLen;
 	cfg.entries = b.null_store ? 1 : opt.entries;
 	cfg.mode = XKV_MODE_TEST;
-	if (nochecks)
-		cfg.flags |= XKV_CFG_UNGUARDED;
+	cfg.flags |= flags;
 	if (xkv_config_finish(&cfg, err, sizeof(err))) {
 		b.err = b.name + ": " + err;
 		return;
@@ -709,7 +718,7 @@ struct MatrixOptions {
 	std::vector<uint32_t> key_sizes = {16, 64, 128, 250};
 	std::vector<uint32_t> value_sizes = {32, 128, 512, 1024};
 	std::vector<uint32_t> fills = {10, 50, 95};
-	std::vector<std::string> layouts = {"hash_map", "array_fnv", "lru", "percpu"};
+	std::vector<std::string> layouts = {"hash_map", "array_fnv", "lru", "percpu", "lru_percpu"};
 	uint32_t capacity = 1u << 18; /* --xkv_capacity: entries of every matrix store */
 	uint32_t keys = 2048;         /* --xkv_matrix_keys: request keys per cell */
 	uint32_t iters = 16384;       /* --xkv_iters: timed requests per cell and repetition */
@@ -1121,7 +1130,7 @@ void register_matrix()
 }
 
 const char *const kLayouts[] = {"null", "null_nochecks", "hash_map", "hash_map_nochecks",
-				"array_fnv", "lru", "percpu"};
+				"array_fnv", "lru", "lru_no_common_lru", "percpu", "lru_percpu"};
 
 void register_all()
 {
@@ -1251,7 +1260,7 @@ void parse_args(int *argc, char **argv)
 				"microbench [--xkv_entries=N (default 1048576)] [--xkv_keys=N (default 4096)]\n"
 				"           [--xkv_cpu=N (default 0)] [--xkv_verbose] [Google Benchmark flags]\n"
 				"matrix (benchmarks matrix/<op>/<layout>/k<K>/v<V>/fill<F>; defaults = the full matrix):\n"
-				"           [--xkv_layouts=hash_map,array_fnv,lru,percpu]\n"
+				"           [--xkv_layouts=hash_map,array_fnv,lru,percpu,lru_percpu]\n"
 				"           [--xkv_ops=get_hit,get_miss,set_new,set_overwrite,delete]\n"
 				"           [--xkv_key_sizes=16,64,128,250] [--xkv_value_sizes=32,128,512,1024]\n"
 				"           [--xkv_fills=10,50,95 (%% of capacity)] [--xkv_capacity=262144]\n"

@@ -156,7 +156,7 @@ struct attach_opts {
 	struct xo_iface ifc;
 	int mode;
 	unsigned entries, key_size, value_size, port;
-	bool no_prealloc, binary_keys, serve;
+	bool no_prealloc, no_common_lru, binary_keys, serve;
 	/* access policy (docs/security.md) */
 	struct xo_cidrs allow, write_allow, trust;
 	unsigned max_amp, rate_limit, rate_burst;
@@ -178,6 +178,8 @@ static const struct xo attach_table[] = {
 	  "UDP port to answer on (default 11211)", 1, 65535 },
 	{ "no-prealloc", 0, XO_BOOL, offsetof(struct attach_opts, no_prealloc), NULL,
 	  "hash_map: allocate items on insert (BPF_F_NO_PREALLOC)" },
+	{ "no-common-lru", 0, XO_BOOL, offsetof(struct attach_opts, no_common_lru), NULL,
+	  "lru: an LRU list per CPU, each evicting from its own entries/CPUs share; entries rounded up to a multiple of the CPUs (BPF_F_NO_COMMON_LRU)" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
@@ -253,6 +255,8 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 		cfg->port = (__u16)o->port;
 	if (o->no_prealloc)
 		cfg->flags |= XKV_CFG_NO_PREALLOC;
+	if (o->no_common_lru)
+		cfg->flags |= XKV_CFG_NO_COMMON_LRU;
 	if (o->binary_keys)
 		cfg->flags |= XKV_CFG_BINARY_KEYS;
 	if (o->strict)
@@ -469,9 +473,10 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 		printf("store: none, a benchmark floor (%s): %s; keys <= %u B, UDP port %u; "
 		       "maps pinned in %s\n", ps.L->summary, ps.L->loses, cfg->key_cap, cfg->port, dir);
 	else
-		printf("store: %u entries, keys <= %u B, values <= %u B, UDP port %u%s; maps pinned in %s\n",
+		printf("store: %u entries, keys <= %u B, values <= %u B, UDP port %u%s%s; maps pinned in %s\n",
 		       cfg->entries, cfg->key_cap, cfg->val_cap, cfg->port,
-		       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "", dir);
+		       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "",
+		       cfg->flags & XKV_CFG_NO_COMMON_LRU ? ", an LRU list per CPU" : "", dir);
 	print_policy(&ps, o);
 	xkv_store_close(&ps);
 	fflush(stdout);
@@ -516,7 +521,7 @@ static int run_attach(void *vo, const struct global_opts *g)
 const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
-		    "[--port P] [--no-prealloc] [--binary-keys] [--serve] [--allow CIDR]... "
+		    "[--port P] [--no-prealloc] [--no-common-lru] [--binary-keys] [--serve] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports]",
 	.summary = "load the XDP store onto an interface and pin its maps",

@@ -104,7 +104,7 @@ const struct cmd cmd_get = {
 	.name = "get",
 	.synopsis = "IFACE KEY [--json] [--raw]",
 	.summary = "print an item's value (exit 1 if absent or expired)",
-	.doc = "Reads through the pinned store (percpu: the newest live copy of all CPUs).\n\n"
+	.doc = "Reads through the pinned store (percpu, lru_percpu: the newest live copy of all CPUs).\n\n"
 	       "Example: xdpkv get veth0 user:42",
 	.opts = get_table,
 	.opts_size = sizeof(struct kv_opts),
@@ -176,7 +176,7 @@ const struct cmd cmd_set = {
 	.name = "set",
 	.synopsis = "IFACE KEY VALUE [--flags F] [--exptime T]",
 	.summary = "store an item (like memcached's set)",
-	.doc = "Writes through the pinned store (percpu: every CPU's copy).\n\n"
+	.doc = "Writes through the pinned store (percpu, lru_percpu: every CPU's copy).\n\n"
 	       "Example: xdpkv set veth0 user:42 alice --flags 7 --exptime 3600",
 	.opts = set_table,
 	.opts_size = sizeof(struct kv_opts),

@@ -108,8 +108,7 @@ static double pct(unsigned long long part, unsigned long long whole)
 
 static bool is_lru(const struct status *st)
 {
-	return st->s.L->map_type == BPF_MAP_TYPE_LRU_HASH ||
-	       st->s.L->map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+	return xkv_map_lru(st->s.L->map_type);
 }
 
 /* ---- text ---- */
@@ -150,9 +149,10 @@ static void print_text(const struct status *st, bool percpu)
 	else
 		printf("  %-14s interface %s is not in this network namespace (run status there)\n",
 		       "program", st->ifname);
-	printf("  %-14s %u entries, keys <= %u B, values <= %u B (map key %u B, value %u B)%s%s\n",
+	printf("  %-14s %u entries, keys <= %u B, values <= %u B (map key %u B, value %u B)%s%s%s\n",
 	       "capacity", c->entries, c->key_cap, c->val_cap, c->key_size, c->entry_size,
 	       c->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "",
+	       c->flags & XKV_CFG_NO_COMMON_LRU ? ", no common LRU (an LRU list per CPU)" : "",
 	       c->flags & XKV_CFG_BINARY_KEYS ? ", binary keys" : "");
 	if (st->live >= 0)
 		printf("  %-14s %ld (%.1f%% of capacity)\n", "live items", st->live,
@@ -216,8 +216,9 @@ static void print_json(const struct status *st, bool percpu)
 	       map_type_str(st->s.L->map_type), xkv_mode_name(c->mode), c->port);
 	printf(",\"entries\":%u,\"key_cap\":%u,\"val_cap\":%u,\"key_size\":%u,\"entry_size\":%u",
 	       c->entries, c->key_cap, c->val_cap, c->key_size, c->entry_size);
-	printf(",\"no_prealloc\":%s,\"binary_keys\":%s,\"live\":%ld,\"map_memory\":%lld",
+	printf(",\"no_prealloc\":%s,\"no_common_lru\":%s,\"binary_keys\":%s,\"live\":%ld,\"map_memory\":%lld",
 	       c->flags & XKV_CFG_NO_PREALLOC ? "true" : "false",
+	       c->flags & XKV_CFG_NO_COMMON_LRU ? "true" : "false",
 	       c->flags & XKV_CFG_BINARY_KEYS ? "true" : "false", st->live, st->mem);
 	printf(",\"bytes_per_entry\":%.2f", st->mem >= 0 ? (double)st->mem / c->entries : -1.0);
 	if (st->live > 0 && st->mem >= 0)

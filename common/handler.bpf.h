@@ -12,7 +12,8 @@
 #define XKV_STORE_MATCH(sc, e) 1
 #endif
 /* Is the item e (found by store_lookup) live, for the reply to a delete?
- * percpu overrides it: its delete removes every CPU's copy. */
+ * The per-CPU layouts override it (store_hash.bpf.h, XKV_PERCPU): their
+ * delete removes every CPU's copy. */
 #ifndef XKV_LIVE_FOR_DELETE
 #define XKV_LIVE_FOR_DELETE(sc, e, now) (XKV_STORE_MATCH(sc, e) && xkv_entry_live(e, now))
 #endif

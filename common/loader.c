@@ -42,6 +42,16 @@ int xkv_config_defaults(struct xkv_config *cfg, const char *layout)
 	return xkv_layout_find_any(cfg->layout) ? 0 : -EINVAL;
 }
 
+/* The load-time options that change the store map; a layout lists those its
+ * prepare() honours in map_opts. */
+static const struct {
+	__u32 flag;
+	const char *opt;
+} map_opts[] = {
+	{ XKV_CFG_NO_PREALLOC, "--no-prealloc" },
+	{ XKV_CFG_NO_COMMON_LRU, "--no-common-lru" },
+};
+
 int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 {
 	const struct xkv_layout *L = xkv_layout_find_any(cfg->layout);
@@ -63,8 +73,26 @@ int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 		return xkv_errf(err, errlen, -EINVAL, "--entries %u out of range 1..%u", cfg->entries, 1u << 26);
 	if (cfg->port == 0)
 		return xkv_errf(err, errlen, -EINVAL, "--port must be 1..65535");
-	if ((cfg->flags & XKV_CFG_NO_PREALLOC) && !L->prepare)
-		return xkv_errf(err, errlen, -EINVAL, "--no-prealloc applies to hash_map, not %s", L->name);
+	for (size_t i = 0; i < sizeof(map_opts) / sizeof(map_opts[0]); i++) {
+		if (!(cfg->flags & map_opts[i].flag) || (L->map_opts & map_opts[i].flag))
+			continue;
+		char names[128] = "";
+		for (int j = 0; xkv_layouts[j]; j++)
+			if (xkv_layouts[j]->map_opts & map_opts[i].flag)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+					 names[0] ? ", " : "", xkv_layouts[j]->name);
+		return xkv_errf(err, errlen, -EINVAL, "%s applies to %s, not %s", map_opts[i].opt,
+				names, L->name);
+	}
+	if (cfg->flags & XKV_CFG_NO_COMMON_LRU) {
+		/* The kernel gives each CPU's LRU list an equal share and so rounds
+		 * max_entries up to a multiple of the possible CPUs: do it here, so
+		 * that cfg (status, capacity) says what the map holds. */
+		int ncpus = libbpf_num_possible_cpus();
+		if (ncpus < 1)
+			return xkv_errf(err, errlen, -EINVAL, "cannot count CPUs");
+		cfg->entries = (cfg->entries + (__u32)ncpus - 1) / (__u32)ncpus * (__u32)ncpus;
+	}
 	if (L->key_in_value)
 		cfg->flags |= XKV_CFG_KEY_IN_VALUE;
 	else

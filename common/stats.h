@@ -22,7 +22,7 @@
 	X(deletes,         "successful deletes") \
 	X(delete_misses,   "deletes of absent keys") \
 	X(overwrites,      "array_fnv: stores that evicted a different live key (exact)") \
-	X(evictions_est,   "lru: evictions, estimated (new items - deletes - live)") \
+	X(evictions_est,   "lru, lru_percpu: evictions, estimated (new items - deletes - live)") \
 	X(seq_retries,     "array_fnv: reads retried because a writer was active") \
 	X(slot_repairs,    "array_fnv: slots taken back from a userspace writer that died inside") \
 	X(err_unknown,     "ERROR replies (unknown command)") \

@@ -2,7 +2,8 @@
 /* store_lookup/store_set/store_del for the hash-like layouts: a map named
  * `store` keyed by the zero-padded key, the entry as its value.  A variant
  * defines the map, optionally XKV_COUNT_NEW (look the key up first to count
- * new items, for lru's eviction estimate), and includes this. */
+ * new items, for the eviction estimate of lru and lru_percpu) and XKV_PERCPU
+ * (a per-CPU map: percpu, lru_percpu), and includes this. */
 #ifndef XDPKV_STORE_HASH_BPF_H
 #define XDPKV_STORE_HASH_BPF_H
 
@@ -43,5 +44,22 @@ static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *s
 		return 0;
 	return err ? -EBUSY : 1;
 }
+
+#ifdef XKV_PERCPU
+/* A delete removes the key from every CPU, so it answers DELETED if any CPU's
+ * copy is live (bpf_map_lookup_percpu_elem returns NULL past the last CPU). */
+static __always_inline int live_on_any_cpu(struct xkv_scratch *sc, __u64 now)
+{
+	for (__u32 cpu = 0; cpu < 256; cpu++) {
+		struct xkv_entry *e = bpf_map_lookup_percpu_elem(&store, sc->key, cpu);
+		if (!e)
+			break;
+		if (xkv_entry_live(e, now))
+			return 1;
+	}
+	return 0;
+}
+#define XKV_LIVE_FOR_DELETE(sc, e, now) live_on_any_cpu(sc, now)
+#endif
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Userspace accessor shared by the hash-like layouts (hash_map, lru, percpu).
- * A per-CPU map returns one value copy per CPU: reads take the newest live
- * copy (largest wtime_ns), writes go to every copy. */
+/* Userspace accessor shared by the hash-like layouts (hash_map, lru, percpu,
+ * lru_percpu).  A per-CPU map returns one value copy per CPU: reads take the
+ * newest live copy (largest wtime_ns), writes go to every copy. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 
 static int copies(const struct xkv_store *s)
 {
-	return s->L->map_type == BPF_MAP_TYPE_PERCPU_HASH ? s->ncpus : 1;
+	return xkv_map_percpu(s->L->map_type) ? s->ncpus : 1;
 }
 
 /* The newest live copy among n, or NULL. */
@@ -69,15 +69,16 @@ static int map_err(int e)
 	return e == E2BIG || e == ENOMEM ? -ENOMEM : -e;
 }
 
-/* lru counts the stores that create an item (store_new, as its XDP side does:
- * new items - deletes - live items estimates the evictions).  absent[i] = key
- * i is not in the map; the other layouts do not count (returns 0). */
+/* The LRU layouts count the stores that create an item (store_new, as their
+ * XDP side does: new items - deletes - live items estimates the evictions).
+ * absent[i] = key i is not in the map; the other layouts do not count
+ * (returns 0). */
 static int lru_absent(const struct xkv_store *s, const __u8 *keys, __u32 n, bool *absent)
 {
 	memset(absent, 0, n * sizeof(*absent));
-	if (s->L->map_type != BPF_MAP_TYPE_LRU_HASH)
+	if (!xkv_map_lru(s->L->map_type))
 		return 0;
-	void *val = malloc(s->cfg.entry_size);
+	void *val = malloc((size_t)copies(s) * s->cfg.entry_size); /* per-CPU: every copy */
 	if (!val)
 		return -ENOMEM;
 	for (__u32 i = 0; i < n; i++)

@@ -42,6 +42,9 @@ struct xkv_layout {
 	__u32 map_type;               /* enum bpf_map_type of the store */
 	bool key_in_value;            /* entry.data holds the key first (array_fnv) */
 	const void *(*elf)(size_t *sz); /* the compiled BPF object (from its skeleton) */
+	/* the load-time map options (XKV_CFG_NO_PREALLOC, XKV_CFG_NO_COMMON_LRU)
+	 * its prepare() honours; xkv_config_finish refuses the others */
+	__u32 map_opts;
 	/* optional: adjust the store map before load (e.g. BPF_F_NO_PREALLOC) */
 	int (*prepare)(struct bpf_map *store, const struct xkv_config *cfg);
 	/* optional: after fds are known (array_fnv mmaps its slots) */
@@ -75,6 +78,19 @@ const struct xkv_layout *xkv_layout_find(const char *name);
 /* The same, or a benchmark-only layout (the null store, bench/null_layout.c) by
  * name: what attach and the loader accept.  Never listed. */
 const struct xkv_layout *xkv_layout_find_any(const char *name);
+
+/* What a layout's map type implies.  Per-CPU: one value copy per CPU (reads
+ * take the newest live copy, writes from userspace go to every copy).  LRU:
+ * a store never fails, the kernel evicts when full (new items are counted
+ * for the eviction estimate). */
+static inline bool xkv_map_percpu(__u32 map_type)
+{
+	return map_type == BPF_MAP_TYPE_PERCPU_HASH || map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+static inline bool xkv_map_lru(__u32 map_type)
+{
+	return map_type == BPF_MAP_TYPE_LRU_HASH || map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
 
 /* A store opened from pins or from an object loaded in this process. */
 struct xkv_store {

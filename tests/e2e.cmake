@@ -45,6 +45,11 @@ foreach(l ${XKV_E2E_LAYOUTS})
   xkv_e2e(e2e_raw_${l} 90 raw.sh ${l} native)
   xkv_e2e(e2e_writers_${l} 60 writers.sh ${l})
 endforeach()
+# lru_percpu: the exact replies, the writers and one memaslap cell, not the
+# whole memaslap matrix (4 runs of up to a minute each, like lru's and percpu's).
+xkv_e2e(e2e_raw_lru_percpu 90 raw.sh lru_percpu native)
+xkv_e2e(e2e_writers_lru_percpu 60 writers.sh lru_percpu)
+xkv_e2e(e2e_memaslap_lru_percpu_native_1024 60 memaslap.sh lru_percpu native 1024)
 xkv_e2e(e2e_raw_hash_map_skb 90 raw.sh hash_map skb)
 # A run killed midway (SIGINT) leaves no namespace, link, pin or process.
 xkv_e2e(e2e_teardown 90 teardown.sh)

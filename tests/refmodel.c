@@ -156,7 +156,7 @@ static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 f
 	}
 	if (!it && (s->cfg.kind == RM_HASH || s->cfg.kind == RM_PERCPU) && s->n >= s->cfg.entries)
 		return PUT_FULL;
-	if (!it && s->cfg.kind == RM_LRU && s->n >= s->cfg.entries)
+	if (!it && (s->cfg.kind == RM_LRU || s->cfg.kind == RM_LRU_PERCPU) && s->n >= s->cfg.entries)
 		drop(s, lru_victim(s));
 	if (!it) {
 		if (s->n == s->cap) {

@@ -23,6 +23,9 @@ enum rm_kind {
 	RM_ARRAY,   /* slot = FNV-1a(key) % entries, a new key overwrites the slot */
 	RM_LRU,     /* a new key beyond `entries` evicts the least recently used */
 	RM_PERCPU,  /* as RM_HASH, as seen from one CPU */
+	RM_LRU_PERCPU, /* as RM_LRU, as seen from one CPU: the map's element count is
+			* shared, so a new key beyond `entries` evicts the least
+			* recently used key, all CPUs' copies with it */
 };
 
 /* A network in the one form the policy uses for both families: IPv6 as
@@ -81,7 +84,7 @@ struct rm_item {
 	__u32 len;
 	__u8 *val;
 	int64_t expire;  /* unix seconds; RM_NEVER, RM_EXPIRED, or the moment it dies */
-	__u64 used;      /* last use, for RM_LRU */
+	__u64 used;      /* last use, for RM_LRU and RM_LRU_PERCPU */
 };
 
 /* A source network's token bucket for the rate limit. */
@@ -96,7 +99,7 @@ struct rm_store {
 	struct rm_config cfg;
 	struct rm_item *items;  /* dead (expired) items stay until deleted/replaced */
 	__u32 n, cap;
-	__u64 clock;            /* use counter for RM_LRU */
+	__u64 clock;            /* use counter for RM_LRU and RM_LRU_PERCPU */
 	struct rm_bucket bucket[RM_BUCKETS_MAX];
 	__u32 nbuckets;
 };

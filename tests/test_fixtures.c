@@ -9,8 +9,9 @@
  * run under a realistic access policy (this host's MAC and addresses
  * checked, allow/write/trust lists, an amplification cap); a table per
  * load-time setting that changes the rules.  Then a few layout-specific
- * scenarios: array_fnv collisions, lru eviction, percpu per-CPU copies,
- * hash_map full.
+ * scenarios: array_fnv collisions, lru eviction (and its per-CPU lists with
+ * --no-common-lru), percpu per-CPU copies, lru_percpu both, hash_map full;
+ * and which layouts accept which load-time map option.
  *
  *     test_fixtures [--layout NAME] [-v]
  */
@@ -714,7 +715,7 @@ struct run {
 	struct xkv_store st;
 	struct rm_config mc;
 	int verbose;
-	int passed, failed;
+	int passed, failed, skipped;
 };
 
 static const char *fam_name(int fam)
@@ -1218,12 +1219,14 @@ static int layout_open(struct run *r, const char *name, __u32 entries, const str
 	}
 	r->mc = (struct rm_config){
 		.kind = !strcmp(name, "array_fnv") ? RM_ARRAY : !strcmp(name, "lru") ? RM_LRU :
-			!strcmp(name, "percpu") ? RM_PERCPU : RM_HASH,
+			!strcmp(name, "percpu") ? RM_PERCPU :
+			!strcmp(name, "lru_percpu") ? RM_LRU_PERCPU : RM_HASH,
 		.key_cap = r->st.cfg.key_cap,
 		.val_cap = r->st.cfg.val_cap,
 		.entries = r->st.cfg.entries,
 		.port = r->st.cfg.port,
-		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru"),
+		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru") ||
+			      !strcmp(name, "lru_percpu"),
 		.binary_keys = !!(flags & XKV_CFG_BINARY_KEYS),
 	};
 	if (policy_install(r, t)) {
@@ -1280,6 +1283,27 @@ static void case_done(struct run *r, struct where *w)
 		r->passed++;
 	if (r->verbose && !w->bad)
 		printf("ok   [%s] %s\n", r->L->name, w->name);
+}
+
+/* The per-CPU scenarios need CPUs 0 and 1.  With one CPU online the case is
+ * skipped, said so and counted as a skip, not a pass (returns -1). */
+static int two_cpus(struct run *r, struct where *w)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		return 0;
+	printf("SKIP [%s] %s: needs 2 online CPUs, this machine has 1\n", r->L->name, w->name);
+	r->skipped++;
+	return -1;
+}
+
+/* Run on `cpu` from now on (BPF_PROG_TEST_RUN runs the program there); a CPU
+ * this process may not use fails the case rather than testing the wrong one. */
+static int run_on(struct where *w, int cpu)
+{
+	if (!pin_cpu(cpu))
+		return 0;
+	fail(w, "cannot run on CPU %d", cpu);
+	return -1;
 }
 
 /* array_fnv, 8 slots: two keys in one slot; the second store overwrites. */
@@ -1345,8 +1369,12 @@ out:
 	case_done(r, &w);
 }
 
-/* lru, 16 entries: 48 new keys all store; some early ones are evicted;
- * what the accessor sees and what XDP answers agree. */
+/* lru, 16 entries (lru_percpu: 15): 48 new keys all store; with one LRU
+ * list shared by the CPUs, the first eviction comes with key entries + 1
+ * even though they are all stored from CPU 0 (lru_percpu: the kernel counts
+ * keys, not per-CPU copies, and does not round 15 to a multiple of the
+ * CPUs); some early ones are evicted; what the accessor sees and what XDP
+ * answers agree. */
 static void case_lru_evict(struct run *r)
 {
 	struct where w = { .r = r, .name = "lru evicts, stores never fail", .fam = FAM4 };
@@ -1354,7 +1382,7 @@ static void case_lru_evict(struct run *r)
 	static struct xkv_item it;
 	const int n = 48;
 	char line[64], key[16];
-	int present = 0, last_present = 0;
+	int present = 0, last_present = 0, first_evict = 0;
 
 	rm_store_init(&m, &r->mc);
 	rm_store_init(&seen, &r->mc);
@@ -1363,7 +1391,12 @@ static void case_lru_evict(struct run *r)
 	for (int i = 0; i < n; i++) {
 		snprintf(line, sizeof(line), "set e%d %d 0 3\r\nv%02d\r\n", i, i, i);
 		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+		if (!first_evict && r->L->count(&r->st) < i + 1)
+			first_evict = i + 1;
 	}
+	if (first_evict != (int)r->st.cfg.entries + 1)
+		fail(&w, "the first eviction came with new key %d, expected %u (one shared LRU list: "
+		     "CPU 0 alone fills every entry)", first_evict, r->st.cfg.entries + 1);
 	long cnt = r->L->count(&r->st);
 	if (cnt < 1 || cnt > (long)r->st.cfg.entries)
 		fail(&w, "count %ld, expected 1..%u", cnt, r->st.cfg.entries);
@@ -1409,18 +1442,16 @@ static void case_percpu(struct run *r)
 	struct rm_store cpu0, cpu1;
 	static struct xkv_item it;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip [%s] %s: one CPU\n", r->L->name, w.name);
+	if (two_cpus(r, &w))
 		return;
-	}
 	rm_store_init(&cpu0, &r->mc);
 	rm_store_init(&cpu1, &r->mc);
 	flush_store(r);
-	if (pin_cpu(0))
+	if (run_on(&w, 0))
 		goto out;
 	xdp_req(&w, &cpu0, "set p 4 0 2\r\nP0\r\n", TX, XKV_R_STORED, NULL);
 	xdp_req(&w, &cpu0, "get p\r\n", TX, "VALUE p 4 2\r\nP0\r\nEND\r\n", NULL);
-	if (pin_cpu(1))
+	if (run_on(&w, 1))
 		goto out;
 	xdp_req(&w, &cpu1, "get p\r\n", TX, XKV_R_END, NULL); /* CPU 1's copy is empty */
 	int e = r->L->get(&r->st, "p", 1, &it);
@@ -1431,7 +1462,7 @@ static void case_percpu(struct run *r)
 	if (!seed_one(&w, &cpu1, "u", 9, 0, v, 2)) {
 		rm_store_put(&cpu0, "u", 1, 9, 0, v, 2, unix_now());
 		xdp_req(&w, &cpu1, "get u\r\n", TX, "VALUE u 9 2\r\nUS\r\nEND\r\n", NULL);
-		if (pin_cpu(0))
+		if (run_on(&w, 0))
 			goto out;
 		xdp_req(&w, &cpu0, "get u\r\n", TX, "VALUE u 9 2\r\nUS\r\nEND\r\n", NULL);
 	}
@@ -1439,7 +1470,7 @@ static void case_percpu(struct run *r)
 		fail(&w, "count %ld, expected 2", r->L->count(&r->st));
 	/* a delete served on CPU 1 removes p from every CPU, and says so although
 	 * CPU 1's own copy of p is empty */
-	if (pin_cpu(1))
+	if (run_on(&w, 1))
 		goto out;
 	rm_store_put(&cpu1, "p", 1, 4, 0, "P0", 2, unix_now());
 	xdp_req(&w, &cpu1, "delete p\r\n", TX, XKV_R_DELETED, NULL);
@@ -1452,6 +1483,136 @@ out:
 	pin_cpu(0);
 	rm_store_free(&cpu0);
 	rm_store_free(&cpu1);
+	case_done(r, &w);
+}
+
+/* lru --no-common-lru (BPF_F_NO_COMMON_LRU), asked for 15 entries: an LRU
+ * list per possible CPU, each with an equal share of the elements.  The
+ * kernel rounds max_entries up to a multiple of the possible CPUs (15 -> 16
+ * on 2 CPUs) and xkv_config_finish does the same, so cfg says what the map
+ * holds.  New keys stored from CPU 0 start evicting once CPU 0's share is
+ * used although the map has room (case_lru_evict: only the entries+1st
+ * without the flag); CPU 1 then stores its whole share without evicting
+ * anything, and the hash table itself is shared: CPU 1 reads CPU 0's keys. */
+static void case_lru_cpu_lists(struct run *r)
+{
+	struct where w = { .r = r, .name = "lru --no-common-lru: an LRU list per CPU", .fam = FAM4 };
+	struct rm_store m;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info), ncpus = (__u32)r->st.ncpus, n, share;
+	char line[64], want[64];
+	int first_evict = 0;
+
+	rm_store_init(&m, &r->mc);
+	m.cfg.entries = 1u << 30; /* only the replies are the model's here */
+	flush_store(r);
+	if (bpf_obj_get_info_by_fd(r->st.store_fd, &info, &ilen)) {
+		fail(&w, "map info: %s", strerror(errno));
+		goto out;
+	}
+	if (!(info.map_flags & BPF_F_NO_COMMON_LRU))
+		fail(&w, "the store map lacks BPF_F_NO_COMMON_LRU (map_flags 0x%x)", info.map_flags);
+	if (info.max_entries != r->st.cfg.entries || info.max_entries % ncpus)
+		fail(&w, "the kernel made %u entries, cfg says %u (%u possible CPUs): not the same "
+		     "multiple of the CPUs", info.max_entries, r->st.cfg.entries, ncpus);
+	n = info.max_entries;
+	share = n / ncpus;
+	if (ncpus < 2)
+		fail(&w, "%u possible CPU: one LRU list, nothing per CPU to test", ncpus);
+	if (two_cpus(r, &w) || run_on(&w, 0))
+		goto out;
+	for (__u32 i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "set c0-%u 0 0 1\r\nx\r\n", i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+		if (!first_evict && r->L->count(&r->st) < (long)i + 1)
+			first_evict = (int)i + 1;
+	}
+	if (first_evict != (int)share + 1)
+		fail(&w, "CPU 0's first eviction came with its new key %d, expected %u (%u entries / %u "
+		     "possible CPUs + 1, while the map had room)", first_evict, share + 1, n, ncpus);
+	long on_cpu0 = r->L->count(&r->st);
+	if (on_cpu0 > (long)share)
+		fail(&w, "%ld items stored from CPU 0, more than its share %u", on_cpu0, share);
+	if (run_on(&w, 1))
+		goto out;
+	for (__u32 i = 0; i < share; i++) {
+		snprintf(line, sizeof(line), "set c1-%u 0 0 1\r\nx\r\n", i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+	}
+	if (r->L->count(&r->st) != on_cpu0 + (long)share)
+		fail(&w, "count %ld after CPU 1 stored its share %u on top of CPU 0's %ld: CPU 1 evicted",
+		     r->L->count(&r->st), share, on_cpu0);
+	/* CPU 0's newest key, read on CPU 1 */
+	snprintf(line, sizeof(line), "get c0-%u\r\n", n - 1);
+	snprintf(want, sizeof(want), "VALUE c0-%u 0 1\r\nx\r\nEND\r\n", n - 1);
+	xdp_req(&w, &m, line, TX, want, NULL);
+out:
+	pin_cpu(0);
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* lru_percpu, 16 entries: 48 new keys set through XDP alternately on CPU 0
+ * and CPU 1.  Stores never fail and keys are evicted (as lru); a key's value
+ * is in the copy of the CPU that set it only (as percpu): a get there agrees
+ * with the accessor, a get on the other CPU misses whether the key is present
+ * or evicted. */
+static void case_lru_percpu_split(struct run *r)
+{
+	struct where w = { .r = r, .name = "lru_percpu evicts, copies per CPU", .fam = FAM4 };
+	struct rm_store m, seen, none;
+	static struct xkv_item it;
+	const int n = 48;
+	char line[64], key[16], want[8];
+	int present = 0;
+
+	if (two_cpus(r, &w))
+		return;
+	rm_store_init(&m, &r->mc);
+	rm_store_init(&seen, &r->mc);
+	rm_store_init(&none, &r->mc);
+	seen.cfg.entries = 1u << 30;
+	flush_store(r);
+	for (int i = 0; i < n; i++) {
+		if (run_on(&w, i % 2))
+			goto out;
+		snprintf(line, sizeof(line), "set s%d %d 0 3\r\nv%02d\r\n", i, i, i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+	}
+	long cnt = r->L->count(&r->st);
+	if (cnt < 1 || cnt > (long)r->st.cfg.entries)
+		fail(&w, "count %ld, expected 1..%u", cnt, r->st.cfg.entries);
+	for (int i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		snprintf(want, sizeof(want), "v%02d", i);
+		int e = r->L->get(&r->st, key, (__u32)strlen(key), &it);
+		if (e < 0) {
+			fail(&w, "get %s: %s", key, strerror(-e));
+		} else if (e == 1) {
+			present++;
+			if (it.flags != (__u32)i || it.len != 3 || memcmp(it.data, want, 3))
+				fail(&w, "%s holds a wrong value", key);
+			rm_store_put(&seen, key, (__u32)strlen(key), (__u32)i, 0, want, 3, unix_now());
+		}
+	}
+	if (present != cnt)
+		fail(&w, "%d keys readable, count says %ld", present, cnt);
+	if (present >= n)
+		fail(&w, "nothing was evicted from %u entries after %d new keys", r->st.cfg.entries, n);
+	for (int i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "get s%d\r\n", i);
+		if (run_on(&w, i % 2))
+			goto out;
+		xdp_req(&w, &seen, line, TX, NULL, NULL);        /* the setting CPU: as the accessor */
+		if (run_on(&w, 1 - i % 2))
+			goto out;
+		xdp_req(&w, &none, line, TX, XKV_R_END, NULL);   /* the other CPU: its copy is empty */
+	}
+out:
+	pin_cpu(0);
+	rm_store_free(&m);
+	rm_store_free(&seen);
+	rm_store_free(&none);
 	case_done(r, &w);
 }
 
@@ -1548,27 +1709,76 @@ static void run_binary_keys(struct run *r, const char *name)
 	r->failed += bin.failed;
 }
 
+/* The scenarios each layout runs, each on a fresh store. */
+static const struct {
+	const char *layout;
+	__u32 entries, flags;
+	void (*fn)(struct run *);
+} layout_cases[] = {
+	{ "array_fnv", 8, 0, case_array_collision },
+	{ "lru", 16, 0, case_lru_evict },
+	{ "lru", 15, XKV_CFG_NO_COMMON_LRU, case_lru_cpu_lists },
+	{ "percpu", 8, 0, case_percpu },
+	{ "lru_percpu", 15, 0, case_lru_evict },
+	{ "lru_percpu", 16, 0, case_percpu },
+	{ "lru_percpu", 16, 0, case_lru_percpu_split },
+	{ "hash_map", 8, 0, case_hash_full },
+};
+
 static void run_layout_cases(struct run *r, const char *name)
 {
 	static struct run small;
-	void (*fn)(struct run *) = !strcmp(name, "array_fnv") ? case_array_collision :
-				   !strcmp(name, "lru") ? case_lru_evict :
-				   !strcmp(name, "percpu") ? case_percpu :
-				   !strcmp(name, "hash_map") ? case_hash_full : NULL;
-	__u32 entries = !strcmp(name, "lru") ? 16 : 8;
 
-	if (!fn)
-		return;
-	memset(&small, 0, sizeof(small));
-	small.verbose = r->verbose;
-	if (layout_open(&small, name, entries, &tables[0], 0)) {
-		r->failed++;
-		return;
+	for (size_t i = 0; i < sizeof(layout_cases) / sizeof(layout_cases[0]); i++) {
+		if (strcmp(layout_cases[i].layout, name))
+			continue;
+		memset(&small, 0, sizeof(small));
+		small.verbose = r->verbose;
+		if (layout_open(&small, name, layout_cases[i].entries, &tables[0], layout_cases[i].flags)) {
+			r->failed++;
+			continue;
+		}
+		layout_cases[i].fn(&small);
+		layout_close(&small);
+		r->passed += small.passed;
+		r->failed += small.failed;
+		r->skipped += small.skipped;
 	}
-	fn(&small);
-	layout_close(&small);
-	r->passed += small.passed;
-	r->failed += small.failed;
+}
+
+/* The load-time map options: --no-prealloc for hash_map only,
+ * --no-common-lru for lru only; xkv_config_finish refuses the rest. */
+static void check_map_opts(struct run *r, const char *name)
+{
+	static const struct {
+		__u32 flag;
+		const char *opt, *layout;
+	} opts[] = {
+		{ XKV_CFG_NO_PREALLOC, "--no-prealloc", "hash_map" },
+		{ XKV_CFG_NO_COMMON_LRU, "--no-common-lru", "lru" },
+	};
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		struct xkv_config cfg;
+		char err[XKV_ERRLEN] = "";
+		int want_ok = !strcmp(name, opts[i].layout);
+
+		xkv_config_defaults(&cfg, name);
+		cfg.flags |= opts[i].flag;
+		int e = xkv_config_finish(&cfg, err, sizeof(err));
+		if (want_ok ? e != 0 : (e != -EINVAL || !strstr(err, opts[i].opt))) {
+			fprintf(stderr, "FAIL [%s] %s: %s (%s)\n", name, opts[i].opt,
+				want_ok ? "refused" : "accepted, or refused without naming it", err);
+			bad = 1;
+		}
+	}
+	if (bad)
+		r->failed++;
+	else
+		r->passed++;
+	if (r->verbose && !bad)
+		printf("ok   [%s] load-time map options\n", name);
 }
 
 static void run_table(struct run *r, const char *name, const struct table *t)
@@ -1592,7 +1802,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
 	const char *only = NULL;
-	int verbose = 0, total_pass = 0, total_fail = 0;
+	int verbose = 0, total_pass = 0, total_fail = 0, total_skip = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--layout") && i + 1 < argc)
@@ -1622,10 +1832,12 @@ int main(int argc, char **argv)
 			run_table(&r, name, &tables[t]);
 		run_layout_cases(&r, name);
 		run_binary_keys(&r, name);
-		printf("%s: %d passed, %d failed\n", name, r.passed, r.failed);
+		check_map_opts(&r, name);
+		printf("%s: %d passed, %d failed, %d skipped\n", name, r.passed, r.failed, r.skipped);
 		total_pass += r.passed;
 		total_fail += r.failed;
+		total_skip += r.skipped;
 	}
-	printf("%d passed, %d failed\n", total_pass, total_fail);
+	printf("%d passed, %d failed, %d skipped\n", total_pass, total_fail, total_skip);
 	return total_fail ? 1 : 0;
 }

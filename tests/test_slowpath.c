@@ -737,8 +737,9 @@ static void t_counters(struct env *e)
 	want.v[XKV_STAT_get_misses] = 2;
 	want.v[XKV_STAT_stores] = 3;
 	/* a, x and n were new; counted by the layouts that count new items
-	 * (as their XDP side does: array_fnv, lru) */
-	if (!strcmp(e->layout, "array_fnv") || !strcmp(e->layout, "lru"))
+	 * (as their XDP side does: array_fnv, lru, lru_percpu) */
+	if (!strcmp(e->layout, "array_fnv") || !strcmp(e->layout, "lru") ||
+	    !strcmp(e->layout, "lru_percpu"))
 		want.v[XKV_STAT_store_new] = 3;
 	want.v[XKV_STAT_deletes] = 1;
 	want.v[XKV_STAT_delete_misses] = 1;
@@ -916,7 +917,8 @@ static void t_oom(void)
 	xkv_buf_free(&out);
 }
 
-/* percpu: write different copies directly; the slow path answers the newest live. */
+/* percpu, lru_percpu: write different copies directly; the slow path answers
+ * the newest live. */
 static void percpu_write(struct env *e, const char *key, const __u64 *wtime, const __u64 *expire,
 			 const char *const *vals)
 {
@@ -934,7 +936,7 @@ static void percpu_write(struct env *e, const char *key, const __u64 *wtime, con
 		memcpy(en->data, vals[c], en->len);
 	}
 	if (bpf_map_update_elem(e->s.store_fd, k, all, BPF_ANY))
-		report(0, "percpu: raw update: %s", strerror(errno));
+		report(0, "%s: raw update: %s", e->layout, strerror(errno));
 	free(all);
 }
 
@@ -949,7 +951,7 @@ static void t_percpu(struct env *e)
 
 	flush_store(e);
 	if (n < 2) {
-		report(0, "percpu: needs at least 2 possible CPUs (have %d)", n);
+		report(0, "%s: needs at least 2 possible CPUs (have %d)", e->layout, n);
 		goto out;
 	}
 	for (int c = 0; c < n; c++) {
@@ -1002,7 +1004,7 @@ static void t_percpu(struct env *e)
 		struct xkv_entry *en = (void *)(raw + (size_t)c * e->s.cfg.entry_size);
 		ok = en->wtime_ns && en->flags == 9 && en->len == 3 && !memcmp(en->data, "xyz", 3);
 	}
-	report(ok, "percpu: a slow-path set writes all %d copies", n);
+	report(ok, "%s: a slow-path set writes all %d copies", e->layout, n);
 	free(raw);
 out:
 	free(wt);
@@ -1497,7 +1499,7 @@ static int run_unit(void)
 		t_stats(&e);
 		t_access(&e);
 		t_silence(&e);
-		if (!strcmp(name, "percpu"))
+		if (!strcmp(name, "percpu") || !strcmp(name, "lru_percpu"))
 			t_percpu(&e);
 		env_close(&e);
 	}

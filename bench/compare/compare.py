@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""xdpkv compare: xdpkv's four layouts against memcached and Redis, on the
+"""xdpkv compare: xdpkv's layouts against memcached and Redis, on the
 veth testbed (docs/compare.md).
 
   xdpkv compare [--quick | --smoke] [--layouts L,...] [--baselines B,...]
@@ -687,7 +687,7 @@ def parse_args(argv):
                     help="the test suite's setting: tiny and fast (< 90 s); implies --quick's "
                          "tools; default experiments a,h,i")
     ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS),
-                    help="xdpkv layouts (default: all four)")
+                    help="xdpkv layouts (default: all of them)")
     ap.add_argument("--baselines", default=None,
                     help="memcached-udp,memcached-tcp,redis (default: all three; "
                          "--quick/--smoke: memcached-udp,redis)")

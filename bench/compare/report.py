@@ -153,7 +153,8 @@ def save(plt, fig, outdir, name, made):
 # one colour per system in every plot
 COLORS = {"memcached-udp": "tab:blue", "memcached-tcp": "tab:cyan", "redis": "tab:brown",
           "xdpkv/hash_map": "tab:orange", "xdpkv/array_fnv": "tab:green",
-          "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple"}
+          "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple",
+          "xdpkv/lru_percpu": "tab:pink"}
 
 
 def bars(ax, groups, series, values, ylabel, title):

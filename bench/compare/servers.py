@@ -19,7 +19,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CALL = os.path.join(HERE, "tb-call.sh")
 
-XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu")
+XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu")
 BASELINES = ("memcached-udp", "memcached-tcp", "redis")
 MC_PORT = 11211
 REDIS_PORT = 6379

@@ -58,7 +58,7 @@ def check_memory(tool):
               "memory %s %s fill %d: %.1f bytes/item > raw %d" % (
                   r["layout"], r["alloc"], r["fill_pct"], r["bytes_per_item"],
                   r["raw_bytes_per_item"]))
-    for layout in ("hash_map", "array_fnv", "lru", "percpu"):
+    for layout in ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu"):
         r = row(doc, layout=layout, alloc="prealloc")
         check(r.get("items") == items and r.get("capacity") == items,
               "memory %s: filled with capacity items" % layout)
@@ -71,10 +71,14 @@ def check_memory(tool):
     check(pre.get("map_bytes_empty") == pre.get("map_bytes"),
           "memory hash_map prealloc: same memory empty and full")
     # percpu keeps a value copy per possible CPU
+    # percpu and lru_percpu keep a value copy per possible CPU
     pc = row(doc, layout="percpu", alloc="prealloc")
+    lpc, lr = row(doc, layout="lru_percpu", alloc="prealloc"), row(doc, layout="lru", alloc="prealloc")
     if doc["machine"].get("possible_cpus", 1) > 1:
         check(pc.get("map_bytes", 0) > pre.get("map_bytes", 0),
               "memory percpu > hash_map with several CPUs")
+        check(lpc.get("map_bytes", 0) > lr.get("map_bytes", 0),
+              "memory lru_percpu > lru with several CPUs")
 
 
 def check_lost(tool):
@@ -93,13 +97,14 @@ def check_lost(tool):
     check(h15.get("set_failed", 0) > 0, "lost hash_map 1.5: set failures (SERVER_ERROR)")
     check(h15.get("readable") == h15.get("set_stored"),
           "lost hash_map 1.5: every stored key stays readable (authoritative)")
-    for ratio in (0.5, 1.0, 1.5):
-        lr = row(doc, layout="lru", ratio=ratio)
-        check(lr.get("set_failed", 1) == 0 and lr.get("set_other", 1) == 0,
-              "lost lru %.1f: sets never fail" % ratio)
-    l15 = row(doc, layout="lru", ratio=1.5)
-    check(l15.get("readable_share", 1) < 1.0, "lost lru 1.5: not all readable")
-    check(l15.get("evictions", 0) > 0, "lost lru 1.5: evictions counted")
+    for layout in ("lru", "lru_percpu"):
+        for ratio in (0.5, 1.0, 1.5):
+            lr = row(doc, layout=layout, ratio=ratio)
+            check(lr.get("set_failed", 1) == 0 and lr.get("set_other", 1) == 0,
+                  "lost %s %.1f: sets never fail" % (layout, ratio))
+        l15 = row(doc, layout=layout, ratio=1.5)
+        check(l15.get("readable_share", 1) < 1.0, "lost %s 1.5: not all readable" % layout)
+        check(l15.get("evictions", 0) > 0, "lost %s 1.5: evictions counted" % layout)
     a1 = row(doc, layout="array_fnv", ratio=1.0)
     check(a1.get("overwrites", 0) > 0, "lost array_fnv 1.0: overwrites > 0")
     check(a1.get("readable_share", 1) < 1.0, "lost array_fnv 1.0: collisions lose keys")
@@ -127,6 +132,13 @@ def check_stale(tool):
     check(p.get("stale") == p.get("reads_other_cpu"),
           "stale random percpu: stale reads = reads on the other CPU")
     check(h.get("stale") == 0 and h.get("wrong") == 0, "stale random hash_map: stale 0")
+    # lru_percpu has percpu's copies: a get on the other CPU is stale too
+    doc = run(tool, ["stale", "--layout", "lru_percpu", "--keys", "256", "--rounds", "2"])
+    p = row(doc, layout="lru_percpu")
+    check(p.get("wrong") == 0 and p.get("userspace_newest") == p.get("reads"),
+          "stale lru_percpu: no wrong replies, userspace reads the newest copy")
+    check(p.get("stale") == p.get("reads_other_cpu") == p.get("reads"),
+          "stale split lru_percpu: every get on the other CPU is stale")
 
 
 def main():

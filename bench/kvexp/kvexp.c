@@ -6,7 +6,7 @@
  *           memlock) when filled, per item and over the raw key+value bytes
  *   lost    load ratio x capacity distinct keys with real `set` requests,
  *           then count how many are still readable with `get`
- *   stale   percpu: a set served on CPU 0, a get served on CPU 1; how often
+ *   stale   percpu (or lru_percpu): a set served on CPU 0, a get served on CPU 1; how often
  *           the get returns an older version or a miss (hash_map: control)
  *
  * See docs/results.md for runs and bench/README.md for the method. */
@@ -599,9 +599,9 @@ static void lost_one(struct kv *kvp, const char *layout, double ratio)
 	r.live = kv.L->count(&kv.s);
 	r.overwrites = d.v[XKV_STAT_overwrites];
 	r.store_new = d.v[XKV_STAT_store_new];
-	/* lru: items created minus what is left (no deletes here); counted as
+	/* lru, lru_percpu: items created minus what is left (no deletes here); counted as
 	 * the CLI does (new items - deletes - live) */
-	if (kv.L->map_type == BPF_MAP_TYPE_LRU_HASH && r.live >= 0 && r.store_new > (__u64)r.live)
+	if (xkv_map_lru(kv.L->map_type) && r.live >= 0 && r.store_new > (__u64)r.live)
 		r.evictions = r.store_new - (__u64)r.live;
 	r.secs = now_s() - t0;
 	lost_print(&r);
@@ -651,13 +651,13 @@ struct stale_row {
 };
 
 /* After round v: does the map hold version v of key id in CPU cpu's copy
- * (percpu) or in its one value?  1 yes, 0 no, <0 -errno. */
+ * (percpu, lru_percpu) or in its one value?  1 yes, 0 no, <0 -errno. */
 static int holds_version(struct kv *kv, __u32 id, __u32 v, int cpu)
 {
 	const struct xkv_config *c = &kv->s.cfg;
 	__u8 k[XKV_KEY_MAX + 8];
 	char kt[XKV_KEY_MAX + 1];
-	int ncopies = kv->L->map_type == BPF_MAP_TYPE_PERCPU_HASH ? kv->s.ncpus : 1;
+	int ncopies = xkv_map_percpu(kv->L->map_type) ? kv->s.ncpus : 1;
 	__u8 *vals = malloc((size_t)ncopies * c->entry_size);
 	int rc;
 	if (!vals)
@@ -859,7 +859,7 @@ static void usage(FILE *f)
 		"       xkv-kvexp stale  [--layout percpu] [--keys K] [--rounds R] [--key-size K]\n"
 		"                        [--value-size V] [--set-cpu 0] [--get-cpu 1]\n"
 		"                        [--steering split|random] [--seed S] [--json]\n"
-		"Defaults: layouts hash_map,array_fnv,lru,percpu; memory --items 1000000 (--quick:\n"
+		"Defaults: layouts hash_map,array_fnv,lru,percpu,lru_percpu; memory --items 1000000 (--quick:\n"
 		"100000), key sizes 16,64,128,250, value sizes 32,128,512,1024; lost --capacity 65536,\n"
 		"key 16, value 32; stale --keys 4096 --rounds 4.  Needs root (exit 77 otherwise).\n");
 }
@@ -924,7 +924,7 @@ static void defaults(void)
 {
 	static const __u32 ks[] = {16, 64, 128, 250}, vs[] = {32, 128, 512, 1024}, fs[] = {10, 50, 95};
 	static const double rs[] = {0.5, 0.9, 1.0, 1.5};
-	parse_layouts("--layouts", "hash_map,array_fnv,lru,percpu");
+	parse_layouts("--layouts", "hash_map,array_fnv,lru,percpu,lru_percpu");
 	o.key_sizes.n = 4;
 	o.value_sizes.n = 4;
 	o.fills.n = 3;

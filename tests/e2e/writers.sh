@@ -5,7 +5,7 @@
 #
 #   tests/e2e/writers.sh LAYOUT
 #
-# lru: store_new counts every new key, so status' eviction estimate is
+# lru, lru_percpu: store_new counts every new key, so status' eviction estimate is
 # exactly new - live; array_fnv: every store is new or overwrites a live
 # key, and the live items are the occupied slots; hash_map/percpu do not
 # count new items (nor does their XDP side).  Environment: XDPKV, E2E_PREFIX.
@@ -45,7 +45,7 @@ PY
 echo "$layout: wrote $n + 1 keys (+1 overwrite) into $entries entries: live $live, slow-slot store_new $new overwrites $over, evictions estimated $evict"
 written=$((n + 1))
 case $layout in
-lru)
+lru | lru_percpu)
 	check "every new key counted (store_new $new == $written)" test "$new" -eq "$written"
 	check "the store is full (live $live > $((entries / 2)))" test "$live" -gt $((entries / 2))
 	check "evictions estimated exactly (new - live: $evict == $((written - live)))" \

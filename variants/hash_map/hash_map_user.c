@@ -20,6 +20,7 @@ const struct xkv_layout xkv_layout_hash_map = {
 	.loses = "nothing: a store either succeeds and stays readable or fails with SERVER_ERROR out of memory",
 	.map_type = BPF_MAP_TYPE_HASH,
 	.elf = elf,
+	.map_opts = XKV_CFG_NO_PREALLOC,
 	.prepare = prepare,
 	XKV_HASH_ACCESSOR,
 };

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* lru: BPF_MAP_TYPE_LRU_HASH.  A store never fails; when the map is full the
- * kernel evicts a least-recently-used item (per-CPU LRU lists).  The kernel
- * does not count evictions, so new items are counted here and the CLI
- * estimates evictions = new items - deletes - live items. */
+ * kernel evicts a least-recently-used item (one LRU list shared by the CPUs;
+ * --no-common-lru: one per CPU, see lru_user.c).  The kernel does not count
+ * evictions, so new items are counted here and the CLI estimates
+ * evictions = new items - deletes - live items. */
 #include "prelude.bpf.h"
 
 struct {

@@ -15,20 +15,6 @@ struct {
 	__uint(value_size, sizeof(struct xkv_entry));
 } store SEC(".maps");
 
+#define XKV_PERCPU
 #include "store_hash.bpf.h"
-
-/* A delete removes the key from every CPU, so it answers DELETED if any CPU's
- * copy is live (bpf_map_lookup_percpu_elem returns NULL past the last CPU). */
-static __always_inline int live_on_any_cpu(struct xkv_scratch *sc, __u64 now)
-{
-	for (__u32 cpu = 0; cpu < 256; cpu++) {
-		struct xkv_entry *e = bpf_map_lookup_percpu_elem(&store, sc->key, cpu);
-		if (!e)
-			break;
-		if (xkv_entry_live(e, now))
-			return 1;
-	}
-	return 0;
-}
-#define XKV_LIVE_FOR_DELETE(sc, e, now) live_on_any_cpu(sc, now)
 #include "handler.bpf.h"
