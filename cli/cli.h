@@ -133,7 +133,7 @@ int acl_print_list(const struct xkv_store *s, int list, FILE *f, int *n);
 
 /* ---- the commands ---- */
 extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
-	cmd_set, cmd_del, cmd_load;
+	cmd_set, cmd_del, cmd_load, cmd_import, cmd_snapshot, cmd_restore, cmd_dump;
 
 /* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
 int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen);

@@ -12,8 +12,10 @@
 extern "C" {
 #endif
 
+/* XKV_VERSION, reported by "version" and "stats", comes from CMake
+ * (project(xdpkv VERSION ...) in the top CMakeLists.txt). */
 #ifndef XKV_VERSION
-#define XKV_VERSION "0.1.0" /* reported by "version" and "stats" */
+#error "XKV_VERSION is defined by the build (CMakeLists.txt)"
 #endif
 
 /* Growable byte buffer for reply text. */
