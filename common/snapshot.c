@@ -95,6 +95,7 @@ struct snap_ctx {
 	struct xkv_snap_writer *w;
 	const struct xkv_snap_opts *o;
 	__u64 span;
+	size_t block;         /* uncompressed bytes per block */
 	int nthr;
 	atomic_ullong busy;
 	atomic_int error;
@@ -126,7 +127,7 @@ static int snap_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_e
 		.expire_unix_ns = e->expire_ns ? (__u64)((__s64)e->expire_ns + t->c->s->cfg.realtime_off_ns) : 0,
 	};
 	size_t need = xkv_snap_item_size(klen, e->len, false);
-	if (t->len + need > XKV_SNAP_BLOCK_RAW) {
+	if (t->len + need > t->c->block) {
 		int r = snap_flush(t);
 		if (r)
 			return r;
@@ -144,7 +145,7 @@ static void *snap_worker(void *arg)
 	__u64 hi = t->idx == c->nthr - 1 ? UINT64_MAX : c->span * (__u64)(t->idx + 1) / (__u64)c->nthr;
 	__u64 busy = 0;
 	/* a block holds at least one item, whatever its size */
-	t->buf = malloc(XKV_SNAP_BLOCK_RAW + xkv_snap_item_size(XKV_KEY_MAX, XKV_VAL_MAX, true));
+	t->buf = malloc(c->block + xkv_snap_item_size(XKV_KEY_MAX, XKV_VAL_MAX, true));
 	if (!t->buf) {
 		first_error(&c->error, -ENOMEM);
 		return NULL;
@@ -181,6 +182,7 @@ int xkv_snapshot(struct xkv_store *s, const char *path, const struct xkv_snap_op
 		return xkv_errf(err, errlen, -EOPNOTSUPP, "layout %s cannot be scanned", s->L->name);
 	snprintf(info.layout, sizeof(info.layout), "%s", s->L->name);
 	c.nthr = default_threads(o->threads);
+	c.block = o->block_bytes ? o->block_bytes : XKV_SNAP_BLOCK_RAW;
 	c.span = s->L->span(s);
 	if ((e = xkv_snap_create(&c.w, path, &info, o->codec, o->level, err, errlen)))
 		return e;

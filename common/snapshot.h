@@ -12,6 +12,7 @@ struct xkv_snap_opts {
 	int threads;          /* 0: the online CPUs */
 	int codec, level;     /* snapshot: enum xkv_codec and zstd's level */
 	bool salvage;         /* restore: restore the intact blocks of a damaged file */
+	__u32 block_bytes;    /* snapshot: uncompressed bytes per block; 0: XKV_SNAP_BLOCK_RAW */
 	/* About once a second, from the calling thread, while the workers run:
 	 * items and (file) bytes done so far. */
 	void (*progress)(void *arg, __u64 items, __u64 bytes, double secs);
