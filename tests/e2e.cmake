@@ -53,3 +53,8 @@ xkv_e2e(e2e_quickstart 120 quickstart.sh)
 # Outsiders, forged sources, reflection and the two-server loop (issue 6).
 xkv_e2e(e2e_abuse 120 abuse.sh)
 xkv_e2e(e2e_acl 90 acl.sh hash_map)
+# Snapshots, restore into the same and another layout, dump -> import (issue 8).
+xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)
+xkv_e2e(e2e_snapshot_array_fnv 90 snapshot.sh array_fnv hash_map)
+xkv_e2e(e2e_snapshot_lru 90 snapshot.sh lru percpu)
+xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)
