@@ -3,6 +3,7 @@
  * A per-CPU map returns one value copy per CPU: reads take the newest live
  * copy (largest wtime_ns), writes go to every copy. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -338,6 +339,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 	__u32 in = lo > UINT32_MAX ? UINT32_MAX : (__u32)lo, out = 0;
 	bool first = true;
 	long total = 0;
+	int retries = 0;
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
 	if (!keys || !vals || !past.keys) {
@@ -355,10 +357,17 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 			break;
 		}
 		first = false;
+		/* the kernel could not take a bucket lock (re-entry, or 6.15+'s
+		 * resilient lock gave up): nothing was copied; try that batch again */
+		if (e && (err == EBUSY || err == EDEADLK || err == ETIMEDOUT) && ++retries < 100) {
+			sched_yield();
+			continue;
+		}
 		if (e && err != ENOENT) {
 			total = -err;
 			break;
 		}
+		retries = 0;
 		bool last = err == ENOENT || out >= hi;
 		if (last && hi != UINT64_MAX && cnt) {
 			__u8 *pvals = malloc(BATCH * vsz);
