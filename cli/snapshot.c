@@ -147,6 +147,21 @@ const struct cmd cmd_snapshot = {
 	.run = run_snapshot,
 };
 
+int snapshot_quiet(struct xkv_store *s, const char *file, const char *why)
+{
+	struct xkv_snap_opts so = { .threads = 1 };
+	struct xkv_snap_result res;
+	char err[XKV_ERRLEN];
+	xkv_codec_parse(SNAP_DEFAULT_CODEC, &so.codec, &so.level);
+	int e = xkv_snapshot(s, file, &so, &res, err, sizeof(err));
+	if (e)
+		xerr("%s snapshot: %s", why, err);
+	else
+		xinfo("xdpkv: %s snapshot: %llu items in %.3f s -> %s", why, (unsigned long long)res.items,
+		      res.seconds, file);
+	return e;
+}
+
 /* ---- restore ---- */
 
 static const struct xo restore_table[] = {

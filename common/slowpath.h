@@ -97,6 +97,11 @@ struct xkv_serve_opts {
 	const char *drop_user;
 	unsigned count_ms;           /* curr_items recounted this often; 0: 10000 */
 	unsigned sync_ms;            /* host map re-read from ifname this often; 0: 1000 */
+	/* optional: called from the housekeeping thread every tick_ms (serve
+	 * --snapshot-every); it may take long, the other chores wait meanwhile */
+	void (*tick)(void *arg);
+	void *tick_arg;
+	unsigned tick_ms;
 };
 /* Bind the UDP port (IPv4 and IPv6) on ifname, drop privileges if asked,
  * and answer until *stop, each datagram under the access rules for its

@@ -81,5 +81,21 @@ cat "$T/err"
 check "a flipped byte: restore refused (exit $rc), the block named" \
 	grep -q "block 0 of .*checksum" "$T/err"
 check "a flipped byte: exit status 3" test "$rc" -eq 3
+
+if [[ $layout == hash_map ]]; then # serve --snapshot-every, and a last snapshot on SIGTERM
+	tb_serve_stop
+	chmod 711 "$T" && mkdir -m 777 "$T/auto" # serve runs as nobody
+	tb_serve_start --snapshot-file "$T/auto/s.snap" --snapshot-every 1
+	sleep 1.5
+	check "serve --snapshot-every 1 wrote a snapshot while serving" grep -q "periodic snapshot" "$TB_TMP/serve.log"
+	tb_xdpkv set "$TB_SRV_DEV" late-key late-value >/dev/null
+	tb_serve_stop
+	cat "$TB_TMP/serve.log"
+	check "serve snapshotted on SIGTERM" grep -q "final snapshot" "$TB_TMP/serve.log"
+	tb_xdpkv del "$TB_SRV_DEV" late-key >/dev/null
+	tb_xdpkv restore "$TB_SRV_DEV" "$T/auto/s.snap" >/dev/null || true
+	check "the snapshot taken on SIGTERM holds the last write" \
+		test "$(tb_xdpkv get "$TB_SRV_DEV" late-key)" = late-value
+fi
 down
 exit $fail
