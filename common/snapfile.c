@@ -372,7 +372,11 @@ fail:
 
 const char *xkv_snap_blk_name(const struct xkv_snap_reader *r, size_t i, char *buf, size_t len)
 {
-	snprintf(buf, len, "block %zu of %zu (offset %llu)", i, r->nblk, (unsigned long long)r->blk[i].off);
+	/* of the blocks the header counts; while the file is still being indexed
+	 * (or its header is damaged), of those found so far */
+	__u64 of = r->hdr_ok && r->hdr.blocks > r->nblk ? r->hdr.blocks : r->nblk;
+	snprintf(buf, len, "block %zu of %llu (offset %llu)", i, (unsigned long long)of,
+		 (unsigned long long)r->blk[i].off);
 	return buf;
 }
 
