@@ -16,8 +16,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=${1:-1000000} data=${2:-gen}
 dir=${SNAP_DIR:-/var/tmp/xdpkv-snapbench}
 mkdir -p "$dir"
-trap 'rm -rf "$dir"; tb_down' EXIT
 tb_up "xsnb$$"
+# after tb_up, whose traps it extends: the snapshots (GBs) go too
+trap 'rm -rf "$dir"; tb_down' EXIT
+trap 'rm -rf "$dir"; tb_down; trap - INT; kill -INT $$' INT
+trap 'rm -rf "$dir"; tb_down; trap - TERM; kill -TERM $$' TERM
 att() {
 	tb_xdpkv attach "$TB_SRV_DEV" --entries "$n" --key-size 16 --value-size 1024 >/dev/null ||
 		tb_die "attach failed"
