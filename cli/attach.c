@@ -114,7 +114,20 @@ struct serve_extra {
 	unsigned max_keys, max_reply, threads, max_conns;
 	bool no_tcp;
 	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
+	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
+	const char *snapshot_file;
 };
+
+struct snap_every {
+	struct xkv_store *s;
+	const char *file;
+};
+
+static void snapshot_tick(void *arg)
+{
+	struct snap_every *se = arg;
+	snapshot_quiet(se->s, se->file, "periodic");
+}
 
 static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const char *cmd,
 		      const struct serve_extra *x)
@@ -130,6 +143,7 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		.ifname = ifname, .port = (__u16)port, .verbose = verbose_level(),
 		.stop = &stop_flag, .ready_fd = -1,
 	};
+	struct snap_every se = { s, x ? x->snapshot_file : NULL };
 	if (x) {
 		o.limits.max_keys = x->max_keys;
 		o.limits.max_reply = x->max_reply;
@@ -137,6 +151,11 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		o.threads = x->threads;
 		o.max_conns = x->max_conns;
 		o.no_tcp = x->no_tcp;
+	}
+	if (se.file && x->snapshot_every) {
+		o.tick = snapshot_tick;
+		o.tick_arg = &se;
+		o.tick_ms = x->snapshot_every * 1000u;
 	}
 	xinfo("xdpkv: slow path serving %s (%s) on %s port %u; Ctrl-C or SIGTERM stops it", ifname,
 	      s->cfg.layout, o.no_tcp ? "UDP" : "UDP and TCP", port ? port : s->cfg.port);
@@ -147,6 +166,8 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 	}
 	xinfo("xdpkv: slow path stopped (%s)", stop_flag == SIGTERM ? "SIGTERM" :
 	      stop_flag == SIGHUP ? "SIGHUP" : "SIGINT");
+	if (se.file && snapshot_quiet(s, se.file, "final"))
+		return EXIT_SYS;
 	return EXIT_OK;
 }
 
@@ -614,6 +635,8 @@ struct serve_opts {
 	unsigned port, max_keys, max_reply, threads, max_conns;
 	const char *user;
 	bool keep_privileges, no_tcp;
+	unsigned snapshot_every;
+	const char *snapshot_file;
 };
 
 static const struct xo serve_table[] = {
@@ -636,6 +659,11 @@ static const struct xo serve_table[] = {
 	  "open TCP connections at most; more are closed at once (default 1024)", 1, 1000000 },
 	{ "no-tcp", 0, XO_BOOL, offsetof(struct serve_opts, no_tcp), NULL,
 	  "serve UDP only (no TCP listener)" },
+	{ "snapshot-file", 0, XO_STR, offsetof(struct serve_opts, snapshot_file), "FILE",
+	  "snapshot the store to FILE when stopped (SIGTERM, SIGINT, SIGHUP), and every "
+	  "--snapshot-every seconds; --user must be able to write FILE's directory" },
+	{ "snapshot-every", 0, XO_U32, offsetof(struct serve_opts, snapshot_every), "SECONDS",
+	  "with --snapshot-file: also snapshot this often (one thread, lz4)", 1, 7 * 86400 },
 	XO_END,
 };
 
@@ -643,6 +671,10 @@ static int run_serve(void *vo, const struct global_opts *g)
 {
 	struct serve_opts *o = vo;
 	struct xkv_store s;
+	if (o->snapshot_every && !o->snapshot_file) {
+		xerr("serve: --snapshot-every needs --snapshot-file");
+		return EXIT_USAGE;
+	}
 	int rc = open_pinned(&s, "serve", o->ifc.name);
 
 	if (rc)
@@ -651,6 +683,7 @@ static int run_serve(void *vo, const struct global_opts *g)
 		.max_keys = o->max_keys, .max_reply = o->max_reply,
 		.threads = o->threads, .max_conns = o->max_conns, .no_tcp = o->no_tcp,
 		.drop_user = o->keep_privileges ? NULL : o->user ? o->user : "nobody",
+		.snapshot_every = o->snapshot_every, .snapshot_file = o->snapshot_file,
 	};
 	rc = serve_loop(&s, o->ifc.name, o->port, "serve", &x);
 	xkv_store_close(&s);
@@ -661,6 +694,8 @@ const struct cmd cmd_serve = {
 	.name = "serve",
 	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--threads N] [--max-conns N] "
 		    "[--no-tcp] [--user NAME | --keep-privileges] [-v]",
+	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--user NAME | --keep-privileges]\n"
+		    "       [--snapshot-file FILE [--snapshot-every SECONDS]] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
@@ -676,6 +711,11 @@ const struct cmd cmd_serve = {
 	       "Example: xdpkv serve veth0 -v\n"
 	       "         python3 -c 'import pymemcache; c = pymemcache.Client((\"10.0.0.1\", 11211)); "
 	       "c.set(\"k\", \"v\"); print(c.get(\"k\"))'",
+	       "socket and maps are open it drops to --user with no capabilities.\n"
+	       "With --snapshot-file it snapshots the store there when it stops, and with\n"
+	       "--snapshot-every also periodically, while serving (docs/snapshots.md).\n\n"
+	       "Example: xdpkv serve veth0 -v\n"
+	       "         xdpkv serve eth0 --snapshot-file /var/lib/xdpkv/eth0.snap --snapshot-every 300",
 	.opts = serve_table,
 	.opts_size = sizeof(struct serve_opts),
 	.run = run_serve,

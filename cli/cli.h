@@ -133,7 +133,11 @@ int acl_print_list(const struct xkv_store *s, int list, FILE *f, int *n);
 
 /* ---- the commands ---- */
 extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
-	cmd_set, cmd_del, cmd_load;
+	cmd_set, cmd_del, cmd_load, cmd_import, cmd_snapshot, cmd_restore, cmd_dump;
+
+/* snapshot.c: snapshot s to file with the defaults (one thread), one line on
+ * stderr saying what happened; `why` names the occasion.  0 or -errno. */
+int snapshot_quiet(struct xkv_store *s, const char *file, const char *why);
 
 /* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
 int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "jsonl.h"
 #include "loadgen.h"
 
 struct load_opts {
@@ -16,13 +17,24 @@ struct load_opts {
 	unsigned long long generate, seed;
 	unsigned key_size, value_size, batch;
 	bool progress, json;
+	bool import;          /* import: FILE holds dump's JSON lines */
 };
 
 static const struct load_opts load_defaults = { .batch = 4096 };
 
+/* The rows load and import share. */
+#define LOAD_IFACE { "IFACE", 0, XO_IFACE, offsetof(struct load_opts, ifc), NULL, \
+		     "interface the store is attached to", .flags = XO_POS | XO_REQ | XO_IF_ANY }
+#define LOAD_COMMON_OPTS                                                                 \
+	{ "batch", 'b', XO_U32, offsetof(struct load_opts, batch), "B",                  \
+	  "items per batch (default 4096)", 1, 1 << 20 },                                \
+	{ "progress", 0, XO_BOOL, offsetof(struct load_opts, progress), NULL,            \
+	  "show the progress bar even when stderr is not a terminal" },                  \
+	{ "json", 'j', XO_BOOL, offsetof(struct load_opts, json), NULL,                  \
+	  "print the summary as JSON" }
+
 static const struct xo load_table[] = {
-	{ "IFACE", 0, XO_IFACE, offsetof(struct load_opts, ifc), NULL,
-	  "interface the store is attached to", .flags = XO_POS | XO_REQ | XO_IF_ANY },
+	LOAD_IFACE,
 	{ "FILE", 0, XO_STR, offsetof(struct load_opts, file), NULL,
 	  "lines 'KEY VALUE' or 'KEY FLAGS EXPTIME VALUE'; '-' reads stdin", .flags = XO_POS },
 	{ "generate", 'g', XO_U64, offsetof(struct load_opts, generate), "N",
@@ -33,12 +45,7 @@ static const struct xo load_table[] = {
 	  "generated value length (default 128, at most the store's)", 1, XKV_VAL_MAX },
 	{ "seed", 0, XO_U64, offsetof(struct load_opts, seed), "S",
 	  "generation number written into generated values (default 0)" },
-	{ "batch", 'b', XO_U32, offsetof(struct load_opts, batch), "B",
-	  "items per batch (default 4096)", 1, 1 << 20 },
-	{ "progress", 0, XO_BOOL, offsetof(struct load_opts, progress), NULL,
-	  "show the progress bar even when stderr is not a terminal" },
-	{ "json", 'j', XO_BOOL, offsetof(struct load_opts, json), NULL,
-	  "print the summary as JSON" },
+	LOAD_COMMON_OPTS,
 	XO_END,
 };
 
@@ -51,6 +58,7 @@ struct batch {
 	/* totals */
 	unsigned long long seen, stored, failed;
 	int reason;           /* first -errno of a store that failed */
+	const char *cmd;      /* load or import */
 	/* progress */
 	bool bar;
 	double t0, last_bar;
@@ -93,7 +101,7 @@ static int flush(struct batch *b)
 		return 0;
 	long r = xkv_store_set_batch(s, b->keys, b->ents, b->n);
 	if (r < 0 && r != -ENOMEM && r != -E2BIG && r != -EBUSY)
-		return sys_fail("load", "storing a batch", (int)r);
+		return sys_fail(b->cmd, "storing a batch", (int)r);
 	__u32 ok = r < 0 ? 0 : (__u32)r;
 	b->stored += ok;
 	if (ok < b->n && !b->reason) {
@@ -220,38 +228,43 @@ static int file_items(struct batch *b, const struct load_opts *o)
 	struct stat st;
 
 	if (!f) {
-		xerr("load: cannot open %s: %s", o->file, strerror(errno));
+		xerr("%s: cannot open %s: %s", b->cmd, o->file, strerror(errno));
 		return EXIT_USAGE;
 	}
 	if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode))
 		b->total = (unsigned long long)st.st_size;
 	while (rc <= 0 && (n = getline(&line, &cap, f)) >= 0) {
-		char *key, *val;
-		__u32 flags;
-		long long exptime;
+		char *key = NULL, *val = NULL;
+		__u32 flags = 0;
+		long long exptime = 0;
 
 		lineno++;
 		b->done += (unsigned long long)n;
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
-		if (!n || line[0] == '#')
+		if (!n || (line[0] == '#' && !o->import))
 			continue;
-		if (parse_line(line, &key, &flags, &exptime, &val)) {
+		const char *why = "want 'KEY VALUE' or 'KEY FLAGS EXPTIME VALUE' with a valid key and a "
+				  "value within --value-size";
+		struct jsonl_item it;
+		if (o->import ? jsonl_parse(line, &it, &why) : parse_line(line, &key, &flags, &exptime, &val)) {
 			rc = -1;
 			b->seen++;
 			b->failed++;
+		} else if (o->import) {
+			rc = add(b, it.key, (__u32)it.klen, it.flags, it.exptime, it.val, (__u32)it.vlen);
+			why = "the key or value does not fit this store (or the key is not valid here)";
 		} else {
 			rc = add(b, key, (__u32)strlen(key), flags, exptime, val, (__u32)strlen(val));
 		}
 		if (rc < 0 && ++bad <= 5)
-			xerr("load: %s:%llu: skipped: %s", in ? "stdin" : o->file, lineno,
-			     "want 'KEY VALUE' or 'KEY FLAGS EXPTIME VALUE' with a valid key and a value "
-			     "within --value-size");
+			xerr("%s: %s:%llu: skipped: %s", b->cmd, in ? "stdin" : o->file,
+			     lineno, why);
 	}
 	if (bad > 5)
-		xerr("load: %llu more bad lines skipped", bad - 5);
+		xerr("%s: %llu more bad lines skipped", b->cmd, bad - 5);
 	if (ferror(f))
-		rc = sys_fail("load", o->file, -errno);
+		rc = sys_fail(b->cmd, o->file, -errno);
 	free(line);
 	if (!in)
 		fclose(f);
@@ -296,7 +309,8 @@ static void summary(const struct batch *b, const struct load_opts *o, double sec
 		printf("}\n");
 		return;
 	}
-	printf("loaded %llu of %llu items in %.3f s (%.0f items/s), %llu failures", b->stored,
+	printf("%s %llu of %llu items in %.3f s (%.0f items/s), %llu failures",
+	       strcmp(b->cmd, "import") ? "loaded" : "imported", b->stored,
 	       b->seen, secs, rate, b->failed);
 	if (b->failed && b->reason)
 		printf(" (first store error: %s)", why);
@@ -306,6 +320,7 @@ static void summary(const struct batch *b, const struct load_opts *o, double sec
 static int run_load(void *vo, const struct global_opts *g)
 {
 	struct load_opts *o = vo;
+	const char *cmd = o->import ? "import" : "load";
 	struct xkv_store s;
 	struct batch b;
 	unsigned K = 0, V = 0;
@@ -320,11 +335,11 @@ static int run_load(void *vo, const struct global_opts *g)
 		xerr("load: --key-size, --value-size and --seed apply to --generate only");
 		return EXIT_USAGE;
 	}
-	if ((rc = open_pinned(&s, "load", o->ifc.name)))
+	if ((rc = open_pinned(&s, cmd, o->ifc.name)))
 		return rc;
 	if (s.L->bench_only) {
-		xerr("load: %s runs the %s store (%s): it keeps nothing to load", o->ifc.name, s.L->name,
-		     s.L->loses);
+		xerr("%s: %s runs the %s store (%s): it keeps nothing to load", cmd, o->ifc.name,
+		     s.L->name, s.L->loses);
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -333,9 +348,10 @@ static int run_load(void *vo, const struct global_opts *g)
 	if (batch_init(&b, &s, o->batch, o->progress || isatty(STDERR_FILENO))) {
 		free(b.keys);
 		free(b.ents);
-		rc = sys_fail("load", "allocating the batch", -ENOMEM);
+		rc = sys_fail(cmd, "allocating the batch", -ENOMEM);
 		goto out;
 	}
+	b.cmd = cmd;
 	rc = o->generate ? gen_items(&b, o, K, V) : file_items(&b, o);
 	progress(&b, true);
 	summary(&b, o, now_s() - b.t0);
@@ -363,5 +379,33 @@ const struct cmd cmd_load = {
 	.opts = load_table,
 	.opts_size = sizeof(struct load_opts),
 	.defaults = &load_defaults,
+	.run = run_load,
+};
+
+/* ---- import: dump's JSON lines (cli/snapshot.c writes them) ---- */
+
+static const struct load_opts import_defaults = { .batch = 4096, .import = true };
+
+static const struct xo import_table[] = {
+	LOAD_IFACE,
+	{ "FILE", 0, XO_STR, offsetof(struct load_opts, file), NULL,
+	  "JSON lines as 'xdpkv dump' writes them; '-' reads stdin", .flags = XO_POS | XO_REQ },
+	LOAD_COMMON_OPTS,
+	XO_END,
+};
+
+const struct cmd cmd_import = {
+	.name = "import",
+	.synopsis = "IFACE FILE|- [--batch B] [--progress] [--json]",
+	.summary = "store the items of a dump (JSON lines)",
+	.doc = "Reads what 'xdpkv dump' writes: one object per line with \"key\" or \"key_b64\",\n"
+	       "\"value\" or \"value_b64\", \"flags\" and \"exptime\" (absolute unix seconds, 0 = never;\n"
+	       "like memcached, up to 30 days is taken as relative); other fields are ignored.\n"
+	       "Bad lines are counted as failures (the first five are reported).  Exit status 1\n"
+	       "when some items were not stored, as for load.\n\n"
+	       "Example: xdpkv dump veth0 items.jsonl; xdpkv import veth1 items.jsonl",
+	.opts = import_table,
+	.opts_size = sizeof(struct load_opts),
+	.defaults = &import_defaults,
 	.run = run_load,
 };

@@ -16,16 +16,13 @@
 extern const struct cmd cmd_compare;
 int compare_exec(int argc, char **argv);
 
-#ifndef XDPKV_VERSION
-#define XDPKV_VERSION "0.1.0"
-#endif
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
 
 const struct cmd *const commands[] = {
 	&cmd_attach, &cmd_detach, &cmd_serve, &cmd_status, &cmd_get, &cmd_set,
-	&cmd_del, &cmd_load, &cmd_acl, &cmd_layouts, &cmd_compare, NULL,
+	&cmd_del, &cmd_load, &cmd_snapshot, &cmd_restore, &cmd_dump, &cmd_import, &cmd_acl, &cmd_layouts, &cmd_compare, NULL,
 };
 
 const struct xo global_table[] = {
@@ -233,7 +230,7 @@ static const struct cmd *find_cmd(const char *name)
 
 static void print_version(void)
 {
-	printf("xdpkv %s (libbpf %s, libxdp)\n", XDPKV_VERSION, libbpf_version_string());
+	printf("xdpkv %s (libbpf %s, libxdp)\n", XKV_VERSION, libbpf_version_string());
 	printf("layouts:");
 	for (int i = 0; xkv_layouts[i]; i++)
 		printf(" %s", xkv_layouts[i]->name);

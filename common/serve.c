@@ -380,12 +380,18 @@ static void *keeper_main(void *arg)
 	__u64 sync_ns = (k->o->sync_ms ? k->o->sync_ms : SERVE_SYNC_MS) * 1000000ull;
 	__u64 count_ns = (k->o->count_ms ? k->o->count_ms : SERVE_COUNT_MS) * 1000000ull;
 	__u64 next_sync = 0, next_count = xkv_now_ns() + count_ns; /* counted at start */
+	__u64 tick_ns = k->o->tick ? k->o->tick_ms * 1000000ull : 0;
+	__u64 next_tick = tick_ns ? xkv_now_ns() + tick_ns : UINT64_MAX;
 
 	pthread_mutex_lock(&k->mu);
 	while (!k->quit) {
 		__u64 now = xkv_now_ns();
-		if (now >= next_sync || now >= next_count) {
+		if (now >= next_sync || now >= next_count || now >= next_tick) {
 			pthread_mutex_unlock(&k->mu);
+			if (now >= next_tick) {
+				k->o->tick(k->o->tick_arg);
+				next_tick = xkv_now_ns() + tick_ns;
+			}
 			if (now >= next_sync) {
 				keeper_sync(k);
 				next_sync = now + sync_ns;
@@ -398,6 +404,7 @@ static void *keeper_main(void *arg)
 			continue;
 		}
 		__u64 at = next_sync < next_count ? next_sync : next_count;
+		at = next_tick < at ? next_tick : at;
 		struct timespec ts = { .tv_sec = (time_t)(at / 1000000000ull),
 				       .tv_nsec = (long)(at % 1000000000ull) };
 		pthread_cond_timedwait(&k->cv, &k->mu, &ts);

@@ -12,8 +12,10 @@
 extern "C" {
 #endif
 
+/* XKV_VERSION, reported by "version" and "stats", comes from CMake
+ * (project(xdpkv VERSION ...) in the top CMakeLists.txt). */
 #ifndef XKV_VERSION
-#define XKV_VERSION "0.1.0" /* reported by "version" and "stats" */
+#error "XKV_VERSION is defined by the build (CMakeLists.txt)"
 #endif
 /* The memcached release whose text protocol the slow path speaks (the
  * classic commands, no meta protocol).  "version" answers it first, then
@@ -156,6 +158,11 @@ struct xkv_serve_opts {
 	bool no_tcp;                 /* UDP only */
 	unsigned threads;            /* TCP worker threads; 0: the online CPUs */
 	unsigned max_conns;          /* open TCP connections at most; 0: XKV_MAX_CONNS */
+	/* optional: called from the housekeeping thread every tick_ms (serve
+	 * --snapshot-every); it may take long, the other chores wait meanwhile */
+	void (*tick)(void *arg);
+	void *tick_arg;
+	unsigned tick_ms;
 };
 #define XKV_MAX_CONNS 1024           /* memcached's default (-c) */
 /* Bind the UDP port and (unless no_tcp) the TCP port (IPv4 and IPv6) on

@@ -3,6 +3,7 @@
  * lru_percpu).  A per-CPU map returns one value copy per CPU: reads take the
  * newest live copy (largest wtime_ns), writes go to every copy. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -243,4 +244,164 @@ long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entri
 	if (e && !cnt)
 		return map_err(err);
 	return cnt;
+}
+
+/* ---- scans (snapshot, dump) ----
+ * A hash map's batch token is its bucket index (kernel/bpf/hashtab.c, since
+ * 5.6): a walk may start at any bucket, and a batch holds whole buckets, each
+ * copied under its bucket lock, so an entry read this way is one whole
+ * version (an update replaces the element under that lock; docs/snapshots.md).
+ * A range [lo, hi) of buckets is walked from lo; the batch that crosses hi
+ * may hold buckets past it, which belong to the next range: their keys are
+ * found by one more batch from hi and dropped.  If the token were ever not a
+ * bucket index the walk would stay correct for one range (lo 0, hi the end). */
+
+__u64 xkv_hash_span(const struct xkv_store *s)
+{
+	__u64 n = 1;
+	while (n < s->cfg.entries) /* the kernel's n_buckets: entries rounded up to a power of 2 */
+		n <<= 1;
+	return n;
+}
+
+struct keyset {
+	__u8 *keys;
+	__u32 n, size;
+};
+
+static int key_cmp(const void *a, const void *b, void *size)
+{
+	return memcmp(a, b, *(__u32 *)size);
+}
+
+static bool keyset_has(const struct keyset *ks, const __u8 *k)
+{
+	__u32 lo = 0, hi = ks->n;
+	while (lo < hi) {
+		__u32 mid = (lo + hi) / 2;
+		int c = memcmp(ks->keys + (size_t)mid * ks->size, k, ks->size);
+		if (!c)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* The keys of buckets [from, ...) that one batch of up to n items returns:
+ * those of the crossing batch that lie past the range.  Sorted into ks. */
+static int keys_past(struct xkv_store *s, __u32 from, __u32 n, struct keyset *ks, __u8 *vals)
+{
+	__u32 in = from, out, cnt = n;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	ks->n = 0;
+	ks->size = s->cfg.key_size;
+	if (bpf_map_lookup_batch(s->store_fd, &in, &out, ks->keys, vals, &cnt, &opts) &&
+	    errno != ENOENT) {
+		if (errno == ENOSPC) /* its first bucket is larger than the crossing batch: none of it */
+			return 0;
+		return -errno;
+	}
+	ks->n = cnt;
+	qsort_r(ks->keys, cnt, ks->size, key_cmp, &ks->size);
+	return 0;
+}
+
+/* Maps without batch operations: one walk with get_next_key (lo 0 only). */
+static long scan_iterate(struct xkv_store *s, xkv_visit_fn fn, void *arg, __u8 *key, __u8 *next,
+			 __u8 *vals)
+{
+	long n = 0;
+	bool first = true;
+	while (!bpf_map_get_next_key(s->store_fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, s->cfg.key_size);
+		if (bpf_map_lookup_elem(s->store_fd, key, vals))
+			continue; /* deleted meanwhile */
+		const struct xkv_entry *e = newest_live(s, vals, copies(s), xkv_now_ns());
+		if (!e || e->len > s->cfg.val_cap)
+			continue;
+		int r = fn(arg, key, (__u32)strnlen((const char *)key, s->cfg.key_size), e, e->data);
+		if (r)
+			return r;
+		n++;
+	}
+	return errno == ENOENT ? n : -errno;
+}
+
+long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
+{
+	int c = copies(s);
+	size_t vsz = (size_t)c * s->cfg.entry_size;
+	struct keyset past = { .keys = malloc((size_t)BATCH * s->cfg.key_size) };
+	__u8 *keys = malloc((size_t)BATCH * s->cfg.key_size), *vals = malloc(BATCH * vsz);
+	__u32 in = lo > UINT32_MAX ? UINT32_MAX : (__u32)lo, out = 0;
+	bool first = true;
+	long total = 0;
+	int retries = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	if (!keys || !vals || !past.keys) {
+		total = -ENOMEM;
+		goto done;
+	}
+	if (lo >= xkv_hash_span(s) && hi != UINT64_MAX)
+		goto done;
+	for (;;) {
+		__u32 cnt = BATCH;
+		int e = bpf_map_lookup_batch(s->store_fd, &in, &out, keys, vals, &cnt, &opts);
+		int err = e ? errno : 0;
+		if (e && first && (err == EINVAL || err == EOPNOTSUPP || err == 524 /* ENOTSUPP */)) {
+			total = lo ? 0 : scan_iterate(s, fn, arg, keys, past.keys, vals);
+			break;
+		}
+		first = false;
+		/* the kernel could not take a bucket lock (re-entry, or 6.15+'s
+		 * resilient lock gave up): nothing was copied; try that batch again */
+		if (e && (err == EBUSY || err == EDEADLK || err == ETIMEDOUT) && ++retries < 100) {
+			sched_yield();
+			continue;
+		}
+		if (e && err != ENOENT) {
+			total = -err;
+			break;
+		}
+		retries = 0;
+		bool last = err == ENOENT || out >= hi;
+		if (last && hi != UINT64_MAX && cnt) {
+			__u8 *pvals = malloc(BATCH * vsz);
+			int r = pvals ? keys_past(s, (__u32)hi, cnt, &past, pvals) : -ENOMEM;
+			free(pvals);
+			if (r) {
+				total = r;
+				break;
+			}
+		}
+		__u64 now = xkv_now_ns();
+		for (__u32 i = 0; i < cnt; i++) {
+			const __u8 *k = keys + (size_t)i * s->cfg.key_size;
+			if (last && past.n && keyset_has(&past, k))
+				continue;
+			const struct xkv_entry *en = newest_live(s, vals + i * vsz, c, now);
+			if (!en || en->len > s->cfg.val_cap)
+				continue;
+			int r = fn(arg, k, (__u32)strnlen((const char *)k, s->cfg.key_size), en, en->data);
+			if (r) {
+				total = r;
+				goto done;
+			}
+			total++;
+		}
+		if (last)
+			break;
+		in = out;
+	}
+done:
+	free(past.keys);
+	free(keys);
+	free(vals);
+	(void)busy;
+	return total;
 }

@@ -22,6 +22,12 @@ extern "C" {
 #define XKV_ERRLEN 4096
 
 struct xkv_store;
+struct xkv_entry;
+
+/* A live item met by a scan: its key bytes, the entry header (expiry, flags,
+ * len) and the value bytes.  Non-zero stops the scan (returned by it). */
+typedef int (*xkv_visit_fn)(void *arg, const __u8 *key, __u32 klen, const struct xkv_entry *e,
+			    const __u8 *val);
 
 /* A value read back from a store. */
 struct xkv_item {
@@ -69,6 +75,15 @@ struct xkv_layout {
 	 * the one item it answers with.  0 or -errno with a message in err. */
 	int (*loaded)(struct bpf_object *obj, const struct xkv_config *cfg, char *err, size_t errlen);
 	bool bench_only;              /* a benchmark floor, not a store (the null store) */
+	/* optional (snapshot, dump): the positions a scan splits into ranges
+	 * (array_fnv: slots; hash-like: hash buckets) */
+	__u64 (*span)(const struct xkv_store *s);
+	/* Visit every live item whose position is in [lo, hi) once (hi ==
+	 * UINT64_MAX: to the end), each as one whole version (docs/snapshots.md).
+	 * Ranges that do not overlap visit disjoint items, so threads can split
+	 * the span.  *busy += items skipped because a writer held them through
+	 * every retry.  Returns items visited, fn's non-zero return, or -errno. */
+	long (*scan)(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy);
 };
 
 /* The layouts (NULL-terminated): what tests, compare and 'xdpkv layouts' iterate. */
@@ -245,10 +260,13 @@ int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct 
 int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen);
 long xkv_hash_count(struct xkv_store *s);
 long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+__u64 xkv_hash_span(const struct xkv_store *s);
+long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy);
 /* The accessor fields of a hash-like struct xkv_layout. */
 #define XKV_HASH_ACCESSOR                                                   \
 	.get = xkv_hash_get, .set = xkv_hash_set, .del = xkv_hash_del,      \
-	.count = xkv_hash_count, .flush = xkv_hash_flush, .set_batch = xkv_hash_set_batch
+	.count = xkv_hash_count, .flush = xkv_hash_flush, .set_batch = xkv_hash_set_batch, \
+	.span = xkv_hash_span, .scan = xkv_hash_scan
 
 /* A layout's BPF object, embedded by its bpftool skeleton NAME.skel.h. */
 #define XKV_LAYOUT_ELF(name)                                 \

@@ -62,3 +62,8 @@ xkv_e2e(e2e_acl 90 acl.sh hash_map)
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).
 xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS})
+# Snapshots, restore into the same and another layout, dump -> import (issue 8).
+xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)
+xkv_e2e(e2e_snapshot_array_fnv 90 snapshot.sh array_fnv hash_map)
+xkv_e2e(e2e_snapshot_lru 90 snapshot.sh lru percpu)
+xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)

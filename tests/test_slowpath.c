@@ -351,7 +351,7 @@ static void expect_framed(struct env *e, const char *what, const struct xkv_buf 
 static void t_basic(struct env *e)
 {
 	flush_store(e);
-	EXPECT(e, "version\r\n", "VERSION 1.4.0-xdpkv-0.1.0\r\n");
+	EXPECT(e, "version\r\n", XKV_VERSION_LINE);
 	EXPECT(e, "get nothere\r\n", "END\r\n");
 	EXPECT(e, "set k1 5 0 3\r\nabc\r\n", "STORED\r\n");
 	EXPECT(e, "get k1\r\n", "VALUE k1 5 3\r\nabc\r\nEND\r\n");
@@ -507,7 +507,7 @@ static void t_errors(struct env *e)
 	EXPECTB(e, "get with 5000 keys", &req, &want);
 
 	/* a parse error ends the datagram */
-	EXPECT(e, "version\r\nbogus\r\nversion\r\n", "VERSION 1.4.0-xdpkv-0.1.0\r\nERROR\r\n");
+	EXPECT(e, "version\r\nbogus\r\nversion\r\n", XKV_VERSION_LINE "ERROR\r\n");
 	EXPECT(e, "set q 0 0 5\r\nabc\r\nget q\r\n", "CLIENT_ERROR bad data chunk\r\n");
 
 	/* a datagram too short for a frame header gets no answer */
@@ -524,11 +524,11 @@ static void t_errors(struct env *e)
 static void t_multi_cmd(struct env *e)
 {
 	flush_store(e);
-	EXPECT(e, "get k\r\nversion\r\n", "END\r\nVERSION 1.4.0-xdpkv-0.1.0\r\n");
+	EXPECT(e, "get k\r\nversion\r\n", "END\r\n" XKV_VERSION_LINE);
 	EXPECT(e, "set a 1 0 1\r\nA\r\nset b 2 0 2 noreply\r\nBB\r\nget a b c\r\ndelete a\r\n"
 		  "get a b\r\nincr c 1\r\nadd c 0 0 1\r\n9\r\nincr c 1\r\nversion\r\n",
 	       "STORED\r\nVALUE a 1 1\r\nA\r\nVALUE b 2 2\r\nBB\r\nEND\r\nDELETED\r\n"
-	       "VALUE b 2 2\r\nBB\r\nEND\r\nNOT_FOUND\r\nSTORED\r\n10\r\nVERSION 1.4.0-xdpkv-0.1.0\r\n");
+	       "VALUE b 2 2\r\nBB\r\nEND\r\nNOT_FOUND\r\nSTORED\r\n10\r\n" XKV_VERSION_LINE);
 	EXPECT(e, "delete b noreply\r\nset c 0 0 1 noreply\r\nx\r\n", "");
 	EXPECT(e, "get b c\r\n", "VALUE c 0 1\r\nx\r\nEND\r\n");
 }
@@ -860,7 +860,7 @@ static void t_stats(struct env *e)
 	char pid[32];
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	ok = !stat_field(&out, "pid", v, sizeof(v)) && !strcmp(v, pid);
-	ok &= !stat_field(&out, "version", v, sizeof(v)) && !strcmp(v, "0.1.0");
+	ok &= !stat_field(&out, "version", v, sizeof(v)) && !strcmp(v, XKV_VERSION);
 	ok &= !stat_field(&out, "layout", v, sizeof(v)) && !strcmp(v, e->layout);
 	ok &= !stat_field(&out, "curr_items", v, sizeof(v)) && !strcmp(v, "2");
 	ok &= !stat_field(&out, "curr_items_age_s", v, sizeof(v)) && !strcmp(v, "0");
@@ -1117,7 +1117,7 @@ static void t_access(struct env *e)
 		expect_from(e, &p, what, "version\r\n", "", XKV_STAT_drop_port);
 	}
 	src_set(&p, "10.1.2.3", 1024);
-	expect_from(e, &p, "source port 1024 served", "version\r\n", "VERSION 1.4.0-xdpkv-0.1.0\r\n", -1);
+	expect_from(e, &p, "source port 1024 served", "version\r\n", XKV_VERSION_LINE, -1);
 
 	/* writes from a reader: silence, and nothing of the datagram runs */
 	static const char *const writes[] = {
@@ -1152,14 +1152,14 @@ static void t_access(struct env *e)
 	struct xkv_slow_src to = wr;
 	to.has_dst = 1;
 	memcpy(to.dst, a16, 16);
-	expect_from(e, &to, "sent to a local address", "version\r\n", "VERSION 1.4.0-xdpkv-0.1.0\r\n", -1);
+	expect_from(e, &to, "sent to a local address", "version\r\n", XKV_VERSION_LINE, -1);
 	src_set(&p, "10.0.0.255", 0);
 	memcpy(to.dst, p.addr, 16);
 	expect_from(e, &to, "sent to a subnet broadcast: silence", "version\r\n", "", -1);
 	h.flags = 0;
 	bpf_map_update_elem(e->s.host_fd, &zero, &h, BPF_ANY);
 	bpf_map_delete_elem(e->s.local_fd, a16);
-	expect_from(e, &to, "no IP check: the broadcast is answered", "version\r\n", "VERSION 1.4.0-xdpkv-0.1.0\r\n", -1);
+	expect_from(e, &to, "no IP check: the broadcast is answered", "version\r\n", XKV_VERSION_LINE, -1);
 	acl_clear(e);
 }
 
@@ -1288,7 +1288,7 @@ static void t_amp(void)
 	struct xkv_slow_src p;
 	src_set(&p, "10.1.2.3", 53);
 	expect_from(&e, &p, "--allow-low-ports: source port 53 served", "version\r\n",
-		    "VERSION 1.4.0-xdpkv-0.1.0\r\n", XKV_STAT_requests);
+		    XKV_VERSION_LINE, XKV_STAT_requests);
 	src_set(&p, "10.1.2.3", 0);
 	expect_from(&e, &p, "--allow-low-ports: source port 0 still refused", "version\r\n", "",
 		    XKV_STAT_drop_port);
@@ -1460,7 +1460,7 @@ static void t_big(void)
 	report(ok, "hash_map: flush_all answered OK in %llu us, items still in the map then (%d)",
 	       (unsigned long long)flush_us, left);
 	EXPECT(&e, "get big000001 big099999 extra1\r\n", "END\r\n");
-	EXPECT(&e, "version\r\n", "VERSION 1.4.0-xdpkv-0.1.0\r\n");
+	EXPECT(&e, "version\r\n", XKV_VERSION_LINE);
 	t0 = xkv_now_ns();
 	int idle = flush_wait(&e, 20000);
 	__u64 wait_ms = (xkv_now_ns() - t0) / 1000000;
@@ -2266,7 +2266,7 @@ static int run_daemon(void)
 
 	req.len = want.len = 0;
 	tprintf(&req, "version\r\nget nope big\r\ndelete nope\r\n");
-	tprintf(&want, "VERSION 1.4.0-xdpkv-0.1.0\r\nVALUE big 17 5000\r\n");
+	tprintf(&want, XKV_VERSION_LINE "VALUE big 17 5000\r\n");
 	tput(&want, val, 5000);
 	tprintf(&want, "\r\nEND\r\nNOT_FOUND\r\n");
 	nd = (int)((want.len + XKV_DGRAM_TEXT - 1) / XKV_DGRAM_TEXT);
@@ -2304,7 +2304,7 @@ static int run_daemon(void)
 		sent++;
 	req.len = want.len = 0;
 	tprintf(&req, "version\r\n");
-	tprintf(&want, "VERSION 1.4.0-xdpkv-0.1.0\r\n");
+	tprintf(&want, XKV_VERSION_LINE);
 	n = udp_ask(fd4, (void *)&a4, sizeof(a4), 107, 0, 1, req.p, req.len, &f, 2000, &bad);
 	struct xkv_udp_hdr h0 = {};
 	if (n >= 1)

@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(clang llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
-      libbenchmark-dev libxxhash-dev
+      libbenchmark-dev libxxhash-dev libzstd-dev liblz4-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
       iproute2 procps util-linux python3 python3-matplotlib)
 missing=()

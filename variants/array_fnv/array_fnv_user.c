@@ -134,13 +134,12 @@ static bool match(const struct xkv_store *s, const struct xkv_entry *e, const __
 	return e->klen == klen && !memcmp(e->data, k, s->cfg.key_size);
 }
 
-static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it)
+/* Copy slot e's header, key and value into buf as one whole version (the
+ * reader side of slot.h): 1 a live item, 0 empty or expired, -EBUSY a writer
+ * held it through every retry. */
+static int read_slot(const struct xkv_store *s, const struct xkv_entry *e, struct xkv_entry *buf,
+		     __u64 now)
 {
-	__u8 k[XKV_KEY_MAX + 8];
-	if (xkv_key_pack(&s->cfg, key, klen, k))
-		return -EINVAL;
-	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
-	__u32 q0 = slot_seq(e);
 	for (int i = 0; i < RETRIES; i++) {
 		__u32 s1 = slot_seq(e);
 		if (s1 & 1) {
@@ -148,19 +147,41 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 			continue;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		__u32 len = *(const volatile __u32 *)&e->len;
-		int hit = match(s, e, k, klen) && xkv_entry_live(e, xkv_now_ns()) && len <= s->cfg.val_cap;
-		if (hit) {
-			it->flags = e->flags;
-			it->len = len;
-			it->expire_ns = e->expire_ns;
-			it->wtime_ns = e->wtime_ns;
-			memcpy(it->data, e->data + s->cfg.key_size, it->len);
-		}
+		memcpy(buf, e, XKV_ENTRY_HDR);
+		__u32 len = buf->len <= s->cfg.val_cap ? buf->len : 0;
+		if (buf->wtime_ns)
+			memcpy(buf->data, e->data, s->cfg.key_size + len);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (slot_seq(e) == s1)
-			return hit;
+			return xkv_entry_live(buf, now) && buf->len <= s->cfg.val_cap &&
+			       buf->klen && buf->klen <= s->cfg.key_cap;
 	}
+	return -EBUSY;
+}
+
+static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it)
+{
+	__u8 k[XKV_KEY_MAX + 8];
+	if (xkv_key_pack(&s->cfg, key, klen, k))
+		return -EINVAL;
+	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
+	struct xkv_entry *buf = malloc(s->cfg.entry_size);
+	if (!buf)
+		return -ENOMEM;
+	__u32 q0 = slot_seq(e);
+	int r = read_slot(s, e, buf, xkv_now_ns());
+	if (r == 1 && match(s, buf, k, klen)) {
+		it->flags = buf->flags;
+		it->len = buf->len;
+		it->expire_ns = buf->expire_ns;
+		it->wtime_ns = buf->wtime_ns;
+		memcpy(it->data, buf->data + s->cfg.key_size, buf->len);
+	} else if (r == 1) {
+		r = 0;
+	}
+	free(buf);
+	if (r != -EBUSY)
+		return r;
 	/* repaired: it holds nothing now (if another writer stole it from us
 	 * meanwhile, that writer makes it whole; a miss is still true) */
 	__u32 own = repair(s, e, q0);
@@ -271,6 +292,37 @@ static int flush(struct xkv_store *s)
 	return 0;
 }
 
+static __u64 span(const struct xkv_store *s)
+{
+	return s->cfg.entries;
+}
+
+static long scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
+{
+	struct xkv_entry *buf = malloc(s->cfg.entry_size);
+	__u64 end = hi < s->cfg.entries ? hi : s->cfg.entries, now = xkv_now_ns();
+	long n = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (__u64 i = lo; i < end; i++) {
+		const struct xkv_entry *e = slot(s, (__u32)i);
+		if (!*(const volatile __u64 *)&e->wtime_ns)
+			continue; /* empty: skip without the protocol */
+		int r = read_slot(s, e, buf, now);
+		if (r == -EBUSY)
+			(*busy)++;
+		if (r != 1)
+			continue;
+		if ((r = fn(arg, buf->data, buf->klen, buf, buf->data + s->cfg.key_size))) {
+			n = r;
+			break;
+		}
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
 const struct xkv_layout xkv_layout_array_fnv = {
 	.name = "array_fnv",
 	.summary = "BPF_MAP_TYPE_ARRAY indexed by FNV-1a(key) % entries (BMC-style cache)",
@@ -285,4 +337,6 @@ const struct xkv_layout xkv_layout_array_fnv = {
 	.del = del,
 	.count = count,
 	.flush = flush,
+	.span = span,
+	.scan = scan,
 };

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/* snapshot, restore, dump: keep the data of a store (docs/snapshots.md).
+ * import, dump's reverse, lives with load (cli/load.c). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "jsonl.h"
+#include "snapshot.h"
+
+/* The default codec: measured in docs/results.md ("Snapshots"). */
+#define SNAP_DEFAULT_CODEC "lz4"
+
+struct snap_opts {
+	struct xo_iface ifc;
+	const char *file, *compress;
+	unsigned threads;
+	bool salvage, progress, json;
+};
+
+#define SNAP_IFACE { "IFACE", 0, XO_IFACE, offsetof(struct snap_opts, ifc), NULL, \
+		     "interface the store is attached to", .flags = XO_POS | XO_REQ | XO_IF_ANY }
+#define SNAP_THREADS { "threads", 'T', XO_U32, offsetof(struct snap_opts, threads), "N", \
+		       "threads splitting the work (default: the online CPUs)", 1, 256 }
+#define SNAP_PROGRESS { "progress", 0, XO_BOOL, offsetof(struct snap_opts, progress), NULL, \
+			"a progress line per second on stderr even when it is not a terminal" }
+#define SNAP_JSON { "json", 'j', XO_BOOL, offsetof(struct snap_opts, json), NULL, \
+		    "print the summary as JSON" }
+
+static const char *cmd_name;
+
+static void progress_line(void *arg, __u64 items, __u64 bytes, double secs)
+{
+	fprintf(stderr, "%s: %llu items, %.1f MB, %.1f s (%.0f items/s)\n", cmd_name,
+		(unsigned long long)items, bytes / 1e6, secs, secs > 0 ? items / secs : 0);
+}
+
+static void print_bad_block(void *arg, const char *name, const char *why)
+{
+	xerr("%s: %s: %s", cmd_name, name, why);
+}
+
+/* Open the pinned store of a command that reads or writes every item. */
+static int open_store(struct xkv_store *s, const char *cmd, const char *ifname)
+{
+	int rc = open_pinned(s, cmd, ifname);
+	if (rc)
+		return rc;
+	if (s->L->bench_only || !s->L->scan) {
+		xerr("%s: %s runs the %s store (%s): it keeps no items", cmd, ifname, s->L->name, s->L->loses);
+		xkv_store_close(s);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void snap_opts_fill(struct xkv_snap_opts *so, const struct snap_opts *o)
+{
+	memset(so, 0, sizeof(*so));
+	so->threads = (int)o->threads;
+	so->salvage = o->salvage;
+	if (o->progress || isatty(STDERR_FILENO))
+		so->progress = progress_line;
+	so->bad_block = print_bad_block;
+}
+
+static double per_s(__u64 n, double secs)
+{
+	return secs > 0 ? n / secs : 0;
+}
+
+/* ---- snapshot ---- */
+
+static const struct xo snapshot_table[] = {
+	SNAP_IFACE,
+	{ "FILE", 0, XO_STR, offsetof(struct snap_opts, file), NULL,
+	  "the snapshot file (replaced atomically)", .flags = XO_POS | XO_REQ },
+	SNAP_THREADS,
+	{ "compress", 'c', XO_STR, offsetof(struct snap_opts, compress), "CODEC",
+	  "none, lz4, zstd or zstd:LEVEL (1..19; zstd = zstd:3); default " SNAP_DEFAULT_CODEC },
+	SNAP_PROGRESS,
+	SNAP_JSON,
+	XO_END,
+};
+
+static int run_snapshot(void *vo, const struct global_opts *g)
+{
+	struct snap_opts *o = vo;
+	struct xkv_snap_opts so;
+	struct xkv_snap_result res;
+	struct xkv_store s;
+	char err[XKV_ERRLEN];
+	const char *spec = o->compress ? o->compress : SNAP_DEFAULT_CODEC;
+	int rc;
+
+	cmd_name = "snapshot";
+	snap_opts_fill(&so, o);
+	if (xkv_codec_parse(spec, &so.codec, &so.level)) {
+		xerr("snapshot: --compress: '%s' is not one of none, lz4, zstd, zstd:1..19", spec);
+		return EXIT_USAGE;
+	}
+	if ((rc = open_store(&s, "snapshot", o->ifc.name)))
+		return rc;
+	int e = xkv_snapshot(&s, o->file, &so, &res, err, sizeof(err));
+	xkv_store_close(&s);
+	if (e) {
+		xerr("snapshot: %s", err);
+		return EXIT_SYS;
+	}
+	if (o->json) {
+		printf("{\"file\":");
+		json_cstr(stdout, o->file);
+		printf(",\"layout\":\"%s\",\"items\":%llu,\"bytes\":%llu,\"compressed_bytes\":%llu,"
+		       "\"blocks\":%llu,\"codec\":\"%s\",\"threads\":%d,\"seconds\":%.3f,"
+		       "\"items_per_s\":%.0f,\"mb_per_s\":%.1f,\"busy\":%llu}\n",
+		       s.L->name, (unsigned long long)res.items, (unsigned long long)res.raw_bytes,
+		       (unsigned long long)res.file_bytes, (unsigned long long)res.blocks, spec, res.threads,
+		       res.seconds, per_s(res.items, res.seconds), per_s(res.raw_bytes, res.seconds) / 1e6,
+		       (unsigned long long)res.busy);
+	} else {
+		printf("snapshot of %s (%s): %llu items, %.1f MB of items in %.1f MB (%s) in %.3f s "
+		       "(%.0f items/s, %.0f MB/s, %d threads) -> %s\n", o->ifc.name, s.L->name,
+		       (unsigned long long)res.items, res.raw_bytes / 1e6, res.file_bytes / 1e6, spec,
+		       res.seconds, per_s(res.items, res.seconds), per_s(res.raw_bytes, res.seconds) / 1e6,
+		       res.threads, o->file);
+		if (res.busy)
+			xerr("snapshot: %llu items skipped: a writer held their slot through every retry",
+			     (unsigned long long)res.busy);
+	}
+	return EXIT_OK;
+}
+
+const struct cmd cmd_snapshot = {
+	.name = "snapshot",
+	.synopsis = "IFACE FILE [--threads N] [--compress none|lz4|zstd[:LEVEL]] [--progress] [--json]",
+	.summary = "write every live item to a snapshot file, while serving",
+	.doc = "Reads the store through its pins while XDP keeps serving: each item is one whole\n"
+	       "version of itself, the snapshot as a whole is not a point in time (docs/snapshots.md).\n"
+	       "Expired items are left out.  Blocks are compressed and checksummed (XXH3); the file\n"
+	       "is written beside FILE, synced and renamed over it, so FILE is always either the old\n"
+	       "snapshot or the whole new one.\n\n"
+	       "Example: xdpkv snapshot veth0 /var/lib/xdpkv/veth0.snap --compress zstd",
+	.opts = snapshot_table,
+	.opts_size = sizeof(struct snap_opts),
+	.run = run_snapshot,
+};
+
+int snapshot_quiet(struct xkv_store *s, const char *file, const char *why)
+{
+	struct xkv_snap_opts so = { .threads = 1 };
+	struct xkv_snap_result res;
+	char err[XKV_ERRLEN];
+	xkv_codec_parse(SNAP_DEFAULT_CODEC, &so.codec, &so.level);
+	int e = xkv_snapshot(s, file, &so, &res, err, sizeof(err));
+	if (e)
+		xerr("%s snapshot: %s", why, err);
+	else
+		xinfo("xdpkv: %s snapshot: %llu items in %.3f s -> %s", why, (unsigned long long)res.items,
+		      res.seconds, file);
+	return e;
+}
+
+/* ---- restore ---- */
+
+static const struct xo restore_table[] = {
+	SNAP_IFACE,
+	{ "FILE", 0, XO_STR, offsetof(struct snap_opts, file), NULL, "a snapshot file",
+	  .flags = XO_POS | XO_REQ },
+	SNAP_THREADS,
+	{ "salvage", 0, XO_BOOL, offsetof(struct snap_opts, salvage), NULL,
+	  "restore the intact blocks of a damaged file and report the others" },
+	SNAP_PROGRESS,
+	SNAP_JSON,
+	XO_END,
+};
+
+static void restore_text(const struct snap_opts *o, const struct xkv_store *s, const struct xkv_snap_result *r)
+{
+	printf("restored %llu of %llu items from %s (%s) into %s (%s) in %.3f s (%.0f items/s, "
+	       "%.0f MB/s, %d threads)\n", (unsigned long long)r->stored, (unsigned long long)r->items,
+	       o->file, r->layout, o->ifc.name, s->L->name, r->seconds, per_s(r->stored, r->seconds),
+	       per_s(r->raw_bytes, r->seconds) / 1e6, r->threads);
+	if (r->expired)
+		printf("  %llu expired before they could be restored (not stored)\n", (unsigned long long)r->expired);
+	if (r->too_big)
+		printf("  %llu did not fit: key or value larger than this store's (keys <= %u B, values <= %u B)\n",
+		       (unsigned long long)r->too_big, s->cfg.key_cap, s->cfg.val_cap);
+	if (r->bad_key)
+		printf("  %llu keys refused by this store (control bytes: attach with --binary-keys)\n",
+		       (unsigned long long)r->bad_key);
+	if (r->full)
+		printf("  %llu did not fit: %s is full (%u entries)\n", (unsigned long long)r->full,
+		       s->L->name, s->cfg.entries);
+	if (r->busy)
+		printf("  %llu not stored: their slot stayed busy\n", (unsigned long long)r->busy);
+	if (r->collisions)
+		printf("  %llu stored over a live item of another key in the same slot (array_fnv "
+		       "collisions: %llu items lost)\n", (unsigned long long)r->collisions,
+		       (unsigned long long)r->collisions);
+	if (r->evicted)
+		printf("  about %llu evicted by lru to make room (%u entries; estimated: new items - growth)\n",
+		       (unsigned long long)r->evicted, s->cfg.entries);
+	if (r->bad_blocks)
+		printf("  %llu damaged blocks not restored (%llu items in them where their header says)\n",
+		       (unsigned long long)r->bad_blocks, (unsigned long long)r->lost_items);
+	if (r->hdr_blocks > r->blocks)
+		printf("  %llu blocks missing at the end (the header says %llu blocks, %llu items)\n",
+		       (unsigned long long)(r->hdr_blocks - r->blocks), (unsigned long long)r->hdr_blocks,
+		       (unsigned long long)r->hdr_items);
+}
+
+static int run_restore(void *vo, const struct global_opts *g)
+{
+	struct snap_opts *o = vo;
+	struct xkv_snap_opts so;
+	struct xkv_snap_result r;
+	struct xkv_store s;
+	char err[XKV_ERRLEN];
+	int rc;
+
+	cmd_name = "restore";
+	snap_opts_fill(&so, o);
+	if (!o->salvage)
+		so.bad_block = NULL; /* the error names the first; it is the whole story */
+	if ((rc = open_store(&s, "restore", o->ifc.name)))
+		return rc;
+	int e = xkv_restore(&s, o->file, &so, &r, err, sizeof(err));
+	if (e) {
+		xkv_store_close(&s);
+		xerr("restore: %s", err);
+		return e == -ENOENT ? EXIT_USAGE : EXIT_SYS;
+	}
+	if (o->json) {
+		printf("{\"file\":");
+		json_cstr(stdout, o->file);
+		printf(",\"from_layout\":");
+		json_cstr(stdout, r.layout);
+		printf(",\"layout\":\"%s\",\"items\":%llu,\"stored\":%llu,\"bytes\":%llu,\"compressed_bytes\":%llu,"
+		       "\"blocks\":%llu,\"threads\":%d,\"seconds\":%.3f,\"items_per_s\":%.0f,\"mb_per_s\":%.1f,"
+		       "\"expired\":%llu,\"too_big\":%llu,\"bad_key\":%llu,\"full\":%llu,\"busy\":%llu,"
+		       "\"collisions\":%llu,\"evicted_estimated\":%llu,\"bad_blocks\":%llu,\"lost_items\":%llu,"
+		       "\"header_items\":%llu,\"header_blocks\":%llu}\n",
+		       s.L->name, (unsigned long long)r.items, (unsigned long long)r.stored,
+		       (unsigned long long)r.raw_bytes, (unsigned long long)r.file_bytes,
+		       (unsigned long long)r.blocks, r.threads, r.seconds, per_s(r.stored, r.seconds),
+		       per_s(r.raw_bytes, r.seconds) / 1e6, (unsigned long long)r.expired,
+		       (unsigned long long)r.too_big, (unsigned long long)r.bad_key, (unsigned long long)r.full,
+		       (unsigned long long)r.busy, (unsigned long long)r.collisions,
+		       (unsigned long long)r.evicted, (unsigned long long)r.bad_blocks,
+		       (unsigned long long)r.lost_items, (unsigned long long)r.hdr_items,
+		       (unsigned long long)r.hdr_blocks);
+	} else {
+		restore_text(o, &s, &r);
+	}
+	xkv_store_close(&s);
+	bool lost = r.stored + r.expired < r.items || r.collisions || r.evicted || r.bad_blocks ||
+		    r.hdr_blocks > r.blocks;
+	return lost ? EXIT_MISS : EXIT_OK;
+}
+
+const struct cmd cmd_restore = {
+	.name = "restore",
+	.synopsis = "IFACE FILE [--threads N] [--salvage] [--progress] [--json]",
+	.summary = "store the items of a snapshot file (any layout and size)",
+	.doc = "Every block's checksum is verified before the store is touched: a damaged file is\n"
+	       "refused with the block named (exit 3), unless --salvage, which restores the intact\n"
+	       "blocks and reports the others.  Into another layout or a smaller store it is a\n"
+	       "migration: what did not fit (too large, a full hash_map, array_fnv collisions, lru\n"
+	       "evictions) is counted and the exit status is 1.  Items expired meanwhile are skipped.\n\n"
+	       "Example: xdpkv restore veth0 /var/lib/xdpkv/veth0.snap",
+	.opts = restore_table,
+	.opts_size = sizeof(struct snap_opts),
+	.run = run_restore,
+};
+
+/* ---- dump ---- */
+
+static const struct xo dump_table[] = {
+	SNAP_IFACE,
+	{ "FILE", 0, XO_STR, offsetof(struct snap_opts, file), NULL,
+	  "where the JSON lines go (default, or '-': stdout)", .flags = XO_POS },
+	XO_END,
+};
+
+struct dump_ctx {
+	FILE *f;
+	const struct xkv_store *s;
+};
+
+static int dump_item(void *arg, const __u8 *key, __u32 klen, const struct xkv_entry *e, const __u8 *val)
+{
+	struct dump_ctx *d = arg;
+	long long exp = 0;
+	if (e->expire_ns) { /* unix seconds, rounded up: the item lives until then */
+		long long ns = (long long)e->expire_ns + d->s->cfg.realtime_off_ns;
+		exp = ns / 1000000000ll + (ns % 1000000000ll != 0);
+	}
+	fputc('{', d->f);
+	jsonl_bytes_field(d->f, "key", key, klen);
+	fputc(',', d->f);
+	jsonl_bytes_field(d->f, "value", val, e->len);
+	fprintf(d->f, ",\"flags\":%u,\"exptime\":%lld}\n", e->flags, exp);
+	return ferror(d->f) ? -EIO : 0;
+}
+
+static int run_dump(void *vo, const struct global_opts *g)
+{
+	struct snap_opts *o = vo;
+	struct xkv_store s;
+	bool out = !o->file || !strcmp(o->file, "-");
+	struct dump_ctx d = { .f = out ? stdout : fopen(o->file, "w"), .s = &s };
+	__u64 busy = 0;
+	int rc;
+
+	if (!d.f) {
+		xerr("dump: cannot create %s: %s", o->file, strerror(errno));
+		return EXIT_SYS;
+	}
+	if ((rc = open_store(&s, "dump", o->ifc.name))) {
+		if (!out)
+			fclose(d.f);
+		return rc;
+	}
+	long n = s.L->scan(&s, 0, UINT64_MAX, dump_item, &d, &busy);
+	if (fflush(d.f) || (!out && fclose(d.f)))
+		n = n < 0 ? n : -errno;
+	xkv_store_close(&s);
+	if (n < 0)
+		return sys_fail("dump", out ? "stdout" : o->file, (int)n);
+	xinfo("dumped %ld items of %s", n, o->ifc.name);
+	if (busy)
+		xerr("dump: %llu items skipped: a writer held their slot through every retry",
+		     (unsigned long long)busy);
+	return EXIT_OK;
+}
+
+const struct cmd cmd_dump = {
+	.name = "dump",
+	.synopsis = "IFACE [FILE]",
+	.summary = "write every live item as JSON lines (for import, or to read)",
+	.doc = "One object per line: {\"key\":…,\"value\":…,\"flags\":F,\"exptime\":T}; a key or value that\n"
+	       "is not valid UTF-8 is written as \"key_b64\" / \"value_b64\" (base64) instead; exptime\n"
+	       "is absolute unix seconds, 0 = never.  The store keeps no CAS values, so no \"cas\".\n"
+	       "Reads while serving, like snapshot.\n\n"
+	       "Example: xdpkv dump veth0 items.jsonl; xdpkv import veth1 items.jsonl",
+	.opts = dump_table,
+	.opts_size = sizeof(struct snap_opts),
+	.run = run_dump,
+};
