@@ -693,9 +693,8 @@ static int run_serve(void *vo, const struct global_opts *g)
 const struct cmd cmd_serve = {
 	.name = "serve",
 	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--threads N] [--max-conns N] "
-		    "[--no-tcp] [--user NAME | --keep-privileges] [-v]",
-	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--user NAME | --keep-privileges]\n"
-		    "       [--snapshot-file FILE [--snapshot-every SECONDS]] [-v]",
+		    "[--no-tcp]\n       [--user NAME | --keep-privileges] "
+		    "[--snapshot-file FILE [--snapshot-every SECONDS]] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
@@ -707,15 +706,14 @@ const struct cmd cmd_serve = {
 	       "python-memcache, libmemcached): pipelined requests, --threads workers, at most\n"
 	       "--max-conns connections; the allow list is checked when a client connects (refused:\n"
 	       "closed without a byte), the write list at every write (refused: the connection ends).\n"
-	       "--no-tcp turns it off.  'attach --serve' listens on TCP too, with the defaults.\n\n"
-	       "Example: xdpkv serve veth0 -v\n"
-	       "         python3 -c 'import pymemcache; c = pymemcache.Client((\"10.0.0.1\", 11211)); "
-	       "c.set(\"k\", \"v\"); print(c.get(\"k\"))'",
-	       "socket and maps are open it drops to --user with no capabilities.\n"
+	       "While a source holds a TCP connection its UDP requests are trusted (no amplification\n"
+	       "cap).  --no-tcp turns TCP off.  'attach --serve' listens on TCP too, with the defaults.\n\n"
 	       "With --snapshot-file it snapshots the store there when it stops, and with\n"
 	       "--snapshot-every also periodically, while serving (docs/snapshots.md).\n\n"
 	       "Example: xdpkv serve veth0 -v\n"
-	       "         xdpkv serve eth0 --snapshot-file /var/lib/xdpkv/eth0.snap --snapshot-every 300",
+	       "         xdpkv serve eth0 --snapshot-file /var/lib/xdpkv/eth0.snap --snapshot-every 300\n"
+	       "         python3 -c 'import pymemcache; c = pymemcache.Client((\"10.0.0.1\", 11211)); "
+	       "c.set(\"k\", \"v\"); print(c.get(\"k\"))'",
 	.opts = serve_table,
 	.opts_size = sizeof(struct serve_opts),
 	.run = run_serve,
