@@ -3,6 +3,7 @@
  * libxdp), taking it off, and running the userspace slow path. */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,7 +11,9 @@
 #include <sys/socket.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
 #include "slowpath.h"
@@ -34,21 +37,27 @@ static struct xdp_multiprog *get_mp(int ifindex)
 	return mp;
 }
 
-/* Our program in mp: the legacy main program or one under the dispatcher. */
-static struct xdp_program *find_ours(struct xdp_multiprog *mp, const char **other)
+static bool is_ours(struct xdp_program *p, unsigned id)
+{
+	return !strcmp(xdp_program__name(p), XKV_PROG_NAME) && (!id || xdp_program__id(p) == id);
+}
+
+/* Our program in mp (program id `id`, or any when 0): the legacy main program
+ * or one under the dispatcher. */
+static struct xdp_program *find_ours(struct xdp_multiprog *mp, unsigned id, const char **other)
 {
 	struct xdp_program *p;
 
 	*other = NULL;
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);
-		if (p && !strcmp(xdp_program__name(p), XKV_PROG_NAME))
+		if (p && is_ours(p, id))
 			return p;
 		*other = p ? xdp_program__name(p) : "?";
 		return NULL;
 	}
 	for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
-		if (!strcmp(xdp_program__name(p), XKV_PROG_NAME))
+		if (is_ours(p, id))
 			return p;
 		*other = xdp_program__name(p);
 	}
@@ -65,7 +74,7 @@ int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, siz
 		other[0] = 0;
 	if (!mp)
 		return 0;
-	struct xdp_program *p = find_ours(mp, &oth);
+	struct xdp_program *p = find_ours(mp, 0, &oth);
 	if (p) {
 		found = 1;
 		*prog_id = xdp_program__id(p);
@@ -77,8 +86,9 @@ int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, siz
 	return found;
 }
 
-/* Take our program off ifindex.  1 detached, 0 none there, <0 -errno. */
-static int detach_ours(int ifindex, unsigned *id_out)
+/* Take our program (program id `only`, or any when 0) off ifindex.
+ * 1 detached, 0 none there, <0 -errno. */
+static int detach_ours(int ifindex, unsigned only, unsigned *id_out)
 {
 	struct xdp_multiprog *mp = get_mp(ifindex);
 	const char *other;
@@ -86,7 +96,7 @@ static int detach_ours(int ifindex, unsigned *id_out)
 
 	if (!mp)
 		return 0;
-	struct xdp_program *p = find_ours(mp, &other);
+	struct xdp_program *p = find_ours(mp, only, &other);
 	if (!p) {
 		xdp_multiprog__close(mp);
 		return 0;
@@ -138,7 +148,7 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL); /* a closed terminal must not leave attach --serve's pins */
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal stops it (attach --serve: keeps the store) */
 	struct xkv_serve_opts o = {
 		.ifname = ifname, .port = (__u16)port, .verbose = verbose_level(),
 		.stop = &stop_flag, .ready_fd = -1,
@@ -157,7 +167,7 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		o.tick_arg = &se;
 		o.tick_ms = x->snapshot_every * 1000u;
 	}
-	xinfo("xdpkv: slow path serving %s (%s) on %s port %u; Ctrl-C or SIGTERM stops it", ifname,
+	xinfo("xdpkv: slow path serving %s (%s) on %s port %u; Ctrl-C, SIGTERM or SIGHUP stops it", ifname,
 	      s->cfg.layout, o.no_tcp ? "UDP" : "UDP and TCP", port ? port : s->cfg.port);
 	int e = xkv_serve(s, &o, err, sizeof(err));
 	if (e) {
@@ -178,6 +188,8 @@ struct attach_opts {
 	int mode;
 	unsigned entries, key_size, value_size, port;
 	bool no_prealloc, no_common_lru, binary_keys, serve;
+	bool replace, reset_acl; /* re-attach */
+	const char *restore;
 	/* access policy (docs/security.md) */
 	struct xo_cidrs allow, write_allow, trust;
 	unsigned max_amp, rate_limit, rate_burst;
@@ -204,7 +216,13 @@ static const struct xo attach_table[] = {
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
-	  "then run the slow path in the foreground and detach when it stops" },
+	  "then run the slow path in the foreground; SIGINT/SIGTERM detach, SIGHUP keeps the store attached" },
+	{ "replace", 0, XO_BOOL, offsetof(struct attach_opts, replace), NULL,
+	  "discard the store already on IFACE (detach, then attach fresh) instead of keeping it" },
+	{ "reset-acl", 0, XO_BOOL, offsetof(struct attach_opts, reset_acl), NULL,
+	  "re-attach: drop the access-list entries of before (earlier options, 'xdpkv acl add')" },
+	{ "restore", 0, XO_STR, offsetof(struct attach_opts, restore), "FILE",
+	  "then restore the snapshot FILE into the store (as 'xdpkv restore')" },
 	{ "allow", 'a', XO_CIDRS, offsetof(struct attach_opts, allow), "CIDR",
 	  "who may send requests (repeatable; 'any' for everyone); default: IFACE's connected subnets" },
 	{ "write-allow", 'w', XO_CIDRS, offsetof(struct attach_opts, write_allow), "CIDR",
@@ -302,12 +320,20 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 	return 0;
 }
 
-/* Refuse early, with reasons: kernel support, bpffs, something already there. */
-static int attach_preflight(const struct xo_iface *ifc)
+/* What an earlier attach left on the interface. */
+struct prior {
+	bool ours, pins;             /* our program is on it; its pins are there */
+	unsigned id;                 /* our program's id */
+	bool legacy;                 /* attached alone, not under libxdp's dispatcher */
+	enum xdp_attach_mode xmode;  /* how */
+};
+
+/* Refuse early, with reasons: kernel support, bpffs, another program there.
+ * Fills pr with what an earlier attach left; --replace removes it here. */
+static int attach_preflight(const struct attach_opts *o, struct prior *pr)
 {
+	const struct xo_iface *ifc = &o->ifc;
 	char err[XKV_ERRLEN], dir[256], other[64];
-	unsigned id;
-	bool legacy;
 
 	int e = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL);
 	if (e == 0) {
@@ -332,28 +358,37 @@ static int attach_preflight(const struct xo_iface *ifc)
 		return EXIT_SYS;
 	}
 	xkv_pin_dir(ifc->name, dir, sizeof(dir));
-	if (xdpkv_prog_on(ifc->ifindex, &id, &legacy, other, sizeof(other))) {
-		xerr("attach: xdpkv is already attached to %s (program id %u)", ifc->name, id);
-		xhint("'xdpkv status %s' shows it; 'xdpkv detach %s' removes it", ifc->name, ifc->name);
-		return EXIT_SYS;
-	}
-	if (xkv_pins_exist(ifc->name)) {
-		xerr("attach: %s holds pins of an earlier attach, but no xdpkv program is on %s",
-		     dir, ifc->name);
-		xhint("remove the stale pins with 'xdpkv detach %s'", ifc->name);
-		return EXIT_SYS;
-	}
-	if (other[0]) {
-		struct xdp_multiprog *mp = get_mp(ifc->ifindex);
-		bool leg = mp && xdp_multiprog__is_legacy(mp);
-		if (mp)
-			xdp_multiprog__close(mp);
-		if (leg) {
+	memset(pr, 0, sizeof(*pr));
+	pr->ours = xdpkv_prog_on(ifc->ifindex, &pr->id, &pr->legacy, other, sizeof(other));
+	pr->pins = xkv_pins_exist(ifc->name);
+	struct xdp_multiprog *mp = get_mp(ifc->ifindex);
+	if (mp) {
+		bool leg = xdp_multiprog__is_legacy(mp);
+		pr->xmode = xdp_multiprog__attach_mode(mp);
+		xdp_multiprog__close(mp);
+		if (!pr->ours && other[0] && leg) {
 			xerr("attach: %s already runs another XDP program ('%s')", ifc->name, other);
 			xhint("remove it first, e.g. 'xdp-loader unload %s --all' or "
 			      "'ip link set dev %s xdp off'", ifc->name, ifc->name);
 			return EXIT_SYS;
 		}
+	}
+	if (o->replace && (pr->ours || pr->pins)) {
+		unsigned id = 0;
+		if ((e = detach_ours(ifc->ifindex, 0, &id)) < 0) {
+			xlog_dump();
+			return sys_fail("attach --replace", "detaching", e);
+		}
+		xkv_pins_remove(ifc->name);
+		if (id)
+			printf("replaced: detached program id %u from %s, ", id, ifc->name);
+		printf("removed %s: the old store is discarded\n", dir);
+		memset(pr, 0, sizeof(*pr));
+	} else if (pr->ours && !pr->pins) {
+		xerr("attach: xdpkv is attached to %s (program id %u) but its pins in %s are gone: "
+		     "there is no store to keep", ifc->name, pr->id, dir);
+		xhint("'xdpkv attach %s --replace ...' detaches it and attaches anew", ifc->name);
+		return EXIT_SYS;
 	}
 	return 0;
 }
@@ -387,14 +422,69 @@ static const char *attach_path(int ifindex, unsigned *id)
 		      : "libxdp dispatcher (multi-program)";
 }
 
+struct acl_keys {
+	struct xkv_acl_key *k;
+	int n, cap;
+	bool keep;
+};
+
+static int collect_user(const struct xkv_acl_key *k, __u32 origin, void *arg)
+{
+	struct acl_keys *a = arg;
+	if (!(origin & XKV_ACL_USER))
+		return 0;
+	if (a->keep) {
+		a->n++;
+		return 0;
+	}
+	if (a->n == a->cap) {
+		int cap = a->cap ? 2 * a->cap : 64;
+		void *k2 = realloc(a->k, (size_t)cap * sizeof(*k));
+		if (!k2)
+			return -ENOMEM;
+		a->k = k2;
+		a->cap = cap;
+	}
+	a->k[a->n++] = *k;
+	return 0;
+}
+
+/* The entries an earlier attach or 'xdpkv acl add' made (XKV_ACL_USER; the
+ * AUTO ones follow the interface): counted, or removed when !keep.  How many,
+ * or -errno. */
+static int acl_user_entries(const struct xkv_store *s, bool keep)
+{
+	int total = 0, e = 0;
+	for (int l = 0; l < XKV_ACL__N && !e; l++) {
+		struct acl_keys a = { .keep = keep };
+		e = xkv_acl_walk(s, l, collect_user, &a);
+		for (int i = 0; e >= 0 && i < (keep ? 0 : a.n); i++)
+			e = xkv_acl_del(s, l, &a.k[i], XKV_ACL_USER);
+		free(a.k);
+		total += a.n;
+		e = e < 0 ? e : 0;
+	}
+	return e ? e : total;
+}
+
 /* Fill the lists and the host's view.  Until this has run the program
- * refuses everything (its lists are empty): it fails closed. */
-static int attach_policy(struct xkv_store *s, const struct attach_opts *o, char *err, size_t errlen)
+ * refuses everything (its lists are empty): it fails closed.  A re-attach
+ * finds the lists of before: kept (their count in *kept) or, with
+ * --reset-acl, emptied first. */
+static int attach_policy(struct xkv_store *s, const struct attach_opts *o, bool reused, int *kept,
+			 char *err, size_t errlen)
 {
 	const struct xo_cidrs *lists[XKV_ACL__N] = { &o->allow, &o->write_allow, &o->trust };
 	__u16 flags = XKV_HOST_CHECK_MAC | XKV_HOST_CHECK_IP | XKV_HOST_AUTO_TRUST;
 	int e, changes;
 
+	*kept = 0;
+	if (reused && (e = *kept = acl_user_entries(s, !o->reset_acl)) < 0) {
+		snprintf(err, errlen, "cannot read the access lists of before: %s", strerror(-e));
+		return e;
+	}
+	if (o->reset_acl)
+		*kept = 0;
 	if (!o->allow.n)
 		flags |= XKV_HOST_AUTO_ALLOW;
 	if (!o->write_allow.n && !o->allow.n)
@@ -441,55 +531,156 @@ static void print_policy(const struct xkv_store *s, const struct attach_opts *o)
 			      o->ifc.name);
 }
 
-static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
+/* Put obj's program on the interface: fresh through libxdp, or in place of
+ * our program there (pr) without a moment where neither runs.  *how says
+ * which way.  0 or -errno (printed). */
+static int put_prog(struct bpf_object *obj, const struct attach_opts *o, const struct prior *pr,
+		    enum xdp_attach_mode xmode, const char **how)
+{
+	char err[XKV_ERRLEN];
+	unsigned id;
+	int e;
+
+	if (pr->ours && pr->legacy && pr->xmode == xmode) {
+		/* libxdp will not replace a program it attached alone (-EEXIST):
+		 * the kernel swaps it in one step, XDP_FLAGS_REPLACE naming the
+		 * old one (a concurrent change makes it fail, not clobber) */
+		if ((e = xkv_object_load(obj, err, sizeof(err)))) {
+			xerr("attach: %s", err);
+			return e;
+		}
+		int old = bpf_prog_get_fd_by_id(pr->id);
+		if (old < 0) {
+			e = -errno;
+			xerr("attach: cannot open the attached program id %u: %s", pr->id, strerror(-e));
+			return e;
+		}
+		LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = old);
+		__u32 fl = XDP_FLAGS_REPLACE | (xmode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+		e = bpf_xdp_attach(o->ifc.ifindex, bpf_program__fd(xkv_object_prog(obj)), fl, &ao);
+		close(old);
+		if (e)
+			print_load_failure(obj, e, o);
+		*how = "swapped in one step (XDP_FLAGS_REPLACE)";
+		return e;
+	}
+	struct xdp_program *prog = xdp_program__from_bpf_obj(obj, "xdp");
+	if ((e = (int)libxdp_get_error(prog))) {
+		xerr("attach: libxdp cannot use the BPF object: %s", strerror(-e));
+		xlog_dump();
+		return e;
+	}
+	*how = NULL;
+	if (pr->ours && pr->xmode != xmode) {
+		/* an interface runs a native or a generic program, never both */
+		if ((e = detach_ours(o->ifc.ifindex, pr->id, &id)) < 0)
+			xerr("attach: detaching program id %u: %s", pr->id, strerror(-e));
+		*how = "detached, then the new one attached (--mode changed: a moment without XDP)";
+	}
+	if (!(e = e < 0 ? e : xdp_program__attach(prog, o->ifc.ifindex, xmode, 0)) && pr->ours && !*how) {
+		/* under libxdp's dispatcher: the new one joined it, the old one leaves */
+		if ((e = detach_ours(o->ifc.ifindex, pr->id, &id)) < 0)
+			xerr("attach: removing program id %u from the dispatcher: %s", pr->id, strerror(-e));
+		e = e < 0 ? e : 0;
+		*how = "added to libxdp's dispatcher, then the old one removed";
+	} else if (e) {
+		print_load_failure(obj, e, o);
+	}
+	xdp_program__close(prog);
+	return e;
+}
+
+/* Reuse the pinned maps when they match what cfg makes.  0, or an exit code
+ * after printing why not. */
+static int reuse_pins(struct bpf_object *obj, const struct xkv_config *cfg, const struct attach_opts *o,
+		      int *reused)
+{
+	char diff[1024], dir[256];
+	int m = xkv_pins_match(obj, cfg, o->ifc.name, diff, sizeof(diff));
+
+	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
+	if (m < 0) {
+		xerr("attach: %s", diff);
+		return EXIT_SYS;
+	}
+	if (!m) {
+		xerr("attach: the store pinned in %s is not what this attach makes (%s): "
+		     "nothing changed", dir, diff);
+		xhint("attach with the options it has to keep its items ('xdpkv status %s' shows them), or",
+		      o->ifc.name);
+		xhint("move the items: 'xdpkv snapshot %s FILE', then 'xdpkv attach %s ... --replace --restore FILE'",
+		      o->ifc.name, o->ifc.name);
+		xhint("--replace alone discards the old store");
+		return EXIT_USAGE;
+	}
+	if ((*reused = xkv_object_reuse_pins(obj, o->ifc.name, diff, sizeof(diff))) < 0) {
+		xerr("attach: %s", diff);
+		return EXIT_SYS;
+	}
+	return 0;
+}
+
+/* After a failure once the program is on: a fresh attach is undone; a store
+ * that was there before is never removed. */
+static void undo_attach(const struct attach_opts *o, const struct prior *pr)
+{
+	unsigned id;
+	if (!pr->ours)
+		detach_ours(o->ifc.ifindex, 0, &id);
+	if (!pr->pins)
+		xkv_pins_remove(o->ifc.name);
+	else
+		xhint("the store of before is kept: 'xdpkv status %s'", o->ifc.name);
+}
+
+static int do_attach(struct attach_opts *o, struct xkv_config *cfg, const struct prior *pr)
 {
 	char err[XKV_ERRLEN], dir[256];
 	enum xdp_attach_mode xmode = o->mode == XKV_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
-	int rc = EXIT_SYS;
+	int rc = EXIT_SYS, reused = 0, kept = 0;
 	unsigned id;
+	const char *how = NULL;
 
 	struct bpf_object *obj = xkv_object_open(cfg, err, sizeof(err));
 	if (!obj) {
 		xerr("attach: %s", err);
 		return EXIT_SYS;
 	}
-	struct xdp_program *prog = xdp_program__from_bpf_obj(obj, "xdp");
-	int e = (int)libxdp_get_error(prog);
-	if (e) {
-		xerr("attach: libxdp cannot use the BPF object: %s", strerror(-e));
-		xlog_dump();
-		bpf_object__close(obj);
-		return EXIT_SYS;
-	}
-	e = xdp_program__attach(prog, o->ifc.ifindex, xmode, 0);
-	if (e) {
-		print_load_failure(obj, e, o);
+	if (pr->pins && (rc = reuse_pins(obj, cfg, o, &reused)))
 		goto out;
-	}
+	rc = EXIT_SYS;
+	if (put_prog(obj, o, pr, xmode, &how))
+		goto out;
 	const char *path = attach_path(o->ifc.ifindex, &id);
-	if (xkv_pins_create(obj, o->ifc.name, err, sizeof(err))) {
-		xerr("attach: %s", err);
-		xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
-		goto out;
-	}
 	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
 	struct xkv_store ps;
-	if (xkv_store_from_object(&ps, NULL, obj, err, sizeof(err)) ||
-	    attach_policy(&ps, o, err, sizeof(err))) {
-		xerr("attach: setting up access control: %s", err);
-		xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
-		xkv_pins_remove(o->ifc.name);
+	if (xkv_pins_create(obj, o->ifc.name, err, sizeof(err)) ||
+	    xkv_store_from_object(&ps, NULL, obj, err, sizeof(err))) {
+		xerr("attach: %s", err);
+		undo_attach(o, pr);
 		goto out;
 	}
-	if (ps.L->loaded && (e = ps.L->loaded(obj, cfg, err, sizeof(err)))) {
+	if (attach_policy(&ps, o, pr->pins, &kept, err, sizeof(err))) {
+		xerr("attach: setting up access control: %s", err);
+		xkv_store_close(&ps);
+		undo_attach(o, pr);
+		goto out;
+	}
+	if (ps.L->loaded && ps.L->loaded(obj, cfg, err, sizeof(err))) {
 		xerr("attach: %s", err);
 		xkv_store_close(&ps);
-		xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
-		xkv_pins_remove(o->ifc.name);
+		undo_attach(o, pr);
 		goto out;
 	}
-	printf("attached %s to %s (ifindex %d), %s mode, as a %s, program id %u\n", cfg->layout,
-	       o->ifc.name, o->ifc.ifindex, xkv_mode_name(o->mode), path, id);
+	printf("%s %s to %s (ifindex %d), %s mode, as a %s, program id %u", pr->pins ? "re-attached" : "attached",
+	       cfg->layout, o->ifc.name, o->ifc.ifindex, xkv_mode_name(o->mode), path, id);
+	if (pr->ours)
+		printf(" (replaced id %u: %s)", pr->id, how);
+	printf("\n");
+	if (pr->pins)
+		printf("kept: %ld items in the store, the counters and the access lists (%d pinned maps "
+		       "reused; %d entries of before kept in the lists%s)\n", ps.L->count ? ps.L->count(&ps) : 0L,
+		       reused, kept, kept ? ", --reset-acl drops them" : "");
 	if (ps.L->bench_only)
 		printf("store: none, a benchmark floor (%s): %s; keys <= %u B, UDP port %u; "
 		       "maps pinned in %s\n", ps.L->summary, ps.L->loses, cfg->key_cap, cfg->port, dir);
@@ -499,9 +690,15 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 		       cfg->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "",
 		       cfg->flags & XKV_CFG_NO_COMMON_LRU ? ", an LRU list per CPU" : "", dir);
 	print_policy(&ps, o);
+	rc = EXIT_OK;
+	if (o->restore) {
+		fflush(stdout);
+		rc = restore_into(&ps, o->ifc.name, o->restore, "attach --restore");
+	}
 	xkv_store_close(&ps);
 	fflush(stdout);
-	rc = EXIT_OK;
+	if (rc != EXIT_OK && rc != EXIT_MISS)
+		goto out;
 	if (!o->serve) {
 		printf("next: 'xdpkv serve %s' runs the slow path; 'xdpkv status %s' shows counters\n",
 		       o->ifc.name, o->ifc.name);
@@ -515,13 +712,17 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg)
 		rc = serve_loop(&s, o->ifc.name, 0, "attach", NULL);
 		xkv_store_close(&s);
 	}
-	e = xdp_program__detach(prog, o->ifc.ifindex, xmode, 0);
-	if (e)
+	if (stop_flag == SIGHUP) {
+		xinfo("xdpkv: SIGHUP: xdpkv stays on %s with its store (%s); 'xdpkv serve %s' serves the "
+		      "slow path again, 'xdpkv detach %s' removes it", o->ifc.name, dir, o->ifc.name, o->ifc.name);
+		goto out;
+	}
+	int e = detach_ours(o->ifc.ifindex, 0, &id);
+	if (e < 0)
 		xerr("attach: detaching from %s failed: %s", o->ifc.name, strerror(-e));
 	xkv_pins_remove(o->ifc.name);
 	xinfo("xdpkv: detached from %s and removed %s", o->ifc.name, dir);
 out:
-	xdp_program__close(prog);
 	bpf_object__close(obj);
 	return rc;
 }
@@ -530,13 +731,22 @@ static int run_attach(void *vo, const struct global_opts *g)
 {
 	struct attach_opts *o = vo;
 	struct xkv_config cfg;
+	struct prior pr;
 	int rc = build_config(o, g->variant ? g->variant : "hash_map", &cfg);
 
 	if (rc)
 		return rc;
-	if ((rc = need_privileges("attach")) || (rc = attach_preflight(&o->ifc)))
+	if (o->reset_acl && o->replace) {
+		xerr("attach: --reset-acl keeps the store and drops its lists; --replace drops both: one of them");
+		return EXIT_USAGE;
+	}
+	if (o->restore && access(o->restore, R_OK)) {
+		xerr("attach: --restore %s: %s", o->restore, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if ((rc = need_privileges("attach")) || (rc = attach_preflight(o, &pr)))
 		return rc;
-	return do_attach(o, &cfg);
+	return do_attach(o, &cfg, &pr);
 }
 
 const struct cmd cmd_attach = {
@@ -591,7 +801,7 @@ static int run_detach(void *vo, const struct global_opts *g)
 		return rc;
 	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
 	if (o->ifc.ifindex) {
-		int e = detach_ours(o->ifc.ifindex, &id);
+		int e = detach_ours(o->ifc.ifindex, 0, &id);
 		if (e < 0) {
 			xlog_dump();
 			return sys_fail("detach", o->ifc.name, e);

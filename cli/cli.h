@@ -138,6 +138,9 @@ extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, 
 /* snapshot.c: snapshot s to file with the defaults (one thread), one line on
  * stderr saying what happened; `why` names the occasion.  0 or -errno. */
 int snapshot_quiet(struct xkv_store *s, const char *file, const char *why);
+/* Restore a snapshot file into s and print what 'xdpkv restore' prints (cmd
+ * names the command in errors); restore's exit code. */
+int restore_into(struct xkv_store *s, const char *ifname, const char *file, const char *cmd);
 
 /* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
 int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen);

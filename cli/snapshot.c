@@ -211,25 +211,19 @@ static void restore_text(const struct snap_opts *o, const struct xkv_store *s, c
 		       (unsigned long long)r->hdr_items);
 }
 
-static int run_restore(void *vo, const struct global_opts *g)
+/* Restore o->file into s and report it; an exit code.  s stays open. */
+static int restore_report(struct xkv_store *s, const struct snap_opts *o)
 {
-	struct snap_opts *o = vo;
 	struct xkv_snap_opts so;
 	struct xkv_snap_result r;
-	struct xkv_store s;
 	char err[XKV_ERRLEN];
-	int rc;
 
-	cmd_name = "restore";
 	snap_opts_fill(&so, o);
 	if (!o->salvage)
 		so.bad_block = NULL; /* the error names the first; it is the whole story */
-	if ((rc = open_store(&s, "restore", o->ifc.name)))
-		return rc;
-	int e = xkv_restore(&s, o->file, &so, &r, err, sizeof(err));
+	int e = xkv_restore(s, o->file, &so, &r, err, sizeof(err));
 	if (e) {
-		xkv_store_close(&s);
-		xerr("restore: %s", err);
+		xerr("%s: %s", cmd_name, err);
 		return e == -ENOENT ? EXIT_USAGE : EXIT_SYS;
 	}
 	if (o->json) {
@@ -242,7 +236,7 @@ static int run_restore(void *vo, const struct global_opts *g)
 		       "\"expired\":%llu,\"too_big\":%llu,\"bad_key\":%llu,\"full\":%llu,\"busy\":%llu,"
 		       "\"collisions\":%llu,\"evicted_estimated\":%llu,\"bad_blocks\":%llu,\"lost_items\":%llu,"
 		       "\"header_items\":%llu,\"header_blocks\":%llu}\n",
-		       s.L->name, (unsigned long long)r.items, (unsigned long long)r.stored,
+		       s->L->name, (unsigned long long)r.items, (unsigned long long)r.stored,
 		       (unsigned long long)r.raw_bytes, (unsigned long long)r.file_bytes,
 		       (unsigned long long)r.blocks, r.threads, r.seconds, per_s(r.stored, r.seconds),
 		       per_s(r.raw_bytes, r.seconds) / 1e6, (unsigned long long)r.expired,
@@ -252,12 +246,38 @@ static int run_restore(void *vo, const struct global_opts *g)
 		       (unsigned long long)r.lost_items, (unsigned long long)r.hdr_items,
 		       (unsigned long long)r.hdr_blocks);
 	} else {
-		restore_text(o, &s, &r);
+		restore_text(o, s, &r);
 	}
-	xkv_store_close(&s);
 	bool lost = r.stored + r.expired < r.items || r.collisions || r.evicted || r.bad_blocks ||
 		    r.hdr_blocks > r.blocks;
 	return lost ? EXIT_MISS : EXIT_OK;
+}
+
+static int run_restore(void *vo, const struct global_opts *g)
+{
+	struct snap_opts *o = vo;
+	struct xkv_store s;
+	int rc;
+
+	cmd_name = "restore";
+	if ((rc = open_store(&s, "restore", o->ifc.name)))
+		return rc;
+	rc = restore_report(&s, o);
+	xkv_store_close(&s);
+	return rc;
+}
+
+int restore_into(struct xkv_store *s, const char *ifname, const char *file, const char *cmd)
+{
+	struct snap_opts o = { .file = file };
+
+	cmd_name = cmd;
+	snprintf(o.ifc.name, sizeof(o.ifc.name), "%s", ifname);
+	if (s->L->bench_only || !s->L->scan) {
+		xerr("%s: %s runs the %s store (%s): it keeps no items", cmd, ifname, s->L->name, s->L->loses);
+		return EXIT_USAGE;
+	}
+	return restore_report(s, &o);
 }
 
 const struct cmd cmd_restore = {

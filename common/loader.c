@@ -331,15 +331,157 @@ int xkv_pins_remove(const char *ifname)
 		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
 		if (!unlink(p))
 			removed++;
+		snprintf(p, sizeof(p), "%s/%s-new", dir, xkv_maps[i].pin);
+		unlink(p); /* left by a re-attach that was killed while pinning */
 	}
 	rmdir(dir);
 	rmdir(XKV_PIN_ROOT); /* only if empty */
 	return removed;
 }
 
-int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_t errlen)
+/* The kernel's view of the map pinned at path, its fd in *fd (caller closes).
+ * 0, -ENOENT (no pin), or -errno. */
+static int pin_info(const char *path, struct bpf_map_info *info, int *fd)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	*fd = bpf_obj_get(path);
+	if (*fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(*fd, info, &len)) {
+		int e = -errno;
+		close(*fd);
+		*fd = -1;
+		return e;
+	}
+	return 0;
+}
+
+/* What differs between map m of an object not loaded yet and a map the
+ * kernel holds, appended to buf ("" when they match: libbpf would reuse it). */
+static void map_diff(const struct bpf_map *m, const struct bpf_map_info *in, char *buf, size_t len)
+{
+	const struct {
+		const char *what;
+		__u32 now, pinned;
+	} f[] = {
+		{ "map type", bpf_map__type(m), in->type },
+		{ "key size", bpf_map__key_size(m), in->key_size },
+		{ "value size", bpf_map__value_size(m), in->value_size },
+		{ "max_entries", bpf_map__max_entries(m), in->max_entries },
+		{ "map flags", bpf_map__map_flags(m), in->map_flags },
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].now != f[i].pinned)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %u pinned, %u now",
+				 buf[0] ? "; " : "", f[i].what, f[i].pinned, f[i].now);
+}
+
+int xkv_pins_match(struct bpf_object *obj, const struct xkv_config *cfg, const char *ifname,
+		   char *diff, size_t difflen)
 {
 	char dir[256], p[300];
+	struct xkv_config old;
+	struct bpf_map_info info;
+	int fd, e;
+
+	diff[0] = 0;
+	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
+		return xkv_errf(diff, difflen, -ENAMETOOLONG, "interface name too long");
+	snprintf(p, sizeof(p), "%s/cfg", dir);
+	if ((e = pin_info(p, &info, &fd)))
+		return xkv_errf(diff, difflen, e, "cannot open %s: %s", p, strerror(-e));
+	e = read_cfg(fd, &old);
+	close(fd);
+	if (e)
+		return xkv_errf(diff, difflen, e, "cannot read %s: %s", p, strerror(-e));
+	/* in the options' words first, then the map itself (another xdpkv
+	 * version may size the same options differently) */
+	const struct {
+		const char *opt;
+		__u32 pinned, now;
+	} o[] = {
+		{ "--entries", old.entries, cfg->entries },
+		{ "--key-size", old.key_cap, cfg->key_cap },
+		{ "--value-size", old.val_cap, cfg->val_cap },
+		{ "--no-prealloc", !!(old.flags & XKV_CFG_NO_PREALLOC), !!(cfg->flags & XKV_CFG_NO_PREALLOC) },
+		{ "--no-common-lru", !!(old.flags & XKV_CFG_NO_COMMON_LRU),
+		  !!(cfg->flags & XKV_CFG_NO_COMMON_LRU) },
+	};
+	if (strncmp(old.layout, cfg->layout, sizeof(old.layout)))
+		snprintf(diff, difflen, "--variant: %.16s pinned, %s now", old.layout, cfg->layout);
+	else
+		for (size_t i = 0; i < sizeof(o) / sizeof(o[0]); i++)
+			if (o[i].pinned != o[i].now)
+				snprintf(diff + strlen(diff), difflen - strlen(diff), "%s%s: %u pinned, %u now",
+					 diff[0] ? "; " : "", o[i].opt, o[i].pinned, o[i].now);
+	if (diff[0])
+		return 0;
+	snprintf(p, sizeof(p), "%s/store", dir);
+	if ((e = pin_info(p, &info, &fd)))
+		return xkv_errf(diff, difflen, e, "cannot open %s: %s", p, strerror(-e));
+	close(fd);
+	struct bpf_map *m = find_map(obj, 0);
+	if (!m)
+		return xkv_errf(diff, difflen, -ENOENT, "the BPF object has no store map");
+	char md[256] = "";
+	map_diff(m, &info, md, sizeof(md));
+	if (md[0])
+		snprintf(diff, difflen, "the store map (made by another xdpkv version?): %s", md);
+	return !diff[0];
+}
+
+int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err, size_t errlen)
+{
+	char dir[256], p[300];
+	struct bpf_map_info info;
+	int fd, e, reused = 0;
+
+	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
+		return xkv_errf(err, errlen, -ENAMETOOLONG, "interface name too long");
+	for (size_t i = 0; i < XKV_NMAPS; i++) {
+		struct bpf_map *m = find_map(obj, i);
+		char d[256] = "";
+		if (!m || xkv_maps[i].off == offsetof(struct xkv_store, cfg_fd))
+			continue; /* the configuration belongs to the program */
+		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
+		if ((e = pin_info(p, &info, &fd))) {
+			if (e == -ENOENT && i)
+				continue; /* made by an older xdpkv: a new one is pinned */
+			return xkv_errf(err, errlen, e, "cannot open %s: %s", p, strerror(-e));
+		}
+		map_diff(m, &info, d, sizeof(d));
+		if (!d[0])
+			e = bpf_map__reuse_fd(m, fd); /* dups fd */
+		close(fd);
+		if (d[0] && !i)
+			return xkv_errf(err, errlen, -EINVAL, "the pinned store differs: %s", d);
+		if (e)
+			return xkv_errf(err, errlen, e, "cannot reuse %s: %s", p, strerror(-e));
+		reused += !d[0]; /* the others (ratelimit sized by --rate-limit) start anew */
+	}
+	return reused;
+}
+
+/* Is the map pinned at path the one whose fd is fd? */
+static bool pinned_is(const char *path, int fd)
+{
+	struct bpf_map_info a, b;
+	__u32 len = sizeof(b);
+	int pfd;
+
+	if (pin_info(path, &a, &pfd))
+		return false;
+	close(pfd);
+	memset(&b, 0, sizeof(b));
+	return !bpf_obj_get_info_by_fd(fd, &b, &len) && a.id == b.id;
+}
+
+int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_t errlen)
+{
+	char dir[256], p[300], tmp[310];
+	bool fresh = !xkv_pins_exist(ifname);
 	int e = xkv_bpffs_mount(err, errlen);
 	if (e)
 		return e;
@@ -350,11 +492,19 @@ int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_
 		return xkv_errf(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
 	for (size_t i = 0; i < XKV_NMAPS; i++) {
 		struct bpf_map *m = find_map(obj, i);
+		int fd = m ? bpf_map__fd(m) : -ENOENT;
 		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
-		if (!m || (e = bpf_map__pin(m, p))) {
-			xkv_pins_remove(ifname);
-			return xkv_errf(err, errlen, e ? e : -ENOENT, "cannot pin %s at %s: %s", xkv_maps[i].map, p,
-				    strerror(e ? -e : ENOENT));
+		if (fd >= 0 && pinned_is(p, fd))
+			continue; /* reused: pinned already */
+		/* pinned beside and renamed over: a reader sees the old map or the new one */
+		snprintf(tmp, sizeof(tmp), "%s-new", p); /* bpffs refuses names with a dot */
+		unlink(tmp);
+		e = fd < 0 ? fd : bpf_obj_pin(fd, tmp) ? -errno : rename(tmp, p) ? -errno : 0;
+		if (e) {
+			unlink(tmp);
+			if (fresh)
+				xkv_pins_remove(ifname);
+			return xkv_errf(err, errlen, e, "cannot pin %s at %s: %s", xkv_maps[i].map, p, strerror(-e));
 		}
 	}
 	return 0;

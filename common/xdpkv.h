@@ -160,7 +160,18 @@ int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struc
 
 /* Pins: <XKV_PIN_ROOT>/<ifname>/{store,stats,cfg}.  Mounts bpffs if needed. */
 int xkv_pin_dir(const char *ifname, char *buf, size_t len);
+/* Pin every map of a loaded obj; a pin of another map is replaced atomically
+ * (pinned beside, renamed over), one of the same map (reused) is left. */
 int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_t errlen);
+/* Re-attach (docs/architecture.md): does the pinned store match what obj
+ * (opened for cfg, not loaded) would create?  1 yes, 0 no with what differs
+ * in diff ("--entries: 16384 pinned, 8192 now"), <0 -errno with a message. */
+int xkv_pins_match(struct bpf_object *obj, const struct xkv_config *cfg, const char *ifname,
+		   char *diff, size_t difflen);
+/* Before load: make obj use the pinned maps that match its own (the store,
+ * which must, stats, the policy maps...), never cfg (the program's).  Returns
+ * the number reused or -errno with a message. */
+int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err, size_t errlen);
 int xkv_pins_remove(const char *ifname);
 bool xkv_pins_exist(const char *ifname);
 /* Open a store through its pins; -ENOENT (xdpkv not attached) etc. */

@@ -67,3 +67,6 @@ xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)
 xkv_e2e(e2e_snapshot_array_fnv 90 snapshot.sh array_fnv hash_map)
 xkv_e2e(e2e_snapshot_lru 90 snapshot.sh lru percpu)
 xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)
+# Re-attach keeps the data: other options while a client keeps getting (no
+# failed request), another size refused, --replace, --restore, SIGHUP (issue 8).
+xkv_e2e(e2e_reattach 60 reattach.sh)
