@@ -542,7 +542,7 @@ static int put_prog(struct bpf_object *obj, const struct attach_opts *o, const s
 	int e;
 
 	if (pr->ours && pr->legacy && pr->xmode == xmode) {
-		/* libxdp will not replace a program it attached alone (-EEXIST):
+		/* libxdp will not replace a program it attached alone (-EBUSY):
 		 * the kernel swaps it in one step, XDP_FLAGS_REPLACE naming the
 		 * old one (a concurrent change makes it fail, not clobber) */
 		if ((e = xkv_object_load(obj, err, sizeof(err)))) {
@@ -754,13 +754,20 @@ const struct cmd cmd_attach = {
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
 		    "[--port P] [--no-prealloc] [--no-common-lru] [--binary-keys] [--serve] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
-		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports]",
+		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--replace] [--reset-acl] "
+		    "[--restore FILE]",
 	.summary = "load the XDP store onto an interface and pin its maps",
 	.doc = "Loads the layout chosen with --variant (default hash_map) through libxdp, attaches it\n"
 	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
 	       "find them.  The program stays attached after xdpkv exits (until 'xdpkv detach').\n"
-	       "With --serve the slow path runs in the foreground and the program is detached\n"
-	       "when it stops.\n\n"
+	       "With --serve the slow path runs in the foreground; SIGINT or SIGTERM detach the\n"
+	       "program when it stops, SIGHUP leaves it attached with its store.\n\n"
+	       "Attaching again where xdpkv is attached (or its pins are left) keeps the store:\n"
+	       "with the same layout and sizes the new program is loaded on the pinned maps and\n"
+	       "swapped in one step (items, counters and access lists kept; --reset-acl empties\n"
+	       "the lists first), so upgrades and new --port, --mode or access options keep serving.\n"
+	       "Another layout or size is refused, naming the difference: --replace discards the\n"
+	       "old store, 'xdpkv snapshot' then --replace --restore FILE moves the items.\n\n"
 	       "Access control runs in XDP before any parsing, i.e. before the host firewall: by\n"
 	       "default only IFACE's connected subnets may read and write, only frames addressed to\n"
 	       "this host are answered, and sources outside the connected subnets get at most 10x\n"
