@@ -67,3 +67,8 @@ xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)
 xkv_e2e(e2e_snapshot_array_fnv 90 snapshot.sh array_fnv hash_map)
 xkv_e2e(e2e_snapshot_lru 90 snapshot.sh lru percpu)
 xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)
+# What xdpkv@.service runs (under its CapabilityBoundingSet, a fake
+# NOTIFY_SOCKET) and status --prometheus through a strict reader (issue 8).
+xkv_e2e(e2e_service_prometheus 90 service.sh lru)
+set_property(TEST e2e_service_prometheus APPEND PROPERTY ENVIRONMENT
+  "XKV_SERVICE=${CMAKE_BINARY_DIR}/systemd/xdpkv-service;XKV_UNIT=${CMAKE_BINARY_DIR}/systemd/xdpkv@.service")
