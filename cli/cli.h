@@ -102,6 +102,14 @@ int xo_parse(int argc, char **argv, const struct xo_set *sets, int nsets, bool s
 const struct xo *xo_missing(const struct xo *table, int npos);
 void xo_print_help(FILE *f, const struct cmd *c);
 void xo_print_usage(FILE *f);
+/* What xdpkv is, one paragraph (--help and the man page). */
+extern const char xo_about[];
+/* An option as help shows it: "-x, --name META", "--name META" or "NAME". */
+void xo_opt_form(const struct xo *o, char *buf, size_t len);
+/* Its values, if it lists them: " (a|b)" or " [min..max]". */
+void xo_opt_values(FILE *f, const struct xo *o);
+/* man.c: the xdpkv(8) page in roff, from the same tables (xdpkv --man). */
+int xo_print_man(FILE *f);
 
 /* ---- messages (main.c) ---- */
 void xerr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -9,11 +9,49 @@
 #include <unistd.h>
 #include "cli.h"
 
-#ifndef XKV_SOURCE_DIR
-#error "XKV_SOURCE_DIR must be defined (cli/CMakeLists.txt)"
+#if !defined(XKV_SOURCE_DIR) || !defined(XKV_REL_DATADIR) || !defined(XKV_REL_LIBEXECDIR)
+#error "XKV_SOURCE_DIR, XKV_REL_DATADIR and XKV_REL_LIBEXECDIR must be defined (cli/CMakeLists.txt)"
 #endif
 
-#define COMPARE_SCRIPT XKV_SOURCE_DIR "/bench/compare/compare.py"
+#define COMPARE_SCRIPT "/bench/compare/compare.py"
+
+/* Where compare.py is: an installed xdpkv (cli/packaging.cmake) has it in
+ * XKV_REL_DATADIR next to its own directory, and its tools in
+ * XKV_REL_LIBEXECDIR; a build tree's xdpkv uses the source tree it was
+ * built from.  dir receives the data directory; *installed says which. */
+static int find_compare(const char *self, char *dir, size_t len, bool *installed)
+{
+	char probe[PATH_MAX + 64];
+	const char *slash = strrchr(self, '/');
+	int bin = slash ? (int)(slash - self) : 0;
+
+	snprintf(dir, len, "%.*s/%s", bin, self, XKV_REL_DATADIR);
+	snprintf(probe, sizeof(probe), "%s%s", dir, COMPARE_SCRIPT);
+	*installed = access(probe, R_OK) == 0;
+	if (!*installed)
+		snprintf(dir, len, "%s", XKV_SOURCE_DIR);
+	snprintf(probe, sizeof(probe), "%s%s", dir, COMPARE_SCRIPT);
+	return access(probe, R_OK) ? -errno : 0;
+}
+
+/* An installed compare's tools, unless the caller names its own. */
+static int set_installed_tools(const char *self)
+{
+	static const char *const tools[][2] = {
+		{ "XKV_LOADGEN", "xkv-loadgen" }, { "XKV_XDPGEN", "xdpgen" }, { "XKV_KVEXP", "xkv-kvexp" },
+	};
+	const char *slash = strrchr(self, '/');
+	int bin = slash ? (int)(slash - self) : 0;
+	char p[PATH_MAX + 64];
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		snprintf(p, sizeof(p), "%.*s/%s/%s", bin, self, XKV_REL_LIBEXECDIR, tools[i][1]);
+		if (setenv(tools[i][0], p, 0))
+			return -errno;
+	}
+	snprintf(p, sizeof(p), "%.*s/%s/tests/lib/xdp_pass.bpf.o", bin, self, XKV_REL_DATADIR);
+	return setenv("TB_XDP_PASS_OBJ", p, 0) ? -errno : 0;
+}
 
 /* Debian's python3 first: the plots need python3-matplotlib, which lives
  * there; a python3 earlier in PATH (pyenv, venv) may lack it. */
@@ -50,13 +88,17 @@ int compare_exec(int argc, char **argv)
 		      "(tests/lib/install-deps.sh does)");
 		return EXIT_SYS;
 	}
-	if (access(COMPARE_SCRIPT, R_OK)) {
-		xerr("compare: %s: %s", COMPARE_SCRIPT, strerror(errno));
-		xhint("xdpkv compare runs from the source tree it was built from; "
-		      "rebuild xdpkv from a checkout that has bench/compare/");
+	char dir[PATH_MAX], script[PATH_MAX + 32];
+	bool installed;
+	int e = find_compare(self, dir, sizeof(dir), &installed);
+	snprintf(script, sizeof(script), "%s%s", dir, COMPARE_SCRIPT);
+	if (e) {
+		xerr("compare: %s: %s", script, strerror(-e));
+		xhint("an installed xdpkv has it under %s next to its directory; a build tree's "
+		      "xdpkv runs it from the source tree it was built from", XKV_REL_DATADIR);
 		return EXIT_SYS;
 	}
-	if (setenv("XDPKV", self, 1)) {
+	if (setenv("XDPKV", self, 1) || (installed && set_installed_tools(self))) {
 		xerr("compare: setenv: %s", strerror(errno));
 		return EXIT_SYS;
 	}
@@ -66,7 +108,7 @@ int compare_exec(int argc, char **argv)
 		return EXIT_SYS;
 	}
 	args[0] = (char *)py;
-	args[1] = (char *)COMPARE_SCRIPT;
+	args[1] = script;
 	if (argc)
 		memcpy(args + 2, argv, argc * sizeof(*args));
 	execv(py, args);

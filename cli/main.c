@@ -289,6 +289,8 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 	libxdp_set_print(libxdp_print);
 
+	if (argc == 2 && !strcmp(argv[1], "--man")) /* hidden: the build writes xdpkv.8 with it */
+		return xo_print_man(stdout);
 	int i = xo_parse(argc - 1, argv + 1, &gset, 1, true, "xdpkv");
 	if (i < 0)
 		return EXIT_USAGE;

@@ -264,18 +264,26 @@ const struct xo *xo_missing(const struct xo *table, int npos)
 
 /* ---- help ---- */
 
-static void print_opt(FILE *f, const struct xo *o)
+const char xo_about[] =
+	"xdpkv keeps a memcached-over-UDP key-value store in an XDP program: the kernel\n"
+	"answers get/set/delete before the network stack; a userspace slow path\n"
+	"answers the rest from the same BPF maps.";
+
+void xo_opt_form(const struct xo *o, char *buf, size_t len)
 {
-	char left[64];
-	if (o->flags & XO_POS)
-		snprintf(left, sizeof(left), "  %s", o->name);
-	else if (o->sh)
-		snprintf(left, sizeof(left), "  -%c, --%s%s%s", o->sh, o->name, o->metavar ? " " : "",
-			 o->metavar ? o->metavar : "");
-	else
-		snprintf(left, sizeof(left), "      --%s%s%s", o->name, o->metavar ? " " : "",
-			 o->metavar ? o->metavar : "");
-	fprintf(f, "%-30s %s", left, o->help);
+	char sh[8] = "";
+	if (o->flags & XO_POS) {
+		snprintf(buf, len, "%s", o->name);
+		return;
+	}
+	if (o->sh)
+		snprintf(sh, sizeof(sh), "-%c, ", o->sh);
+	snprintf(buf, len, "%s--%s%s%s", sh, o->name, o->metavar ? " " : "",
+		 o->metavar ? o->metavar : "");
+}
+
+void xo_opt_values(FILE *f, const struct xo *o)
+{
 	if (o->type == XO_ENUM) {
 		fprintf(f, " (");
 		for (const struct xo_enum *e = o->enums; e->name; e++)
@@ -284,6 +292,16 @@ static void print_opt(FILE *f, const struct xo *o)
 	} else if ((o->type == XO_U32 || o->type == XO_U64 || o->type == XO_S64) && (o->min || o->max)) {
 		fprintf(f, " [%lld..%lld]", o->min, o->max);
 	}
+}
+
+static void print_opt(FILE *f, const struct xo *o)
+{
+	char form[56], left[64];
+	xo_opt_form(o, form, sizeof(form));
+	/* a long-only option lines up with the long forms after "-x, " */
+	snprintf(left, sizeof(left), "%s%s", (o->flags & XO_POS) || o->sh ? "  " : "      ", form);
+	fprintf(f, "%-30s %s", left, o->help);
+	xo_opt_values(f, o);
 	fputc('\n', f);
 }
 
@@ -317,10 +335,8 @@ void xo_print_help(FILE *f, const struct cmd *c)
 
 void xo_print_usage(FILE *f)
 {
-	fprintf(f, "Usage: xdpkv [global options] COMMAND [arguments] [options]\n\n"
-		   "xdpkv keeps a memcached-over-UDP key-value store in an XDP program: the kernel\n"
-		   "answers get/set/delete before the network stack; a userspace slow path\n"
-		   "answers the rest from the same BPF maps.\n\nCommands:\n");
+	fprintf(f, "Usage: xdpkv [global options] COMMAND [arguments] [options]\n\n%s\n\nCommands:\n",
+		xo_about);
 	for (int i = 0; commands[i]; i++)
 		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "\nGlobal options (before or after the command):\n");

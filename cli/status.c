@@ -10,7 +10,7 @@
 
 struct status_opts {
 	struct xo_iface ifc;
-	bool json, percpu;
+	bool json, percpu, prometheus;
 };
 
 static const struct xo status_table[] = {
@@ -20,6 +20,8 @@ static const struct xo status_table[] = {
 	  "print one JSON object for scripts" },
 	{ "percpu", 0, XO_BOOL, offsetof(struct status_opts, percpu), NULL,
 	  "also show the fast path's counters per CPU" },
+	{ "prometheus", 0, XO_BOOL, offsetof(struct status_opts, prometheus), NULL,
+	  "print metrics in the Prometheus text format (node_exporter's textfile collector)" },
 	XO_END,
 };
 
@@ -248,6 +250,158 @@ static void print_json(const struct status *st, bool percpu)
 	printf("}");
 }
 
+/* ---- Prometheus text format (docs/cli.md "status --prometheus") ----
+ * One family at a time, over every interface shown: a family's HELP and TYPE
+ * come once, before all of its samples. */
+
+static void prom_label_value(const char *v)
+{
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			printf("\\%c", *v);
+		else if (*v == '\n')
+			printf("\\n");
+		else
+			putchar(*v);
+	}
+	putchar('"');
+}
+
+/* name{iface="...",layout="..."[,extra]} value */
+static void prom_sample(const struct status *st, const char *name, const char *extra,
+			unsigned long long v)
+{
+	printf("%s{iface=", name);
+	prom_label_value(st->ifname);
+	printf(",layout=");
+	prom_label_value(st->s.L->name);
+	printf("%s%s} %llu\n", extra ? "," : "", extra ? extra : "", v);
+}
+
+static void prom_requests(const struct status *st, const char *n)
+{
+	prom_sample(st, n, "path=\"fast\"", st->fast_reqs);
+	prom_sample(st, n, "path=\"slow\"", st->slow_reqs);
+}
+
+static void prom_passed(const struct status *st, const char *n)
+{
+	prom_sample(st, n, NULL, st->passed);
+}
+
+static void prom_get_hits(const struct status *st, const char *n)
+{
+	prom_sample(st, n, NULL, both(st, XKV_STAT_get_hits));
+}
+
+static void prom_get_misses(const struct status *st, const char *n)
+{
+	prom_sample(st, n, NULL, both(st, XKV_STAT_get_misses));
+}
+
+static void prom_refused(const struct status *st, const char *n)
+{
+	char l[64];
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		snprintf(l, sizeof(l), "reason=\"%s\"", refusals[i].key);
+		prom_sample(st, n, l, both(st, refusals[i].stat));
+	}
+}
+
+static void prom_amp_capped(const struct status *st, const char *n)
+{
+	prom_sample(st, n, NULL, both(st, XKV_STAT_amp_capped));
+}
+
+static void prom_items(const struct status *st, const char *n)
+{
+	if (st->live >= 0)
+		prom_sample(st, n, NULL, (unsigned long long)st->live);
+}
+
+static void prom_capacity(const struct status *st, const char *n)
+{
+	prom_sample(st, n, NULL, st->s.cfg.entries);
+}
+
+static void prom_memory(const struct status *st, const char *n)
+{
+	if (st->mem >= 0)
+		prom_sample(st, n, NULL, (unsigned long long)st->mem);
+}
+
+static void prom_evictions(const struct status *st, const char *n)
+{
+	if (is_lru(st))
+		prom_sample(st, n, NULL, (unsigned long long)st->evict_est);
+}
+
+static void prom_attached(const struct status *st, const char *n)
+{
+	prom_sample(st, n, NULL, st->attached);
+}
+
+static void prom_info(const struct status *st, const char *n)
+{
+	char l[128];
+	snprintf(l, sizeof(l), "map_type=\"%s\",mode=\"%s\",version=\"%s\"",
+		 map_type_str(st->s.L->map_type), xkv_mode_name(st->s.cfg.mode), XKV_VERSION);
+	prom_sample(st, n, l, 1);
+}
+
+static void prom_counters(const struct status *st, const char *n)
+{
+	char l[96];
+	for (int p = 0; p < 2; p++)
+		for (int i = 0; i < XKV_STAT__MAX; i++) {
+			snprintf(l, sizeof(l), "path=\"%s\",counter=\"%s\"", p ? "slow" : "fast",
+				 xkv_stat_names[i]);
+			prom_sample(st, n, l, (p ? st->slow.v[i] : st->fast.v[i]));
+		}
+}
+
+/* memcached_exporter's names, where xdpkv counts the same thing */
+static void prom_mc_commands(const struct status *st, const char *n)
+{
+	prom_sample(st, n, "command=\"get\",status=\"hit\"", both(st, XKV_STAT_get_hits));
+	prom_sample(st, n, "command=\"get\",status=\"miss\"", both(st, XKV_STAT_get_misses));
+	prom_sample(st, n, "command=\"set\",status=\"hit\"", both(st, XKV_STAT_stores));
+	prom_sample(st, n, "command=\"delete\",status=\"hit\"", both(st, XKV_STAT_deletes));
+	prom_sample(st, n, "command=\"delete\",status=\"miss\"", both(st, XKV_STAT_delete_misses));
+}
+
+static const struct {
+	const char *name, *type, *help;
+	void (*emit)(const struct status *st, const char *name);
+} prom_families[] = {
+	{ "xdpkv_info", "gauge", "Always 1; labels: the store's map type, XDP mode and the xdpkv version.", prom_info },
+	{ "xdpkv_attached", "gauge", "1 if the xdpkv program is attached to the interface, 0 for stale pins.", prom_attached },
+	{ "xdpkv_requests_total", "counter", "Requests served, by path: fast = datagrams XDP saw minus those it passed on, slow = datagrams the slow path read.", prom_requests },
+	{ "xdpkv_passed_total", "counter", "Datagrams the XDP program passed on to the kernel (pass_* counters).", prom_passed },
+	{ "xdpkv_get_hits_total", "counter", "Keys found by get, both paths.", prom_get_hits },
+	{ "xdpkv_get_misses_total", "counter", "Keys not found (or expired) by get, both paths.", prom_get_misses },
+	{ "xdpkv_refused_total", "counter", "Requests refused by the access rules, both paths, by reason (docs/security.md).", prom_refused },
+	{ "xdpkv_amp_capped_total", "counter", "Replies cut to SERVER_ERROR by --max-amplification, both paths.", prom_amp_capped },
+	{ "xdpkv_curr_items", "gauge", "Live items in the store.", prom_items },
+	{ "xdpkv_capacity_items", "gauge", "Store capacity in items (attach --entries).", prom_capacity },
+	{ "xdpkv_map_memory_bytes", "gauge", "The kernel's memory figure for the store map.", prom_memory },
+	{ "xdpkv_evictions_estimated", "gauge", "lru layouts: evictions, estimated as new items - deletes - live items.", prom_evictions },
+	{ "xdpkv_counter_total", "counter", "Every raw counter of common/stats.h, by path (xdpkv status shows their meaning).", prom_counters },
+	{ "memcached_current_items", "gauge", "Current number of items stored (memcached_exporter's name).", prom_items },
+	{ "memcached_commands_total", "counter", "Commands by command and status, both paths (memcached_exporter's name; get counts keys).", prom_mc_commands },
+};
+
+static void print_prometheus(const struct status *sts, int n)
+{
+	for (size_t f = 0; f < sizeof(prom_families) / sizeof(prom_families[0]); f++) {
+		printf("# HELP %s %s\n# TYPE %s %s\n", prom_families[f].name, prom_families[f].help,
+		       prom_families[f].name, prom_families[f].type);
+		for (int i = 0; i < n; i++)
+			prom_families[f].emit(&sts[i], prom_families[f].name);
+	}
+}
+
 /* ---- every attached interface ---- */
 
 static int cmp_str(const void *a, const void *b)
@@ -304,22 +458,57 @@ static int show_one(const char *ifname, const struct status_opts *o, bool first)
 	return rc;
 }
 
+/* --prometheus: every interface collected first (a family's samples come together) */
+static int run_prometheus(char *const *names, int n)
+{
+	struct status *sts = calloc(n ? n : 1, sizeof(*sts));
+	int rc = 0, shown = 0;
+
+	if (!sts)
+		return EXIT_SYS;
+	for (int i = 0; i < n; i++) {
+		int r = collect(&sts[shown], names[i], false);
+		if (r) {
+			rc = r;
+			release(&sts[shown]);
+			memset(&sts[shown], 0, sizeof(sts[shown]));
+		} else {
+			shown++;
+		}
+	}
+	print_prometheus(sts, shown);
+	for (int i = 0; i < shown; i++)
+		release(&sts[i]);
+	free(sts);
+	return rc;
+}
+
 static int run_status(void *vo, const struct global_opts *g)
 {
 	struct status_opts *o = vo;
 	int n, rc = 0, shown = 0;
 
+	if (o->prometheus && (o->json || o->percpu)) {
+		xerr("status: --prometheus goes alone (not with --json or --percpu)");
+		return EXIT_USAGE;
+	}
 	if (o->ifc.name[0]) {
+		if (o->prometheus) {
+			char *one = o->ifc.name;
+			return run_prometheus(&one, 1);
+		}
 		rc = show_one(o->ifc.name, o, true);
 		if (!rc && o->json)
 			printf("\n");
 		return rc;
 	}
 	char **names = pinned_ifaces(&n);
-	if (o->json)
+	if (o->prometheus)
+		rc = run_prometheus(names, n);
+	else if (o->json)
 		printf("{\"interfaces\":[");
 	for (int i = 0; i < n; i++) {
-		int r = show_one(names[i], o, shown == 0);
+		int r = o->prometheus ? 0 : show_one(names[i], o, shown == 0);
 		if (r)
 			rc = r;
 		else
@@ -329,7 +518,7 @@ static int run_status(void *vo, const struct global_opts *g)
 	free(names);
 	if (o->json)
 		printf("]}\n");
-	else if (!n)
+	else if (!n && !o->prometheus)
 		printf("xdpkv is not attached anywhere (no pins under %s)\n", XKV_PIN_ROOT);
 	if (!n && bpffs_hidden())
 		xhint("this process sees another /sys/fs/bpf than the system's ('ip netns exec' "
@@ -339,14 +528,19 @@ static int run_status(void *vo, const struct global_opts *g)
 
 const struct cmd cmd_status = {
 	.name = "status",
-	.synopsis = "[IFACE] [--json] [--percpu]",
+	.synopsis = "[IFACE] [--json] [--percpu] [--prometheus]",
 	.summary = "show layout, fill, memory and counters of attached stores",
 	.doc = "For IFACE, or every interface with pins in /sys/fs/bpf/xdpkv: the layout and its\n"
 	       "limits, live items, the kernel's memory figure for the store map, and the counters\n"
 	       "of both paths.  'fast path' requests are datagrams the XDP program saw minus those it\n"
 	       "passed on (pass_*); 'slow path' requests are datagrams the slow path read.\n"
-	       "--json prints one object (with IFACE) or {\"interfaces\":[...]} (without).\n\n"
-	       "Example: xdpkv status veth0 --json",
+	       "--json prints one object (with IFACE) or {\"interfaces\":[...]} (without).\n"
+	       "--prometheus prints the Prometheus text format (HELP and TYPE once per metric, labels\n"
+	       "iface and layout; memcached_exporter's names too where a counter means the same), for\n"
+	       "node_exporter's textfile collector; docs/cli.md lists the metrics.\n\n"
+	       "Example: xdpkv status veth0 --json\n"
+	       "         xdpkv status --prometheus > /var/lib/node_exporter/xdpkv.prom.$$ &&\n"
+	       "           mv /var/lib/node_exporter/xdpkv.prom.$$ /var/lib/node_exporter/xdpkv.prom",
 	.opts = status_table,
 	.opts_size = sizeof(struct status_opts),
 	.run = run_status,

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include "serve.h"
 
 #define SERVE_BATCH 32                   /* datagrams per recvmmsg */
@@ -331,8 +333,34 @@ static int serve_round(struct serve_state *st, char *err, size_t errlen)
 	return 0;
 }
 
-static void serve_ready(int fd)
+/* systemd's readiness protocol (sd_notify(3)) without libsystemd: one
+ * datagram to the unix socket named by $NOTIFY_SOCKET ('@' = abstract name).
+ * Nothing happens without it; a failure only matters with -v. */
+static void serve_notify(const char *msg, int verbose)
 {
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = path ? strlen(path) : 0;
+	int fd;
+
+	if (!len || (path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = 0;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+			     offsetof(struct sockaddr_un, sun_path) + len) < 0) {
+		if (verbose)
+			fprintf(stderr, "xdpkv slow path: NOTIFY_SOCKET %s: %s\n", path, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void serve_ready(int fd, int verbose)
+{
+	serve_notify("READY=1\nSTATUS=serving", verbose);
 	if (fd < 0)
 		return;
 	ssize_t w = write(fd, "ready\n", 6);
@@ -513,12 +541,13 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 				xkv_serve_tcp_threads(tcp), o->max_conns ? o->max_conns : XKV_MAX_CONNS);
 	}
 	st->last_push = xkv_now_ns();
-	serve_ready(o->ready_fd);
+	serve_ready(o->ready_fd, o->verbose);
 	while (!(o->stop && *o->stop)) {
 		rc = serve_round(st, err, errlen);
 		if (rc)
 			break;
 	}
+	serve_notify("STOPPING=1", o->verbose);
 	serve_push(st);
 out_fd:
 	xkv_serve_tcp_stop(tcp); /* before the slow path it uses goes */

@@ -70,3 +70,8 @@ xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)
 # Re-attach keeps the data: other options while a client keeps getting (no
 # failed request), another size refused, --replace, --restore, SIGHUP (issue 8).
 xkv_e2e(e2e_reattach 60 reattach.sh)
+# What xdpkv@.service runs (under its CapabilityBoundingSet, a fake
+# NOTIFY_SOCKET) and status --prometheus through a strict reader (issue 8).
+xkv_e2e(e2e_service_prometheus 90 service.sh lru)
+set_property(TEST e2e_service_prometheus APPEND PROPERTY ENVIRONMENT
+  "XKV_SERVICE=${CMAKE_BINARY_DIR}/systemd/xdpkv-service;XKV_UNIT=${CMAKE_BINARY_DIR}/systemd/xdpkv@.service")

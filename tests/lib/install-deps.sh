@@ -6,7 +6,8 @@ PKGS=(clang llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-mult
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
       libbenchmark-dev libxxhash-dev libzstd-dev liblz4-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
-      iproute2 procps util-linux python3 python3-matplotlib)
+      iproute2 procps util-linux python3 python3-matplotlib
+      dpkg-dev groff-base man-db systemd)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

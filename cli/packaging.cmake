@@ -1,0 +1,75 @@
+# Installing xdpkv and packaging it as a .deb (docs/install.md).  Included
+# from the top CMakeLists.txt after every target exists.
+#
+#   ninja -C build install            to CMAKE_INSTALL_PREFIX (default /usr)
+#   (cd build && cpack -G DEB)        build/xdpkv_<version>_<arch>.deb
+#
+# The BPF programs are compiled into the binaries (skeletons): nothing to
+# install for them.  'xdpkv compare' finds its scripts, testbed and tools
+# relative to the installed binary (cli/compare.c), so those are installed too.
+include(GNUInstallDirs)
+
+set(XKV_SBINDIR ${CMAKE_INSTALL_FULL_SBINDIR})
+set(XKV_LIBEXECDIR ${CMAKE_INSTALL_FULL_LIBEXECDIR}/xdpkv)
+set(XKV_CONFDIR ${CMAKE_INSTALL_FULL_SYSCONFDIR}/xdpkv)
+set(XKV_DOCDIR ${CMAKE_INSTALL_FULL_DOCDIR})
+set(XKV_SYSTEMD_DIR lib/systemd/system)
+
+# xdpkv(8), from the same tables as --help (cli/man.c)
+set(XKV_MAN ${CMAKE_BINARY_DIR}/xdpkv.8)
+add_custom_command(OUTPUT ${XKV_MAN}
+  COMMAND xdpkv --man > ${XKV_MAN}
+  DEPENDS xdpkv
+  COMMENT "man page xdpkv.8")
+add_custom_target(xdpkv_man ALL DEPENDS ${XKV_MAN})
+
+configure_file(${CMAKE_SOURCE_DIR}/cli/systemd/xdpkv@.service.in
+               ${CMAKE_BINARY_DIR}/systemd/xdpkv@.service @ONLY)
+configure_file(${CMAKE_SOURCE_DIR}/cli/systemd/xdpkv-service.in
+               ${CMAKE_BINARY_DIR}/systemd/xdpkv-service @ONLY)
+
+install(TARGETS xdpkv RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR})
+install(FILES ${XKV_MAN} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
+install(FILES ${CMAKE_BINARY_DIR}/systemd/xdpkv@.service DESTINATION ${XKV_SYSTEMD_DIR})
+install(PROGRAMS ${CMAKE_BINARY_DIR}/systemd/xdpkv-service DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/xdpkv)
+install(FILES ${CMAKE_SOURCE_DIR}/cli/systemd/example.conf DESTINATION ${XKV_CONFDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        FILES_MATCHING PATTERN "*.md" PATTERN "compare-*" EXCLUDE PATTERN "data" EXCLUDE)
+
+# xdpkv compare: bench/compare and the testbed it sources (../../tests/lib),
+# the same relative layout under share/xdpkv; the tools under libexec/xdpkv.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/bench/compare/ DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/compare
+        FILES_MATCHING PATTERN "*.py" PATTERN "*.sh" PATTERN "__pycache__" EXCLUDE)
+install(FILES ${CMAKE_SOURCE_DIR}/tests/lib/testbed.sh ${CMAKE_SOURCE_DIR}/tests/lib/xdp_pass.bpf.c
+        ${CMAKE_BINARY_DIR}/tests/xdp_pass.bpf.o DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/tests/lib)
+install(TARGETS xkv-loadgen xdpgen xkv-kvexp RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/xdpkv)
+
+# ---- the .deb ----
+set(CPACK_PACKAGE_NAME xdpkv)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "xdpkv maintainers <xdpkv@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "memcached-compatible key-value store in XDP")
+set(CPACK_PACKAGE_DESCRIPTION "xdpkv answers memcached get/set/delete over UDP inside the XDP hook, before the
+network stack, from BPF maps in one of five storage layouts. A userspace slow
+path (xdpkv serve) answers the rest, over UDP and TCP, from the same maps.
+Includes the xdpkv@.service systemd template unit, snapshots and restore.")
+set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
+set(CPACK_GENERATOR DEB)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "file://${XKV_DOCDIR}/README.md")
+# Depends: dpkg-shlibdeps reads the binaries' libraries (libbpf1, libxdp1,
+# libelf1, zlib1g, libcap2, libzstd1, liblz4-1, libc6 ...); adduser for the
+# postinst's system user.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-matplotlib, memcached, redis-server, libmemcached-tools, iproute2, util-linux")
+file(WRITE ${CMAKE_BINARY_DIR}/debian-control/conffiles "${XKV_CONFDIR}/example.conf\n")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+  ${CMAKE_BINARY_DIR}/debian-control/conffiles
+  ${CMAKE_SOURCE_DIR}/cli/systemd/postinst
+  ${CMAKE_SOURCE_DIR}/cli/systemd/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+include(CPack)

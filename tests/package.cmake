@@ -1,0 +1,9 @@
+# The .deb and the man page (issue 8; cli/packaging.cmake).  Fast, no root:
+#   ctest --test-dir build -L package
+add_test(NAME package_deb COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/check-deb.sh
+         ${CMAKE_BINARY_DIR} ${CMAKE_INSTALL_PREFIX} ${PROJECT_VERSION})
+add_test(NAME package_man COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/check-man.sh
+         $<TARGET_FILE:xdpkv> ${CMAKE_BINARY_DIR}/xdpkv.8)
+# cpack re-runs the install step in the build tree: not beside another test that builds there
+set_tests_properties(package_deb package_man PROPERTIES TIMEOUT 120 LABELS package)
+set_tests_properties(package_deb PROPERTIES RUN_SERIAL TRUE)
