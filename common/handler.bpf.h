@@ -566,11 +566,12 @@ int xdpkv(struct xdp_md *ctx)
 		return XDP_PASS;
 
 	__u64 now = 0; /* read when something needs it: the rate limit, a write, a TTL */
+	struct xkv_host *h = NULL;
 
 	if (XKV_GUARDED) {
 		/* addressed to this host?  (promiscuous mode, a bridge, a
 		 * flooding switch, broadcast and multicast: not ours to answer) */
-		struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
+		h = bpf_map_lookup_elem(&host, &zero);
 		if (!h)
 			return XDP_PASS;
 		if (h->flags & XKV_HOST_CHECK_MAC) {
@@ -684,6 +685,11 @@ int xdpkv(struct xdp_md *ctx)
 	if (XKV_GUARDED && op_writes(r->op) && !acl_has(sc, &acl_write)) {
 		stat_inc(st, XKV_STAT_drop_write_acl);
 		return XDP_DROP;
+	}
+	/* snapshot --pause-writes: the slow path refuses writes meanwhile */
+	if (h && (h->flags & XKV_HOST_PAUSE_WRITES) && op_writes(r->op)) {
+		stat_inc(st, XKV_STAT_pass_paused);
+		return XDP_PASS;
 	}
 	/* other commands, several commands in one datagram, huge multi-gets:
 	 * the slow path answers them */

@@ -251,6 +251,31 @@ int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rig
 	return 0;
 }
 
+int xkv_writes_pause(const struct xkv_store *s, int on)
+{
+	struct xkv_host h;
+	__u32 zero = 0;
+
+	if (s->host_fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(s->host_fd, &zero, &h))
+		return -errno;
+	h.flags = on ? h.flags | XKV_HOST_PAUSE_WRITES : h.flags & (__u16)~XKV_HOST_PAUSE_WRITES;
+	return bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY) ? -errno : 0;
+}
+
+int xkv_writes_paused(const struct xkv_store *s)
+{
+	struct xkv_host h;
+	__u32 zero = 0;
+
+	if (s->host_fd < 0)
+		return 0;
+	if (bpf_map_lookup_elem(s->host_fd, &zero, &h))
+		return -errno;
+	return !!(h.flags & XKV_HOST_PAUSE_WRITES);
+}
+
 static pthread_mutex_t tcp_peers_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int xkv_tcp_peer(const struct xkv_store *s, const __u8 addr[16], int delta)
@@ -412,6 +437,7 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 		e = xkv_errf(err, errlen, -errno, "cannot read the host map: %s", strerror(errno));
 		goto out;
 	}
+	struct xkv_host orig = h;
 	h.flags |= flags_set;
 	if (v->have_mac && memcmp(h.mac, v->mac, 6)) {
 		memcpy(h.mac, v->mac, 6);
@@ -467,7 +493,13 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 	}
 	if (n || flags_set)
 		h.gen++;
-	if (bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY)) {
+	/* written only when something changed, and with the pause bit as it is
+	 * now: snapshot --pause-writes sets it in the same entry meanwhile */
+	struct xkv_host now_h;
+	if (!bpf_map_lookup_elem(s->host_fd, &zero, &now_h))
+		h.flags = (__u16)((h.flags & ~XKV_HOST_PAUSE_WRITES) | (now_h.flags & XKV_HOST_PAUSE_WRITES));
+	orig.flags = (__u16)((orig.flags & ~XKV_HOST_PAUSE_WRITES) | (h.flags & XKV_HOST_PAUSE_WRITES));
+	if (memcmp(&orig, &h, sizeof(h)) && bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY)) {
 		e = xkv_errf(err, errlen, -errno, "cannot write the host map: %s", strerror(errno));
 		goto out;
 	}

@@ -51,6 +51,8 @@ struct xkv_host {
 #define XKV_HOST_AUTO_WRITE 8u /* acl_write follows the connected subnets */
 #define XKV_HOST_AUTO_TRUST 16u /* acl_trust follows the connected subnets */
 #define XKV_HOST_ADDRS_INLINE 32u /* addr[0 .. n_inline) is the whole of local_addrs */
+#define XKV_HOST_PAUSE_WRITES 64u /* snapshot --pause-writes: XDP passes every write to the
+				   * slow path, which refuses it with XKV_R_PAUSED */
 
 /* local_addrs (HASH): key = 16-byte address (as above), value = __u8 prefix
  * length of the subnet it was configured with (0..128, mapped for IPv4). */
@@ -74,6 +76,9 @@ struct xkv_rl_key {
 /* Reply to a request whose answer would exceed --max-amplification for an
  * untrusted source (when even this does not fit, nothing is sent). */
 #define XKV_R_AMP "SERVER_ERROR reply too large for an unverified source\r\n"
+
+/* The slow path's answer to a write while a snapshot holds writes. */
+#define XKV_R_PAUSED "SERVER_ERROR writes paused for a snapshot\r\n"
 
 /* Defaults (docs/security.md) */
 #define XKV_DEFAULT_MAX_AMP 10

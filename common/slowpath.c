@@ -702,6 +702,8 @@ static int slow_dispatch(struct slow_cmd *c)
 	return stop(reply_err(c, XKV_E_UNKNOWN));
 }
 
+static bool op_writes(__u8 op);
+
 /* Count and run one command the parser read (err: its verdict), appending
  * its reply: the per-command path of both transports.  Returns <0 when the
  * rest of a datagram must not run (a parse error, a reply over budget). */
@@ -712,6 +714,13 @@ static int slow_run(struct slow_cmd *c, int err)
 		reply_err(c, err);
 		over_budget(c, 0);
 		return -1;
+	}
+	/* snapshot --pause-writes holds the store still: refuse, change nothing */
+	if (op_writes(c->r->op) && xkv_writes_paused(c->s) > 0) {
+		STAT(c, pass_paused);
+		if (!c->r->noreply && PUT_LIT(c->out, XKV_R_PAUSED) < 0)
+			return -1;
+		return over_budget(c, 0) ? -1 : 0;
 	}
 	return slow_dispatch(c) < 0 || over_budget(c, 0) ? -1 : 0;
 }

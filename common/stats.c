@@ -48,7 +48,7 @@ __u64 xkv_fast_served(const struct xkv_stats *fast)
 {
 	__u64 passed = fast->v[XKV_STAT_pass_room] + fast->v[XKV_STAT_pass_cmd] +
 		       fast->v[XKV_STAT_pass_busy] + fast->v[XKV_STAT_pass_malformed] +
-		       fast->v[XKV_STAT_pass_csum];
+		       fast->v[XKV_STAT_pass_csum] + fast->v[XKV_STAT_pass_paused];
 	__u64 seen = fast->v[XKV_STAT_requests];
 	return seen > passed ? seen - passed : 0;
 }

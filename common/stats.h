@@ -37,6 +37,7 @@
 	X(pass_malformed,  "fast path: passed on, malformed packet for the kernel to judge") \
 	X(pass_not_local,  "not addressed to this host (MAC or IP): XDP passes it on, the slow path drops it") \
 	X(pass_csum,       "fast path: passed on, bad IPv4 header or UDP checksum (the kernel drops it)") \
+	X(pass_paused,     "fast path: passed on, a write while snapshot --pause-writes holds them (slow path: refused)") \
 	X(drop_src,        "refused: a source address no host has (multicast, broadcast, loopback, unspecified)") \
 	X(drop_port,       "refused: source port 0, the service port, or below 1024") \
 	X(drop_acl,        "refused: source not in the allow list") \

@@ -239,6 +239,11 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
  * tcp_peers (policy.h); the entry goes at 0.  Serialised within the process.
  * 0 or -errno. */
 int xkv_tcp_peer(const struct xkv_store *s, const __u8 addr[16], int delta);
+/* Hold writes for a consistent snapshot (policy.h, XKV_HOST_PAUSE_WRITES):
+ * on = 1 sets the flag, 0 clears it.  0 or -errno. */
+int xkv_writes_pause(const struct xkv_store *s, int on);
+/* 1 while writes are held, 0 if not, -errno when the host map cannot be read. */
+int xkv_writes_paused(const struct xkv_store *s);
 /* Empty tcp_peers (serve starts and stops with no connection). */
 int xkv_tcp_peers_clear(const struct xkv_store *s);
 /* Set h's inline copy of the local addresses (policy.h, XKV_HOST_ADDRS_INLINE)

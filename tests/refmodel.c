@@ -498,9 +498,15 @@ static void unknown(struct rm_result *r, const struct line *l)
 	error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
 }
 
-/* A well-formed write from a source that may not write is dropped; 1 if so. */
+/* A well-formed write from a source that may not write is dropped, and one
+ * that may, while writes are paused (may_write 2), passes to the slow path;
+ * 1 if either. */
 static int write_refused(struct rm_result *r, int may_write)
 {
+	if (may_write == 2) {
+		pass(r, XKV_STAT_pass_paused);
+		return 1;
+	}
 	if (may_write)
 		return 0;
 	discard(r, XKV_STAT_drop_write_acl);
@@ -910,7 +916,10 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 		pass(r, XKV_STAT_pass_csum);
 		return;
 	}
-	handle_text(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, !guarded || in_nets(&p->write, src), r);
+	int may_write = !guarded || in_nets(&p->write, src);
+	if (may_write && guarded && p->pause_writes)
+		may_write = 2;
+	handle_text(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, may_write, r);
 	if (r->action != RM_XDP_TX)
 		return;
 	if (guarded)

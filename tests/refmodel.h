@@ -58,6 +58,7 @@ struct rm_policy {
 	int low_ports;         /* source ports 1..1023 are served */
 	int strict;            /* the cap applies to trusted sources too */
 	int csum_partial;      /* a UDP checksum of the pseudo header only is accepted */
+	int pause_writes;      /* snapshot --pause-writes: allowed writes pass to the slow path */
 	__u32 max_amp;         /* reply bytes per request byte (UDP payloads); 0 = no cap */
 	__u32 rate_limit;      /* requests/s per source /24 (IPv4) or /64 (IPv6); 0 = off */
 	__u32 rate_burst;      /* requests a quiet source may send at once; 0 counts as 1 */

@@ -642,6 +642,20 @@ static const struct fixture amp1_rows[] = {
 	  { ST("get big\r\n", TX, NULL) } },
 };
 
+/* snapshot --pause-writes: every write passes to the slow path (which
+ * refuses it), reads are served; the write list still comes first */
+static const struct fixture paused_rows[] = {
+	{ "get served", BOTH, { K }, { ST("get k\r\n", TX, NULL) } },
+	{ "set, delete, incr, add pass on", BOTH, { K },
+	  { SX("set k 0 0 1\r\nx\r\n", NULL, PASS, NULL, pass_paused),
+	    SX("delete k\r\n", NULL, PASS, NULL, pass_paused),
+	    SX("incr k 1\r\n", NULL, PASS, NULL, pass_paused),
+	    SX("add n 0 0 1\r\nx\r\n", NULL, PASS, NULL, pass_paused),
+	    ST("get k\r\n", TX, NULL) } },
+	{ "a reader's write is still dropped", BOTH, { K },
+	  { SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl) } },
+};
+
 /* --rate-limit 2 --rate-burst 3 */
 static const struct fixture rate_rows[] = {
 	{ "burst of 3, then the /24 or /64 waits", BOTH, { K },
@@ -691,12 +705,14 @@ struct table {
 	const struct fixture *rows;
 	int nrows;
 	int addrs_in_map;        /* local addresses only in local_addrs, not inline */
+	int pause_writes;        /* the host entry says snapshot --pause-writes is running */
 };
 #define ROWS(a) a, (int)(sizeof(a) / sizeof(a[0]))
 
 static const struct table tables[] = {
 	{ "", 0, MAX_AMP, 0, 0, ROWS(fixtures) },
 	{ "addresses in local_addrs", 0, MAX_AMP, 0, 0, ROWS(fixtures), 1 },
+	{ "writes paused", 0, MAX_AMP, 0, 0, ROWS(paused_rows), 0, 1 },
 	{ "low ports", XKV_CFG_LOW_PORTS, MAX_AMP, 0, 0, ROWS(low_ports_rows) },
 	{ "csum partial", XKV_CFG_CSUM_PARTIAL, MAX_AMP, 0, 0, ROWS(csum_partial_rows) },
 	{ "strict", XKV_CFG_STRICT, MAX_AMP, 0, 0, ROWS(strict_rows) },
@@ -1120,6 +1136,9 @@ static int policy_install(struct run *r, const struct table *t)
 	p->low_ports = !!(t->flags & XKV_CFG_LOW_PORTS);
 	p->strict = !!(t->flags & XKV_CFG_STRICT);
 	p->csum_partial = !!(t->flags & XKV_CFG_CSUM_PARTIAL);
+	p->pause_writes = t->pause_writes;
+	if (t->pause_writes)
+		h.flags |= XKV_HOST_PAUSE_WRITES;
 	p->max_amp = t->max_amp;
 	p->rate_limit = t->rate_limit;
 	p->rate_burst = t->rate_burst;

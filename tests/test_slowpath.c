@@ -533,6 +533,24 @@ static void t_multi_cmd(struct env *e)
 	EXPECT(e, "get b c\r\n", "VALUE c 0 1\r\nx\r\nEND\r\n");
 }
 
+/* snapshot --pause-writes: every write is refused and changes nothing,
+ * reads go on; resumed, writes work again. */
+static void t_paused(struct env *e)
+{
+	flush_store(e);
+	EXPECT(e, "set p 0 0 3\r\nold\r\n", "STORED\r\n");
+	report(xkv_writes_pause(&e->s, 1) == 0 && xkv_writes_paused(&e->s) == 1,
+	       "%s: writes paused", e->layout);
+	EXPECT(e, "set p 0 0 3\r\nnew\r\nget p\r\ndelete p\r\nincr p 1\r\nflush_all\r\n"
+		  "set q 0 0 1 noreply\r\nx\r\nversion\r\n",
+	       XKV_R_PAUSED "VALUE p 0 3\r\nold\r\nEND\r\n" XKV_R_PAUSED XKV_R_PAUSED XKV_R_PAUSED
+	       XKV_VERSION_LINE);
+	EXPECT(e, "get p q\r\n", "VALUE p 0 3\r\nold\r\nEND\r\n");
+	report(xkv_writes_pause(&e->s, 0) == 0 && xkv_writes_paused(&e->s) == 0,
+	       "%s: writes resumed", e->layout);
+	EXPECT(e, "set p 0 0 3\r\nnew\r\nget p\r\n", "STORED\r\nVALUE p 0 3\r\nnew\r\nEND\r\n");
+}
+
 /* flush_all answers OK at once and walks the store on a thread; until the
  * walk is done the slow path answers what it flushes as misses. */
 static void t_flush(struct env *e)
@@ -1492,6 +1510,7 @@ static int run_unit(void)
 		t_arith(&e);
 		t_errors(&e);
 		t_multi_cmd(&e);
+		t_paused(&e);
 		t_flush(&e);
 		t_large(&e);
 		t_multiget(&e);

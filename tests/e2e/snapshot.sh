@@ -52,6 +52,17 @@ fi
 check "over UDP before the snapshot" tb_cli python3 "$here/snapcheck.py" udp "$TB_SRV_IP4" "$TB_PORT" "$T/d1.jsonl"
 # a second snapshot over the first: replaced whole (the old one stays readable until the rename)
 tb_xdpkv snapshot "$TB_SRV_DEV" "$T/a.snap" --compress zstd:5 >/dev/null || tb_die "second snapshot failed"
+# a consistent one: writes held while it runs, resumed after
+tb_xdpkv snapshot "$TB_SRV_DEV" "$T/p.snap" --pause-writes --json >"$T/pause.json" || tb_die "paused snapshot failed"
+check "--pause-writes: consistent, the pause measured ($(cat "$T/pause.json"))" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(0 if j["consistent"] is True and 0 < j["writes_paused_s"] < 60 and j["items"] > 0 else 1)' "$T/pause.json"
+check "--pause-writes: writes work again after it" tb_cli python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+s.sendto(b"\0\7\0\0\0\1\0\0set after-pause 0 0 2\r\nok\r\n", (sys.argv[1], int(sys.argv[2])))
+sys.exit(0 if s.recv(2048)[8:] == b"STORED\r\n" else 1)' "$TB_SRV_IP4" "$TB_PORT"
 down
 
 for target in "$layout" "$other"; do
