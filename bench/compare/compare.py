@@ -689,7 +689,7 @@ def parse_args(argv):
     ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS),
                     help="xdpkv layouts (default: all of them)")
     ap.add_argument("--baselines", default=None,
-                    help="memcached-udp,memcached-tcp,redis (default: all three; "
+                    help="memcached-udp,memcached-tcp,redis,xdpkv-tcp (default: all four; "
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
                     help="letters a..i, comma-separated (default: all; --smoke: a,h,i)")

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CALL = os.path.join(HERE, "tb-call.sh")
 
 XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu")
-BASELINES = ("memcached-udp", "memcached-tcp", "redis")
+BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp")
 MC_PORT = 11211
 REDIS_PORT = 6379
 
@@ -378,6 +378,21 @@ class XdpkvSystem(System):
                 "bytes_per_entry": st.get("bytes_per_entry"), "entries": st.get("entries")}
 
 
+class XdpkvTcpSystem(XdpkvSystem):
+    """xdpkv over TCP: hash_map attached as usual, the same client speaking
+    memcached over TCP to `xdpkv serve` (userspace, same maps; TCP never
+    reaches the XDP program)."""
+    proto = "mc-tcp"
+
+    def __init__(self, xdpkv, log):
+        super().__init__("hash_map", xdpkv, log)
+        self.name = "xdpkv-tcp"
+
+    def start(self, cfg):
+        super().start(cfg)
+        wait_bound(self.proc, MC_PORT, "tcp", "xdpkv serve (TCP)", self.log)
+
+
 class ReflectorSystem(System):
     """bench/reflector: the bare XDP_TX ceiling (swaps MACs, addresses and
     ports; no store, no server process).  Measured with xdpgen only."""
@@ -501,6 +516,8 @@ def _redis_keys(info):
 def make_system(name, xdpkv, log):
     if name == "reflector":
         return ReflectorSystem(xdpkv, log)
+    if name == "xdpkv-tcp":
+        return XdpkvTcpSystem(xdpkv, log)
     if name.startswith("xdpkv/"):
         return XdpkvSystem(name[6:], xdpkv, log)
     if name.startswith("memcached-"):
