@@ -40,6 +40,7 @@ enum xkv_op {
 	XKV_OP_APPEND, XKV_OP_PREPEND, XKV_OP_CAS,          /* storage commands */
 	XKV_OP_GETS, XKV_OP_GAT, XKV_OP_GATS,               /* get-like: keys, then END */
 	XKV_OP_TOUCH, XKV_OP_VERBOSITY,
+	XKV_OP_MG, XKV_OP_MN,                               /* meta protocol (a start) */
 };
 #define XKV_OP_FAST_LAST XKV_OP_DELETE
 
@@ -261,6 +262,8 @@ static __attribute__((noinline)) int xkv_parse_slow_op(const __u8 *buf, const st
 	XKV_C("gats", XKV_OP_GATS);
 	XKV_C("touch", XKV_OP_TOUCH);
 	XKV_C("verbosity", XKV_OP_VERBOSITY);
+	XKV_C("mg", XKV_OP_MG);
+	XKV_C("mn", XKV_OP_MN);
 #undef XKV_C
 	return XKV_OP_NONE;
 }
@@ -385,6 +388,13 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 			return xkv_fail(r, XKV_E_FORMAT);
 		r->noreply = last_noreply;
 		return XKV_OK;
+	}
+	if (op == XKV_OP_MG) {
+		/* mg <key> <flag>*: the slow path reads the flags */
+		if (n < 2)
+			return xkv_fail(r, XKV_E_FORMAT);
+		int e = xkv_check_key(r, 1);
+		return e ? xkv_fail(r, e) : XKV_OK;
 	}
 	if (op == XKV_OP_TOUCH) {
 		/* touch <key> <exptime> [noreply]; memcached: other counts are ERROR */

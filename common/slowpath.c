@@ -326,6 +326,13 @@ static int reply_err(struct slow_cmd *c, int err)
 	return xkv_buf_put(c->out, line, strlen(line));
 }
 
+/* A client error with its own line (not a parser verdict). */
+static int reply_err_line(struct slow_cmd *c, const char *line)
+{
+	STAT(c, err_client);
+	return xkv_buf_put(c->out, line, strlen(line));
+}
+
 /* After this reply, stop the datagram (rc is the reply's append result). */
 static int stop(int rc)
 {
@@ -477,6 +484,66 @@ static int cmd_get(struct slow_cmd *c)
 			return -1;
 	}
 	return PUT_LIT(c->out, XKV_R_END);
+}
+
+#define R_INVALID_FLAG "CLIENT_ERROR invalid flag\r\n"
+
+/* mg <key> <flag>*: the meta get, with the flags v (value), f (client
+ * flags), t (seconds left, -1: none), c (cas unique), k (key), s (size),
+ * O<opaque> (echoed), q (a miss says nothing).  A hit answers "VA <bytes>"
+ * with v, else "HD", then the asked-for flags in request order; a miss
+ * "EN".  Other flags: CLIENT_ERROR invalid flag. */
+static int cmd_mg(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct xkv_item *it = &c->sc->item;
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = r->tok[1].len;
+	bool value = false, quiet = false;
+
+	for (__u32 t = 2; t < r->ntok; t++) {
+		__u8 f = *tok_ptr(c, t);
+		if (f == 'O' ? r->tok[t].len > 33 : r->tok[t].len != 1 || !strchr("vftcksq", f))
+			return reply_err_line(c, R_INVALID_FLAG);
+		value |= f == 'v';
+		quiet |= f == 'q';
+	}
+	int ret = store_get(c, key, klen, it);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == 0) {
+		STAT(c, get_misses);
+		return quiet ? 0 : PUT_LIT(c->out, "EN\r\n");
+	}
+	STAT(c, get_hits);
+	__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
+	size_t start = c->out->len;
+	int err = value ? buf_printf(c->out, "VA %u", len) : PUT_LIT(c->out, "HD");
+	for (__u32 t = 2; t < r->ntok && !err; t++) {
+		const __u8 *p = tok_ptr(c, t);
+		__u64 now = xkv_now_ns();
+		switch (*p) {
+		case 'f': err = buf_printf(c->out, " f%u", it->flags); break;
+		case 't':
+			err = buf_printf(c->out, " t%lld", !it->expire_ns ? -1ll :
+					 it->expire_ns <= now ? 0ll :
+					 (long long)((it->expire_ns - now + 999999999ull) / 1000000000ull));
+			break;
+		case 'c': err = buf_printf(c->out, " c%llu", (unsigned long long)it->wtime_ns); break;
+		case 'k': err = PUT_LIT(c->out, " k") || xkv_buf_put(c->out, key, klen); break;
+		case 's': err = buf_printf(c->out, " s%u", len); break;
+		case 'O': err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len); break;
+		}
+	}
+	if (err || PUT_LIT(c->out, "\r\n"))
+		return -1;
+	if (value && over_budget(c, len + 2)) {
+		c->out->len = start;
+		return -1;
+	}
+	if (value && (xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n")))
+		return -1;
+	return 0;
 }
 
 /* Errors are answered even with noreply, as the fast path does (memcached
@@ -784,6 +851,8 @@ static int slow_dispatch(struct slow_cmd *c)
 	case XKV_OP_CAS: return cmd_store(c);
 	case XKV_OP_TOUCH: return cmd_touch(c);
 	case XKV_OP_VERBOSITY: return answer(c, R_OK_LINE); /* memcached's log level: none here */
+	case XKV_OP_MG: return cmd_mg(c);
+	case XKV_OP_MN: return PUT_LIT(c->out, "MN\r\n");
 	case XKV_OP_DELETE: return cmd_delete(c);
 	case XKV_OP_INCR:
 	case XKV_OP_DECR: return cmd_arith(c);

@@ -455,6 +455,8 @@ static const char *slow_problem(const struct rm_config *c, const struct line *l,
 	}
 	if (tok_eq(l, 0, "version"))
 		return l->n == 1 ? NULL : XKV_R_FORMAT;
+	if (tok_eq(l, 0, "mg")) /* mg <key> <flag>*: the flags are the slow path's */
+		return l->n < 2 ? XKV_R_FORMAT : key_problem(c, l->p[1], l->len[1]);
 	return NULL; /* stats takes anything */
 }
 
@@ -476,7 +478,7 @@ static int is_slow(const struct line *l)
 	       tok_eq(l, 0, "decr") || tok_eq(l, 0, "version") || tok_eq(l, 0, "stats") ||
 	       tok_eq(l, 0, "flush_all") || tok_eq(l, 0, "append") || tok_eq(l, 0, "prepend") ||
 	       tok_eq(l, 0, "cas") || is_get_like(l) || tok_eq(l, 0, "touch") ||
-	       tok_eq(l, 0, "verbosity");
+	       tok_eq(l, 0, "verbosity") || tok_eq(l, 0, "mg") || tok_eq(l, 0, "mn");
 }
 
 /* Commands that change the store (gat and gats change expiries). */

@@ -1673,6 +1673,34 @@ static void t_touch(struct env *e)
 	EXPECT(e, "verbosity 1\r\nversion\r\n", "OK\r\n" XKV_VERSION_LINE);
 }
 
+/* mn, mg with the flags v f t c k s O q (the meta protocol, a start) */
+static void t_meta(struct env *e)
+{
+	char want[200];
+
+	flush_store(e);
+	EXPECT(e, "set foo 5 0 3\r\nbar\r\n", "STORED\r\n");
+	snprintf(want, sizeof(want), "VA 3 f5 t-1 c%llu kfoo s3\r\nbar\r\n",
+		 (unsigned long long)cas_of(e, "foo"));
+	expect_s(e, "mg foo v f t c k s\r\n", want);
+	EXPECT(e, "mg missing v\r\n", "EN\r\n");
+	EXPECT(e, "mg missing v q\r\nmn\r\n", "MN\r\n");
+	EXPECT(e, "mg foo v q O123\r\nmn\r\n", "VA 3 O123\r\nbar\r\nMN\r\n");
+	EXPECT(e, "mg foo\r\n", "HD\r\n");
+	EXPECT(e, "mg foo s k f\r\n", "HD s3 kfoo f5\r\n");
+	EXPECT(e, "mn\r\n", "MN\r\n");
+	EXPECT(e, "set ttl 0 100 1\r\nx\r\n", "STORED\r\n");
+	EXPECT(e, "mg ttl t v\r\n", "VA 1 t100\r\nx\r\n");
+	EXPECT(e, "set old 0 -1 1\r\nx\r\n", "STORED\r\n");
+	EXPECT(e, "mg old v\r\n", "EN\r\n");
+	EXPECT(e, "mg\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "mg foo v x\r\n", "CLIENT_ERROR invalid flag\r\n");
+	EXPECT(e, "mg foo vf\r\n", "CLIENT_ERROR invalid flag\r\n");
+	EXPECT(e, "mg foo N30\r\n", "CLIENT_ERROR invalid flag\r\n");
+	EXPECT(e, "mg a\tb v\r\n", "CLIENT_ERROR bad key\r\n");
+	EXPECT(e, "ms foo 2\r\nzz\r\n", "ERROR\r\n"); /* not served yet: ERROR, then stop */
+}
+
 static int run_unit(void)
 {
 	for (int i = 0; xkv_layouts[i]; i++) {
@@ -1690,6 +1718,7 @@ static int run_unit(void)
 		t_append(&e);
 		t_gets_cas(&e);
 		t_touch(&e);
+		t_meta(&e);
 		t_errors(&e);
 		t_multi_cmd(&e);
 		t_flush(&e);

@@ -10,7 +10,7 @@
 #   - pymemcache (IPv4 and IPv6) and python-memcache: set/get/get_many/delete/
 #     incr/decr/add/replace/append/prepend/gets/cas/touch, binary values,
 #     stats, with checked values (tcpclient.py clients);
-#   - exact replies: pipelining, quit, errors, gets/cas/touch/gat/gats/verbosity,
+#   - exact replies: pipelining, quit, errors, gets/cas/touch/gat/gats/verbosity, mg/mn,
 #     one byte per write (raw);
 #   - libmemcached-tools: memccp, memccat, memcrm, memcstat, memcflush.
 # Once (first layout): 200 connections at once; a client that never reads

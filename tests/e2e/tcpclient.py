@@ -236,6 +236,10 @@ def cmd_raw(host, port):
                b"TOUCHED\r\nVALUE g 5 2\r\nhi\r\nEND\r\nVALUE g 5 2 " + cas + b"\r\nhi\r\nEND\r\n"
                b"NOT_FOUND\r\nOK\r\nCLIENT_ERROR invalid exptime argument\r\nERROR\r\nSTORED\r\n"
                b"EXISTS\r\nSTORED\r\nVALUE g 0 2\r\nXZ\r\nEND\r\n")
+    expect("meta: mg with v f t k s, a quiet miss, an opaque, mn",
+           ask(host, port, b"set mfoo 5 0 3\r\nbar\r\nmg mfoo v f t k s\r\nmg missing v\r\n"
+               b"mg missing v q\r\nmg mfoo v q O123\r\nmn\r\n", b"MN\r\n"),
+           b"STORED\r\nVA 3 f5 t-1 kmfoo s3\r\nbar\r\nEN\r\nVA 3 O123\r\nbar\r\nMN\r\n")
     # a request in many small writes
     with connect(host, port) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
