@@ -298,7 +298,9 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		r->op = XKV_OP_DELETE;
 	else
 		r->op = xkv_parse_slow_op(buf, c);
-	__u8 op = r->op;
+	/* read back from memory: in BPF an unknown value, so the verifier
+	 * walks what follows once for all commands, not once per command */
+	__u8 op = *(volatile __u8 *)&r->op;
 	if (op == XKV_OP_NONE)
 		return xkv_fail(r, XKV_E_UNKNOWN);
 	int storage = op == XKV_OP_SET || op == XKV_OP_ADD || op == XKV_OP_REPLACE ||

@@ -19,9 +19,8 @@ extern "C" {
 #endif
 /* The memcached release whose text protocol the slow path speaks (the
  * classic commands; of the meta protocol only mn and mg).  "version"
- * answers it first, then
- * xdpkv's own: clients parse a number there (libmemcached refuses a major
- * version 0). */
+ * answers it first, then xdpkv's own: clients parse a number there
+ * (libmemcached refuses a major version 0). */
 #define XKV_PROTO_VERSION "1.4.0"
 #define XKV_VERSION_LINE "VERSION " XKV_PROTO_VERSION "-xdpkv-" XKV_VERSION "\r\n"
 
