@@ -137,7 +137,7 @@ static int add(struct batch *b, const char *key, __u32 klen, __u32 flags, long l
 	}
 	memset(e, 0, s->cfg.entry_size);
 	e->expire_ns = xkv_expire_ns(exptime, b->now, s->cfg.realtime_off_ns);
-	e->wtime_ns = b->now;
+	e->wtime_ns = xkv_write_stamp();
 	e->flags = flags;
 	e->len = vlen;
 	e->klen = klen;

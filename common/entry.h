@@ -16,7 +16,9 @@
  * the full key (key_size bytes) in front of the value bytes. */
 struct xkv_entry {
 	__u64 expire_ns; /* CLOCK_MONOTONIC ns after which the item is gone; 0 = never */
-	__u64 wtime_ns;  /* CLOCK_MONOTONIC ns of the write; 0 = empty slot / empty CPU copy */
+	__u64 wtime_ns;  /* write stamp (xkv_stamp): CLOCK_MONOTONIC ns of the write with the
+			  * writer's id in the low bits; also the item's cas unique.
+			  * 0 = empty slot / empty CPU copy */
 	__u32 seq;       /* array_fnv sequence counter: odd while a writer is inside */
 	__u32 flags;     /* client flags, round-trip as u32 */
 	__u32 len;       /* value bytes */
@@ -80,6 +82,26 @@ static inline __u64 xkv_expire_ns(__s64 exptime, __u64 now_ns, __s64 realtime_of
 		exptime = XKV_EXPTIME_MAX;
 	__s64 mono = exptime * 1000000000ll - realtime_off_ns;
 	return mono > 0 ? (__u64)mono : 1;
+}
+
+/* Write stamps.  wtime_ns is the item's cas unique (gets, cas), so every
+ * write must give its key a value no earlier write had: the clock with its
+ * low XKV_STAMP_ID_BITS bits replaced by the writer's id (an XDP CPU:
+ * cpu % XKV_STAMP_USER; userspace: XKV_STAMP_USER), and strictly above the
+ * writer's previous stamp (the XDP CPU's in its scratch, a process's in an
+ * atomic).  Two writers never share an id (up to 1023 CPUs) and one writer
+ * never repeats a stamp, so no two writes share one.  The clock loses
+ * 1 us of resolution, which nothing here needs. */
+#define XKV_STAMP_ID_BITS 10
+#define XKV_STAMP_ID_MASK ((1ull << XKV_STAMP_ID_BITS) - 1)
+#define XKV_STAMP_USER ((__u32)XKV_STAMP_ID_MASK)
+
+static inline __u64 xkv_stamp(__u64 last, __u64 now_ns, __u32 id)
+{
+	__u64 t = now_ns & ~XKV_STAMP_ID_MASK, l = last & ~XKV_STAMP_ID_MASK;
+	if (last && t <= l)
+		t = l + XKV_STAMP_ID_MASK + 1;
+	return t | (id & XKV_STAMP_ID_MASK);
 }
 
 static inline int xkv_entry_live(const struct xkv_entry *e, __u64 now_ns)

@@ -465,6 +465,7 @@ static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
 	E(XKV_E_MULTI_DGRAM, XKV_R_MULTI_DGRAM, err_client)
 	E(XKV_E_TOO_LARGE, XKV_R_TOO_LARGE, err_too_large)
 	E(XKV_E_OOM, XKV_R_OOM, err_oom)
+	E(XKV_E_EXPTIME, XKV_R_EXPTIME, err_client)
 	}
 #undef E
 	stat_inc(st, XKV_STAT_err_unknown);
@@ -478,7 +479,8 @@ static __always_inline int op_writes(__u8 op)
 {
 	return op == XKV_OP_SET || op == XKV_OP_DELETE || op == XKV_OP_ADD ||
 	       op == XKV_OP_REPLACE || op == XKV_OP_INCR || op == XKV_OP_DECR ||
-	       op == XKV_OP_FLUSH_ALL;
+	       op == XKV_OP_FLUSH_ALL || (op >= XKV_OP_APPEND && op <= XKV_OP_CAS) ||
+	       op == XKV_OP_GAT || op == XKV_OP_GATS || op == XKV_OP_TOUCH;
 }
 
 /* Order of the checks (docs/security.md): the cheapest refusals first and
@@ -736,7 +738,9 @@ int xdpkv(struct xdp_md *ctx)
 	struct xkv_entry *e = &sc->entry;
 	__u32 bytes = r->bytes;
 	e->expire_ns = xkv_expire_ns(r->exptime, now, cfg.realtime_off_ns);
-	e->wtime_ns = now;
+	/* unique per write: the item's cas unique (entry.h) */
+	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_USER);
+	e->wtime_ns = sc->stamp;
 	e->seq = 0;
 	e->flags = r->flags;
 	e->len = bytes;

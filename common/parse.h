@@ -37,6 +37,10 @@ enum xkv_op {
 	XKV_OP_GET, XKV_OP_SET, XKV_OP_DELETE,          /* fast path */
 	XKV_OP_ADD, XKV_OP_REPLACE, XKV_OP_INCR, XKV_OP_DECR, /* slow path only */
 	XKV_OP_VERSION, XKV_OP_STATS, XKV_OP_FLUSH_ALL,
+	XKV_OP_APPEND, XKV_OP_PREPEND, XKV_OP_CAS,          /* storage commands */
+	XKV_OP_GETS, XKV_OP_GAT, XKV_OP_GATS,               /* get-like: keys, then END */
+	XKV_OP_TOUCH, XKV_OP_VERBOSITY,
+	XKV_OP_MG, XKV_OP_MN,                               /* meta protocol (a start) */
 };
 #define XKV_OP_FAST_LAST XKV_OP_DELETE
 
@@ -56,8 +60,9 @@ struct xkv_req {
 	__u32 data_off;   /* storage commands: first data byte */
 	__u32 bytes;      /* storage commands: <bytes> */
 	__u32 flags;      /* storage commands: <flags> */
-	__s64 exptime;    /* storage commands: <exptime> */
-	__u64 num;        /* incr/decr: <value>; flush_all: delay */
+	__u32 key1;       /* get-like commands: token of the first key (gat/gats: 2) */
+	__s64 exptime;    /* storage commands, touch, gat, gats: <exptime> */
+	__u64 num;        /* incr/decr: <value>; flush_all: delay; cas: <cas unique> */
 	__u32 ctrl_mask;  /* bit i: token i (i < 32) holds a control character */
 	__u32 key_cap;    /* input: largest key accepted */
 	__u32 val_cap;    /* input: largest value accepted */
@@ -237,6 +242,32 @@ static inline int xkv_fail(struct xkv_req *r, int err)
 	return err;
 }
 
+/* The command word of a command only the slow path serves (the fast path
+ * passes it on).  Its own function: one more branch in xkv_parse. */
+static __attribute__((noinline)) int xkv_parse_slow_op(const __u8 *buf, const struct xkv_tok *c)
+{
+#define XKV_C(s, op) if (xkv_tok_is(buf, c, s, sizeof(s) - 1)) return op
+	XKV_C("add", XKV_OP_ADD);
+	XKV_C("replace", XKV_OP_REPLACE);
+	XKV_C("incr", XKV_OP_INCR);
+	XKV_C("decr", XKV_OP_DECR);
+	XKV_C("version", XKV_OP_VERSION);
+	XKV_C("stats", XKV_OP_STATS);
+	XKV_C("flush_all", XKV_OP_FLUSH_ALL);
+	XKV_C("append", XKV_OP_APPEND);
+	XKV_C("prepend", XKV_OP_PREPEND);
+	XKV_C("cas", XKV_OP_CAS);
+	XKV_C("gets", XKV_OP_GETS);
+	XKV_C("gat", XKV_OP_GAT);
+	XKV_C("gats", XKV_OP_GATS);
+	XKV_C("touch", XKV_OP_TOUCH);
+	XKV_C("verbosity", XKV_OP_VERBOSITY);
+	XKV_C("mg", XKV_OP_MG);
+	XKV_C("mn", XKV_OP_MN);
+#undef XKV_C
+	return XKV_OP_NONE;
+}
+
 /* Parse one command starting at buf[0]; len is the bytes left in the
  * datagram.  Returns r->err.  r->key_cap / r->val_cap must be set. */
 static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struct xkv_req *r)
@@ -259,29 +290,21 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		return xkv_fail(r, XKV_E_UNKNOWN);
 
 	const struct xkv_tok *c = &r->tok[0];
-	int storage = 0;
 	if (xkv_tok_is(buf, c, "get", 3))
 		r->op = XKV_OP_GET;
 	else if (xkv_tok_is(buf, c, "set", 3))
-		r->op = XKV_OP_SET, storage = 1;
+		r->op = XKV_OP_SET;
 	else if (xkv_tok_is(buf, c, "delete", 6))
 		r->op = XKV_OP_DELETE;
-	else if (xkv_tok_is(buf, c, "add", 3))
-		r->op = XKV_OP_ADD, storage = 1;
-	else if (xkv_tok_is(buf, c, "replace", 7))
-		r->op = XKV_OP_REPLACE, storage = 1;
-	else if (xkv_tok_is(buf, c, "incr", 4))
-		r->op = XKV_OP_INCR;
-	else if (xkv_tok_is(buf, c, "decr", 4))
-		r->op = XKV_OP_DECR;
-	else if (xkv_tok_is(buf, c, "version", 7))
-		r->op = XKV_OP_VERSION;
-	else if (xkv_tok_is(buf, c, "stats", 5))
-		r->op = XKV_OP_STATS;
-	else if (xkv_tok_is(buf, c, "flush_all", 9))
-		r->op = XKV_OP_FLUSH_ALL;
 	else
+		r->op = xkv_parse_slow_op(buf, c);
+	/* read back from memory: in BPF an unknown value, so the verifier
+	 * walks what follows once for all commands, not once per command */
+	__u8 op = *(volatile __u8 *)&r->op;
+	if (op == XKV_OP_NONE)
 		return xkv_fail(r, XKV_E_UNKNOWN);
+	int storage = op == XKV_OP_SET || op == XKV_OP_ADD || op == XKV_OP_REPLACE ||
+		      op == XKV_OP_APPEND || op == XKV_OP_PREPEND || op == XKV_OP_CAS;
 
 	__u32 n = r->ntok;
 	__u32 last = n - 1;
@@ -289,14 +312,21 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		last = XKV_PARSE_TOKENS - 1;
 	int last_noreply = n > 1 && xkv_tok_is(buf, &r->tok[last], "noreply", 7);
 
-	if (r->op == XKV_OP_GET) {
-		if (n < 2)
+	if (op == XKV_OP_GET || op == XKV_OP_GETS || op == XKV_OP_GAT || op == XKV_OP_GATS) {
+		/* get|gets <key>*, gat|gats <exptime> <key>* */
+		__u32 first = op == XKV_OP_GAT || op == XKV_OP_GATS ? 2 : 1;
+		r->key1 = first;
+		if (n <= first)
 			return xkv_fail(r, XKV_E_UNKNOWN); /* memcached: bare "get" is ERROR */
+		if (first == 2 && xkv_tok_s64(buf, &r->tok[1], &r->exptime))
+			return xkv_fail(r, XKV_E_EXPTIME);
 		if (r->too_many)
 			return XKV_OK; /* keys beyond tok[]: the caller decides */
 		for (__u32 t = 1; t < XKV_PARSE_TOKENS && t < 32; t++) {
 			if (t >= n)
 				break;
+			if (t < first)
+				continue;
 			int e = xkv_check_key(r, t);
 			if (e)
 				return xkv_fail(r, e);
@@ -306,7 +336,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 	if (r->too_many)
 		return xkv_fail(r, XKV_E_FORMAT);
 
-	if (r->op == XKV_OP_DELETE) {
+	if (op == XKV_OP_DELETE) {
 		/* delete <key> [0] [noreply] */
 		__u32 extra = n - 2 - (__u32)last_noreply;
 		if (n < 2 || n > 4 || extra > 1)
@@ -319,9 +349,10 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 	}
 
 	if (storage) {
-		/* <cmd> <key> <flags> <exptime> <bytes> [noreply]\r\n<data>\r\n */
+		/* <cmd> <key> <flags> <exptime> <bytes> [<cas unique>] [noreply]\r\n<data>\r\n */
 		__u64 v;
-		if (n != 5 + (__u32)last_noreply)
+		__u32 is_cas = op == XKV_OP_CAS;
+		if (n != 5 + is_cas + (__u32)last_noreply)
 			return xkv_fail(r, XKV_E_FORMAT);
 		int e = xkv_check_key(r, 1);
 		if (e)
@@ -334,6 +365,8 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		if (xkv_tok_u64(buf, &r->tok[4], 0xffffffffULL, &v))
 			return xkv_fail(r, XKV_E_FORMAT);
 		r->bytes = (__u32)v;
+		if (is_cas && xkv_tok_u64(buf, &r->tok[5], ~0ULL, &r->num))
+			return xkv_fail(r, XKV_E_FORMAT);
 		r->noreply = last_noreply;
 		r->data_off = r->line_len + 2;
 		if (r->bytes > val_cap)
@@ -346,7 +379,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		return XKV_OK;
 	}
 
-	if (r->op == XKV_OP_INCR || r->op == XKV_OP_DECR) {
+	if (op == XKV_OP_INCR || op == XKV_OP_DECR) {
 		/* incr <key> <value> [noreply] */
 		if (n != 3 + (__u32)last_noreply)
 			return xkv_fail(r, XKV_E_FORMAT);
@@ -358,7 +391,34 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		r->noreply = last_noreply;
 		return XKV_OK;
 	}
-	if (r->op == XKV_OP_FLUSH_ALL) {
+	if (op == XKV_OP_MG) {
+		/* mg <key> <flag>*: the slow path reads the flags */
+		if (n < 2)
+			return xkv_fail(r, XKV_E_FORMAT);
+		int e = xkv_check_key(r, 1);
+		return e ? xkv_fail(r, e) : XKV_OK;
+	}
+	if (op == XKV_OP_TOUCH) {
+		/* touch <key> <exptime> [noreply]; memcached: other counts are ERROR */
+		if (n != 3 + (__u32)last_noreply)
+			return xkv_fail(r, XKV_E_UNKNOWN);
+		int e = xkv_check_key(r, 1);
+		if (e)
+			return xkv_fail(r, e);
+		if (xkv_tok_s64(buf, &r->tok[2], &r->exptime))
+			return xkv_fail(r, XKV_E_EXPTIME);
+		r->noreply = last_noreply;
+		return XKV_OK;
+	}
+	if (op == XKV_OP_VERBOSITY) {
+		/* verbosity <level> [noreply]: memcached ignores the level's
+		 * value; "verbosity" and "verbosity noreply" are ERROR */
+		if (n != 2 + (__u32)last_noreply)
+			return xkv_fail(r, XKV_E_UNKNOWN);
+		r->noreply = last_noreply;
+		return XKV_OK;
+	}
+	if (op == XKV_OP_FLUSH_ALL) {
 		/* flush_all [delay] [noreply] */
 		__u32 extra = n - 1 - (__u32)last_noreply;
 		if (n > 3 || extra > 1)
@@ -368,7 +428,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		r->noreply = last_noreply;
 		return XKV_OK;
 	}
-	if (r->op == XKV_OP_VERSION && n != 1)
+	if (op == XKV_OP_VERSION && n != 1)
 		return xkv_fail(r, XKV_E_FORMAT);
 	return XKV_OK; /* stats [args]: the slow path looks at the tokens */
 }
@@ -422,6 +482,7 @@ static inline const char *xkv_err_line(int err)
 	case XKV_E_NO_CRLF: return XKV_R_NO_CRLF;
 	case XKV_E_MULTI_DGRAM: return XKV_R_MULTI_DGRAM;
 	case XKV_E_TOO_LARGE: return XKV_R_TOO_LARGE;
+	case XKV_E_EXPTIME: return XKV_R_EXPTIME;
 	case XKV_E_OOM: return XKV_R_OOM;
 	}
 	return XKV_R_ERROR;

@@ -127,7 +127,7 @@ struct xkv_scratch {
 	struct xkv_acl_key acl;        /* ACL lookup key */
 	__u32 ip_id;                   /* IPv4 id of the next reply from this CPU */
 	__u32 _pad2;
-	__u64 _align;
+	__u64 stamp;                   /* this CPU's last write stamp (entry.h, xkv_stamp) */
 	struct xkv_entry entry;        /* entry being stored; data follows */
 };
 

@@ -326,6 +326,13 @@ static int reply_err(struct slow_cmd *c, int err)
 	return xkv_buf_put(c->out, line, strlen(line));
 }
 
+/* A client error with its own line (not a parser verdict). */
+static int reply_err_line(struct slow_cmd *c, const char *line)
+{
+	STAT(c, err_client);
+	return xkv_buf_put(c->out, line, strlen(line));
+}
+
 /* After this reply, stop the datagram (rc is the reply's append result). */
 static int stop(int rc)
 {
@@ -403,11 +410,44 @@ static bool over_budget(struct slow_cmd *c, size_t extra)
 	return true;
 }
 
-/* get <key>*: every hit as VALUE, then END.  Returns <0 to stop the datagram. */
+/* A command's one-line answer, or none with noreply. */
+static int answer(struct slow_cmd *c, const char *line)
+{
+	if (c->r->noreply) {
+		STAT(c, noreply);
+		return 0;
+	}
+	return xkv_buf_put(c->out, line, strlen(line));
+}
+
+/* Write back the item it (read from key) with expire_ns, keeping its value,
+ * flags and write stamp (so its cas unique): touch, gat, gats, as memcached
+ * keeps the cas of a touched item.  Not atomic against a writer in between
+ * (its write is undone).  0 or -errno. */
+static int item_touch(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_item *it,
+		      __u64 expire_ns)
+{
+	struct xkv_entry *e = xkv_entry_make(c->s, it->flags, 0, it->data, it->len);
+	if (!e)
+		return -ENOMEM;
+	e->expire_ns = expire_ns;
+	e->wtime_ns = it->wtime_ns;
+	int ret = store_set(c, key, klen, e);
+	free(e);
+	return ret;
+}
+
+/* get|gets <key>*, gat|gats <exptime> <key>*: every hit as VALUE (gets,
+ * gats: with its cas unique), then END; gat and gats give each hit the new
+ * exptime first.  Returns <0 to stop the datagram. */
 static int cmd_get(struct slow_cmd *c)
 {
 	struct xkv_req *r = c->r;
 	struct xkv_item *it = &c->sc->item;
+	__u8 op = r->op;
+	bool with_cas = op == XKV_OP_GETS || op == XKV_OP_GATS;
+	bool touch = op == XKV_OP_GAT || op == XKV_OP_GATS;
+	__u64 expire = touch ? xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns) : 0;
 
 	if (r->too_many) /* more keys than tok[] holds: we do not re-tokenize */
 		return stop(reply_err(c, XKV_E_FORMAT));
@@ -416,12 +456,14 @@ static int cmd_get(struct slow_cmd *c)
 		if (e)
 			return stop(reply_err(c, e));
 	}
-	for (__u32 t = 1; t < r->ntok; t++) {
+	for (__u32 t = r->key1; t < r->ntok; t++) {
 		const __u8 *key = tok_ptr(c, t);
 		__u32 klen = r->tok[t].len;
 
 		STAT(c, get_keys);
 		int ret = store_get(c, key, klen, it);
+		if (ret == 1 && touch)
+			ret = item_touch(c, key, klen, it, expire) ?: 1;
 		if (ret < 0)
 			return stop(reply_store_errno(c, ret));
 		if (ret == 0) {
@@ -429,8 +471,10 @@ static int cmd_get(struct slow_cmd *c)
 			continue;
 		}
 		__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
-		char tail[32];
-		int tl = snprintf(tail, sizeof(tail), " %u %u\r\n", it->flags, len);
+		char tail[64];
+		int tl = with_cas ? snprintf(tail, sizeof(tail), " %u %u %llu\r\n", it->flags, len,
+					     (unsigned long long)it->wtime_ns)
+				  : snprintf(tail, sizeof(tail), " %u %u\r\n", it->flags, len);
 		if (over_budget(c, sizeof(XKV_R_VALUE) - 1 + klen + (size_t)tl + len + 2))
 			return -1;
 		STAT(c, get_hits);
@@ -442,44 +486,164 @@ static int cmd_get(struct slow_cmd *c)
 	return PUT_LIT(c->out, XKV_R_END);
 }
 
+#define R_INVALID_FLAG "CLIENT_ERROR invalid flag\r\n"
+
+/* mg <key> <flag>*: the meta get, with the flags v (value), f (client
+ * flags), t (seconds left, -1: none), c (cas unique), k (key), s (size),
+ * O<opaque> (echoed), q (a miss says nothing).  A hit answers "VA <bytes>"
+ * with v, else "HD", then the asked-for flags in request order; a miss
+ * "EN".  Other flags: CLIENT_ERROR invalid flag. */
+static int cmd_mg(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct xkv_item *it = &c->sc->item;
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = r->tok[1].len;
+	bool value = false, quiet = false;
+
+	for (__u32 t = 2; t < r->ntok; t++) {
+		__u8 f = *tok_ptr(c, t);
+		if (f == 'O' ? r->tok[t].len > 33 : r->tok[t].len != 1 || !strchr("vftcksq", f))
+			return reply_err_line(c, R_INVALID_FLAG);
+		value |= f == 'v';
+		quiet |= f == 'q';
+	}
+	int ret = store_get(c, key, klen, it);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == 0) {
+		STAT(c, get_misses);
+		return quiet ? 0 : PUT_LIT(c->out, "EN\r\n");
+	}
+	STAT(c, get_hits);
+	__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
+	size_t start = c->out->len;
+	int err = value ? buf_printf(c->out, "VA %u", len) : PUT_LIT(c->out, "HD");
+	for (__u32 t = 2; t < r->ntok && !err; t++) {
+		const __u8 *p = tok_ptr(c, t);
+		__u64 now = xkv_now_ns();
+		switch (*p) {
+		case 'f': err = buf_printf(c->out, " f%u", it->flags); break;
+		case 't':
+			err = buf_printf(c->out, " t%lld", !it->expire_ns ? -1ll :
+					 it->expire_ns <= now ? 0ll :
+					 (long long)((it->expire_ns - now + 999999999ull) / 1000000000ull));
+			break;
+		case 'c': err = buf_printf(c->out, " c%llu", (unsigned long long)it->wtime_ns); break;
+		case 'k': err = PUT_LIT(c->out, " k") || xkv_buf_put(c->out, key, klen); break;
+		case 's': err = buf_printf(c->out, " s%u", len); break;
+		case 'O': err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len); break;
+		}
+	}
+	if (err || PUT_LIT(c->out, "\r\n"))
+		return -1;
+	if (value && over_budget(c, len + 2)) {
+		c->out->len = start;
+		return -1;
+	}
+	if (value && (xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n")))
+		return -1;
+	return 0;
+}
+
 /* Errors are answered even with noreply, as the fast path does (memcached
  * drops most of them, which leaves a noreply client guessing). */
 
-/* set / add / replace.  add and replace look first, then store: a fast-path
- * write between the two is not seen (the maps have no compare-and-set). */
+/* What a conditional store finds (the item read into it, hit: 1 or 0):
+ * NULL to go on, else its answer. */
+static const char *store_refusal(const struct xkv_req *r, int hit, const struct xkv_item *it)
+{
+	switch (r->op) {
+	case XKV_OP_ADD:
+		return hit ? XKV_R_NOT_STORED : NULL;
+	case XKV_OP_REPLACE:
+	case XKV_OP_APPEND:
+	case XKV_OP_PREPEND:
+		return hit ? NULL : XKV_R_NOT_STORED;
+	case XKV_OP_CAS:
+		if (!hit)
+			return XKV_R_NOT_FOUND;
+		return it->wtime_ns == r->num ? NULL : XKV_R_EXISTS;
+	}
+	return NULL;
+}
+
+/* The entry append / prepend store: the item's value with the data block
+ * after / before it, the item's flags and expiry (memcached ignores the
+ * command's), a new write stamp.  NULL: *err says why. */
+static struct xkv_entry *joined_entry(struct slow_cmd *c, const struct xkv_item *it, int *err)
+{
+	const struct xkv_req *r = c->r;
+	const __u8 *data = c->buf + r->data_off;
+
+	if ((__u64)it->len + r->bytes > c->s->cfg.val_cap) {
+		*err = XKV_E_TOO_LARGE;
+		return NULL;
+	}
+	struct xkv_entry *e = xkv_entry_make(c->s, it->flags, 0, it->data, 0);
+	if (!e) {
+		*err = XKV_E_OOM;
+		return NULL;
+	}
+	bool after = r->op == XKV_OP_APPEND;
+	memcpy(e->data + (after ? 0 : r->bytes), it->data, it->len);
+	memcpy(e->data + (after ? it->len : 0), data, r->bytes);
+	e->len = it->len + r->bytes;
+	e->expire_ns = it->expire_ns;
+	return e;
+}
+
+/* set / add / replace / append / prepend / cas.  All but set look first,
+ * then store: a fast-path write between the two is not seen (the maps have
+ * no compare-and-set), see docs/protocol.md. */
 static int cmd_store(struct slow_cmd *c)
 {
 	struct xkv_req *r = c->r;
+	struct xkv_item *it = &c->sc->item;
 	const __u8 *key = tok_ptr(c, 1);
 	__u32 klen = r->tok[1].len;
+	struct xkv_entry *e;
+	int err = XKV_E_OOM;
 
 	if (r->bytes > c->s->cfg.val_cap) /* the parser checked val_cap too */
 		return reply_err(c, XKV_E_TOO_LARGE);
 	if (r->op != XKV_OP_SET) {
-		int ret = store_get(c, key, klen, &c->sc->item);
+		int ret = store_get(c, key, klen, it);
 		if (ret < 0)
 			return reply_store_errno(c, ret);
-		if ((r->op == XKV_OP_ADD) == (ret == 1)) {
-			if (r->noreply) {
-				STAT(c, noreply);
-				return 0;
-			}
-			return PUT_LIT(c->out, XKV_R_NOT_STORED);
-		}
+		const char *no = store_refusal(r, ret, it);
+		if (no)
+			return answer(c, no);
 	}
-	struct xkv_entry *e = xkv_entry_make(c->s, r->flags, r->exptime, c->buf + r->data_off, r->bytes);
+	if (r->op == XKV_OP_APPEND || r->op == XKV_OP_PREPEND)
+		e = joined_entry(c, it, &err);
+	else
+		e = xkv_entry_make(c->s, r->flags, r->exptime, c->buf + r->data_off, r->bytes);
 	if (!e)
-		return reply_err(c, XKV_E_OOM);
+		return reply_err(c, err);
 	int ret = store_set(c, key, klen, e);
 	free(e);
 	if (ret < 0)
 		return reply_store_errno(c, ret);
 	STAT(c, stores);
-	if (r->noreply) {
-		STAT(c, noreply);
-		return 0;
-	}
-	return PUT_LIT(c->out, XKV_R_STORED);
+	return answer(c, XKV_R_STORED);
+}
+
+/* touch <key> <exptime>: the item's new expiry, its value and cas kept. */
+static int cmd_touch(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct xkv_item *it = &c->sc->item;
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = r->tok[1].len;
+
+	int ret = store_get(c, key, klen, it);
+	if (ret == 1)
+		ret = item_touch(c, key, klen, it,
+				 xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns)) ?: 1;
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	return answer(c, ret ? XKV_R_TOUCHED : XKV_R_NOT_FOUND);
 }
 
 /* delete: the accessor answers 0 for an expired item (NOT_FOUND) and frees
@@ -503,11 +667,7 @@ static int cmd_delete(struct slow_cmd *c)
 		STAT(c, deletes);
 	else
 		STAT(c, delete_misses);
-	if (c->r->noreply) {
-		STAT(c, noreply);
-		return 0;
-	}
-	return ret > 0 ? PUT_LIT(c->out, XKV_R_DELETED) : PUT_LIT(c->out, XKV_R_NOT_FOUND);
+	return answer(c, ret > 0 ? XKV_R_DELETED : XKV_R_NOT_FOUND);
 }
 
 /* A stored value as memcached's incr reads it: decimal digits (trailing
@@ -547,13 +707,8 @@ static int cmd_arith(struct slow_cmd *c)
 	int ret = store_get(c, key, klen, it);
 	if (ret < 0)
 		return reply_store_errno(c, ret);
-	if (ret == 0) {
-		if (r->noreply) {
-			STAT(c, noreply);
-			return 0;
-		}
-		return PUT_LIT(c->out, XKV_R_NOT_FOUND);
-	}
+	if (ret == 0)
+		return answer(c, XKV_R_NOT_FOUND);
 	if (value_u64(it, &v)) {
 		STAT(c, err_client);
 		return PUT_LIT(c->out, R_NON_NUMERIC);
@@ -594,11 +749,7 @@ static int cmd_flush(struct slow_cmd *c)
 		if (ret < 0)
 			return reply_store_errno(c, ret);
 	}
-	if (c->r->noreply) {
-		STAT(c, noreply);
-		return 0;
-	}
-	return PUT_LIT(c->out, R_OK_LINE);
+	return answer(c, R_OK_LINE);
 }
 
 static __u64 now_realtime_s(void)
@@ -688,10 +839,20 @@ static void count_cmd(struct slow_cmd *c)
 static int slow_dispatch(struct slow_cmd *c)
 {
 	switch (c->r->op) {
-	case XKV_OP_GET: return cmd_get(c);
+	case XKV_OP_GET:
+	case XKV_OP_GETS:
+	case XKV_OP_GAT:
+	case XKV_OP_GATS: return cmd_get(c);
 	case XKV_OP_SET:
 	case XKV_OP_ADD:
-	case XKV_OP_REPLACE: return cmd_store(c);
+	case XKV_OP_REPLACE:
+	case XKV_OP_APPEND:
+	case XKV_OP_PREPEND:
+	case XKV_OP_CAS: return cmd_store(c);
+	case XKV_OP_TOUCH: return cmd_touch(c);
+	case XKV_OP_VERBOSITY: return answer(c, R_OK_LINE); /* memcached's log level: none here */
+	case XKV_OP_MG: return cmd_mg(c);
+	case XKV_OP_MN: return PUT_LIT(c->out, "MN\r\n");
 	case XKV_OP_DELETE: return cmd_delete(c);
 	case XKV_OP_INCR:
 	case XKV_OP_DECR: return cmd_arith(c);
@@ -764,13 +925,22 @@ static void slow_load_text(struct slow_scratch *sc, const __u8 *text, size_t tle
 /* ---- one datagram --------------------------------------------------------- */
 
 /* Does this command change the store (refused to sources outside the write
- * list)?  As op_writes in handler.bpf.h; append, prepend, cas and touch
- * belong here once the parser knows them. */
+ * list)?  As op_writes in handler.bpf.h: gat and gats change expiries. */
 static bool op_writes(__u8 op)
 {
 	return op == XKV_OP_SET || op == XKV_OP_ADD || op == XKV_OP_REPLACE ||
 	       op == XKV_OP_INCR || op == XKV_OP_DECR || op == XKV_OP_DELETE ||
-	       op == XKV_OP_FLUSH_ALL;
+	       op == XKV_OP_FLUSH_ALL || op == XKV_OP_APPEND || op == XKV_OP_PREPEND ||
+	       op == XKV_OP_CAS || op == XKV_OP_TOUCH || op == XKV_OP_GAT || op == XKV_OP_GATS;
+}
+
+/* A get-like command with more keys than this slow path takes? */
+static bool too_many_keys(const struct slow_cmd *c)
+{
+	const struct xkv_req *r = c->r;
+	bool getlike = r->op == XKV_OP_GET || r->op == XKV_OP_GETS || r->op == XKV_OP_GAT ||
+		       r->op == XKV_OP_GATS;
+	return getlike && (r->too_many || r->ntok - r->key1 > c->sl->lim.max_keys);
 }
 
 static void parse_at(struct slow_cmd *c, size_t off, size_t tlen, int *err)
@@ -802,8 +972,7 @@ static int scan_datagram(struct slow_cmd *c, size_t tlen, bool may_write, int *f
 			break;
 		}
 		writes |= op_writes(c->r->op);
-		if (c->r->op == XKV_OP_GET &&
-		    (c->r->too_many || c->r->ntok - 1 > c->sl->lim.max_keys))
+		if (too_many_keys(c))
 			*flags |= SCAN_TOO_MANY_KEYS;
 		off += c->r->next;
 	} while (off < tlen);
@@ -945,24 +1114,6 @@ _Static_assert(XKV_STREAM_REQ_MAX <= XKV_PARSE_SPAN, "a stream request must fit 
 
 #define R_LINE_LONG "CLIENT_ERROR line too long\r\n"
 
-/* append, prepend and cas (not served yet: ERROR) carry a data block the
- * parser does not know about; skipping it keeps the client in step (the
- * next line is its next command, not its data).  Bytes to skip, or 0. */
-static __u64 unknown_block(const struct slow_cmd *c)
-{
-	const struct xkv_req *r = c->r;
-	const struct xkv_tok *t = &r->tok[0];
-	__u64 bytes;
-
-	if (!xkv_tok_is(c->buf, t, "append", 6) && !xkv_tok_is(c->buf, t, "prepend", 7) &&
-	    !xkv_tok_is(c->buf, t, "cas", 3))
-		return 0;
-	/* <cmd> <key> <flags> <exptime> <bytes> [<cas unique>] [noreply] */
-	if (r->ntok < 5 || r->ntok > 7 || xkv_tok_u64(c->buf, &r->tok[4], 0xffffffffULL, &bytes))
-		return 0;
-	return bytes + 2;
-}
-
 /* The first request of p[0..len): runs it and sets *used to its bytes, or
  * leaves *used 0 when it is not complete yet.  XKV_STREAM_CLOSE when the
  * connection must end after what out holds. */
@@ -1012,14 +1163,11 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	/* memcached swallows the data block of a value too large to store */
 	if (err == XKV_E_TOO_LARGE)
 		st->swallow = (__u64)c->r->bytes + 2;
-	if (err == XKV_E_UNKNOWN)
-		st->swallow = unknown_block(c);
 
 	STAT(c, requests);
 	c->out_start = c->out->len;
 	c->over = OVER_NONE;
-	if (!err && c->r->op == XKV_OP_GET &&
-	    (c->r->too_many || c->r->ntok - 1 > c->sl->lim.max_keys)) {
+	if (!err && too_many_keys(c)) {
 		count_cmd(c);
 		STAT(c, drop_oversize);
 		PUT_LIT(c->out, XKV_R_TOO_MANY_KEYS);

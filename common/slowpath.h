@@ -18,9 +18,9 @@ extern "C" {
 #error "XKV_VERSION is defined by the build (CMakeLists.txt)"
 #endif
 /* The memcached release whose text protocol the slow path speaks (the
- * classic commands, no meta protocol).  "version" answers it first, then
- * xdpkv's own: clients parse a number there (libmemcached refuses a major
- * version 0). */
+ * classic commands; of the meta protocol only mn and mg).  "version"
+ * answers it first, then xdpkv's own: clients parse a number there
+ * (libmemcached refuses a major version 0). */
 #define XKV_PROTO_VERSION "1.4.0"
 #define XKV_VERSION_LINE "VERSION " XKV_PROTO_VERSION "-xdpkv-" XKV_VERSION "\r\n"
 

@@ -317,7 +317,7 @@ static int rest_add(struct rest_thr *t, const struct xkv_snap_item *it)
 	}
 	memset(e, 0, XKV_ENTRY_HDR);
 	e->expire_ns = expire;
-	e->wtime_ns = t->now;
+	e->wtime_ns = xkv_write_stamp();
 	e->flags = it->flags;
 	e->len = it->vlen;
 	e->klen = it->klen;

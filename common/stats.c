@@ -119,6 +119,18 @@ int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8
 	return 0;
 }
 
+__u64 xkv_write_stamp(void)
+{
+	static __u64 last; /* __atomic */
+	__u64 now = xkv_now_ns(), old = __atomic_load_n(&last, __ATOMIC_RELAXED), st;
+
+	do
+		st = xkv_stamp(old, now, XKV_STAMP_USER);
+	while (!__atomic_compare_exchange_n(&last, &old, st, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED));
+	return st;
+}
+
 struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 exptime,
 				 const void *val, __u32 len)
 {
@@ -131,7 +143,7 @@ struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 e
 		return NULL;
 	__u64 now = xkv_now_ns();
 	e->expire_ns = xkv_expire_ns(exptime, now, s->cfg.realtime_off_ns);
-	e->wtime_ns = now;
+	e->wtime_ns = xkv_write_stamp();
 	e->flags = flags;
 	e->len = len;
 	memcpy(e->data, val, len);

@@ -51,6 +51,7 @@ enum xkv_perr {
 	XKV_E_MULTI_DGRAM,    /* CLIENT_ERROR multi-datagram requests are not supported */
 	XKV_E_TOO_LARGE,      /* SERVER_ERROR object too large for cache */
 	XKV_E_OOM,            /* SERVER_ERROR out of memory storing object */
+	XKV_E_EXPTIME,        /* CLIENT_ERROR invalid exptime argument (touch, gat, gats) */
 	XKV_E__MAX,
 };
 
@@ -64,11 +65,14 @@ enum xkv_perr {
 #define XKV_R_MULTI_DGRAM "CLIENT_ERROR multi-datagram requests are not supported\r\n"
 #define XKV_R_TOO_LARGE   "SERVER_ERROR object too large for cache\r\n"
 #define XKV_R_OOM         "SERVER_ERROR out of memory storing object\r\n"
+#define XKV_R_EXPTIME     "CLIENT_ERROR invalid exptime argument\r\n"
 #define XKV_R_END         "END\r\n"
 #define XKV_R_STORED      "STORED\r\n"
 #define XKV_R_NOT_STORED  "NOT_STORED\r\n"
 #define XKV_R_DELETED     "DELETED\r\n"
 #define XKV_R_NOT_FOUND   "NOT_FOUND\r\n"
+#define XKV_R_EXISTS      "EXISTS\r\n"
+#define XKV_R_TOUCHED     "TOUCHED\r\n"
 #define XKV_R_VALUE       "VALUE "
 #define XKV_R_DATA_END    "\r\nEND\r\n" /* after the last value of a get */
 

@@ -185,6 +185,9 @@ const char *xkv_mode_name(int mode);
 /* ---- store helpers ---- */
 
 __u64 xkv_now_ns(void); /* CLOCK_MONOTONIC */
+/* A write stamp for an entry's wtime_ns (entry.h, xkv_stamp): unique per
+ * write, strictly increasing within the process, from any thread. */
+__u64 xkv_write_stamp(void);
 /* key bytes -> zero-padded map key of cfg.key_size; -EINVAL if too long or bad */
 int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8 *out);
 /* memcached key rule + cfg.key_cap; returns enum xkv_perr */

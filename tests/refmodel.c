@@ -405,8 +405,10 @@ static const char *storage_problem(const struct rm_config *c, const struct line 
 	__u64 v;
 	const char *kp;
 
+	int cas = tok_eq(l, 0, "cas"); /* cas <key> <flags> <exptime> <bytes> <unique> */
+
 	*counter = XKV_STAT_err_client;
-	if (l->n != 5u + (__u32)noreply)
+	if (l->n != 5u + (__u32)cas + (__u32)noreply)
 		return XKV_R_FORMAT;
 	if ((kp = key_problem(c, l->p[1], l->len[1])))
 		return kp;
@@ -418,6 +420,8 @@ static const char *storage_problem(const struct rm_config *c, const struct line 
 	if (number(l->p[4], l->len[4], UINT32_MAX, &v))
 		return XKV_R_FORMAT;
 	*bytes = (__u32)v;
+	if (cas && number(l->p[5], l->len[5], UINT64_MAX, &v))
+		return XKV_R_FORMAT;
 	if (*bytes > c->val_cap) {
 		*counter = XKV_STAT_err_too_large;
 		return XKV_R_TOO_LARGE;
@@ -451,19 +455,37 @@ static const char *slow_problem(const struct rm_config *c, const struct line *l,
 	}
 	if (tok_eq(l, 0, "version"))
 		return l->n == 1 ? NULL : XKV_R_FORMAT;
+	if (tok_eq(l, 0, "mg")) /* mg <key> <flag>*: the flags are the slow path's */
+		return l->n < 2 ? XKV_R_FORMAT : key_problem(c, l->p[1], l->len[1]);
 	return NULL; /* stats takes anything */
 }
 
 static int is_storage(const struct line *l)
 {
-	return tok_eq(l, 0, "set") || tok_eq(l, 0, "add") || tok_eq(l, 0, "replace");
+	return tok_eq(l, 0, "set") || tok_eq(l, 0, "add") || tok_eq(l, 0, "replace") ||
+	       tok_eq(l, 0, "append") || tok_eq(l, 0, "prepend") || tok_eq(l, 0, "cas");
+}
+
+/* gets <key>+, gat <exptime> <key>+, gats <exptime> <key>+ */
+static int is_get_like(const struct line *l)
+{
+	return tok_eq(l, 0, "gets") || tok_eq(l, 0, "gat") || tok_eq(l, 0, "gats");
 }
 
 static int is_slow(const struct line *l)
 {
 	return tok_eq(l, 0, "add") || tok_eq(l, 0, "replace") || tok_eq(l, 0, "incr") ||
 	       tok_eq(l, 0, "decr") || tok_eq(l, 0, "version") || tok_eq(l, 0, "stats") ||
-	       tok_eq(l, 0, "flush_all");
+	       tok_eq(l, 0, "flush_all") || tok_eq(l, 0, "append") || tok_eq(l, 0, "prepend") ||
+	       tok_eq(l, 0, "cas") || is_get_like(l) || tok_eq(l, 0, "touch") ||
+	       tok_eq(l, 0, "verbosity") || tok_eq(l, 0, "mg") || tok_eq(l, 0, "mn");
+}
+
+/* Commands that change the store (gat and gats change expiries). */
+static int is_write(const struct line *l)
+{
+	return tok_eq(l, 0, "incr") || tok_eq(l, 0, "decr") || tok_eq(l, 0, "flush_all") ||
+	       tok_eq(l, 0, "touch") || tok_eq(l, 0, "gat") || tok_eq(l, 0, "gats");
 }
 
 static void error_reply(struct rm_result *r, const char *line, enum xkv_stat counter)
@@ -562,8 +584,59 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		do_get(s, &l, now, r);
 		return;
 	}
+	if (is_get_like(&l)) {
+		/* the fast path passes them on once the line is well formed */
+		__u32 first = tok_eq(&l, 0, "gets") ? 1 : 2;
+		int64_t exptime;
+		if (l.n <= first) {
+			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+			return;
+		}
+		if (first == 2 && signed_number(l.p[1], l.len[1], &exptime)) {
+			client_error(r, XKV_R_EXPTIME);
+			return;
+		}
+		for (__u32 i = first; fast_tokens && i < l.n; i++) {
+			const char *kp = key_problem(c, l.p[i], l.len[i]);
+			if (kp) {
+				client_error(r, kp);
+				return;
+			}
+		}
+		count(r, XKV_STAT_cmd_other);
+		if (first == 2 && write_refused(r, may_write))
+			return;
+		pass(r, XKV_STAT_pass_cmd);
+		return;
+	}
 	if (!fast_tokens) {
 		client_error(r, XKV_R_FORMAT);
+		return;
+	}
+	if (tok_eq(&l, 0, "touch") || tok_eq(&l, 0, "verbosity")) {
+		/* touch <key> <exptime> [noreply], verbosity <level> [noreply]:
+		 * other field counts are ERROR, as memcached */
+		int is_touch = tok_eq(&l, 0, "touch");
+		int64_t exptime;
+		if (l.n != (is_touch ? 3u : 2u) + (__u32)noreply) {
+			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+			return;
+		}
+		if (is_touch) {
+			const char *kp = key_problem(c, l.p[1], l.len[1]);
+			if (kp) {
+				client_error(r, kp);
+				return;
+			}
+			if (signed_number(l.p[2], l.len[2], &exptime)) {
+				client_error(r, XKV_R_EXPTIME);
+				return;
+			}
+		}
+		count(r, XKV_STAT_cmd_other);
+		if (is_touch && write_refused(r, may_write))
+			return;
+		pass(r, XKV_STAT_pass_cmd);
 		return;
 	}
 	if (is_del) {
@@ -624,8 +697,7 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		return;
 	}
 	count(r, XKV_STAT_cmd_other);
-	if ((tok_eq(&l, 0, "incr") || tok_eq(&l, 0, "decr") || tok_eq(&l, 0, "flush_all")) &&
-	    write_refused(r, may_write))
+	if (is_write(&l) && write_refused(r, may_write))
 		return;
 	pass(r, XKV_STAT_pass_cmd);
 }

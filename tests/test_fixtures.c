@@ -91,6 +91,18 @@ static void gen_get24(struct pb *b, int64_t now)
 	pb_text(b, "\r\n");
 }
 
+/* "<cmd> k k ... k" with n keys */
+static void gen_keys(struct pb *b, const char *cmd, int n)
+{
+	pb_text(b, cmd);
+	for (int i = 0; i < n; i++)
+		pb_text(b, " k");
+	pb_text(b, "\r\n");
+}
+
+static void gen_gets23(struct pb *b, int64_t now) { gen_keys(b, "gets", 23); }
+static void gen_gets30(struct pb *b, int64_t now) { gen_keys(b, "gets", 30); }
+
 static void gen_set25(struct pb *b, int64_t now)
 {
 	pb_text(b, "set k 0 0 1");
@@ -348,6 +360,51 @@ static const struct fixture fixtures[] = {
 	{ "flush_all", BOTH, { K }, { ST("flush_all\r\n", PASS, NULL) }, NULL, NULL, 1 },
 	{ "flush_all 0 noreply", BOTH, { K }, { ST("flush_all 0 noreply\r\n", PASS, NULL) },
 	  NULL, NULL, 1 },
+	/* issue 7: the rest of the text protocol, all on the slow path */
+	{ "append", BOTH, { K }, { SX("append k 0 0 1\r\nx\r\n", NULL, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "prepend noreply", BOTH, { K },
+	  { SX("prepend k 0 0 1 noreply\r\nx\r\n", NULL, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
+	{ "cas", BOTH, { K }, { SX("cas k 0 0 1 12345\r\nx\r\n", NULL, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "cas noreply, largest unique", BOTH, { K },
+	  { SX("cas k 0 0 1 18446744073709551615 noreply\r\nx\r\n", NULL, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "gets", BOTH, { K }, { SX("gets k\r\n", NULL, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
+	{ "gets of 23 keys", BOTH, { K }, { SX(NULL, NULL, PASS, NULL, pass_cmd) }, gen_gets23,
+	  NULL, 1 },
+	{ "gets of 30 keys", BOTH, { K }, { SX(NULL, NULL, PASS, NULL, pass_cmd) }, gen_gets30,
+	  NULL, 1 },
+	{ "gat", BOTH, { K }, { SX("gat 100 k x\r\n", NULL, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
+	{ "gats, negative exptime", BOTH, { K }, { SX("gats -1 k\r\n", NULL, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "touch", BOTH, { K }, { SX("touch k 10\r\n", NULL, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
+	{ "touch noreply", BOTH, { K }, { SX("touch k 0 noreply\r\n", NULL, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "verbosity", BOTH, { K }, { SX("verbosity 1\r\n", NULL, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "verbosity noreply", BOTH, { K },
+	  { SX("verbosity 0 noreply\r\n", NULL, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
+	{ "mn", BOTH, { K }, { SX("mn\r\n", NULL, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
+	{ "mg with flags", BOTH, { K }, { SX("mg k v f t c k s O1 q\r\n", NULL, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "reader may mg", BOTH, { K }, { SX("mg k v\r\n", from_reader, PASS, NULL, pass_cmd) },
+	  NULL, NULL, 1 },
+	{ "bad mg lines are answered here", BOTH, { K },
+	  { ST("mg\r\n", TX, XKV_R_FORMAT), ST("mg a\tb v\r\n", TX, XKV_R_KEY_BAD),
+	    ST("ms k 1\r\nx\r\n", TX, XKV_R_ERROR) }, NULL, NULL, 1 },
+	{ "bad issue-7 lines are answered here", BOTH, { K },
+	  { ST("gets\r\n", TX, XKV_R_ERROR), ST("gat 10\r\n", TX, XKV_R_ERROR),
+	    ST("gat x k\r\n", TX, XKV_R_EXPTIME), ST("gats 1x k\r\n", TX, XKV_R_EXPTIME),
+	    ST("touch k\r\n", TX, XKV_R_ERROR), ST("touch k 1 2\r\n", TX, XKV_R_ERROR),
+	    ST("touch k abc\r\n", TX, XKV_R_EXPTIME), ST("verbosity\r\n", TX, XKV_R_ERROR) },
+	  NULL, NULL, 1 },
+	{ "bad issue-7 storage lines are answered here", BOTH, { K },
+	  { ST("cas k 0 0 1\r\nx\r\n", TX, XKV_R_FORMAT), ST("cas k 0 0 1 x\r\nx\r\n", TX, XKV_R_FORMAT),
+	    ST("cas k 0 0 1 -1\r\nx\r\n", TX, XKV_R_FORMAT),
+	    ST("append k 0 0 2\r\nabc\r\n", TX, XKV_R_DATA), ST("prepend k x 0 1\r\nx\r\n", TX, XKV_R_FORMAT),
+	    ST("verbosity noreply\r\n", TX, XKV_R_ERROR), ST("gets a\tb\r\n", TX, XKV_R_KEY_BAD) },
+	  NULL, NULL, 1 },
 	{ "two gets in one datagram", BOTH, { K }, { ST("get k\r\nget k\r\n", PASS, NULL) },
 	  NULL, NULL, 1 },
 	{ "set then get in one datagram", BOTH, { K },
@@ -498,6 +555,19 @@ static const struct fixture fixtures[] = {
 	  NULL, NULL, 1 },
 	{ "reader's malformed set is answered", BOTH, { K },
 	  { SM("set k 0 0\r\nx\r\n", from_reader, TX, XKV_R_FORMAT) }, NULL, NULL, 1 },
+	{ "reader may not append, prepend, cas", BOTH, { K },
+	  { SX("append k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("prepend k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("cas k 0 0 1 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl) },
+	  NULL, NULL, 1 },
+	{ "reader may not touch, gat, gats (they change expiries)", BOTH, { K },
+	  { SX("touch k 1\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("gat 1 k\r\n", from_reader, DROP, NULL, drop_write_acl),
+	    SX("gats 1 k\r\n", from_reader, DROP, NULL, drop_write_acl) },
+	  NULL, NULL, 1 },
+	{ "reader may gets and verbosity", BOTH, { K },
+	  { SX("gets k\r\n", from_reader, PASS, NULL, pass_cmd),
+	    SX("verbosity 1\r\n", from_reader, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },
 	{ "reader may ask for version and stats", BOTH, { K },
 	  { SX("version\r\n", from_reader, PASS, NULL, pass_cmd),
 	    SX("stats\r\n", from_reader, PASS, NULL, pass_cmd) }, NULL, NULL, 1 },

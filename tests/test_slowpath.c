@@ -1494,6 +1494,231 @@ static void t_big(void)
 	env_close(&e);
 }
 
+/* ---- append, prepend, gets, cas, touch, gat, gats, verbosity (issue 7) ---- */
+
+static void expect_s(struct env *e, const char *req, const char *want)
+{
+	expect_n(e, NULL, req, strlen(req), want, strlen(want));
+}
+
+/* The item as the accessor reads it; 0 with *it filled, -1 when absent. */
+static int item_of(struct env *e, const char *key, struct xkv_item *it)
+{
+	return e->s.L->get(&e->s, key, (__u32)strlen(key), it) == 1 ? 0 : -1;
+}
+
+static __u64 cas_of(struct env *e, const char *key)
+{
+	static struct xkv_item it;
+	return item_of(e, key, &it) ? 0 : it.wtime_ns;
+}
+
+static void t_append(struct env *e)
+{
+	static struct xkv_item it;
+	static __u8 val[VAL_CAP];
+	struct xkv_buf req = {}, want = {};
+
+	flush_store(e);
+	EXPECT(e, "append a 0 0 1\r\nx\r\n", "NOT_STORED\r\n");
+	EXPECT(e, "prepend a 0 0 1\r\nx\r\n", "NOT_STORED\r\n");
+	EXPECT(e, "append a 0 0 1 noreply\r\nx\r\n", "");
+	EXPECT(e, "prepend a 0 0 1 noreply\r\nx\r\n", "");
+	EXPECT(e, "get a\r\n", "END\r\n");
+	EXPECT(e, "set a 5 100 2\r\nmm\r\n", "STORED\r\n");
+	int r1 = item_of(e, "a", &it);
+	__u64 exp0 = it.expire_ns, cas0 = it.wtime_ns;
+	/* the command's flags and exptime are ignored, as memcached does */
+	EXPECT(e, "append a 9 0 2\r\nzz\r\n", "STORED\r\n");
+	EXPECT(e, "prepend a 9 -1 2\r\naa\r\n", "STORED\r\n");
+	EXPECT(e, "get a\r\n", "VALUE a 5 6\r\naammzz\r\nEND\r\n");
+	int r2 = item_of(e, "a", &it);
+	report(!r1 && !r2 && exp0 && it.expire_ns == exp0 && it.wtime_ns > cas0,
+	       "%s: append/prepend keep flags and expiry, give a new cas", e->layout);
+	EXPECT(e, "append a 0 0 0\r\n\r\n", "STORED\r\n");
+	EXPECT(e, "prepend a 0 0 1 noreply\r\n<\r\n", "");
+	EXPECT(e, "append a 0 0 1 noreply\r\n>\r\n", "");
+	EXPECT(e, "get a\r\n", "VALUE a 5 8\r\n<aammzz>\r\nEND\r\n");
+	/* an expired item is absent */
+	EXPECT(e, "set old 0 -1 1\r\nx\r\n", "STORED\r\n");
+	EXPECT(e, "append old 0 0 1\r\ny\r\n", "NOT_STORED\r\n");
+	EXPECT(e, "prepend old 0 0 1\r\ny\r\n", "NOT_STORED\r\n");
+	/* bad lines: the item is unchanged */
+	EXPECT(e, "append a 0 0\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "append a x 0 1\r\nb\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "prepend a 0 0 -1\r\nb\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "append a 0 0 1 2\r\nb\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "append a 0 0 2\r\nabc\r\n", "CLIENT_ERROR bad data chunk\r\n");
+	EXPECT(e, "append a 0 0 8193\r\n", "SERVER_ERROR object too large for cache\r\n");
+	EXPECT(e, "get a\r\n", "VALUE a 5 8\r\n<aammzz>\r\nEND\r\n");
+
+	/* the result must fit the value cap (VAL_CAP) */
+	fill(val, sizeof(val), 3);
+	tprintf(&req, "set big 1 0 %d\r\n", VAL_CAP - 2);
+	tput(&req, val, VAL_CAP - 2);
+	tprintf(&req, "\r\n");
+	EXPECTL(e, "set of the cap less 2", &req, "STORED\r\n");
+	EXPECT(e, "append big 0 0 3\r\nxyz\r\n", "SERVER_ERROR object too large for cache\r\n");
+	EXPECT(e, "prepend big 0 0 3 noreply\r\nxyz\r\n", "SERVER_ERROR object too large for cache\r\n");
+	EXPECT(e, "append big 0 0 2\r\nxy\r\n", "STORED\r\n");
+	req.len = 0;
+	tprintf(&req, "get big\r\n");
+	tprintf(&want, "VALUE big 1 %d\r\n", VAL_CAP);
+	tput(&want, val, VAL_CAP - 2);
+	tprintf(&want, "xy\r\nEND\r\n");
+	EXPECTB(e, "append up to the cap exactly; the refused ones changed nothing", &req, &want);
+	EXPECT(e, "append big 0 0 1\r\nz\r\n", "SERVER_ERROR object too large for cache\r\n");
+	xkv_buf_free(&req);
+	xkv_buf_free(&want);
+}
+
+static void t_gets_cas(struct env *e)
+{
+	char req[160], want[160];
+
+	flush_store(e);
+	EXPECT(e, "gets nothere\r\n", "END\r\n");
+	EXPECT(e, "gets\r\n", "ERROR\r\n");
+	EXPECT(e, "set c 3 0 2\r\nab\r\n", "STORED\r\n");
+	EXPECT(e, "set d 0 0 1\r\nd\r\n", "STORED\r\n");
+	__u64 c1 = cas_of(e, "c"), d1 = cas_of(e, "d");
+	report(c1 && d1 && c1 != d1, "%s: two writes, two cas uniques (%llu, %llu)", e->layout,
+	       (unsigned long long)c1, (unsigned long long)d1);
+	snprintf(want, sizeof(want), "VALUE c 3 2 %llu\r\nab\r\nVALUE d 0 1 %llu\r\nd\r\nEND\r\n",
+		 (unsigned long long)c1, (unsigned long long)d1);
+	expect_s(e, "gets c nothere d\r\n", want);
+	EXPECT(e, "get c\r\n", "VALUE c 3 2\r\nab\r\nEND\r\n"); /* get has no cas */
+
+	/* cas: NOT_FOUND, EXISTS, STORED */
+	EXPECT(e, "cas nothere 0 0 1 1\r\nx\r\n", "NOT_FOUND\r\n");
+	EXPECT(e, "cas nothere 0 0 1 1 noreply\r\nx\r\n", "");
+	EXPECT(e, "get nothere\r\n", "END\r\n");
+	snprintf(req, sizeof(req), "cas c 7 0 1 %llu\r\nX\r\n", (unsigned long long)(c1 + 1));
+	expect_s(e, req, "EXISTS\r\n");
+	snprintf(req, sizeof(req), "cas c 7 0 1 %llu noreply\r\nX\r\n", (unsigned long long)d1);
+	expect_s(e, req, "");
+	EXPECT(e, "get c\r\n", "VALUE c 3 2\r\nab\r\nEND\r\n");
+	snprintf(req, sizeof(req), "cas c 7 0 1 %llu\r\nX\r\n", (unsigned long long)c1);
+	expect_s(e, req, "STORED\r\n");
+	__u64 c2 = cas_of(e, "c");
+	snprintf(want, sizeof(want), "VALUE c 7 1 %llu\r\nX\r\nEND\r\n", (unsigned long long)c2);
+	expect_s(e, "gets c\r\n", want);
+	report(c2 > c1, "%s: a cas store gives a new, larger cas unique", e->layout);
+	snprintf(req, sizeof(req), "cas c 0 0 1 %llu\r\nY\r\n", (unsigned long long)c1);
+	expect_s(e, req, "EXISTS\r\n"); /* the old unique is stale now */
+	snprintf(req, sizeof(req), "cas c 0 0 1 %llu noreply\r\nY\r\n", (unsigned long long)c2);
+	expect_s(e, req, "");
+	EXPECT(e, "get c\r\n", "VALUE c 0 1\r\nY\r\nEND\r\n");
+	/* any write changes it: set, append, incr */
+	__u64 u[4] = { cas_of(e, "c") };
+	EXPECT(e, "set c 0 0 1\r\n5\r\n", "STORED\r\n");
+	u[1] = cas_of(e, "c");
+	EXPECT(e, "append c 0 0 1\r\n5\r\n", "STORED\r\n");
+	u[2] = cas_of(e, "c");
+	EXPECT(e, "incr c 1\r\n", "56\r\n");
+	u[3] = cas_of(e, "c");
+	report(u[0] < u[1] && u[1] < u[2] && u[2] < u[3],
+	       "%s: set, append, incr each give the item a new cas unique", e->layout);
+	/* an expired item is NOT_FOUND */
+	EXPECT(e, "set old 0 -1 1\r\nx\r\n", "STORED\r\n");
+	EXPECT(e, "cas old 0 0 1 1\r\ny\r\n", "NOT_FOUND\r\n");
+	/* bad lines */
+	EXPECT(e, "cas c 0 0 1\r\nx\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "cas c 0 0 1 abc\r\nx\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "cas c 0 0 1 -1\r\nx\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "cas c 0 0 1 18446744073709551616\r\nx\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "cas c 0 0 1 1 2\r\nx\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "cas c 0 0 2 1\r\nx\r\n", "CLIENT_ERROR bad data chunk\r\n");
+	EXPECT(e, "cas c 0 0 8193 1\r\n", "SERVER_ERROR object too large for cache\r\n");
+	EXPECT(e, "gets a\tb\r\n", "CLIENT_ERROR bad key\r\n");
+	EXPECT(e, "get c\r\n", "VALUE c 0 2\r\n56\r\nEND\r\n");
+}
+
+static void t_touch(struct env *e)
+{
+	static struct xkv_item it;
+	char want[160];
+
+	flush_store(e);
+	EXPECT(e, "touch t 10\r\n", "NOT_FOUND\r\n");
+	EXPECT(e, "touch t 10 noreply\r\n", "");
+	EXPECT(e, "set t 4 0 1\r\nx\r\n", "STORED\r\n");
+	__u64 c0 = cas_of(e, "t"), now = xkv_now_ns();
+	EXPECT(e, "touch t 100\r\n", "TOUCHED\r\n");
+	int r1 = item_of(e, "t", &it);
+	report(!r1 && it.expire_ns >= now + 100000000000ull && it.expire_ns <= xkv_now_ns() + 100000000000ull &&
+	       it.wtime_ns == c0 && it.flags == 4 && it.len == 1 && it.data[0] == 'x',
+	       "%s: touch t 100: expires in 100 s, value, flags and cas kept", e->layout);
+	EXPECT(e, "touch t 0 noreply\r\n", "");
+	r1 = item_of(e, "t", &it);
+	report(!r1 && it.expire_ns == 0, "%s: touch t 0: never expires", e->layout);
+	/* gat / gats: the hits get the new exptime */
+	now = xkv_now_ns();
+	EXPECT(e, "gat 50 t nothere\r\n", "VALUE t 4 1\r\nx\r\nEND\r\n");
+	r1 = item_of(e, "t", &it);
+	report(!r1 && it.expire_ns >= now + 50000000000ull && it.expire_ns <= xkv_now_ns() + 50000000000ull &&
+	       it.wtime_ns == c0, "%s: gat 50: expires in 50 s, cas kept", e->layout);
+	snprintf(want, sizeof(want), "VALUE t 4 1 %llu\r\nx\r\nEND\r\n", (unsigned long long)c0);
+	expect_s(e, "gats 0 t\r\n", want);
+	r1 = item_of(e, "t", &it);
+	report(!r1 && it.expire_ns == 0, "%s: gats 0: never expires", e->layout);
+	EXPECT(e, "gat 10 nothere\r\n", "END\r\n");
+	/* a negative exptime: answered, then gone */
+	EXPECT(e, "gat -1 t\r\n", "VALUE t 4 1\r\nx\r\nEND\r\n");
+	EXPECT(e, "get t\r\n", "END\r\n");
+	EXPECT(e, "touch t 10\r\n", "NOT_FOUND\r\n");
+	EXPECT(e, "set t 0 0 1\r\ny\r\n", "STORED\r\n");
+	EXPECT(e, "touch t -1\r\n", "TOUCHED\r\n");
+	EXPECT(e, "get t\r\n", "END\r\n");
+	/* a short exptime runs out */
+	EXPECT(e, "set s 0 0 1\r\nz\r\n", "STORED\r\n");
+	EXPECT(e, "touch s 1\r\n", "TOUCHED\r\n");
+	EXPECT(e, "get s\r\n", "VALUE s 0 1\r\nz\r\nEND\r\n");
+	usleep(1100 * 1000);
+	EXPECT(e, "get s\r\n", "END\r\n");
+	/* bad lines, with memcached's replies */
+	EXPECT(e, "touch t\r\n", "ERROR\r\n");
+	EXPECT(e, "touch t 1 2\r\n", "ERROR\r\n");
+	EXPECT(e, "touch t abc\r\n", "CLIENT_ERROR invalid exptime argument\r\n");
+	EXPECT(e, "gat 10\r\n", "ERROR\r\n");
+	EXPECT(e, "gats\r\n", "ERROR\r\n");
+	EXPECT(e, "gat x t\r\n", "CLIENT_ERROR invalid exptime argument\r\n");
+	EXPECT(e, "gats 1x t\r\n", "CLIENT_ERROR invalid exptime argument\r\n");
+	EXPECT(e, "verbosity 1\r\n", "OK\r\n");
+	EXPECT(e, "verbosity 1 noreply\r\n", "");
+	EXPECT(e, "verbosity\r\n", "ERROR\r\n");
+	EXPECT(e, "verbosity noreply\r\n", "ERROR\r\n");
+	EXPECT(e, "verbosity 1\r\nversion\r\n", "OK\r\n" XKV_VERSION_LINE);
+}
+
+/* mn, mg with the flags v f t c k s O q (the meta protocol, a start) */
+static void t_meta(struct env *e)
+{
+	char want[200];
+
+	flush_store(e);
+	EXPECT(e, "set foo 5 0 3\r\nbar\r\n", "STORED\r\n");
+	snprintf(want, sizeof(want), "VA 3 f5 t-1 c%llu kfoo s3\r\nbar\r\n",
+		 (unsigned long long)cas_of(e, "foo"));
+	expect_s(e, "mg foo v f t c k s\r\n", want);
+	EXPECT(e, "mg missing v\r\n", "EN\r\n");
+	EXPECT(e, "mg missing v q\r\nmn\r\n", "MN\r\n");
+	EXPECT(e, "mg foo v q O123\r\nmn\r\n", "VA 3 O123\r\nbar\r\nMN\r\n");
+	EXPECT(e, "mg foo\r\n", "HD\r\n");
+	EXPECT(e, "mg foo s k f\r\n", "HD s3 kfoo f5\r\n");
+	EXPECT(e, "mn\r\n", "MN\r\n");
+	EXPECT(e, "set ttl 0 100 1\r\nx\r\n", "STORED\r\n");
+	EXPECT(e, "mg ttl t v\r\n", "VA 1 t100\r\nx\r\n");
+	EXPECT(e, "set old 0 -1 1\r\nx\r\n", "STORED\r\n");
+	EXPECT(e, "mg old v\r\n", "EN\r\n");
+	EXPECT(e, "mg\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "mg foo v x\r\n", "CLIENT_ERROR invalid flag\r\n");
+	EXPECT(e, "mg foo vf\r\n", "CLIENT_ERROR invalid flag\r\n");
+	EXPECT(e, "mg foo N30\r\n", "CLIENT_ERROR invalid flag\r\n");
+	EXPECT(e, "mg a\tb v\r\n", "CLIENT_ERROR bad key\r\n");
+	EXPECT(e, "ms foo 2\r\nzz\r\n", "ERROR\r\n"); /* not served yet: ERROR, then stop */
+}
+
 static int run_unit(void)
 {
 	for (int i = 0; xkv_layouts[i]; i++) {
@@ -1508,6 +1733,10 @@ static int run_unit(void)
 		t_basic(&e);
 		t_add_replace(&e);
 		t_arith(&e);
+		t_append(&e);
+		t_gets_cas(&e);
+		t_touch(&e);
+		t_meta(&e);
 		t_errors(&e);
 		t_multi_cmd(&e);
 		t_paused(&e);
@@ -1779,9 +2008,10 @@ static void st_errors(struct env *e)
 	expect(e, "bad data chunk: the block is read as its length says, the rest goes on",
 	       "set k 0 0 2\r\nabc\r\nget k\r\n",
 	       "CLIENT_ERROR bad data chunk\r\nCLIENT_ERROR line not terminated by \\r\\n\r\nEND\r\n", 0);
-	expect(e, "append, prepend, cas (not served): ERROR, their data blocks skipped",
-	       "append q 0 0 5\r\nget q\r\nprepend q 0 0 1 noreply\r\nx\r\ncas q 0 0 2 7\r\nab\r\nget q\r\n",
-	       "ERROR\r\nERROR\r\nERROR\r\nVALUE q 0 1\r\nv\r\nEND\r\n", 0);
+	expect(e, "append, prepend, cas, touch pipelined with their data blocks",
+	       "append q 0 0 2\r\nab\r\nprepend q 0 0 1 noreply\r\nx\r\ncas q 0 0 2 7\r\nzz\r\n"
+	       "touch q 10\r\nget q\r\n",
+	       "STORED\r\nEXISTS\r\nTOUCHED\r\nVALUE q 0 4\r\nxvab\r\nEND\r\n", 0);
 	expect(e, "unknown command, bad format, then a good one",
 	       "bogus\r\nincr\r\nversion\r\n",
 	       "ERROR\r\nCLIENT_ERROR bad command line format\r\n" XKV_VERSION_LINE, 0);

@@ -5,7 +5,8 @@
 #   tests/e2e/raw.sh LAYOUT [MODE]
 #
 # rawclient.py (plain sockets, client namespace) runs its fixture table:
-# set/get/delete on the fast path, version and stats (slow path), a 1000-byte
+# set/get/delete on the fast path, version, stats, append, prepend, gets, cas,
+# touch, gat, verbosity (passed on, slow path), a 1000-byte
 # value whose get reply does not fit a native veth frame (slow path, full
 # value), a 3000-byte value (IP fragments in, a 3-datagram reply out,
 # reassembled by sequence number), ERROR and CLIENT_ERROR lines.  Each fixture

@@ -8,9 +8,10 @@
 # Per layout: attach, serve (TCP on the UDP port, 2 threads), then from the
 # client namespace
 #   - pymemcache (IPv4 and IPv6) and python-memcache: set/get/get_many/delete/
-#     incr/decr/add/replace, binary values, stats; append/prepend/gets/cas
-#     are not served (ERROR) and must say so (tcpclient.py clients);
-#   - exact replies: pipelining, quit, errors, one byte per write (raw);
+#     incr/decr/add/replace/append/prepend/gets/cas/touch, binary values,
+#     stats, with checked values (tcpclient.py clients);
+#   - exact replies: pipelining, quit, errors, gets/cas/touch/gat/gats/verbosity, mg/mn,
+#     one byte per write (raw);
 #   - libmemcached-tools: memccp, memccat, memcrm, memcstat, memcflush.
 # Once (first layout): 200 connections at once; a client that never reads
 # its replies while another one is served and the server's memory stays

@@ -116,12 +116,35 @@ def t_pymemcache(hosts, port, valcap):
         expect(f"{tag}: get after delete", c.get("pk"), None)
         raises(f"{tag}: a value over --value-size is refused", MemcacheServerError, c.set, "big", b"x" * (valcap + 1))
         expect(f"{tag}: the connection goes on after it", c.get("padd"), b"b")
-        # not served by xdpkv yet: the server says ERROR, the client raises
-        raises(f"{tag}: append (not supported: ERROR)", MemcacheUnknownCommandError, c.append, "padd", b"c")
-        raises(f"{tag}: prepend (not supported: ERROR)", MemcacheUnknownCommandError, c.prepend, "padd", b"c")
-        raises(f"{tag}: gets (not supported: ERROR)", MemcacheUnknownCommandError, c.gets, "padd")
-        raises(f"{tag}: cas (not supported: ERROR)", MemcacheUnknownCommandError, c.cas, "padd", b"c", b"1")
-        expect(f"{tag}: unchanged by them", c.get("padd"), b"b")
+        # append, prepend, gets, cas, touch (issue 7)
+        expect(f"{tag}: append", c.append("padd", b"c"), True)
+        expect(f"{tag}: prepend", c.prepend("padd", b"a"), True)
+        expect(f"{tag}: get after them", c.get("padd"), b"abc")
+        expect(f"{tag}: append to a missing key", c.append("p-none", b"c"), False)
+        expect(f"{tag}: prepend to a missing key", c.prepend("p-none", b"c"), False)
+        expect(f"{tag}: ... which stays missing", c.get("p-none"), None)
+        raises(f"{tag}: append past --value-size", MemcacheServerError, c.append, "bin", b"x")
+        expect(f"{tag}: the value is unchanged by it", c.get("bin"), blob)
+        v, cas1 = c.gets("padd")
+        check(v == b"abc" and cas1 is not None and cas1.isdigit(), f"{tag}: gets answers value and cas ({v!r}, {cas1!r})")
+        v2, cas2 = c.gets("padd")
+        expect(f"{tag}: gets again: the same cas", cas2, cas1)
+        expect(f"{tag}: gets of a missing key", c.gets("p-none"), (None, None))
+        expect(f"{tag}: cas with a stale unique: EXISTS", c.cas("padd", b"zz", str(int(cas1) + 1).encode()), False)
+        expect(f"{tag}: cas of a missing key: NOT_FOUND", c.cas("p-none", b"zz", cas1), None)
+        expect(f"{tag}: cas with the unique from gets: STORED", c.cas("padd", b"new", cas1), True)
+        v3, cas3 = c.gets("padd")
+        check(v3 == b"new" and cas3 != cas1, f"{tag}: gets after cas: new value, new cas ({v3!r}, {cas3!r})")
+        expect(f"{tag}: the old unique is stale now", c.cas("padd", b"old", cas1), False)
+        c.set("padd", b"set")
+        expect(f"{tag}: a set makes the last unique stale", c.cas("padd", b"old", cas3), False)
+        expect(f"{tag}: get", c.get("padd"), b"set")
+        expect(f"{tag}: touch", c.touch("padd", 1), True)
+        expect(f"{tag}: touch of a missing key", c.touch("p-none", 10), False)
+        expect(f"{tag}: a touched item still reads", c.get("padd"), b"set")
+        time.sleep(1.2)
+        expect(f"{tag}: ... until its new exptime (1 s) passes", c.get("padd"), None)
+        c.set("padd", b"b")
         st = c.stats()
         check(st.get(b"curr_connections", 0) >= 1 and st.get(b"total_connections", 0) >= 1,
               f"{tag}: stats has curr_connections {st.get(b'curr_connections')} and total_connections "
@@ -154,9 +177,28 @@ def t_python_memcache(host, port, valcap):
     expect(f"{tag}: decr", mc.decr("mn", 4), 6)
     check(mc.delete("mk"), f"{tag}: delete")
     expect(f"{tag}: get after delete", mc.get("mk"), None)
-    check(not mc.append("madd", "c"), f"{tag}: append is not supported (ERROR: fails)")
-    check(not mc.prepend("madd", "c"), f"{tag}: prepend is not supported (ERROR: fails)")
-    expect(f"{tag}: value unchanged by them", mc.get("madd"), "b")
+    check(mc.append("madd", "c"), f"{tag}: append")
+    check(mc.prepend("madd", "a"), f"{tag}: prepend")
+    expect(f"{tag}: get after them", mc.get("madd"), "abc")
+    check(not mc.append("mnone", "c"), f"{tag}: append to a missing key fails")
+    check(not mc.prepend("mnone", "c"), f"{tag}: prepend to a missing key fails")
+    mcc = memcache.Client([f"{host}:{port}"], socket_timeout=3, cache_cas=True)
+    expect(f"{tag}: gets", mcc.gets("madd"), "abc")
+    def cas_id():  # the client keeps it under the encoded key
+        return mcc.cas_ids.get(b"madd", mcc.cas_ids.get("madd"))
+    cas1 = cas_id()
+    check(isinstance(cas1, int) and cas1 > 0, f"{tag}: gets keeps the cas ({cas1!r})")
+    check(mc.set("madd", "other"), f"{tag}: another client's set")
+    check(not mcc.cas("madd", "mine"), f"{tag}: cas after it: EXISTS, fails")
+    expect(f"{tag}: the other client's value stays", mc.get("madd"), "other")
+    expect(f"{tag}: gets again", mcc.gets("madd"), "other")
+    check(cas_id() not in (None, cas1), f"{tag}: a new cas ({cas_id()!r})")
+    check(mcc.cas("madd", "mine"), f"{tag}: cas with it: STORED")
+    expect(f"{tag}: get after cas", mc.get("madd"), "mine")
+    mcc.disconnect_all()
+    check(mc.touch("madd", 100), f"{tag}: touch")
+    check(not mc.touch("mnone", 100), f"{tag}: touch of a missing key fails")
+    expect(f"{tag}: a touched item still reads", mc.get("madd"), "mine")
     st = mc.get_stats()
     check(len(st) == 1 and "curr_connections" in st[0][1], f"{tag}: get_stats")
     mc.disconnect_all()
@@ -180,6 +222,24 @@ def cmd_raw(host, port):
            ask(host, port, b"bogus\r\nset k 0 0 2\r\nabc\r\nget \x01k\r\nget k\r\n"),
            b"ERROR\r\nCLIENT_ERROR bad data chunk\r\nCLIENT_ERROR line not terminated by \\r\\n\r\n"
            b"CLIENT_ERROR bad key\r\nEND\r\n")
+    with connect(host, port) as s:
+        s.sendall(b"set g 5 0 2\r\nhi\r\ngets g\r\n")
+        got = recv_until(s, b"END\r\n")
+        parts = got.split(b"\r\n")
+        cas = parts[1].split(b" ")[-1] if len(parts) > 2 else b"?"
+        expect("set, gets: the cas is the last field", got, b"STORED\r\nVALUE g 5 2 " + cas + b"\r\nhi\r\nEND\r\n")
+        s.sendall(b"touch g 10\r\ngat 100 g nope\r\ngats 0 g\r\ntouch nope 1\r\nverbosity 1\r\n"
+                  b"verbosity 1 noreply\r\ntouch g x\r\ngat 1\r\ncas g 0 0 1 " + cas + b"\r\nX\r\n"
+                  b"cas g 0 0 1 " + cas + b"\r\nY\r\nappend g 0 0 1\r\nZ\r\nget g\r\n")
+        expect("touch, gat, gats, verbosity, cas, append: memcached's replies",
+               recv_until(s, b"XZ\r\nEND\r\n"),
+               b"TOUCHED\r\nVALUE g 5 2\r\nhi\r\nEND\r\nVALUE g 5 2 " + cas + b"\r\nhi\r\nEND\r\n"
+               b"NOT_FOUND\r\nOK\r\nCLIENT_ERROR invalid exptime argument\r\nERROR\r\nSTORED\r\n"
+               b"EXISTS\r\nSTORED\r\nVALUE g 0 2\r\nXZ\r\nEND\r\n")
+    expect("meta: mg with v f t k s, a quiet miss, an opaque, mn",
+           ask(host, port, b"set mfoo 5 0 3\r\nbar\r\nmg mfoo v f t k s\r\nmg missing v\r\n"
+               b"mg missing v q\r\nmg mfoo v q O123\r\nmn\r\n", b"MN\r\n"),
+           b"STORED\r\nVA 3 f5 t-1 kmfoo s3\r\nbar\r\nEN\r\nVA 3 O123\r\nbar\r\nMN\r\n")
     # a request in many small writes
     with connect(host, port) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
