@@ -183,6 +183,10 @@ static void print_text(const struct status *st, bool percpu)
 	if (is_lru(st))
 		printf("  %-14s %lld (estimated: new items - deletes - live items)\n", "lru evictions",
 		       st->evict_est);
+	if (xkv_writes_paused(&st->s) == 1)
+		printf("  %-14s PAUSED: 'snapshot --pause-writes' is running, or was killed while it ran "
+		       "(writes get SERVER_ERROR; run a snapshot with --pause-writes to clear it)\n",
+		       "writes");
 	print_counters(st, percpu);
 }
 
@@ -232,6 +236,7 @@ static void print_json(const struct status *st, bool percpu)
 	       st->fast_reqs, st->slow_reqs, total, st->passed,
 	       total ? (double)st->fast_reqs / total : 0.0, total ? (double)st->slow_reqs / total : 0.0);
 	json_refused(st);
+	printf(",\"writes_paused\":%s", xkv_writes_paused(&st->s) == 1 ? "true" : "false");
 	if (is_lru(st))
 		printf(",\"evictions_estimated\":%lld", st->evict_est);
 	printf(",\"counters\":{\"fast\":");

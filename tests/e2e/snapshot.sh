@@ -63,6 +63,9 @@ import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
 s.sendto(b"\0\7\0\0\0\1\0\0set after-pause 0 0 2\r\nok\r\n", (sys.argv[1], int(sys.argv[2])))
 sys.exit(0 if s.recv(2048)[8:] == b"STORED\r\n" else 1)' "$TB_SRV_IP4" "$TB_PORT"
+check "--pause-writes: status says the writes are not paused any more" bash -c \
+	'"$@" | python3 -c "import json,sys; sys.exit(json.load(sys.stdin)[\"writes_paused\"] is not False)"' \
+	_ nsenter --net="/run/netns/$TB_SRV_NS" "$XDPKV" status "$TB_SRV_DEV" --json
 down
 
 for target in "$layout" "$other"; do
