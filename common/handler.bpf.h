@@ -474,15 +474,6 @@ static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
 
 /* ---- the program ---------------------------------------------------------- */
 
-/* Is this request a write (refused to sources outside the write list)? */
-static __always_inline int op_writes(__u8 op)
-{
-	return op == XKV_OP_SET || op == XKV_OP_DELETE || op == XKV_OP_ADD ||
-	       op == XKV_OP_REPLACE || op == XKV_OP_INCR || op == XKV_OP_DECR ||
-	       op == XKV_OP_FLUSH_ALL || (op >= XKV_OP_APPEND && op <= XKV_OP_CAS) ||
-	       op == XKV_OP_GAT || op == XKV_OP_GATS || op == XKV_OP_TOUCH;
-}
-
 /* Order of the checks (docs/security.md): the cheapest refusals first and
  * all of them before any parsing, so refused traffic costs little:
  *   not for this host (MAC, IP) -> XDP_PASS, untouched, for the kernel
@@ -684,12 +675,12 @@ int xdpkv(struct xdp_md *ctx)
 		}
 		return xkv_reply_err(ctx, a, sc, st, err);
 	}
-	if (XKV_GUARDED && op_writes(r->op) && !acl_has(sc, &acl_write)) {
+	if (XKV_GUARDED && xkv_op_writes(r->op) && !acl_has(sc, &acl_write)) {
 		stat_inc(st, XKV_STAT_drop_write_acl);
 		return XDP_DROP;
 	}
 	/* snapshot --pause-writes: the slow path refuses writes meanwhile */
-	if (h && (h->flags & XKV_HOST_PAUSE_WRITES) && op_writes(r->op)) {
+	if (h && (h->flags & XKV_HOST_PAUSE_WRITES) && xkv_op_writes(r->op)) {
 		stat_inc(st, XKV_STAT_pass_paused);
 		return XDP_PASS;
 	}

@@ -44,6 +44,17 @@ enum xkv_op {
 };
 #define XKV_OP_FAST_LAST XKV_OP_DELETE
 
+/* Does this command change the store?  Refused to sources outside the write
+ * list and held by snapshot --pause-writes, on every path; gat and gats
+ * change expiries. */
+static inline __attribute__((always_inline)) int xkv_op_writes(__u8 op)
+{
+	return op == XKV_OP_SET || op == XKV_OP_DELETE || op == XKV_OP_ADD ||
+	       op == XKV_OP_REPLACE || op == XKV_OP_INCR || op == XKV_OP_DECR ||
+	       op == XKV_OP_FLUSH_ALL || (op >= XKV_OP_APPEND && op <= XKV_OP_CAS) ||
+	       op == XKV_OP_GAT || op == XKV_OP_GATS || op == XKV_OP_TOUCH;
+}
+
 struct xkv_tok {
 	__u32 off;
 	__u32 len;

@@ -863,8 +863,6 @@ static int slow_dispatch(struct slow_cmd *c)
 	return stop(reply_err(c, XKV_E_UNKNOWN));
 }
 
-static bool op_writes(__u8 op);
-
 /* Count and run one command the parser read (err: its verdict), appending
  * its reply: the per-command path of both transports.  Returns <0 when the
  * rest of a datagram must not run (a parse error, a reply over budget). */
@@ -877,7 +875,7 @@ static int slow_run(struct slow_cmd *c, int err)
 		return -1;
 	}
 	/* snapshot --pause-writes holds the store still: refuse, change nothing */
-	if (op_writes(c->r->op) && xkv_writes_paused(c->s) > 0) {
+	if (xkv_op_writes(c->r->op) && xkv_writes_paused(c->s) > 0) {
 		STAT(c, pass_paused);
 		if (!c->r->noreply && PUT_LIT(c->out, XKV_R_PAUSED) < 0)
 			return -1;
@@ -924,16 +922,6 @@ static void slow_load_text(struct slow_scratch *sc, const __u8 *text, size_t tle
 
 /* ---- one datagram --------------------------------------------------------- */
 
-/* Does this command change the store (refused to sources outside the write
- * list)?  As op_writes in handler.bpf.h: gat and gats change expiries. */
-static bool op_writes(__u8 op)
-{
-	return op == XKV_OP_SET || op == XKV_OP_ADD || op == XKV_OP_REPLACE ||
-	       op == XKV_OP_INCR || op == XKV_OP_DECR || op == XKV_OP_DELETE ||
-	       op == XKV_OP_FLUSH_ALL || op == XKV_OP_APPEND || op == XKV_OP_PREPEND ||
-	       op == XKV_OP_CAS || op == XKV_OP_TOUCH || op == XKV_OP_GAT || op == XKV_OP_GATS;
-}
-
 /* A get-like command with more keys than this slow path takes? */
 static bool too_many_keys(const struct slow_cmd *c)
 {
@@ -971,7 +959,7 @@ static int scan_datagram(struct slow_cmd *c, size_t tlen, bool may_write, int *f
 				return XKV_STAT_drop_reply;
 			break;
 		}
-		writes |= op_writes(c->r->op);
+		writes |= xkv_op_writes(c->r->op);
 		if (too_many_keys(c))
 			*flags |= SCAN_TOO_MANY_KEYS;
 		off += c->r->next;
@@ -1156,7 +1144,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		STAT(c, drop_reply);
 		return XKV_STREAM_CLOSE;
 	}
-	if (!err && op_writes(c->r->op) && !rt->write) {
+	if (!err && xkv_op_writes(c->r->op) && !rt->write) {
 		STAT(c, drop_write_acl);
 		return XKV_STREAM_CLOSE;
 	}
