@@ -31,6 +31,8 @@ import sys
 import threading
 import time
 
+import rawclient  # tests/e2e: memcached UDP framing
+
 failed = 0
 
 
@@ -371,22 +373,15 @@ def cmd_conns(host, port, want):
     expect("stats: curr_connections", cur, [want.encode()])
 
 
-def udp_get(host, port, key, req_id):
-    """One memcached UDP get; the reply text of its datagrams, in order."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
-        u.settimeout(2.0)
-        u.sendto(req_id.to_bytes(2, "big") + b"\0\0\0\1\0\0get " + key + b"\r\n", (host, port))
-        parts, total = {}, None
-        try:
-            while total is None or len(parts) < total:
-                d = u.recv(65536)
-                if int.from_bytes(d[0:2], "big") != req_id:
-                    continue
-                parts[int.from_bytes(d[2:4], "big")] = d[8:]
-                total = int.from_bytes(d[4:6], "big")
-        except socket.timeout:
-            return b"(no reply)"
-        return b"".join(parts[i] for i in sorted(parts))
+def udp_get(host, port, key):
+    """One memcached UDP get (rawclient's framing and checks); its reply text."""
+    conn = rawclient.Conn(host, port)
+    try:
+        return conn.recv_reply(conn.send(b"get " + key + b"\r\n"))[0]
+    except rawclient.Fail as e:
+        return b"(%s)" % str(e).encode()
+    finally:
+        conn.sock.close()
 
 
 def cmd_udptrust(host, port):
@@ -397,16 +392,16 @@ def cmd_udptrust(host, port):
     expect("udptrust: set over TCP", got, b"STORED\r\n")
     time.sleep(0.3)  # that connection's close reaches the server
     expect("udptrust: 1000 B over UDP to a source outside --trust: capped",
-           udp_get(host, port, b"bigtrust", 1), capped)
+           udp_get(host, port, b"bigtrust"), capped)
     with connect(host, port) as s:
         s.sendall(b"version\r\n")  # answered: the server has accepted it
         check(recv_until(s, b"\r\n").startswith(b"VERSION "), "udptrust: a TCP connection is open")
         expect("udptrust: ... while it is open, all of it (the handshake proved the address)",
-               udp_get(host, port, b"bigtrust", 2), full)
+               udp_get(host, port, b"bigtrust"), full)
     got = b""
-    for i in range(20):  # the close reaches the server a moment later
+    for _ in range(20):  # the close reaches the server a moment later
         time.sleep(0.1)
-        got = udp_get(host, port, b"bigtrust", 3 + i)
+        got = udp_get(host, port, b"bigtrust")
         if got == capped:
             break
     expect("udptrust: capped again once it closed", got, capped)
