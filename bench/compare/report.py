@@ -558,8 +558,10 @@ def md_a(res, L):
                      "separate. Every reply checked before its rate is kept.\n")
 
 
-def md_grid(res, L, exp, xkey, xfmt, cell):
-    rr = rows_of(res, exp)
+def md_grid(res, L, exp, xkey, xfmt, cell, rr=None):
+    """A table: one line per system, one column per value of xkey, cell(row)
+    in each.  rr: the rows (default: every row of exp)."""
+    rr = rows_of(res, exp) if rr is None else rr
     if not rr:
         return
     xs = sorted({r[xkey] for r in rr if r.get(xkey) is not None})
@@ -689,31 +691,22 @@ def md_j(res, L):
     if not j:
         return
     ceil = scaling_ceiling(j)
-    cores = sorted({r["cores"] for r in j})
+
+    def cell(r):
+        c = tp(r)
+        t, ref = r.get("throughput_ops"), ceil.get((r["mix"], r["cores"]))
+        if r["system"] != "reflector" and t and ref:
+            c += " (%.2f×)" % (t / ref)
+        c += ", %s µs" % num(r.get("server_cpu_us_per_req"), "%.3f")
+        if r.get("queues_busy") is not None and r["queues_busy"] != r["cores"]:
+            c += " ⚠ %d queues busy" % r["queues_busy"]
+        return c
     for mix in [m for m in ("read", "write", "zipf", "hotkey") if any(r["mix"] == m for r in j)]:
         rows = [r for r in j if r["mix"] == mix]
-        body = []
-        for sname in systems_in(rows):
-            m = {r["cores"]: r for r in rows if r["system"] == sname}
-            cells = []
-            for n in cores:
-                r = m.get(n)
-                if not r:
-                    cells.append("–")
-                    continue
-                c = tp(r)
-                t, ref = r.get("throughput_ops"), ceil.get((mix, n))
-                if sname != "reflector" and t and ref:
-                    c += " (%.2f×)" % (t / ref)
-                c += ", %s µs" % num(r.get("server_cpu_us_per_req"), "%.3f")
-                if r.get("queues_busy") is not None and r["queues_busy"] != n:
-                    c += " ⚠ %d queues busy" % r["queues_busy"]
-                cells.append(c)
-            body.append([sname] + cells)
         L.append("\n**%s** (%s%% sets, %s%s)\n\n" % (
             mix, rows[0]["write"], rows[0]["dist"], ", one key" if rows[0].get("keys") else ""))
-        L.append(table(["system"] + ["%d core%s" % (n, "s" if n > 1 else "") for n in cores],
-                       body))
+        md_grid(res, L, "j", "cores", lambda n: "%d core%s" % (n, "s" if n > 1 else ""), cell,
+                rows)
     L.append("\nCells: kreplies/s (%s), the ratio to the reflector at the same core count "
              "and mix, server CPU µs per reply.\n" % (
                  "median of --repeat runs, min–max" if any(r.get("repeat") for r in j)
