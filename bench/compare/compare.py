@@ -437,13 +437,15 @@ class Runner:
         self.rows.append(row)
         return row
 
-    def xdpgen(self, s, dist, write=0, cpus=None, server_cpus=None, keys=None):
+    def xdpgen(self, s, dist, write=0, cpus=None, server_cpus=None, keys=None, napi=()):
         """One xdpgen run against s, its replies checked; --repeat runs, the
         one with the median reply rate is the result (throughput_runs: all).
         cpus: generator CPUs (default the client CPU); server_cpus: the CPUs
-        whose busy time is read (default the server CPU)."""
+        whose busy time is read (default the server CPU); napi: threads whose
+        CPU time over the run goes into the result (napi_ticks: pid -> ticks)."""
         n = self.s.get("repeat", 1)
-        runs = [self.xdpgen_once(s, dist, write, cpus, server_cpus, keys) for _ in range(n)]
+        runs = [self.xdpgen_once(s, dist, write, cpus, server_cpus, keys, napi)
+                for _ in range(n)]
         runs.sort(key=lambda r: r[0].get("throughput_ops") or 0)
         res, j = runs[n // 2]
         if n > 1:
@@ -451,7 +453,7 @@ class Runner:
                        repeat=n)
         return res, j
 
-    def xdpgen_once(self, s, dist, write, cpus, server_cpus, keys):
+    def xdpgen_once(self, s, dist, write, cpus, server_cpus, keys, napi):
         xg = self.tools["xdpgen"]
         theta = None
         d = "uniform"
@@ -466,8 +468,11 @@ class Runner:
         if theta:
             cmd += ["--theta", theta]
         before = s.status()
+        t0 = {pid: servers.proc_ticks([pid]) for pid in napi}
         out = tb("tb_cli", *cmd, timeout=60 + 3 * self.s["duration"])
+        t1 = {pid: servers.proc_ticks([pid]) for pid in napi}
         j = json.loads(out.strip().splitlines()[-1])
+        j["napi_ticks"] = {pid: t1[pid] - t0[pid] for pid in napi}
         after = s.status()
         # the replies are checked before the rate is believed
         rep = j.get("replies") or 0
@@ -505,21 +510,25 @@ class Runner:
         tb("pin_spread", cpu_list(server), cpu_list(gen))
         try:
             napi = servers.napi_pids(env("TB_SRV_DEV"))
-            t0 = {pid: servers.proc_ticks([pid]) for pid in napi}
             res, j = self.xdpgen(s, p["dist"], p["write"], cpus=gen[:ncores],
-                                 server_cpus=server, keys=p.get("keys"))
-            t1 = {pid: servers.proc_ticks([pid]) for pid in napi}
+                                 server_cpus=server, keys=p.get("keys"), napi=napi)
         finally:
             tb("pin_client_napi")
             tb("tb_pin_napi")
         hz = os.sysconf("SC_CLK_TCK")
-        # a queue that had work: its thread ran >= 10 % of the (last) run
-        floor = 0.1 * hz * self.s["duration"]
-        busy_q = [pid for pid in napi if t1[pid] - t0[pid] >= floor]
+        el = j.get("duration_s") or self.s["duration"]
+        ticks = j["napi_ticks"]
+        # a queue that had work: its thread ran >= 10 % of the run
+        busy_q = [pid for pid in napi if ticks[pid] >= 0.1 * hz * el]
         used = sorted({c for pid in busy_q for c in servers.affinity(pid)})
         per_cpu = dict(zip(j.get("server_cpus") or [], j.get("server_busy_pct_per_cpu") or []))
-        el = j.get("duration_s") or self.s["duration"]
         busy_s = sum(per_cpu.get(c, 0) for c in used) / 100.0 * el
+        # the NAPI threads' own CPU time: on a shared machine the cores' busy
+        # time also holds other people's work
+        own_s = sum(ticks.values()) / hz
+        res.update({"server_threads_busy": round(own_s / el / len(used), 4) if used else None,
+                    "server_threads_us_per_req": (round(own_s * 1e6 / j["replies"], 4)
+                                                  if j.get("replies") else None)})
         res.update({"queues_busy": len(busy_q), "server_cpus_used": used,
                     "gen_cpus": gen[:ncores],
                     "server_busy_pct_per_cpu": j.get("server_busy_pct_per_cpu"),

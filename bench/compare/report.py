@@ -179,7 +179,7 @@ def spread(r, scale=1.0):
 COLORS = {"memcached-udp": "tab:blue", "memcached-tcp": "tab:cyan", "redis": "tab:brown",
           "xdpkv/hash_map": "tab:orange", "xdpkv/array_fnv": "tab:green",
           "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple",
-          "xdpkv/lru_percpu": "tab:pink"}
+          "xdpkv/lru_percpu": "tab:pink", "reflector": "black", "xdpkv/null": "tab:gray"}
 
 
 def bars(ax, groups, series, values, ylabel, title, errs=None):
@@ -444,7 +444,8 @@ def plot_scaling(plt, res, outdir, made):
                 ax.set_xscale("log", base=2)
                 ax.set_xticks(cores)
                 ax.set_xticklabels([str(c) for c in cores])
-        axs[1][i].set_ylim(0, 1.1)
+        axs[1][i].axhline(1.0, color="black", lw=0.8, ls="--")
+        axs[1][i].set_ylim(0, max([1.1] + [1.1 * r["ratio"] for r in ratio]))
     save(plt, fig, outdir, "j_scaling.png", made)
 
 
@@ -697,9 +698,14 @@ def md_j(res, L):
         t, ref = r.get("throughput_ops"), ceil.get((r["mix"], r["cores"]))
         if r["system"] != "reflector" and t and ref:
             c += " (%.2f×)" % (t / ref)
-        c += ", %s µs" % num(r.get("server_cpu_us_per_req"), "%.3f")
+        c += ", %s / %s µs" % (num(r.get("server_cpu_us_per_req"), "%.3f"),
+                               num(r.get("server_threads_us_per_req"), "%.3f"))
         if r.get("queues_busy") is not None and r["queues_busy"] != r["cores"]:
             c += " ⚠ %d queues busy" % r["queues_busy"]
+        busy = r.get("server_threads_busy", r.get("server_busy"))
+        if busy is not None and busy < 0.9:
+            # not the server's capacity: the generator (or the machine) was the limit
+            c += " ⚠ NAPI %.0f%% busy" % (100 * busy)
         return c
     for mix in [m for m in ("read", "write", "zipf", "hotkey") if any(r["mix"] == m for r in j)]:
         rows = [r for r in j if r["mix"] == mix]
@@ -708,7 +714,11 @@ def md_j(res, L):
         md_grid(res, L, "j", "cores", lambda n: "%d core%s" % (n, "s" if n > 1 else ""), cell,
                 rows)
     L.append("\nCells: kreplies/s (%s), the ratio to the reflector at the same core count "
-             "and mix, server CPU µs per reply.\n" % (
+             "and mix, then µs per reply: the server cores' busy time (/proc/stat, everything "
+             "that ran there) / the server veth's NAPI threads' own CPU time. ⚠ NAPI N%% busy: "
+             "the NAPI threads (the XDP program's) ran less than 90%% of the time per core, so "
+             "the rate is the generator's or a busy machine's, not the server's capacity, and "
+             "ratios to it mean little.\n" % (
                  "median of --repeat runs, min–max" if any(r.get("repeat") for r in j)
                  else "one run"))
 
