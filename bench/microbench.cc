@@ -647,19 +647,24 @@ void bm_op(benchmark::State &st, const std::string &layout, Op op, Keys keys)
 	if (keys == Keys::Shared && n)
 		i = (size_t)st.thread_index() * n / (size_t)st.threads();
 	std::string e = n ? "" : "no request keys";
+	/* With shared keys thread 0 stores and validates them for all: two
+	 * threads setting the same key at once may rightly be passed to the
+	 * slow path.  The others wait at the timed loop's start, which Google
+	 * Benchmark holds until every thread is there. */
+	bool validates = keys == Keys::Disjoint || st.thread_index() == 0;
 	/* lru evicts: a set benchmark may have pushed a get key out; store this
 	 * thread's keys again (the same bytes; a no-op for the other layouts) */
-	if (e.empty() && op == Op::Get && !b->null_store) {
+	if (e.empty() && validates && op == Op::Get && !b->null_store) {
 		std::vector<uint32_t> ks;
 		for (const Req *r : reqs)
 			ks.push_back(r->key);
 		e = store_keys(*b, ks);
 	}
-	if (e.empty())
+	if (e.empty() && validates)
 		e = validate(*b, b->prog_fd, b->null_store, reqs, op);
-	if (e.empty())
+	if (e.empty() && validates)
 		e = validate(*b, nb->prog_fd, true, reqs, op);
-	if (e.empty() && op == Op::Set)
+	if (e.empty() && validates && op == Op::Set)
 		e = check_null_sink(*nb, *b, reqs.back()->key);
 	if (!e.empty()) {
 		fail(st, e);

@@ -518,8 +518,10 @@ class Runner:
         hz = os.sysconf("SC_CLK_TCK")
         el = j.get("duration_s") or self.s["duration"]
         ticks = j["napi_ticks"]
-        # a queue that had work: its thread ran >= 10 % of the run
-        busy_q = [pid for pid in napi if ticks[pid] >= 0.1 * hz * el]
+        # a queue that had work: its thread ran >= 2 % of the run (an idle
+        # queue's thread gets no tick; on a busy machine a working one may
+        # get well under half the run)
+        busy_q = [pid for pid in napi if ticks[pid] >= max(1, 0.02 * hz * el)]
         used = sorted({c for pid in busy_q for c in servers.affinity(pid)})
         per_cpu = dict(zip(j.get("server_cpus") or [], j.get("server_busy_pct_per_cpu") or []))
         busy_s = sum(per_cpu.get(c, 0) for c in used) / 100.0 * el
