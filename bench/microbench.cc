@@ -953,7 +953,7 @@ std::string m_undo_prepare(MStore &b, MOp op, const std::vector<uint32_t> &keys,
 		if (xkv_key_pack(&c, ks.data(), b.klen, u.packed.data()))
 			return "cannot pack key " + ks;
 		if (b.store.mm) {
-			uint32_t idx = slot_index(u.packed.data(), b.klen, c.entries);
+			uint32_t idx = slot_index(c.hash_seed, u.packed.data(), b.klen, c.entries);
 			u.slot = static_cast<uint8_t *>(b.store.mm) + (size_t)idx * b.store.slot_stride;
 			u.bytes.assign(u.slot, u.slot + c.entry_size);
 		} else if (op == MOp::Delete) {

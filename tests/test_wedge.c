@@ -148,7 +148,7 @@ static struct xkv_entry *slot_of(const char *key)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	xkv_key_pack(&st.cfg, key, strlen(key), k);
-	__u32 i = slot_index(k, strlen(key), st.cfg.entries);
+	__u32 i = slot_index(st.cfg.hash_seed, k, strlen(key), st.cfg.entries);
 	return (struct xkv_entry *)((__u8 *)st.mm + (size_t)i * st.slot_stride);
 }
 
