@@ -23,3 +23,6 @@ target_include_directories(test_wedge PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_wedge PRIVATE xdpkv_core)
 add_test(NAME wedge_array_fnv COMMAND test_wedge)
 set_tests_properties(wedge_array_fnv PROPERTIES TIMEOUT 60)
+# set_assoc: the same with a writer killed inside a bucket.
+add_test(NAME wedge_set_assoc COMMAND test_wedge --layout set_assoc)
+set_tests_properties(wedge_set_assoc PROPERTIES TIMEOUT 60)
