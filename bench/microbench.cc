@@ -368,11 +368,27 @@ int preload(Bench &b)
 	return 0;
 }
 
+/* set_assoc: is key k's bucket one thread i % kMaxThreads may use?  Threads
+ * get disjoint buckets, as they get disjoint keys (bm_op): a set in a bucket
+ * that another thread's set holds goes to the slow path.  Other layouts: yes. */
+bool bucket_ok(const Bench &b, uint32_t k, uint32_t i)
+{
+	const xkv_config &c = b.store.cfg;
+	if (b.null_store || strcmp(c.layout, "set_assoc"))
+		return true;
+	std::vector<uint8_t> packed(c.key_size + 8, 0);
+	std::string ks = key_text(k);
+	if (xkv_key_pack(&c, ks.data(), kKeyLen, packed.data()))
+		return false;
+	uint64_t h = xkv_key_hash(c.hash_seed, packed.data(), kKeyLen);
+	return xkv_sa_bucket_of(h, xkv_sa_buckets(c.entries, c.entry_size)) % kMaxThreads == i % kMaxThreads;
+}
+
 /* opt.keys * kMaxThreads distinct keys spread evenly over the preloaded
  * range: for each stretch the first key at or after its start that the
  * store still holds (array_fnv loses colliding keys, and FNV-1a modulo a
  * power of two loses sequential keys in clusters; lru may evict while
- * loading). */
+ * loading) and, for set_assoc, whose bucket belongs to its thread. */
 int choose_keys(Bench &b)
 {
 	uint32_t nkeys = opt.keys * kMaxThreads;
@@ -381,6 +397,8 @@ int choose_keys(Bench &b)
 	for (uint32_t i = 0; i < nkeys; i++) {
 		uint32_t k = std::max(next, i * stride);
 		for (; k < opt.entries && !b.null_store; k++) {
+			if (!bucket_ok(b, k, i))
+				continue;
 			std::string ks = key_text(k), v = value_for(k);
 			int r = b.L->get(&b.store, ks.data(), kKeyLen, it.get());
 			if (r < 0) {
