@@ -9,7 +9,10 @@ layout against the thread count, disjoint keys (solid) and shared keys
 (dashed), for GET hit and SET.  OUT_keys.png/.svg, when the files were run
 with different --xkv_keys (the key-set sweep): the ratio to the null store
 (p50) against the keys per thread.  Points are medians over the
-repetitions' runs; error bars their min and max.  Needs python3-matplotlib.
+repetitions' runs, error bars their min and max; a file written with
+--benchmark_report_aggregates_only holds no runs, only aggregates: its
+points are the median aggregate, error bars ± the stddev aggregate (the
+figure says which).  Needs python3-matplotlib.
 """
 import json
 import re
@@ -27,7 +30,7 @@ def runs(files):
             j = json.load(fh)
         keys = int(j.get("context", {}).get("xkv_keys", 0))
         for b in j.get("benchmarks", []):
-            if b.get("run_type") != "iteration":
+            if b.get("run_type") not in ("iteration", "aggregate"):
                 continue
             m = NAME.match(b.get("run_name", b["name"]))
             if m:
@@ -37,11 +40,25 @@ def runs(files):
 
 
 def point(rows, key):
-    v = [r[key] for r in rows if r.get(key)]
-    if not v:
+    """(median, below, above): over the repetitions' runs, min and max;
+    from aggregates only, the median and ± the stddev."""
+    v = [r[key] for r in rows if r.get("run_type") == "iteration" and r.get(key)]
+    if v:
+        med = statistics.median(v)
+        return med, med - min(v), max(v) - med
+    agg = {r.get("aggregate_name"): r.get(key) for r in rows if r.get("run_type") == "aggregate"}
+    if not agg.get("median"):
         return None
-    med = statistics.median(v)
-    return med, med - min(v), max(v) - med
+    sd = agg.get("stddev") or 0.0
+    return agg["median"], sd, sd
+
+
+def spread_note(r):
+    """What the error bars of figures from these runs are."""
+    if any(b.get("run_type") == "iteration" for rows in r.values() for b in rows):
+        return "points: median over the repetitions; error bars: their min and max"
+    return "points: median over the repetitions; error bars: ± their standard deviation " \
+        "(the file holds aggregates only)"
 
 
 def plot_lines(ax, data, key, ylabel, title, styles=True):
@@ -90,9 +107,11 @@ def main(argv):
         for ax in (axs[0][col], axs[1][col]):
             ax.set_xlabel("threads (one per CPU)")
             ax.set_xticks(tcount)
-    fig.tight_layout()
+    fig.text(0.5, 0.003, spread_note(r), ha="center", va="bottom", fontsize=8)
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
     for ext in ("png", "svg"):
         fig.savefig("%s_threads.%s" % (out, ext), dpi=110)
+    plt.close(fig)
     if len(keysets) > 1:
         fig, axs = plt.subplots(1, 2, figsize=(12, 4.5))
         for col, op in enumerate(("get_hit", "set")):
@@ -104,9 +123,11 @@ def main(argv):
                        "%s, 1 thread: ratio to the null store vs keys" % op, styles=False)
             axs[col].set_xscale("log", base=2)
             axs[col].set_xlabel("distinct keys per thread (--xkv_keys)")
-        fig.tight_layout()
+        fig.text(0.5, 0.003, spread_note(r), ha="center", va="bottom", fontsize=8)
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
         for ext in ("png", "svg"):
             fig.savefig("%s_keys.%s" % (out, ext), dpi=110)
+        plt.close(fig)
 
 
 if __name__ == "__main__":
