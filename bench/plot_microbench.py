@@ -73,12 +73,18 @@ def plot_lines(ax, data, key, ylabel, title, styles=True):
         ax.errorbar([x for x, _ in pts], [p[0] for _, p in pts],
                     yerr=[[p[1] for _, p in pts], [p[2] for _, p in pts]],
                     marker="o", capsize=2, ls="--" if shared else "-",
-                    color="C%d" % layouts.index(layout),
+                    color=(plt_cmap(len(layouts)))(layouts.index(layout)),
                     label=layout + (" (shared keys)" if shared and styles else ""))
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=6, ncol=2, loc="best")
+
+
+def plt_cmap(n):
+    """Distinct colours for n layouts (tab10 up to 10, else tab20)."""
+    import matplotlib
+    return matplotlib.colormaps["tab10" if n <= 10 else "tab20"]
 
 
 def main(argv):
@@ -97,7 +103,8 @@ def main(argv):
         for (o, shared, layout, threads, keys), rows in r.items():
             if o == op and keys == keysets[-1]:
                 data.setdefault((layout, shared), {})[threads] = rows
-                if threads == 1:  # one thread: shared and disjoint are the same run
+                shared_runs = any(k[0] == op and k[1] and k[2] == layout for k in r)
+                if threads == 1 and shared_runs:  # one thread: shared = disjoint
                     data.setdefault((layout, True), {})[1] = rows
         plot_lines(axs[0][col], data, "ns_per_op", "ns per request (per thread)",
                    "%s: ns per request vs threads (%d keys per thread)" % (op, keysets[-1]))
