@@ -119,6 +119,13 @@ static int run_snapshot(void *vo, const struct global_opts *g)
 		sigaddset(&hold, SIGINT);
 		sigaddset(&hold, SIGTERM);
 		sigaddset(&hold, SIGHUP);
+		int hf = xkv_host_flags(&s, 0, 0);
+		if (hf > 0 && (hf & XKV_HOST_MIGRATING)) {
+			xkv_store_close(&s);
+			xerr("snapshot: --pause-writes: 'xdpkv migrate' holds the writes of %s now "
+			     "(or was killed without a slow path: the next migrate clears it)", o->ifc.name);
+			return EXIT_SYS;
+		}
 		sigprocmask(SIG_BLOCK, &hold, &old);
 		int pe = xkv_writes_pause(&s, 1);
 		if (pe) {

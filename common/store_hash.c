@@ -89,7 +89,9 @@ static int lru_absent(const struct xkv_store *s, const __u8 *keys, __u32 n, bool
 	return 0;
 }
 
-int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
+/* set (BPF_ANY) and add (BPF_NOEXIST) */
+static int hash_put(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e,
+		    __u64 how)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	if (xkv_key_pack(&s->cfg, key, klen, k))
@@ -107,12 +109,22 @@ int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct 
 		if (!vals)
 			return -ENOMEM;
 	}
-	if (bpf_map_update_elem(s->store_fd, k, v, BPF_ANY))
-		rc = map_err(errno);
+	if (bpf_map_update_elem(s->store_fd, k, v, how))
+		rc = errno == EEXIST ? -EEXIST : map_err(errno);
 	else
 		s->new_items += absent;
 	free(vals);
 	return rc;
+}
+
+int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
+{
+	return hash_put(s, key, klen, e, BPF_ANY);
+}
+
+int xkv_hash_add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
+{
+	return hash_put(s, key, klen, e, BPF_NOEXIST);
 }
 
 int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen)

@@ -205,7 +205,8 @@ static int take(struct xkv_store *s, struct xkv_entry *e, __u32 *own)
 	return (*own = repair(s, e, q0)) ? 0 : -EBUSY;
 }
 
-static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+/* set, and add (only_free: leave a slot that holds a live item alone) */
+static int put(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n, bool only_free)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	if (xkv_key_pack(&s->cfg, key, klen, k))
@@ -220,6 +221,11 @@ static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xk
 		/* counted as the XDP side counts them (array_fnv.bpf.c) */
 		int fresh = !e->wtime_ns || (!match(s, e, k, klen) && !xkv_entry_live(e, n->wtime_ns));
 		int evicts = !fresh && !match(s, e, k, klen);
+		if (only_free && e->wtime_ns && xkv_entry_live(e, xkv_now_ns())) {
+			int held = match(s, e, k, klen) ? -EEXIST : -EADDRINUSE;
+			slot_unlock(e, own);
+			return held;
+		}
 		e->expire_ns = n->expire_ns;
 		e->wtime_ns = n->wtime_ns;
 		e->flags = n->flags;
@@ -246,6 +252,16 @@ static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xk
 		 * now rewrites it) readers can see that mix: the one torn read left,
 		 * and only for a writer stalled longer than XKV_SLOT_STEAL_MS. */
 	}
+}
+
+static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	return put(s, key, klen, n, false);
+}
+
+static int add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	return put(s, key, klen, n, true);
 }
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
@@ -338,5 +354,6 @@ const struct xkv_layout xkv_layout_array_fnv = {
 	.count = count,
 	.flush = flush,
 	.span = span,
+	.add = add,
 	.scan = scan,
 };
