@@ -271,6 +271,9 @@ static int migrate(struct mig_run *m, const struct prior *pr)
 	}
 	if (m->sock >= 0 && step(m->sock, "fixup", NULL, -1, &m->mirror))
 		goto clear;
+	/* no writes reach the new store without a slow path: count it now */
+	m->res.evicted = xkv_migrate_evicted(&m->nw, m->res.copied, &m->mirror.st,
+					     m->mirrored ? (long)m->mirror.st.live : m->nw.L->count(&m->nw));
 	/* the new program on the new store, then its maps where the old were */
 	if (put_prog(m->obj, &o->ifc, m->old.cfg.mode, pr, pr->xmode, &m->how)) {
 		xerr("migrate: the old program and store stay");

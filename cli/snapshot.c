@@ -379,7 +379,8 @@ static int dump_item(void *arg, const __u8 *key, __u32 klen, const struct xkv_en
 	jsonl_bytes_field(d->f, "key", key, klen);
 	fputc(',', d->f);
 	jsonl_bytes_field(d->f, "value", val, e->len);
-	fprintf(d->f, ",\"flags\":%u,\"exptime\":%lld}\n", e->flags, exp);
+	fprintf(d->f, ",\"flags\":%u,\"exptime\":%lld,\"cas\":%llu}\n", e->flags, exp,
+		(unsigned long long)e->wtime_ns);
 	return ferror(d->f) ? -EIO : 0;
 }
 

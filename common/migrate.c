@@ -16,7 +16,7 @@ struct copy_ctx {
 	struct xkv_store *from, *to;
 	__u64 span;
 	int nthr;
-	atomic_ullong items, copied, newer, too_big, bad_key, full, collisions, busy, new_items;
+	atomic_ullong items, copied, newer, too_big, bad_key, full, collisions, busy;
 	atomic_int error;
 };
 
@@ -76,7 +76,6 @@ static void *copy_worker(void *arg)
 	t->e = malloc(t->to.cfg.entry_size);
 	long r = t->e ? c->from->L->scan(c->from, lo, hi, copy_visit, t, &busy) : -ENOMEM;
 	atomic_fetch_add(&c->busy, busy);
-	atomic_fetch_add(&c->new_items, t->to.new_items);
 	if (r < 0 && r != -ECANCELED)
 		atomic_compare_exchange_strong(&c->error, &zero, (int)r);
 	free(t->e);
@@ -99,8 +98,6 @@ int xkv_migrate_copy(struct xkv_store *from, struct xkv_store *to, const struct 
 {
 	struct copy_ctx c = { .from = from, .to = to };
 	double t0 = xkv_secs();
-	bool lru = xkv_map_lru(to->L->map_type);
-	long live0 = 0;
 	int e = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -110,8 +107,6 @@ int xkv_migrate_copy(struct xkv_store *from, struct xkv_store *to, const struct 
 		return xkv_errf(err, errlen, -EOPNOTSUPP, "layout %s has no add", to->L->name);
 	c.nthr = xkv_default_threads(o->threads);
 	c.span = from->L->span(from);
-	if (lru && (live0 = to->L->count(to)) < 0)
-		return xkv_errf(err, errlen, (int)live0, "counting the new store: %s", strerror((int)-live0));
 	struct copy_thr *t = calloc((size_t)c.nthr, sizeof(*t));
 	void **args = calloc((size_t)c.nthr, sizeof(*args));
 	if (!t || !args) {
@@ -130,11 +125,6 @@ int xkv_migrate_copy(struct xkv_store *from, struct xkv_store *to, const struct 
 	free(args);
 	if (e || (e = atomic_load(&c.error)))
 		return xkv_errf(err, errlen, e, "copying: %s", strerror(-e));
-	if (lru) {
-		long live1 = to->L->count(to);
-		__u64 grew = live1 > live0 ? (__u64)(live1 - live0) : 0, fresh = atomic_load(&c.new_items);
-		res->evicted = live1 >= 0 && fresh > grew ? fresh - grew : 0;
-	}
 	res->threads = c.nthr;
 	res->items = atomic_load(&c.items);
 	res->copied = atomic_load(&c.copied);

@@ -26,7 +26,7 @@ struct xkv_mig_result {
 	__u64 copied;         /* stored into the new store */
 	__u64 newer;          /* already there: a write during the copy put a newer version */
 	__u64 too_big, bad_key, full, collisions, busy;
-	__u64 evicted;        /* lru: estimated as new items minus the growth of the live count */
+	__u64 evicted;        /* lru: items in - items out - live (xkv_migrate_evicted) */
 };
 
 /* Copy every live item of from into to with the layout's add (a key already
@@ -35,6 +35,20 @@ struct xkv_mig_result {
  * the clock (one machine).  0 or -errno with a message. */
 int xkv_migrate_copy(struct xkv_store *from, struct xkv_store *to, const struct xkv_mig_opts *o,
 		     struct xkv_mig_result *r, char *err, size_t errlen);
+
+/* lru (no other layout evicts): items the new store lost to make room, from
+ * what went in and out by the fixup, counted by the slow path while no
+ * write ran (copied + created - removed - live); items that expired during
+ * the copy count too.  Without a slow path the copier's count alone (live:
+ * the new store's live items after the copy, no writes meanwhile). */
+static inline __u64 xkv_migrate_evicted(const struct xkv_store *to, __u64 copied,
+					const struct xkv_slow_mig_stats *ms, long live)
+{
+	if (!xkv_map_lru(to->L->map_type) || live < 0)
+		return 0;
+	__s64 in = (__s64)(copied + ms->created) - (__s64)ms->removed;
+	return in > live ? (__u64)(in - live) : 0;
+}
 
 /* ---- the control socket of `xdpkv serve IFACE` ----
  * A SOCK_SEQPACKET unix socket in the abstract namespace (one per network

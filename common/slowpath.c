@@ -933,6 +933,7 @@ static void mirror_key(struct xkv_slow *sl, struct xkv_store *old, const __u8 *k
 		if (r < 0 && r != -EINVAL) /* -EINVAL: a key the new store cannot hold */
 			sl->ms.failed++;
 		sl->ms.deleted++;
+		sl->ms.removed += r == 1;
 		if (remember)
 			tomb_add(sl, key, klen);
 		return;
@@ -948,7 +949,11 @@ static void mirror_key(struct xkv_slow *sl, struct xkv_store *old, const __u8 *k
 	}
 	e->expire_ns = it->expire_ns;
 	e->wtime_ns = it->wtime_ns;
-	r = RETRY_BUSY(m->L->set(m, key, klen, e));
+	/* add first: whether the key is new is known exactly (lru evictions) */
+	r = RETRY_BUSY(m->L->add(m, key, klen, e));
+	sl->ms.created += r == 0;
+	if (r == -EEXIST || r == -EADDRINUSE)
+		r = RETRY_BUSY(m->L->set(m, key, klen, e));
 	free(e);
 	if (r == -ENOMEM)
 		sl->ms.full++;
@@ -1000,6 +1005,7 @@ int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_confi
 		sl->mig_state = MIG_MIRROR;
 		sl->mig_copied = false;
 		memset(&sl->ms, 0, sizeof(sl->ms));
+		sl->ms.live = -1;
 		sl->tombs.len = 0;
 	}
 	pthread_rwlock_unlock(&sl->store_lk);
@@ -1026,6 +1032,7 @@ long xkv_slow_mig_fixup(struct xkv_slow *sl)
 	}
 	sl->mig_copied = true;
 	xkv_buf_free(&sl->tombs);
+	sl->ms.live = sl->mig->L->count(sl->mig);
 	pthread_mutex_unlock(&sl->mig_mu);
 	xkv_slow_release(sl);
 	free(it);

@@ -95,6 +95,9 @@ struct xkv_slow_mig_stats {
 	__u64 full;        /* refused by a full new hash_map / percpu */
 	__u64 collisions;  /* array_fnv: another key's item in the new store replaced */
 	__u64 failed;      /* other errors (a key that may differ in the new store) */
+	__u64 created;     /* mirrored writes that made a new key in the new store */
+	__u64 removed;     /* deletes that removed a live item from it */
+	__s64 live;        /* its live items when the fixup ended (-1: not counted yet) */
 };
 /* From now on every write is run on the current store and mirrored into
  * the store map store_fd (owned by the slow path from now on), made for
@@ -105,7 +108,9 @@ int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_confi
 		       size_t errlen);
 /* Once the copier is done: mirror each remembered deleted key again (the
  * copier may have inserted an old version after the delete), then remember
- * no more.  Returns the keys done or -errno. */
+ * no more, and count the new store's live items (no write between: the lru
+ * eviction count is items in - items out - live).  Returns the keys done or
+ * -errno. */
 long xkv_slow_mig_fixup(struct xkv_slow *sl);
 /* The new store becomes the one served; the old one is closed.  0 or -EINVAL
  * (no migration mirroring). */

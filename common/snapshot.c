@@ -131,8 +131,9 @@ static int snap_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_e
 	struct xkv_snap_item it = {
 		.key = key, .klen = klen, .val = val, .vlen = e->len, .flags = e->flags,
 		.expire_unix_ns = e->expire_ns ? (__u64)((__s64)e->expire_ns + t->c->s->cfg.realtime_off_ns) : 0,
+		.has_cas = true, .cas = e->wtime_ns, /* the write stamp is the cas unique */
 	};
-	size_t need = xkv_snap_item_size(klen, e->len, false);
+	size_t need = xkv_snap_item_size(klen, e->len, true);
 	if (t->len + need > t->c->block) {
 		int r = snap_flush(t);
 		if (r)
@@ -322,7 +323,9 @@ static int rest_add(struct rest_thr *t, const struct xkv_snap_item *it)
 	}
 	memset(e, 0, XKV_ENTRY_HDR);
 	e->expire_ns = expire;
-	e->wtime_ns = xkv_write_stamp();
+	/* the item's cas unique as it was; a file without one (written before
+	 * xdpkv kept them) gets a fresh stamp */
+	e->wtime_ns = it->has_cas && it->cas ? it->cas : xkv_write_stamp();
 	e->flags = it->flags;
 	e->len = it->vlen;
 	e->klen = it->klen;

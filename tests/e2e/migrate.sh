@@ -11,9 +11,9 @@
 # afterwards, every imported item is there with its value, flags and cas
 # unique (the dumps agree) except those the report says did not fit
 # (array_fnv collisions), the pins hold the new layout and the old store is
-# gone, status and snapshot work on it.  Then: migrate with no slow path is
+# gone, status and snapshot work on it.  Also: migrate with no slow path is
 # refused and changes nothing; --pause-writes does it; the same layout and
-# sizes is refused.  Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
+# sizes is refused; into a small lru the evictions are reported exactly.  Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,7 +60,7 @@ n=0
 for to in lru array_fnv; do
 	n=$((n + 1))
 	id_before=$(store_id)
-	tb_cli_bg env MIGLOAD_SEED=$n python3 "$here/migload.py" "$TB_SRV_IP4" "$TB_PORT" "w$n-" "$T/load$n.json"
+	tb_cli_bg env MIGLOAD_SEED=$n MIGLOAD_LOSSY=$([[ $to == array_fnv ]] && echo 1 || echo 0) python3 "$here/migload.py" "$TB_SRV_IP4" "$TB_PORT" "w$n-" "$T/load$n.json"
 	loadpid=$TB_LAST_PID
 	sleep 1
 	rc=0
@@ -99,7 +99,7 @@ sys.exit(0 if lost == 0 and (sys.argv[2] == "array_fnv") == (j["collisions"] > 0
 		_ nsenter --net="/run/netns/$TB_SRV_NS" "$XDPKV" status "$TB_SRV_DEV" --json
 	check "-> $to: a snapshot of the new store" bash -c '"$@" >/dev/null' _ nsenter --net="/run/netns/$TB_SRV_NS" "$XDPKV" snapshot "$TB_SRV_DEV" "$T/m$n.snap"
 	after=$(tb_cli python3 "$here/rawclient.py" req --host "$TB_SRV_IP4" --port "$TB_PORT" \
-		'set after-mig 0 0 2\r\nok\r\n' 2>&1 || true)
+		"set after-mig$n 0 0 2\r\nok\r\n" 2>&1 || true)
 	check "-> $to: a set answered by XDP afterwards ($after)" test "$after" = $'STORED\r'
 done
 
@@ -116,4 +116,14 @@ check "--pause-writes: hash_map now" test "$(layout_of)" = hash_map
 tb_xdpkv dump "$TB_SRV_DEV" "$T/dp.jsonl" 2>/dev/null || tb_die "dump failed"
 check "--pause-writes: the items of before, the same" \
 	python3 "$here/migcheck.py" kept "$T/d2.jsonl" "$T/dp.jsonl" hash_map 16384
+# into an lru too small for the items: the evictions reported exactly (no writer runs)
+rc=0
+tb_xdpkv migrate "$TB_SRV_DEV" --layout lru --entries 2048 --pause-writes --json >"$T/small.json" 2>&1 || rc=$?
+cat "$T/small.json"
+tb_xdpkv dump "$TB_SRV_DEV" "$T/ds.jsonl" 2>/dev/null || tb_die "dump failed"
+check "into a small lru: exit 1, items lost (rc $rc)" test "$rc" -eq 1
+check "into a small lru: evicted = copied - what is there ($(wc -l <"$T/ds.jsonl") there)" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); live = int(sys.argv[2])
+sys.exit(0 if j["evicted_estimated"] > 0 and j["evicted_estimated"] == j["copied"] - live else 1)' "$T/small.json" "$(wc -l <"$T/ds.jsonl")"
 exit $fail
