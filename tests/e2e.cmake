@@ -69,7 +69,7 @@ xkv_e2e(e2e_snapshot_lru 90 snapshot.sh lru percpu)
 xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)
 # Re-attach keeps the data: other options while a client keeps getting (no
 # failed request), another size refused, --replace, --restore, SIGHUP (issue 8).
-xkv_e2e(e2e_reattach 60 reattach.sh)
+xkv_e2e(e2e_reattach 120 reattach.sh)
 xkv_e2e(e2e_migrate 120 migrate.sh)
 # What xdpkv@.service runs (under its CapabilityBoundingSet, a fake
 # NOTIFY_SOCKET) and status --prometheus through a strict reader (issue 8).
