@@ -43,7 +43,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 import servers  # noqa: E402
 from servers import CompareError, env, run, tb  # noqa: E402
 
-EXPERIMENTS = "abcdefghi"
+EXPERIMENTS = "abcdefghij"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -54,6 +54,7 @@ EXP_TITLES = {
     "g": "Lost data",
     "h": "CPU per request",
     "i": "Share of requests per xdpkv path",
+    "j": "Persistence: snapshot and restore",
 }
 
 # ---- settings ---------------------------------------------------------------------
@@ -473,6 +474,8 @@ class Runner:
                 add("h", {"dist": "uniform"}, kind="cpu")
             if "f" in exps:
                 add("f", {}, est=1.0, kind="mem")
+            if "j" in exps and ((is_xdp and name != "xdpkv/null") or name == "redis"):
+                add("j", {}, est=2.0 + self.s["keys"] / 200000, kind="persist")
             if "b" in exps:
                 for fr in s["fractions"]:
                     add("b", {"fraction": fr})
@@ -505,6 +508,12 @@ class Runner:
             return
         if kind == "mem":
             self.memory_row(s)
+            return
+        if kind == "persist":
+            label = {"xdpkv": "xdpkv snapshot / restore --json (lz4, the CLI's own timing), "
+                              "the preloaded store, no traffic",
+                     "redis": "BGSAVE until done / DEBUG RELOAD NOSAVE, wall clock, no traffic"}
+            self.record("j", s, {}, s.persistence(), tool="server", label=label[s.kind])
             return
         if kind == "cpu":
             res = self.measure(s, p, bpf=True)
@@ -692,7 +701,7 @@ def parse_args(argv):
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp (default: all four; "
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..i, comma-separated (default: all; --smoke: a,h,i)")
+                    help="letters a..j, comma-separated (default: all; --smoke: a,h,i)")
     ap.add_argument("--no-ceilings", action="store_true",
                     help="(a) without the reflector and null-store capacity rows that the "
                          "layouts' in-kernel-generator numbers are reported against")
@@ -727,7 +736,7 @@ def parse_args(argv):
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..i)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..j)" % e)
     if not a.layouts and not a.baselines:
         ap.error("nothing to compare: no layouts and no baselines")
     return a
