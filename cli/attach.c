@@ -368,13 +368,22 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 	return 0;
 }
 
-/* What an earlier attach left on the interface. */
-struct prior {
-	bool ours, pins;             /* our program is on it; its pins are there */
-	unsigned id;                 /* our program's id */
-	bool legacy;                 /* attached alone, not under libxdp's dispatcher */
-	enum xdp_attach_mode xmode;  /* how */
-};
+
+bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, size_t olen)
+{
+	bool leg = false;
+	memset(pr, 0, sizeof(*pr));
+	other[0] = 0;
+	pr->ours = xdpkv_prog_on(ifc->ifindex, &pr->id, &pr->legacy, other, olen);
+	pr->pins = xkv_pins_exist(ifc->name);
+	struct xdp_multiprog *mp = get_mp(ifc->ifindex);
+	if (mp) {
+		leg = xdp_multiprog__is_legacy(mp);
+		pr->xmode = xdp_multiprog__attach_mode(mp);
+		xdp_multiprog__close(mp);
+	}
+	return leg;
+}
 
 /* Re-attach without --hash-seed/--fnv-unseeded: the kept items sit where the
  * pinned seed put them, so the new program takes that seed, not a new one. */
@@ -423,14 +432,8 @@ static int attach_preflight(const struct attach_opts *o, struct prior *pr)
 		return EXIT_SYS;
 	}
 	xkv_pin_dir(ifc->name, dir, sizeof(dir));
-	memset(pr, 0, sizeof(*pr));
-	pr->ours = xdpkv_prog_on(ifc->ifindex, &pr->id, &pr->legacy, other, sizeof(other));
-	pr->pins = xkv_pins_exist(ifc->name);
-	struct xdp_multiprog *mp = get_mp(ifc->ifindex);
-	if (mp) {
-		bool leg = xdp_multiprog__is_legacy(mp);
-		pr->xmode = xdp_multiprog__attach_mode(mp);
-		xdp_multiprog__close(mp);
+	bool leg = attach_prior(ifc, pr, other, sizeof(other));
+	{
 		if (!pr->ours && other[0] && leg) {
 			xerr("attach: %s already runs another XDP program ('%s')", ifc->name, other);
 			xhint("remove it first, e.g. 'xdp-loader unload %s --all' or "
@@ -458,20 +461,20 @@ static int attach_preflight(const struct attach_opts *o, struct prior *pr)
 	return 0;
 }
 
-static void print_load_failure(struct bpf_object *obj, int e, const struct attach_opts *o)
+static void print_load_failure(struct bpf_object *obj, int e, const struct xo_iface *ifc, int mode)
 {
 	char tail[3072];
 
-	xerr("attach: loading or attaching the XDP program on %s failed: %s", o->ifc.name,
+	xerr("attach: loading or attaching the XDP program on %s failed: %s", ifc->name,
 	     strerror(-e));
 	xkv_object_log_tail(obj, tail, sizeof(tail));
 	if (tail[0])
 		fprintf(stderr, "verifier log (tail):\n%s\n", tail);
 	xlog_dump();
-	if (e == -EOPNOTSUPP && o->mode == XKV_MODE_NATIVE)
-		xhint("the driver of %s may lack native XDP: try --mode skb", o->ifc.name);
+	if (e == -EOPNOTSUPP && mode == XKV_MODE_NATIVE)
+		xhint("the driver of %s may lack native XDP: try --mode skb", ifc->name);
 	else if (e == -EBUSY || e == -EEXIST)
-		xhint("another XDP program is on %s: 'xdp-loader status %s'", o->ifc.name, o->ifc.name);
+		xhint("another XDP program is on %s: 'xdp-loader status %s'", ifc->name, ifc->name);
 	else if (e == -ERANGE || e == -EINVAL)
 		xhint("the device MTU may be too large for native XDP, or try --mode skb");
 }
@@ -599,8 +602,8 @@ static void print_policy(const struct xkv_store *s, const struct attach_opts *o)
 /* Put obj's program on the interface: fresh through libxdp, or in place of
  * our program there (pr) without a moment where neither runs.  *how says
  * which way.  0 or -errno (printed). */
-static int put_prog(struct bpf_object *obj, const struct attach_opts *o, const struct prior *pr,
-		    enum xdp_attach_mode xmode, const char **how)
+int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const struct prior *pr,
+	     int xmode, const char **how)
 {
 	char err[XKV_ERRLEN];
 	unsigned id;
@@ -622,10 +625,10 @@ static int put_prog(struct bpf_object *obj, const struct attach_opts *o, const s
 		}
 		LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = old);
 		__u32 fl = XDP_FLAGS_REPLACE | (xmode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
-		e = bpf_xdp_attach(o->ifc.ifindex, bpf_program__fd(xkv_object_prog(obj)), fl, &ao);
+		e = bpf_xdp_attach(ifc->ifindex, bpf_program__fd(xkv_object_prog(obj)), fl, &ao);
 		close(old);
 		if (e)
-			print_load_failure(obj, e, o);
+			print_load_failure(obj, e, ifc, mode);
 		*how = "swapped in one step (XDP_FLAGS_REPLACE)";
 		return e;
 	}
@@ -638,18 +641,18 @@ static int put_prog(struct bpf_object *obj, const struct attach_opts *o, const s
 	*how = NULL;
 	if (pr->ours && pr->xmode != xmode) {
 		/* an interface runs a native or a generic program, never both */
-		if ((e = detach_ours(o->ifc.ifindex, pr->id, &id)) < 0)
+		if ((e = detach_ours(ifc->ifindex, pr->id, &id)) < 0)
 			xerr("attach: detaching program id %u: %s", pr->id, strerror(-e));
 		*how = "detached, then the new one attached (--mode changed: a moment without XDP)";
 	}
-	if (!(e = e < 0 ? e : xdp_program__attach(prog, o->ifc.ifindex, xmode, 0)) && pr->ours && !*how) {
+	if (!(e = e < 0 ? e : xdp_program__attach(prog, ifc->ifindex, xmode, 0)) && pr->ours && !*how) {
 		/* under libxdp's dispatcher: the new one joined it, the old one leaves */
-		if ((e = detach_ours(o->ifc.ifindex, pr->id, &id)) < 0)
+		if ((e = detach_ours(ifc->ifindex, pr->id, &id)) < 0)
 			xerr("attach: removing program id %u from the dispatcher: %s", pr->id, strerror(-e));
 		e = e < 0 ? e : 0;
 		*how = "added to libxdp's dispatcher, then the old one removed";
 	} else if (e) {
-		print_load_failure(obj, e, o);
+		print_load_failure(obj, e, ifc, mode);
 	}
 	xdp_program__close(prog);
 	return e;
@@ -714,7 +717,7 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg, const struct
 	if (pr->pins && (rc = reuse_pins(obj, cfg, o, &reused)))
 		goto out;
 	rc = EXIT_SYS;
-	if (put_prog(obj, o, pr, xmode, &how))
+	if (put_prog(obj, &o->ifc, o->mode, pr, xmode, &how))
 		goto out;
 	const char *path = attach_path(o->ifc.ifindex, &id);
 	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));

@@ -141,7 +141,7 @@ int acl_print_list(const struct xkv_store *s, int list, FILE *f, int *n);
 
 /* ---- the commands ---- */
 extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
-	cmd_set, cmd_del, cmd_load, cmd_import, cmd_snapshot, cmd_restore, cmd_dump;
+	cmd_set, cmd_del, cmd_load, cmd_import, cmd_snapshot, cmd_restore, cmd_dump, cmd_migrate;
 
 /* snapshot.c: snapshot s to file with the defaults (one thread), one line on
  * stderr saying what happened; `why` names the occasion.  0 or -errno. */
@@ -152,5 +152,22 @@ int restore_into(struct xkv_store *s, const char *ifname, const char *file, cons
 
 /* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
 int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen);
+
+/* attach.c: what an earlier attach left on the interface. */
+struct prior {
+	bool ours, pins;             /* our program is on it; its pins are there */
+	unsigned id;                 /* our program's id */
+	bool legacy;                 /* attached alone, not under libxdp's dispatcher */
+	int xmode;                   /* how: enum xdp_attach_mode */
+};
+/* Fill pr for ifc; other: the name of another XDP program there ("" if
+ * none).  Returns whether the interface's XDP attachment is a single program
+ * (not libxdp's dispatcher). */
+bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, size_t olen);
+/* Put obj's program on ifc: in place of ours (pr) without a moment where
+ * neither runs (XDP_FLAGS_REPLACE, or libxdp's dispatcher), or fresh.  *how
+ * says which way.  Loads obj when it is not loaded.  0 or -errno (printed). */
+int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const struct prior *pr,
+	     int xmode, const char **how);
 
 #endif

@@ -260,6 +260,12 @@ int jsonl_parse(char *line, struct jsonl_item *it, const char **why)
 					it->flags = (unsigned)v;
 				} else if (!strcmp(name, "exptime")) {
 					it->exptime = v;
+				} else if (!strcmp(name, "cas")) {
+					if (v < 0) {
+						*why = "cas out of range 0..9223372036854775807";
+						return -1;
+					}
+					it->cas = (unsigned long long)v;
 				}
 			}
 			p = skip_ws(p);

@@ -121,9 +121,10 @@ static int flush(struct batch *b)
 	return 0;
 }
 
-/* Append one item.  0, an exit code, or -1 for a bad item (counted as failed). */
+/* Append one item (cas: its cas unique from a dump, 0: a new write stamp).
+ * 0, an exit code, or -1 for a bad item (counted as failed). */
 static int add(struct batch *b, const char *key, __u32 klen, __u32 flags, long long exptime,
-	       const void *val, __u32 vlen)
+	       __u64 cas, const void *val, __u32 vlen)
 {
 	struct xkv_store *s = b->s;
 	b->seen++;
@@ -137,7 +138,7 @@ static int add(struct batch *b, const char *key, __u32 klen, __u32 flags, long l
 	}
 	memset(e, 0, s->cfg.entry_size);
 	e->expire_ns = xkv_expire_ns(exptime, b->now, s->cfg.realtime_off_ns);
-	e->wtime_ns = xkv_write_stamp();
+	e->wtime_ns = cas ? cas : xkv_write_stamp();
 	e->flags = flags;
 	e->len = vlen;
 	e->klen = klen;
@@ -174,7 +175,7 @@ static int gen_items(struct batch *b, const struct load_opts *o, unsigned K, uns
 	for (unsigned long long i = 0; i < o->generate && rc <= 0; i++) {
 		xkv_gen_key(key, K, i);
 		xkv_gen_value(val, V, key, K, o->seed);
-		rc = add(b, key, K, 0, 0, val, V);
+		rc = add(b, key, K, 0, 0, 0, val, V);
 		b->done = i + 1;
 	}
 	free(val);
@@ -252,10 +253,10 @@ static int file_items(struct batch *b, const struct load_opts *o)
 			b->seen++;
 			b->failed++;
 		} else if (o->import) {
-			rc = add(b, it.key, (__u32)it.klen, it.flags, it.exptime, it.val, (__u32)it.vlen);
+			rc = add(b, it.key, (__u32)it.klen, it.flags, it.exptime, it.cas, it.val, (__u32)it.vlen);
 			why = "the key or value does not fit this store (or the key is not valid here)";
 		} else {
-			rc = add(b, key, (__u32)strlen(key), flags, exptime, val, (__u32)strlen(val));
+			rc = add(b, key, (__u32)strlen(key), flags, exptime, 0, val, (__u32)strlen(val));
 		}
 		if (rc < 0 && ++bad <= 5)
 			xerr("%s: %s:%llu: skipped: %s", b->cmd, in ? "stdin" : o->file,

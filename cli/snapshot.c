@@ -119,6 +119,13 @@ static int run_snapshot(void *vo, const struct global_opts *g)
 		sigaddset(&hold, SIGINT);
 		sigaddset(&hold, SIGTERM);
 		sigaddset(&hold, SIGHUP);
+		int hf = xkv_host_flags(&s, 0, 0);
+		if (hf > 0 && (hf & XKV_HOST_MIGRATING)) {
+			xkv_store_close(&s);
+			xerr("snapshot: --pause-writes: 'xdpkv migrate' holds the writes of %s now "
+			     "(or was killed without a slow path: the next migrate clears it)", o->ifc.name);
+			return EXIT_SYS;
+		}
 		sigprocmask(SIG_BLOCK, &hold, &old);
 		int pe = xkv_writes_pause(&s, 1);
 		if (pe) {
@@ -372,7 +379,8 @@ static int dump_item(void *arg, const __u8 *key, __u32 klen, const struct xkv_en
 	jsonl_bytes_field(d->f, "key", key, klen);
 	fputc(',', d->f);
 	jsonl_bytes_field(d->f, "value", val, e->len);
-	fprintf(d->f, ",\"flags\":%u,\"exptime\":%lld}\n", e->flags, exp);
+	fprintf(d->f, ",\"flags\":%u,\"exptime\":%lld,\"cas\":%llu}\n", e->flags, exp,
+		(unsigned long long)e->wtime_ns);
 	return ferror(d->f) ? -EIO : 0;
 }
 

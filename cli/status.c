@@ -187,7 +187,12 @@ static void print_text(const struct status *st, bool percpu)
 	if (is_lru(st))
 		printf("  %-14s %lld (estimated: new items - deletes - live items)\n", "lru evictions",
 		       st->evict_est);
-	if (xkv_writes_paused(&st->s) == 1)
+	int hf = xkv_host_flags(&st->s, 0, 0);
+	if (hf > 0 && (hf & XKV_HOST_MIGRATING))
+		printf("  %-14s MIGRATING: 'xdpkv migrate' is running (writes pass to the slow path, "
+		       "which applies them to the old and the new store), or was killed while it ran "
+		       "without a slow path (the next migrate clears it)\n", "writes");
+	else if (hf > 0 && (hf & XKV_HOST_PAUSE_WRITES))
 		printf("  %-14s PAUSED: 'snapshot --pause-writes' is running, or was killed while it ran "
 		       "(writes get SERVER_ERROR; run a snapshot with --pause-writes to clear it)\n",
 		       "writes");
@@ -242,7 +247,10 @@ static void print_json(const struct status *st, bool percpu)
 	       st->fast_reqs, st->slow_reqs, total, st->passed,
 	       total ? (double)st->fast_reqs / total : 0.0, total ? (double)st->slow_reqs / total : 0.0);
 	json_refused(st);
-	printf(",\"writes_paused\":%s", xkv_writes_paused(&st->s) == 1 ? "true" : "false");
+	int hf = xkv_host_flags(&st->s, 0, 0);
+	printf(",\"writes_paused\":%s,\"migrating\":%s",
+	       hf > 0 && (hf & XKV_HOST_PAUSE_WRITES) ? "true" : "false",
+	       hf > 0 && (hf & XKV_HOST_MIGRATING) ? "true" : "false");
 	if (is_lru(st))
 		printf(",\"evictions_estimated\":%lld", st->evict_est);
 	printf(",\"counters\":{\"fast\":");

@@ -305,6 +305,69 @@ static int store_finish(struct xkv_store *s, char *err, size_t errlen)
 	return 0;
 }
 
+int xkv_store_adopt(struct xkv_store *s, const struct xkv_store *base, int store_fd,
+		    const struct xkv_config *cfg, char *err, size_t errlen)
+{
+	*s = *base;
+	s->L = NULL;
+	s->mm = NULL;
+	s->mm_len = 0;
+	s->new_items = s->overwrites = 0;
+	s->owns_fds = false;
+	s->store_fd = store_fd;
+	s->cfg = *cfg;
+	int e = store_finish(s, err, errlen);
+	if (e)
+		s->L = NULL;
+	return e;
+}
+
+void xkv_store_swap(struct xkv_store *a, struct xkv_store *b)
+{
+	struct xkv_store t = *a;
+	a->L = b->L;
+	a->cfg = b->cfg;
+	a->store_fd = b->store_fd;
+	a->mm = b->mm;
+	a->mm_len = b->mm_len;
+	a->slot_stride = b->slot_stride;
+	b->L = t.L;
+	b->cfg = t.cfg;
+	b->store_fd = t.store_fd;
+	b->mm = t.mm;
+	b->mm_len = t.mm_len;
+	b->slot_stride = t.slot_stride;
+}
+
+void xkv_store_drop(struct xkv_store *s)
+{
+	if (s->L && s->L->close)
+		s->L->close(s);
+	if (s->store_fd >= 0)
+		close(s->store_fd);
+	s->store_fd = -1;
+	s->L = NULL;
+}
+
+int xkv_object_make_store(struct bpf_object *obj, char *err, size_t errlen)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "store");
+	if (!m)
+		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no store map");
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m));
+	int fd = bpf_map_create(bpf_map__type(m), "store", bpf_map__key_size(m), bpf_map__value_size(m),
+				bpf_map__max_entries(m), &o);
+	if (fd < 0)
+		return xkv_errf(err, errlen, -errno, "cannot create the new store map: %s", strerror(errno));
+	int e = bpf_map__reuse_fd(m, fd);
+	if (e) {
+		close(fd);
+		return xkv_errf(err, errlen, e, "cannot give the new store map to the program: %s",
+				strerror(-e));
+	}
+	return fd;
+}
+
 int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struct bpf_object *obj,
 			  char *err, size_t errlen)
 {
@@ -481,7 +544,10 @@ int xkv_pins_match(struct bpf_object *obj, const struct xkv_config *cfg, const c
 	return !diff[0];
 }
 
-int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err, size_t errlen)
+/* xkv_object_reuse_pins; with_store false: every pinned map but the store
+ * (a migration's new program keeps the lists and counters, not the items). */
+static int reuse_pins(struct bpf_object *obj, const char *ifname, bool with_store, char *err,
+		      size_t errlen)
 {
 	char dir[256], p[300];
 	struct bpf_map_info info;
@@ -494,6 +560,8 @@ int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err,
 		char d[256] = "";
 		if (!m || xkv_maps[i].off == offsetof(struct xkv_store, cfg_fd))
 			continue; /* the configuration belongs to the program */
+		if (!i && !with_store)
+			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, xkv_maps[i].pin);
 		if ((e = pin_info(p, &info, &fd))) {
 			if (e == -ENOENT && i)
@@ -511,6 +579,17 @@ int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err,
 		reused += !d[0]; /* the others (ratelimit sized by --rate-limit) start anew */
 	}
 	return reused;
+}
+
+int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err, size_t errlen)
+{
+	return reuse_pins(obj, ifname, true, err, errlen);
+}
+
+int xkv_object_reuse_pins_but_store(struct bpf_object *obj, const char *ifname, char *err,
+				    size_t errlen)
+{
+	return reuse_pins(obj, ifname, false, err, errlen);
 }
 
 /* Is the map pinned at path the one whose fd is fd? */

@@ -251,7 +251,7 @@ int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rig
 	return 0;
 }
 
-int xkv_writes_pause(const struct xkv_store *s, int on)
+int xkv_host_flags(const struct xkv_store *s, __u16 set, __u16 clear)
 {
 	struct xkv_host h;
 	__u32 zero = 0;
@@ -260,20 +260,26 @@ int xkv_writes_pause(const struct xkv_store *s, int on)
 		return -ENOENT;
 	if (bpf_map_lookup_elem(s->host_fd, &zero, &h))
 		return -errno;
-	h.flags = on ? h.flags | XKV_HOST_PAUSE_WRITES : h.flags & (__u16)~XKV_HOST_PAUSE_WRITES;
-	return bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY) ? -errno : 0;
+	if (set || clear) {
+		h.flags = (__u16)((h.flags & ~clear) | set);
+		if (bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY))
+			return -errno;
+	}
+	return h.flags;
+}
+
+int xkv_writes_pause(const struct xkv_store *s, int on)
+{
+	int e = xkv_host_flags(s, on ? XKV_HOST_PAUSE_WRITES : 0, on ? 0 : XKV_HOST_PAUSE_WRITES);
+	return e < 0 ? e : 0;
 }
 
 int xkv_writes_paused(const struct xkv_store *s)
 {
-	struct xkv_host h;
-	__u32 zero = 0;
-
 	if (s->host_fd < 0)
 		return 0;
-	if (bpf_map_lookup_elem(s->host_fd, &zero, &h))
-		return -errno;
-	return !!(h.flags & XKV_HOST_PAUSE_WRITES);
+	int f = xkv_host_flags(s, 0, 0);
+	return f < 0 ? f : !!(f & XKV_HOST_PAUSE_WRITES);
 }
 
 static pthread_mutex_t tcp_peers_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -493,12 +499,12 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 	}
 	if (n || flags_set)
 		h.gen++;
-	/* written only when something changed, and with the pause bit as it is
-	 * now: snapshot --pause-writes sets it in the same entry meanwhile */
+	/* written only when something changed, and with the pause and migrate
+	 * bits as they are now: snapshot and migrate set them meanwhile */
 	struct xkv_host now_h;
 	if (!bpf_map_lookup_elem(s->host_fd, &zero, &now_h))
-		h.flags = (__u16)((h.flags & ~XKV_HOST_PAUSE_WRITES) | (now_h.flags & XKV_HOST_PAUSE_WRITES));
-	orig.flags = (__u16)((orig.flags & ~XKV_HOST_PAUSE_WRITES) | (h.flags & XKV_HOST_PAUSE_WRITES));
+		h.flags = (__u16)((h.flags & ~XKV_HOST_HOLD) | (now_h.flags & XKV_HOST_HOLD));
+	orig.flags = (__u16)((orig.flags & ~XKV_HOST_HOLD) | (h.flags & XKV_HOST_HOLD));
 	if (memcmp(&orig, &h, sizeof(h)) && bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY)) {
 		e = xkv_errf(err, errlen, -errno, "cannot write the host map: %s", strerror(errno));
 		goto out;

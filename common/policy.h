@@ -53,6 +53,12 @@ struct xkv_host {
 #define XKV_HOST_ADDRS_INLINE 32u /* addr[0 .. n_inline) is the whole of local_addrs */
 #define XKV_HOST_PAUSE_WRITES 64u /* snapshot --pause-writes: XDP passes every write to the
 				   * slow path, which refuses it with XKV_R_PAUSED */
+#define XKV_HOST_MIGRATING 128u /* migrate: set with XKV_HOST_PAUSE_WRITES, so XDP passes
+				 * every write up as for a pause; the slow path that the
+				 * migration talks to applies them to both stores instead
+				 * of refusing them (docs/snapshots.md, "Live migration") */
+/* The bits that belong to snapshot and migrate, not to the host sync. */
+#define XKV_HOST_HOLD (XKV_HOST_PAUSE_WRITES | XKV_HOST_MIGRATING)
 
 /* local_addrs (HASH): key = 16-byte address (as above), value = __u8 prefix
  * length of the subnet it was configured with (0..128, mapped for IPv4). */

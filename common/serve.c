@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* struct ucred, accept4 */
+#endif
 /* The slow path's socket loop: one dual-stack UDP socket bound to the port
  * on the interface (and the TCP server of serve_tcp.c on the same port), batched receive, replies sent from the address each
  * request was sent to, counters pushed to the stats map in batches.  A
@@ -7,6 +10,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "serve.h"
+#include "migrate.h"
 
 #define SERVE_BATCH 32                   /* datagrams per recvmmsg */
 #define SERVE_DGRAM 65536                /* largest UDP payload, rounded up */
@@ -417,7 +422,9 @@ static void *keeper_main(void *arg)
 		if (now >= next_sync || now >= next_count || now >= next_tick) {
 			pthread_mutex_unlock(&k->mu);
 			if (now >= next_tick) {
+				xkv_slow_hold(k->sl); /* a migration's switch waits */
 				k->o->tick(k->o->tick_arg);
+				xkv_slow_release(k->sl);
 				next_tick = xkv_now_ns() + tick_ns;
 			}
 			if (now >= next_sync) {
@@ -464,8 +471,144 @@ static void keeper_stop(struct serve_keeper *k, pthread_t th)
 	pthread_mutex_destroy(&k->mu);
 }
 
+/* ---- the migration control socket (migrate.h) ---- */
+
+struct serve_ctl {
+	int lfd;
+	struct xkv_store *s;
+	struct xkv_slow *sl;
+	const struct xkv_serve_opts *o;
+	atomic_int quit;
+	pthread_t th;
+};
+
+static void ctl_reply(int c, int rc, const char *why, struct xkv_slow *sl, __s64 n)
+{
+	struct xkv_mig_msg r = {};
+	snprintf(r.cmd, sizeof(r.cmd), "%s", rc ? "error" : "ok");
+	snprintf(r.text, sizeof(r.text), "%s", why ? why : "");
+	r.n = n;
+	xkv_slow_mig_stats(sl, &r.st);
+	xkv_mig_send(c, &r, -1);
+}
+
+/* One migrate command's connection, step by step. */
+static void ctl_conn(struct serve_ctl *k, int c)
+{
+	const char *ifn = k->o->ifname;
+	struct xkv_mig_msg m;
+	char err[XKV_ERRLEN];
+	int fd, got;
+
+	for (;;) {
+		struct pollfd p = { .fd = c, .events = POLLIN };
+		int pr = 0;
+		while (!atomic_load(&k->quit) && !(pr = poll(&p, 1, SERVE_POLL_MS)))
+			;
+		if (pr <= 0 || (got = xkv_mig_recv(c, &m, &fd)) != 1)
+			break; /* serve stops, or the peer went away */
+		long rc = 0;
+		err[0] = 0;
+		if (!strcmp(m.cmd, "begin")) {
+			if (fd < 0)
+				rc = xkv_errf(err, sizeof(err), -EINVAL, "begin without the store");
+			else if ((rc = xkv_slow_mig_begin(k->sl, fd, &m.cfg, err, sizeof(err))))
+				close(fd);
+			if (!rc)
+				fprintf(stderr, "xdpkv slow path: migrating %s to %.16s: writes go to both stores\n",
+					ifn, m.cfg.layout);
+			ctl_reply(c, (int)rc, err, k->sl, 0);
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (!strcmp(m.cmd, "fixup")) {
+			rc = xkv_slow_mig_fixup(k->sl);
+			ctl_reply(c, rc < 0 ? (int)rc : 0, rc < 0 ? strerror((int)-rc) : NULL, k->sl, rc);
+		} else if (!strcmp(m.cmd, "switch")) {
+			rc = xkv_slow_mig_switch(k->sl);
+			if (!rc)
+				fprintf(stderr, "xdpkv slow path: %s now serves the new %.16s store\n", ifn,
+					k->s->cfg.layout);
+			ctl_reply(c, (int)rc, rc ? "no migration to switch" : NULL, k->sl, 0);
+		} else if (!strcmp(m.cmd, "end")) {
+			ctl_reply(c, 0, NULL, k->sl, 0);
+			xkv_slow_mig_end(k->sl);
+			return;
+		} else {
+			ctl_reply(c, -EINVAL, "unknown step", k->sl, 0);
+		}
+	}
+	/* the migrate command went away (killed, or it failed): drop a new
+	 * store not switched to, and let writes go to XDP again */
+	int was = xkv_slow_mig_end(k->sl);
+	if (was) {
+		xkv_host_flags(k->s, 0, XKV_HOST_HOLD);
+		fprintf(stderr, "xdpkv slow path: the migrate of %s went away %s; writes go to XDP again\n",
+			ifn, was == 1 ? "before its switch: the old store stays" : "after its switch");
+	}
+}
+
+static void *ctl_main(void *arg)
+{
+	struct serve_ctl *k = arg;
+	while (!atomic_load(&k->quit)) {
+		struct pollfd p = { .fd = k->lfd, .events = POLLIN };
+		if (poll(&p, 1, SERVE_POLL_MS) <= 0)
+			continue;
+		int c = accept4(k->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		if (!getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) && cr.uid == 0)
+			ctl_conn(k, c);
+		close(c);
+	}
+	return NULL;
+}
+
+/* Listen for xdpkv migrate; a second serve of the interface has none (the
+ * first one mirrors).  0, or -errno (logged, not fatal). */
+static int ctl_start(struct serve_ctl *k)
+{
+	struct sockaddr_un a;
+	socklen_t len;
+	int e = xkv_mig_addr(k->o->ifname, &a, &len);
+
+	k->lfd = -1;
+	if (e)
+		return e;
+	k->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (k->lfd < 0 || bind(k->lfd, (struct sockaddr *)&a, len) || listen(k->lfd, 4)) {
+		e = -errno;
+		fprintf(stderr, "xdpkv slow path: no migration control for %s: %s%s\n", k->o->ifname,
+			strerror(-e), e == -EADDRINUSE ? " (another serve of it has it)" : "");
+		if (k->lfd >= 0)
+			close(k->lfd);
+		k->lfd = -1;
+		return e;
+	}
+	if ((e = -pthread_create(&k->th, NULL, ctl_main, k))) {
+		close(k->lfd);
+		k->lfd = -1;
+	}
+	return e;
+}
+
+static void ctl_stop(struct serve_ctl *k)
+{
+	if (k->lfd < 0)
+		return;
+	atomic_store(&k->quit, 1);
+	pthread_join(k->th, NULL);
+	close(k->lfd);
+	k->lfd = -1;
+}
+
 int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, size_t errlen)
 {
+	struct serve_ctl ctl = { .lfd = -1, .s = s, .o = o };
 	__u16 port = o->port ? o->port : s->cfg.port;
 	struct serve_keeper keeper = { .s = s, .o = o };
 	pthread_t keeper_th;
@@ -523,6 +666,8 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		goto out_fd;
 	}
 	keeper_up = true;
+	ctl.sl = st->sl;
+	ctl_start(&ctl);
 	if (tcp_fd >= 0) {
 		rc = xkv_serve_tcp_start(&tcp, s, st->sl, o, tcp_fd, err, errlen);
 		if (rc)
@@ -550,6 +695,7 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	serve_notify("STOPPING=1", o->verbose);
 	serve_push(st);
 out_fd:
+	ctl_stop(&ctl);
 	xkv_serve_tcp_stop(tcp); /* before the slow path it uses goes */
 	if (tcp_fd >= 0)
 		close(tcp_fd);

@@ -5,6 +5,9 @@
  *
  * The parser is the fast path's own (parse.h), built with a span that holds
  * the largest UDP payload and a token array big enough for large multi-gets. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
+#endif
 #define XKV_PARSE_SPAN 65536
 #define XKV_PARSE_TOKENS 4096
 #include "parse.h"
@@ -109,7 +112,18 @@ struct xkv_slow {
 	__u32 tcp_max;
 	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
 	pthread_mutex_t stripe[SLOW_STRIPES];
+	/* Live migration (docs/snapshots.md).  Every request holds store_lk
+	 * shared; what changes the store under it (begin, switch, end) holds
+	 * it exclusively, so a request sees one state and one store. */
+	pthread_rwlock_t store_lk;
+	int mig_state;           /* MIG_* */
+	struct xkv_store *mig;   /* MIG_MIRROR: the new store */
+	pthread_mutex_t mig_mu;  /* a write and its mirror, one at a time */
+	bool mig_copied;         /* the copier is done: no more tombstones */
+	struct xkv_buf tombs;    /* keys deleted while copying: u8 length, bytes */
+	struct xkv_slow_mig_stats ms; /* under mig_mu */
 };
+enum { MIG_NONE, MIG_MIRROR, MIG_SWITCHED };
 
 /* Until the walk has reached them, items written before a due flush are
  * answered as misses here.  (The fast path does not know: it may still
@@ -128,9 +142,21 @@ static bool flushed(struct xkv_slow *sl, __u64 wtime_ns)
 	return cut && wtime_ns <= cut;
 }
 
+void xkv_slow_hold(struct xkv_slow *sl)
+{
+	pthread_rwlock_rdlock(&sl->store_lk);
+}
+
+void xkv_slow_release(struct xkv_slow *sl)
+{
+	pthread_rwlock_unlock(&sl->store_lk);
+}
+
 long xkv_slow_count_refresh(struct xkv_slow *sl)
 {
+	xkv_slow_hold(sl);
 	long n = sl->s->L->count(sl->s);
+	xkv_slow_release(sl);
 	if (n >= 0) {
 		__atomic_store_n(&sl->items, n, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->items_ns, xkv_now_ns(), __ATOMIC_RELEASE);
@@ -173,7 +199,9 @@ static void *flusher_main(void *arg)
 		sl->flush_cut = sl->flush_at;
 		sl->flush_at = 0;
 		pthread_mutex_unlock(&sl->mu);
+		xkv_slow_hold(sl);
 		int e = flush_walk(sl->s);
+		xkv_slow_release(sl);
 		if (e) /* nobody to answer: the OK went out already */
 			fprintf(stderr, "xdpkv slow path: flush_all failed: %s\n", strerror(-e));
 		xkv_slow_count_refresh(sl);
@@ -231,6 +259,13 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 	pthread_mutex_init(&sl->mu, NULL);
 	for (int i = 0; i < SLOW_STRIPES; i++)
 		pthread_mutex_init(&sl->stripe[i], NULL);
+	pthread_mutex_init(&sl->mig_mu, NULL);
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	/* a switch must not wait behind a stream of requests */
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&sl->store_lk, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sl->cv, &ca);
@@ -253,6 +288,9 @@ void xkv_slow_free(struct xkv_slow *sl)
 	pthread_mutex_destroy(&sl->mu);
 	for (int i = 0; i < SLOW_STRIPES; i++)
 		pthread_mutex_destroy(&sl->stripe[i]);
+	xkv_slow_mig_end(sl);
+	pthread_rwlock_destroy(&sl->store_lk);
+	pthread_mutex_destroy(&sl->mig_mu);
 	free(sl);
 }
 
@@ -1307,6 +1345,185 @@ static int slow_dispatch(struct slow_cmd *c)
 	return stop(reply_err(c, XKV_E_UNKNOWN));
 }
 
+/* ---- live migration (docs/snapshots.md, "Live migration") ---------------- */
+
+#define R_MIG_FLUSH "SERVER_ERROR flush_all refused while the store migrates\r\n"
+
+static void tomb_add(struct xkv_slow *sl, const __u8 *key, __u32 klen)
+{
+	__u8 n = (__u8)klen;
+	if (xkv_buf_put(&sl->tombs, &n, 1) || xkv_buf_put(&sl->tombs, key, klen))
+		sl->ms.failed++; /* out of memory: a delete may come back */
+	else
+		sl->ms.tombstones++;
+}
+
+/* Make the new store hold what the old one holds for key: its item (value,
+ * flags, expiry, write stamp, so its cas unique) or nothing.  Reading the
+ * old store's state, not replaying the command, makes every write command
+ * the same here.  Called under mig_mu; remember: keep a deleted key for
+ * xkv_slow_mig_fixup. */
+static void mirror_key(struct xkv_slow *sl, struct xkv_store *old, const __u8 *key, __u32 klen,
+		       struct xkv_item *it, bool remember)
+{
+	struct xkv_store *m = sl->mig;
+	int r = RETRY_BUSY(old->L->get(old, key, klen, it));
+	if (r < 0) {
+		sl->ms.failed++;
+		return;
+	}
+	if (r == 0) {
+		r = RETRY_BUSY(m->L->del(m, key, klen));
+		if (r < 0 && r != -EINVAL) /* -EINVAL: a key the new store cannot hold */
+			sl->ms.failed++;
+		sl->ms.deleted++;
+		sl->ms.removed += r == 1;
+		if (remember)
+			tomb_add(sl, key, klen);
+		return;
+	}
+	if (klen > m->cfg.key_cap || it->len > m->cfg.val_cap || xkv_key_check(&m->cfg, key, klen) != XKV_OK) {
+		sl->ms.too_big++;
+		return;
+	}
+	struct xkv_entry *e = xkv_entry_make(m, it->flags, 0, it->data, it->len);
+	if (!e) {
+		sl->ms.failed++;
+		return;
+	}
+	e->expire_ns = it->expire_ns;
+	e->wtime_ns = it->wtime_ns;
+	/* add first: whether the key is new is known exactly (lru evictions) */
+	r = RETRY_BUSY(m->L->add(m, key, klen, e));
+	sl->ms.created += r == 0;
+	if (r == -EEXIST || r == -EADDRINUSE)
+		r = RETRY_BUSY(m->L->set(m, key, klen, e));
+	free(e);
+	if (r == -ENOMEM)
+		sl->ms.full++;
+	else if (r)
+		sl->ms.failed++;
+	else
+		sl->ms.mirrored++;
+	sl->ms.collisions += m->overwrites; /* array_fnv: another key's item replaced */
+	m->overwrites = 0;
+}
+
+/* A write while migrating: run it on the old store, then mirror every key
+ * it names, the two under mig_mu so that no other write comes between. */
+static int mig_write(struct slow_cmd *c)
+{
+	struct xkv_slow *sl = c->sl;
+	struct xkv_req *r = c->r;
+
+	if (r->op == XKV_OP_FLUSH_ALL) { /* a walk of two stores: not while copying */
+		STAT(c, err_client);
+		return PUT_LIT(c->out, R_MIG_FLUSH);
+	}
+	bool getlike = r->op == XKV_OP_GAT || r->op == XKV_OP_GATS;
+	pthread_mutex_lock(&sl->mig_mu);
+	int rc = slow_dispatch(c);
+	for (__u32 t = getlike ? r->key1 : 1; t < (getlike ? r->ntok : 2) && t < r->ntok; t++)
+		mirror_key(sl, c->s, tok_ptr(c, t), r->tok[t].len, &c->sc->item, !sl->mig_copied);
+	pthread_mutex_unlock(&sl->mig_mu);
+	return rc;
+}
+
+int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_config *cfg, char *err,
+		       size_t errlen)
+{
+	struct xkv_store *m = calloc(1, sizeof(*m));
+	int e;
+
+	if (!m)
+		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
+	pthread_rwlock_wrlock(&sl->store_lk);
+	if (sl->mig_state != MIG_NONE)
+		e = xkv_errf(err, errlen, -EBUSY, "a migration is running already");
+	else if (xkv_slow_flush_busy(sl))
+		e = xkv_errf(err, errlen, -EAGAIN, "a flush_all is pending; try again after it");
+	else
+		e = xkv_store_adopt(m, sl->s, store_fd, cfg, err, errlen);
+	if (!e) {
+		sl->mig = m;
+		sl->mig_state = MIG_MIRROR;
+		sl->mig_copied = false;
+		memset(&sl->ms, 0, sizeof(sl->ms));
+		sl->ms.live = -1;
+		sl->tombs.len = 0;
+	}
+	pthread_rwlock_unlock(&sl->store_lk);
+	if (e)
+		free(m);
+	return e;
+}
+
+long xkv_slow_mig_fixup(struct xkv_slow *sl)
+{
+	long n = 0;
+	xkv_slow_hold(sl);
+	if (sl->mig_state != MIG_MIRROR) {
+		xkv_slow_release(sl);
+		return -EINVAL;
+	}
+	struct xkv_item *it = malloc(sizeof(*it));
+	struct xkv_store old = *sl->s; /* a view: its counters are ours */
+	pthread_mutex_lock(&sl->mig_mu);
+	for (size_t off = 0; it && off < sl->tombs.len; n++) {
+		__u32 klen = sl->tombs.p[off];
+		mirror_key(sl, &old, sl->tombs.p + off + 1, klen, it, false);
+		off += 1 + klen;
+	}
+	sl->mig_copied = true;
+	xkv_buf_free(&sl->tombs);
+	sl->ms.live = sl->mig->L->count(sl->mig);
+	pthread_mutex_unlock(&sl->mig_mu);
+	xkv_slow_release(sl);
+	free(it);
+	return it ? n : -ENOMEM;
+}
+
+int xkv_slow_mig_switch(struct xkv_slow *sl)
+{
+	pthread_rwlock_wrlock(&sl->store_lk);
+	if (sl->mig_state != MIG_MIRROR) {
+		pthread_rwlock_unlock(&sl->store_lk);
+		return -EINVAL;
+	}
+	xkv_store_swap(sl->s, sl->mig);
+	if (!sl->s->owns_fds) /* the old fd is its object's (attach --serve): it closes it */
+		sl->mig->store_fd = -1;
+	xkv_store_drop(sl->mig);
+	free(sl->mig);
+	sl->mig = NULL;
+	sl->mig_state = MIG_SWITCHED;
+	pthread_rwlock_unlock(&sl->store_lk);
+	xkv_slow_count_refresh(sl);
+	return 0;
+}
+
+int xkv_slow_mig_end(struct xkv_slow *sl)
+{
+	pthread_rwlock_wrlock(&sl->store_lk);
+	int was = sl->mig_state;
+	if (sl->mig) {
+		xkv_store_drop(sl->mig);
+		free(sl->mig);
+		sl->mig = NULL;
+	}
+	sl->mig_state = MIG_NONE;
+	xkv_buf_free(&sl->tombs);
+	pthread_rwlock_unlock(&sl->store_lk);
+	return was;
+}
+
+void xkv_slow_mig_stats(struct xkv_slow *sl, struct xkv_slow_mig_stats *st)
+{
+	pthread_mutex_lock(&sl->mig_mu);
+	*st = sl->ms;
+	pthread_mutex_unlock(&sl->mig_mu);
+}
+
 /* Count and run one command the parser read (err: its verdict), appending
  * its reply: the per-command path of both transports.  Returns <0 when the
  * rest of a datagram must not run (a parse error, a reply over budget). */
@@ -1318,8 +1535,13 @@ static int slow_run(struct slow_cmd *c, int err)
 		over_budget(c, 0);
 		return -1;
 	}
-	/* snapshot --pause-writes holds the store still: refuse, change nothing */
-	if (cmd_writes(c) && xkv_writes_paused(c->s) > 0) {
+	/* migrate: the write goes to the old store and the new one */
+	if (cmd_writes(c) && c->sl->mig_state == MIG_MIRROR)
+		return mig_write(c) < 0 || over_budget(c, 0) ? -1 : 0;
+	/* snapshot --pause-writes holds the store still: refuse, change nothing
+	 * (after a migration's switch the flag is still up for a moment: the
+	 * store written is the new one, which XDP serves) */
+	if (cmd_writes(c) && c->sl->mig_state == MIG_NONE && xkv_writes_paused(c->s) > 0) {
 		STAT(c, pass_paused);
 		if (!c->r->noreply && PUT_LIT(c->out, XKV_R_PAUSED) < 0)
 			return -1;
@@ -1476,8 +1698,8 @@ static int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struc
 	return slow_rights(sl, src->addr, rt);
 }
 
-int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
-		    size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
+static int slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
+		       size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
 {
 	struct xkv_store *s = sl->s;
 	struct slow_cmd c = { .sl = sl, .s = s, .out = out, .d = delta, .out_start = out->len,
@@ -1562,6 +1784,15 @@ done:;
 	return 1;
 }
 
+int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
+		    size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
+{
+	xkv_slow_hold(sl);
+	int rc = slow_handle(sl, src, dgram, len, hdr, out, delta);
+	xkv_slow_release(sl);
+	return rc;
+}
+
 /* ---- a byte stream (TCP) --------------------------------------------------- */
 
 /* A request is copied whole into the parse buffer: the longest line and
@@ -1636,9 +1867,9 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	return XKV_STREAM_MORE;
 }
 
-int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
-		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
-		    struct xkv_stats *delta)
+static int slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
+		       const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
+		       struct xkv_stats *delta)
 {
 	struct slow_cmd c = { .sl = sl, .out = out, .d = delta, .budget = sl->lim.max_reply };
 	struct xkv_rights rt;
@@ -1670,6 +1901,16 @@ int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct 
 			break;
 	}
 	*consumed = off;
+	return rc;
+}
+
+int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
+		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
+		    struct xkv_stats *delta)
+{
+	xkv_slow_hold(sl);
+	int rc = slow_stream(sl, src, st, buf, len, consumed, out, delta);
+	xkv_slow_release(sl);
 	return rc;
 }
 

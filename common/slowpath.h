@@ -83,6 +83,48 @@ struct xkv_slow_limits xkv_slow_limits_of(const struct xkv_slow *sl);
 int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
 		    size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta);
 
+/* ---- live migration (docs/snapshots.md, "Live migration") ----
+ * xdpkv migrate drives these through serve's control socket (serve.c). */
+
+/* What the slow path did to the new store while migrating. */
+struct xkv_slow_mig_stats {
+	__u64 mirrored;    /* writes copied into the new store */
+	__u64 deleted;     /* keys removed from it (deleted, or gone from the old store) */
+	__u64 tombstones;  /* deleted keys remembered for the fixup */
+	__u64 too_big;     /* items the new store's sizes cannot hold: not copied */
+	__u64 full;        /* refused by a full new hash_map / percpu */
+	__u64 collisions;  /* array_fnv: another key's item in the new store replaced */
+	__u64 failed;      /* other errors (a key that may differ in the new store) */
+	__u64 created;     /* mirrored writes that made a new key in the new store */
+	__u64 removed;     /* deletes that removed a live item from it */
+	__s64 live;        /* its live items when the fixup ended (-1: not counted yet) */
+};
+/* From now on every write is run on the current store and mirrored into
+ * the store map store_fd (owned by the slow path from now on), made for
+ * cfg: its item for the key, or its absence.  Deleted keys are remembered
+ * until the fixup.  0, or -EBUSY (a migration runs), -EAGAIN (a flush_all is
+ * pending) etc. with a message. */
+int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_config *cfg, char *err,
+		       size_t errlen);
+/* Once the copier is done: mirror each remembered deleted key again (the
+ * copier may have inserted an old version after the delete), then remember
+ * no more, and count the new store's live items (no write between: the lru
+ * eviction count is items in - items out - live).  Returns the keys done or
+ * -errno. */
+long xkv_slow_mig_fixup(struct xkv_slow *sl);
+/* The new store becomes the one served; the old one is closed.  0 or -EINVAL
+ * (no migration mirroring). */
+int xkv_slow_mig_switch(struct xkv_slow *sl);
+/* The migration is over (switched) or abandoned (mirroring: the new store is
+ * dropped, the old one stays).  Returns the state it was in (0 none, 1
+ * mirroring, 2 switched). */
+int xkv_slow_mig_end(struct xkv_slow *sl);
+void xkv_slow_mig_stats(struct xkv_slow *sl, struct xkv_slow_mig_stats *st);
+/* Hold the store (as a request does) while using it outside a request
+ * (serve's snapshot tick): a switch waits for the release. */
+void xkv_slow_hold(struct xkv_slow *sl);
+void xkv_slow_release(struct xkv_slow *sl);
+
 /* ---- a byte stream (TCP) ---- */
 
 /* The longest command line a stream may send (a multi-get of 183 keys of

@@ -72,12 +72,18 @@ int xkv_run_threads(int n, void *(*fn)(void *), void **args, void (*tick)(void *
 	return e;
 }
 
-static int default_threads(int n)
+int xkv_default_threads(int n)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (n > 0)
 		return n;
 	return cpus > 0 ? (int)cpus : 1;
+}
+
+void xkv_scan_range(__u64 span, int idx, int n, __u64 *lo, __u64 *hi)
+{
+	*lo = span * (__u64)idx / (__u64)n;
+	*hi = idx == n - 1 ? UINT64_MAX : span * (__u64)(idx + 1) / (__u64)n;
 }
 
 /* Keep the first error of several threads. */
@@ -125,8 +131,9 @@ static int snap_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_e
 	struct xkv_snap_item it = {
 		.key = key, .klen = klen, .val = val, .vlen = e->len, .flags = e->flags,
 		.expire_unix_ns = e->expire_ns ? (__u64)((__s64)e->expire_ns + t->c->s->cfg.realtime_off_ns) : 0,
+		.has_cas = true, .cas = e->wtime_ns, /* the write stamp is the cas unique */
 	};
-	size_t need = xkv_snap_item_size(klen, e->len, false);
+	size_t need = xkv_snap_item_size(klen, e->len, true);
 	if (t->len + need > t->c->block) {
 		int r = snap_flush(t);
 		if (r)
@@ -141,9 +148,8 @@ static void *snap_worker(void *arg)
 {
 	struct snap_thr *t = arg;
 	struct snap_ctx *c = t->c;
-	__u64 lo = c->span * (__u64)t->idx / (__u64)c->nthr;
-	__u64 hi = t->idx == c->nthr - 1 ? UINT64_MAX : c->span * (__u64)(t->idx + 1) / (__u64)c->nthr;
-	__u64 busy = 0;
+	__u64 lo, hi, busy = 0;
+	xkv_scan_range(c->span, t->idx, c->nthr, &lo, &hi);
 	/* a block holds at least one item, whatever its size */
 	t->buf = malloc(c->block + xkv_snap_item_size(XKV_KEY_MAX, XKV_VAL_MAX, true));
 	if (!t->buf) {
@@ -181,7 +187,7 @@ int xkv_snapshot(struct xkv_store *s, const char *path, const struct xkv_snap_op
 	if (!s->L->scan || !s->L->span)
 		return xkv_errf(err, errlen, -EOPNOTSUPP, "layout %s cannot be scanned", s->L->name);
 	snprintf(info.layout, sizeof(info.layout), "%s", s->L->name);
-	c.nthr = default_threads(o->threads);
+	c.nthr = xkv_default_threads(o->threads);
 	c.block = o->block_bytes ? o->block_bytes : XKV_SNAP_BLOCK_RAW;
 	c.span = s->L->span(s);
 	if ((e = xkv_snap_create(&c.w, path, &info, o->codec, o->level, err, errlen)))
@@ -317,7 +323,9 @@ static int rest_add(struct rest_thr *t, const struct xkv_snap_item *it)
 	}
 	memset(e, 0, XKV_ENTRY_HDR);
 	e->expire_ns = expire;
-	e->wtime_ns = xkv_write_stamp();
+	/* the item's cas unique as it was; a file without one (written before
+	 * xdpkv kept them) gets a fresh stamp */
+	e->wtime_ns = it->has_cas && it->cas ? it->cas : xkv_write_stamp();
 	e->flags = it->flags;
 	e->len = it->vlen;
 	e->klen = it->klen;
@@ -414,7 +422,7 @@ int xkv_restore(struct xkv_store *s, const char *path, const struct xkv_snap_opt
 	double t0 = xkv_secs();
 	bool lru = s->L->map_type == BPF_MAP_TYPE_LRU_HASH;
 	long live0 = 0;
-	int n = default_threads(o->threads), e;
+	int n = xkv_default_threads(o->threads), e;
 
 	memset(res, 0, sizeof(*res));
 	if ((e = xkv_snap_open(&r, path, o->salvage, err, errlen)))

@@ -58,5 +58,9 @@ int xkv_restore(struct xkv_store *s, const char *path, const struct xkv_snap_opt
 int xkv_run_threads(int n, void *(*fn)(void *), void **args, void (*tick)(void *ctx, double secs),
 		    void *ctx);
 double xkv_secs(void); /* CLOCK_MONOTONIC seconds */
+/* n > 0: n; else the online CPUs. */
+int xkv_default_threads(int n);
+/* Thread idx of n scans positions [*lo, *hi) of span (the last to the end). */
+void xkv_scan_range(__u64 span, int idx, int n, __u64 *lo, __u64 *hi);
 
 #endif

@@ -107,7 +107,9 @@ static int lru_absent(const struct xkv_store *s, const __u8 *keys, __u32 n, bool
 	return 0;
 }
 
-int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
+/* set (BPF_ANY) and add (BPF_NOEXIST) */
+static int hash_put(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e,
+		    __u64 how)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	if (xkv_key_pack(&s->cfg, key, klen, k))
@@ -125,12 +127,22 @@ int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct 
 		if (!vals)
 			return -ENOMEM;
 	}
-	if (bpf_map_update_elem(s->store_fd, k, v, BPF_ANY))
-		rc = map_err(errno);
+	if (bpf_map_update_elem(s->store_fd, k, v, how))
+		rc = errno == EEXIST ? -EEXIST : map_err(errno);
 	else
 		s->new_items += absent;
 	free(vals);
 	return rc;
+}
+
+int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
+{
+	return hash_put(s, key, klen, e, BPF_ANY);
+}
+
+int xkv_hash_add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e)
+{
+	return hash_put(s, key, klen, e, BPF_NOEXIST);
 }
 
 #define SET_IF_TRIES 64
@@ -203,19 +215,19 @@ int xkv_hash_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide
 int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen)
 {
 	__u8 k[XKV_KEY_MAX + 8];
-	struct xkv_item *it = malloc(sizeof(*it));
-	if (!it)
-		return -ENOMEM;
-	if (xkv_key_pack(&s->cfg, key, klen, k)) {
-		free(it);
+	int n = copies(s);
+	if (xkv_key_pack(&s->cfg, key, klen, k))
 		return -EINVAL;
-	}
+	__u8 *vals = malloc((size_t)n * s->cfg.entry_size);
+	if (!vals)
+		return -ENOMEM;
 	/* an expired item is already gone: NOT_FOUND, but free it anyway */
-	int live = xkv_hash_get(s, key, klen, it) == 1;
-	free(it);
+	bool found = !bpf_map_lookup_elem(s->store_fd, k, vals);
+	int live = found && newest_live(s, vals, n, xkv_now_ns()) != NULL;
+	free(vals);
 	if (bpf_map_delete_elem(s->store_fd, k))
 		return errno == ENOENT ? 0 : -errno;
-	return live;
+	return found ? live : 1; /* absent a moment ago: a write made it meanwhile */
 }
 
 /* Walk the map in batches; visit(keys, vals, n) for each batch. */

@@ -106,6 +106,10 @@ struct xkv_layout {
 	 * the span.  *busy += items skipped because a writer held them through
 	 * every retry.  Returns items visited, fn's non-zero return, or -errno. */
 	long (*scan)(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy);
+	/* optional (migrate): store e (as set) only where the key's place is
+	 * free: 0 stored; -EEXIST the key is there (a newer version); -EADDRINUSE
+	 * (array_fnv) its slot holds another live key; else as set. */
+	int (*add)(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
 };
 
 /* The layouts (NULL-terminated): what tests, compare and 'xdpkv layouts' iterate. */
@@ -194,6 +198,10 @@ int xkv_pins_match(struct bpf_object *obj, const struct xkv_config *cfg, const c
  * which must, stats, the policy maps...), never cfg (the program's).  Returns
  * the number reused or -errno with a message. */
 int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err, size_t errlen);
+/* The same for every pinned map but the store (migrate: a new store, the
+ * same lists, counters and host map).  Returns the number reused or -errno. */
+int xkv_object_reuse_pins_but_store(struct bpf_object *obj, const char *ifname, char *err,
+				    size_t errlen);
 int xkv_pins_remove(const char *ifname);
 /* The config pinned for ifname (what the attached program was built with). */
 int xkv_pins_cfg(const char *ifname, struct xkv_config *cfg, char *err, size_t errlen);
@@ -201,6 +209,21 @@ bool xkv_pins_exist(const char *ifname);
 /* Open a store through its pins; -ENOENT (xdpkv not attached) etc. */
 int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, size_t errlen);
 void xkv_store_close(struct xkv_store *s);
+/* Migration (docs/snapshots.md): a handle on another store map, store_fd
+ * (owned by s from now on: close with xkv_store_drop) made for cfg, that
+ * shares base's other maps (lists, counters, host).  0 or -errno with a
+ * message. */
+int xkv_store_adopt(struct xkv_store *s, const struct xkv_store *base, int store_fd,
+		    const struct xkv_config *cfg, char *err, size_t errlen);
+/* Exchange the store-specific parts (layout, cfg, store fd, the mmapped
+ * slots) of a and b; the shared maps stay where they are. */
+void xkv_store_swap(struct xkv_store *a, struct xkv_store *b);
+/* Close what xkv_store_adopt opened: the layout's mapping and store_fd. */
+void xkv_store_drop(struct xkv_store *s);
+/* Before load: create obj's store map now (as the load would) and make the
+ * object use it, so it can be filled before the program exists.  Returns
+ * its fd (the caller's) or -errno with a message. */
+int xkv_object_make_store(struct bpf_object *obj, char *err, size_t errlen);
 int xkv_bpffs_mount(char *err, size_t errlen);
 
 /* "native", "skb" or "test" for enum xkv_mode */
@@ -271,6 +294,9 @@ int xkv_tcp_peer(const struct xkv_store *s, const __u8 addr[16], int delta);
 int xkv_writes_pause(const struct xkv_store *s, int on);
 /* 1 while writes are held, 0 if not, -errno when the host map cannot be read. */
 int xkv_writes_paused(const struct xkv_store *s);
+/* The host entry's XKV_HOST_* flags after setting `set` and clearing `clear`
+ * (both 0: read only), or -errno. */
+int xkv_host_flags(const struct xkv_store *s, __u16 set, __u16 clear);
 /* Empty tcp_peers (serve starts and stops with no connection). */
 int xkv_tcp_peers_clear(const struct xkv_store *s);
 /* Set h's inline copy of the local addresses (policy.h, XKV_HOST_ADDRS_INLINE)
@@ -302,6 +328,7 @@ int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_it
 int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
 int xkv_hash_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
 		    struct xkv_entry *e);
+int xkv_hash_add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
 int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen);
 long xkv_hash_count(struct xkv_store *s);
 long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
@@ -312,7 +339,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 	.get = xkv_hash_get, .set = xkv_hash_set, .del = xkv_hash_del,      \
 	.set_if = xkv_hash_set_if,                                          \
 	.count = xkv_hash_count, .flush = xkv_hash_flush, .set_batch = xkv_hash_set_batch, \
-	.span = xkv_hash_span, .scan = xkv_hash_scan
+	.span = xkv_hash_span, .scan = xkv_hash_scan, .add = xkv_hash_add
 
 /* A layout's BPF object, embedded by its bpftool skeleton NAME.skel.h. */
 #define XKV_LAYOUT_ELF(name)                                 \

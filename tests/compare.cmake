@@ -35,4 +35,13 @@ set_tests_properties(compare_scaling_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
   RUN_SERIAL TRUE
   TIMEOUT 180
+# (k) persistence alone, tiny: xdpkv snapshot/restore and Redis BGSAVE/RDB load
+# on the smoke dataset; every system must have its row, all items, times > 0.
+add_test(NAME compare_persistence_smoke
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcpsmk --experiments k --layouts hash_map --baselines redis --out \"$1\" && /usr/bin/python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))[\"rows\"] if x[\"experiment\"]==\"k\"]; print(r); ok=sorted(x[\"system\"] for x in r)==[\"redis\",\"xdpkv/hash_map\"] and all(x[\"items\"]==10000 and x[\"snapshot_s\"]>0 and x[\"restore_s\"]>0 and x[\"file_bytes\"] for x in r); sys.exit(0 if ok else 1)' \"$1/results.json\""
+          ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_persist)
+set_tests_properties(compare_persistence_smoke PROPERTIES
+  ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
+  RUN_SERIAL TRUE
+  TIMEOUT 120
   LABELS "e2e;compare")

@@ -78,7 +78,8 @@ xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)
 xkv_e2e(e2e_snapshot_set_assoc 90 snapshot.sh set_assoc hash_map)
 # Re-attach keeps the data: other options while a client keeps getting (no
 # failed request), another size refused, --replace, --restore, SIGHUP (issue 8).
-xkv_e2e(e2e_reattach 60 reattach.sh)
+xkv_e2e(e2e_reattach 120 reattach.sh)
+xkv_e2e(e2e_migrate 120 migrate.sh)
 # What xdpkv@.service runs (under its CapabilityBoundingSet, a fake
 # NOTIFY_SOCKET) and status --prometheus through a strict reader (issue 8).
 xkv_e2e(e2e_service_prometheus 90 service.sh lru)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Snapshot files (docs/snapshots.md): the format alone (round trip per codec,
- * a flipped byte in each block and in the header, truncation, a writer killed
- * midway), then through real stores (root: BPF maps, not attached): scans
+ * a flipped byte in each block and in the header, truncation, the writer
+ * killed at 100 random points), then through real stores (root: BPF maps, not attached): scans
  * split over threads see every item once, a damaged file is refused before
  * the store changes, salvage restores exactly the intact blocks, migrations
  * count what did not fit.
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -151,6 +152,8 @@ static int copy_file(const char *from, const char *to, long cut, long flip)
 	return fclose(b);
 }
 
+static void crash_points(const char *p, unsigned n_old);
+
 static void test_format(void)
 {
 	char p[512], q[512], err[XKV_ERRLEN];
@@ -220,24 +223,64 @@ static void test_format(void)
 	CHECK(n == -2 && strstr(err, "cannot open"), "missing file: %s", err);
 	free(blk);
 
-	/* A writer SIGKILLed midway leaves the old file whole. */
-	pid_t pid = fork();
-	if (pid == 0) {
-		write_file(p, XKV_CODEC_NONE, 0, 400000, 1000); /* ~600 MB */
-		_exit(0);
+	crash_points(p, N);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The snapshot writer SIGKILLed at KILLS random points of its run (seeded:
+ * XKV_CRASH_SEED, else the clock; printed): every time FILE must read back
+ * whole, as the snapshot of before (killed before the rename) or the new one
+ * (after it), never damaged or missing.  FILE holds n_old items. */
+static void crash_points(const char *p, unsigned n_old)
+{
+	const unsigned N2 = 4000, PER2 = 200, KILLS = 100;
+	const char *env = getenv("XKV_CRASH_SEED");
+	unsigned seed = env ? (unsigned)strtoul(env, NULL, 10) : (unsigned)time(NULL) ^ (unsigned)getpid();
+	char orig[512], t[512], tmp[600], err[XKV_ERRLEN];
+	int old = 0, fresh = 0, bad = 0;
+
+	printf("crash points: seed %u (XKV_CRASH_SEED=%u repeats them)\n", seed, seed);
+	srand(seed);
+	path_of(orig, sizeof(orig), "orig.snap");
+	path_of(t, sizeof(t), "timing.snap");
+	copy_file(p, orig, -1, -1);
+	/* one whole run of the writer, to spread the kills over it and a bit past */
+	double t0 = now_s();
+	write_file(t, XKV_CODEC_LZ4, 0, N2, PER2);
+	double whole = now_s() - t0;
+	unlink(t);
+	for (unsigned k = 0; k < KILLS; k++) {
+		copy_file(orig, p, -1, -1);
+		int codec = k % 2 ? XKV_CODEC_LZ4 : XKV_CODEC_NONE;
+		pid_t pid = fork();
+		if (pid == 0) {
+			write_file(p, codec, 0, N2, PER2);
+			_exit(0);
+		}
+		useconds_t at = (useconds_t)((double)rand() / RAND_MAX * whole * 1.2e6);
+		usleep(at);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		long n = read_check(p, false, err, sizeof(err));
+		if (n == (long)n_old)
+			old++;
+		else if (n == (long)N2)
+			fresh++;
+		else if (++bad <= 3)
+			printf("  killed at %u us (%s): %ld items: %s\n", (unsigned)at, xkv_codec_name(codec), n, err);
+		snprintf(tmp, sizeof(tmp), "%s/.good.snap.tmp.%d", dir, (int)pid);
+		unlink(tmp); /* what a killed writer leaves (docs/snapshots.md) */
 	}
-	char tmp[600];
-	snprintf(tmp, sizeof(tmp), "%s/.good.snap.tmp.%d", dir, (int)pid);
-	struct stat st = { 0 };
-	for (int i = 0; i < 2000 && (stat(tmp, &st) || st.st_size < (20 << 20)); i++)
-		usleep(5000);
-	bool midway = st.st_size >= (20 << 20);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	n = read_check(p, false, err, sizeof(err));
-	CHECK(midway && n == N, "writer killed at %lld bytes of its temp file: the old snapshot reads "
-	      "whole (%ld of %u items)", (long long)st.st_size, n, N);
-	unlink(tmp);
+	unlink(orig);
+	CHECK(!bad && old > 0, "writer SIGKILLed at %u random points of its %.0f ms run (seed %u): the file "
+	      "read back whole every time: %d times the snapshot of before, %d times the new one, %d damaged",
+	      KILLS, whole * 1e3, seed, old, fresh, bad);
 }
 
 /* ---- through stores ---- */
@@ -289,10 +332,11 @@ static void fill(struct store *st, unsigned n)
 	}
 }
 
-/* How many of items [0, n) does the store hold, exactly as fill() made them? */
-static unsigned present(struct store *st, unsigned n)
+/* How many of items [0, n) does the store hold, exactly as fill() made them
+ * (and, with src, with the cas unique src holds for it)? */
+static unsigned present_as(struct store *st, unsigned n, struct store *src)
 {
-	struct xkv_item *it = malloc(sizeof(*it));
+	struct xkv_item *it = malloc(sizeof(*it)), *si = malloc(sizeof(*si));
 	char key[32], val[400];
 	unsigned ok = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -301,10 +345,17 @@ static unsigned present(struct store *st, unsigned n)
 		for (unsigned v = 0; v < vl; v++)
 			val[v] = v % 9 == 4 ? '\0' : v % 9 == 5 ? '\r' : v % 9 == 6 ? '\n' : (char)('a' + (i + v) % 26);
 		ok += st->s.L->get(&st->s, key, (__u32)kl, it) == 1 && it->len == vl && it->flags == i &&
-		      !memcmp(it->data, val, vl) && (i % 2 || it->expire_ns);
+		      !memcmp(it->data, val, vl) && (i % 2 || it->expire_ns) &&
+		      (!src || (src->s.L->get(&src->s, key, (__u32)kl, si) == 1 && si->wtime_ns == it->wtime_ns));
 	}
 	free(it);
+	free(si);
 	return ok;
+}
+
+static unsigned present(struct store *st, unsigned n)
+{
+	return present_as(st, n, NULL);
 }
 
 static void test_store(void)
@@ -332,10 +383,10 @@ static void test_store(void)
 			b.s.L->flush(&b.s);
 			struct xkv_snap_opts ro = { .threads = 2 };
 			e = xkv_restore(&b.s, p, &ro, &res, err, sizeof(err));
-			unsigned got = present(&b, N), had = present(&a, N);
+			unsigned got = present_as(&b, N, &a), had = present(&a, N);
 			CHECK(!e && res.stored == (__u64)live && got == had && b.s.L->count(&b.s) == live,
-			      "%s -> hash_map (%d threads): %u items back exactly, as the source holds %u", layouts[l],
-			      t, got, had);
+			      "%s -> hash_map (%d threads): %u items back exactly, each with its cas unique, "
+			      "as the source holds %u", layouts[l], t, got, had);
 		}
 		store_close(&a);
 	}

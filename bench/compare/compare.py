@@ -46,7 +46,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 import servers  # noqa: E402
 from servers import CompareError, env, run, tb  # noqa: E402
 
-EXPERIMENTS = "abcdefghij"
+EXPERIMENTS = "abcdefghijk"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -58,6 +58,7 @@ EXP_TITLES = {
     "h": "CPU per request",
     "i": "Share of requests per xdpkv path",
     "j": "Scaling with server cores",
+    "k": "Persistence: snapshot and restore",
 }
 
 # (j) the mixes: name -> writes (%), key distribution, keys (None: all)
@@ -585,6 +586,8 @@ class Runner:
                 add("h", {"dist": "uniform"}, kind="cpu")
             if "f" in exps:
                 add("f", {}, est=1.0, kind="mem")
+            if "k" in exps and ((is_xdp and name != "xdpkv/null") or name == "redis"):
+                add("k", {}, est=2.0 + self.s["keys"] / 200000, kind="persist")
             if "b" in exps:
                 for fr in s["fractions"]:
                     add("b", {"fraction": fr})
@@ -636,6 +639,12 @@ class Runner:
             return
         if kind == "mem":
             self.memory_row(s)
+            return
+        if kind == "persist":
+            label = {"xdpkv": "xdpkv snapshot / restore --json (lz4, the CLI's own timing), "
+                              "the preloaded store, no traffic",
+                     "redis": "BGSAVE until done / DEBUG RELOAD NOSAVE, wall clock, no traffic"}
+            self.record("k", s, {}, s.persistence(), tool="server", label=label[s.kind])
             return
         if kind == "cpu":
             res = self.measure(s, p, bpf=True)
@@ -827,7 +836,7 @@ def parse_args(argv):
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp (default: all four; "
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..j, comma-separated (default: all; --smoke: a,h,i)")
+                    help="letters a..k, comma-separated (default: all; --smoke: a,h,i)")
     ap.add_argument("--no-ceilings", action="store_true",
                     help="(a) without the reflector and null-store capacity rows that the "
                          "layouts' in-kernel-generator numbers are reported against")
@@ -865,7 +874,7 @@ def parse_args(argv):
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..j)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..k)" % e)
     if a.gen_cores is not None and not 1 <= a.gen_cores < (os.cpu_count() or 1):
         ap.error("--gen-cores: 1..%d on this machine (the server needs a CPU)" %
                  ((os.cpu_count() or 1) - 1))

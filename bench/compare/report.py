@@ -58,6 +58,11 @@ NOTES = {
          "shown as a ratio to the bare XDP_TX reflector measured in the same run at the "
          "same core count and mix. CPU per reply: the busy time of the server cores whose "
          "NAPI threads did the work (/proc/stat), over the replies.",
+    "k": "The preloaded dataset ({keys} items, {base_kv}) written to disk and read back, no "
+         "traffic. xdpkv: `xdpkv snapshot --compress lz4` and `xdpkv restore` of that file into "
+         "the same store (the keys are overwritten), the commands' own timings (fsync "
+         "included). Redis: BGSAVE until its forked child is done, and DEBUG RELOAD NOSAVE "
+         "(the RDB load alone), by wall clock.",
 }
 
 CONTEXT = (
@@ -735,8 +740,18 @@ def generic_table(rows):
     return table(cols, body)
 
 
+def md_k(res, L):
+    pts = rows_of(res, "k", "server")
+    if not pts:
+        return
+    body = [[r["system"], num(r.get("items")), num(r.get("snapshot_s"), "%.3f"),
+             num(r.get("restore_s"), "%.3f"),
+             num(r["file_bytes"] / 1e6, "%.1f") if r.get("file_bytes") else "–"] for r in pts]
+    L.append(table(["system", "items", "snapshot / BGSAVE s", "restore / load s", "file MB"], body))
+
+
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
-      "i": md_i, "j": md_j}
+      "i": md_i, "j": md_j, "k": md_k}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
        "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png"}

@@ -386,6 +386,18 @@ class XdpkvSystem(System):
                 "bytes_per_entry": st.get("bytes_per_entry"), "entries": st.get("entries")}
 
 
+    def persistence(self):
+        """(j) snapshot the preloaded store, restore the file into it: the
+        commands' own --json timings (the same code as 'xdpkv snapshot')."""
+        dev, f = env("TB_SRV_DEV"), os.path.join(env("TB_TMP"), "compare-j.snap")
+        snap = json.loads(tb("tb_xdpkv", "snapshot", dev, f, "--compress", "lz4", "--json",
+                             timeout=600))
+        rest = json.loads(tb("tb_xdpkv", "restore", dev, f, "--json", timeout=600))
+        os.unlink(f)
+        return {"items": snap["items"], "snapshot_s": snap["seconds"], "file_bytes": snap.get("compressed_bytes"),
+                "restore_s": rest["seconds"], "restored": rest["stored"], "threads": snap.get("threads")}
+
+
 class XdpkvTcpSystem(XdpkvSystem):
     """xdpkv over TCP: hash_map attached as usual, the same client speaking
     memcached over TCP to `xdpkv serve` (userspace, same maps; TCP never
@@ -509,6 +521,31 @@ class RedisSystem(System):
         return {"live_items": _redis_keys(st), "used_memory": st.get("used_memory"),
                 "used_memory_dataset": st.get("used_memory_dataset"),
                 "rss": pid and rss_bytes(pid)}
+
+
+    def cli(self, *args):
+        return tb("tb_srv", "redis-cli", "-h", self.host(), "-p", REDIS_PORT, *args,
+                  timeout=600).strip()
+
+    def persistence(self):
+        """(j) BGSAVE until its child is done, then DEBUG RELOAD NOSAVE (the
+        RDB load alone), each by wall clock."""
+        last = self.cli("lastsave")
+        t0 = time.monotonic()
+        self.cli("bgsave")
+        while True:
+            info = self.cli("info", "persistence")
+            if "rdb_bgsave_in_progress:0" in info and self.cli("lastsave") != last:
+                break
+            time.sleep(0.005)
+        save_s = time.monotonic() - t0
+        rdb = os.path.join(env("TB_TMP"), "dump.rdb")
+        size = os.path.getsize(rdb) if os.path.exists(rdb) else None
+        t0 = time.monotonic()
+        self.cli("debug", "reload", "nosave")
+        load_s = time.monotonic() - t0
+        return {"items": _redis_keys(probe("redis-info", self.host(), REDIS_PORT)),
+                "snapshot_s": round(save_s, 3), "file_bytes": size, "restore_s": round(load_s, 3)}
 
 
 def _redis_keys(info):

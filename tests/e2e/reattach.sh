@@ -15,7 +15,8 @@
 # Then: re-attach on another --port (the items answer there); another
 # --entries is refused, naming it, and changes nothing; --replace gives an
 # empty store; attach --restore brings the items back; SIGHUP ends
-# 'attach --serve' and leaves the store, SIGTERM detaches.
+# 'attach --serve' and leaves the store, SIGTERM detaches.  Last, an upgrade
+# under a real client: memaslap with --verify across two re-attaches.
 # Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
 set -euo pipefail
 
@@ -155,4 +156,43 @@ rc=0
 stopped "$srv" TERM || rc=$?
 check "attach --serve on SIGTERM: exit 0 (rc $rc)" test "$rc" -eq 0
 check "after SIGTERM: detached and pins removed" test ! -e "$TB_PIN_DIR"
+
+# 7. an upgrade under a real client: memaslap (UDP, --verify) runs while the
+# store is re-attached twice (as a package upgrade or 'service start' does);
+# it must see no timeout, drop, error reply or verify failure
+cat >"$T/memaslap.cfg" <<CFG
+key
+16 16 1
+value
+100 100 1
+cmd
+0 0.1
+1 0.9
+CFG
+tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 65536 --key-size 64 --value-size 256 \
+	--binary-keys --port "$TB_PORT" >/dev/null || tb_die "attach for memaslap failed"
+tb_serve_start
+log=$T/memaslap.log
+tb_cli_bg memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$T/memaslap.cfg" -T 1 -c 16 -w 1k -x 150000 \
+	--verify=0.1 -b >"$log" 2>&1
+mpid=$TB_LAST_PID
+sleep 1
+ups=0
+for opt in "--max-amplification 20" "--max-amplification 10"; do
+	# shellcheck disable=SC2086 # two words on purpose
+	tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 65536 --key-size 64 --value-size 256 \
+		--binary-keys --port "$TB_PORT" $opt >"$T/up.out" 2>&1 && ups=$((ups + 1))
+done
+alive=0
+kill -0 "$mpid" 2>/dev/null && alive=1
+rc=0
+wait "$mpid" || rc=$?
+tb_serve_stop || true
+check "upgrade under memaslap: both re-attaches done ($ups) while it still ran ($alive)" test "$ups" -eq 2 -a "$alive" -eq 1
+mfield() { sed -n "s/^$1: *\([0-9][0-9]*\).*/\1/p" "$log" | tail -n1; }
+echo "memaslap: rc $rc, TPS $(sed -n 's/.*TPS: *\([0-9][0-9]*\).*/\1/p' "$log" | tail -n1), drops $(mfield packet_drop), timeouts $(mfield udp_timeout), verify_failed $(mfield verify_failed)"
+check "upgrade under memaslap: it finished (rc $rc) and printed its summary" test "$rc" -eq 0 -a -n "$(mfield verify_failed)"
+check "upgrade under memaslap: no verify failure, drop or timeout" \
+	test "$(mfield verify_failed)" = 0 -a "$(mfield packet_drop)" = 0 -a "$(mfield udp_timeout)" = 0
+check "upgrade under memaslap: no error reply" bash -c "! grep -qE '^<[0-9]+ (ERROR|CLIENT_ERROR|SERVER_ERROR)' '$log'"
 exit $fail

@@ -5,7 +5,7 @@
   snapcheck.py gen FILE          items as JSON lines for `xdpkv import`: text and
                                  binary values (\\r\\n, NUL, 0xff inside), flags,
                                  no / far / 1-second expiry ("e*" keys)
-  snapcheck.py same A B          two dumps hold the same items (key, value, flags, exptime)
+  snapcheck.py same A B          two dumps hold the same items (key, value, flags, exptime, cas)
   snapcheck.py has DUMP GEN      the dump holds every generated item that should
                                  be there (no "e*" key), exactly
   snapcheck.py udp HOST PORT DUMP  get every item of DUMP over memcached UDP and
@@ -27,7 +27,7 @@ def load(path):
         o = json.loads(line)
         k = base64.b64decode(o["key_b64"]) if "key_b64" in o else o["key"].encode()
         v = base64.b64decode(o["value_b64"]) if "value_b64" in o else o["value"].encode()
-        items[k] = (v, o["flags"], o["exptime"])
+        items[k] = (v, o["flags"], o["exptime"], o.get("cas"))
     return items
 
 
@@ -67,9 +67,10 @@ def main():
         return 1 if bad or not a else 0
     if cmd == "has":
         d, g = load(sys.argv[2]), load(sys.argv[3])
-        want = {k: v for k, v in g.items() if not k.startswith(b"e")}
-        # the generator's exptime is absolute or 0: the dump writes the same
-        got = {k: d.get(k) for k in want}
+        want = {k: v[:3] for k, v in g.items() if not k.startswith(b"e")}
+        # the generator's exptime is absolute or 0: the dump writes the same;
+        # it gives no cas, the store makes one
+        got = {k: d[k][:3] if k in d else None for k in want}
         bad = diff(want, got, "imported", "dumped")
         extra = [k for k in d if k not in want]
         print("%d wanted, %d differ, %d unexpected (%r)" % (len(want), bad, len(extra), extra[:3]))
@@ -80,7 +81,7 @@ def main():
         s.settimeout(0.5)
         s.bind(("", 0))
         bad = 0
-        for rid, (k, (v, flags, _)) in enumerate(sorted(items.items())):
+        for rid, (k, (v, flags, _, _)) in enumerate(sorted(items.items())):
             s.sendto(struct.pack("!HHHH", rid & 0xffff, 0, 1, 0) + b"get " + k + b"\r\n", (host, port))
             want = b"VALUE %s %d %d\r\n%s\r\nEND\r\n" % (k, flags, len(v), v)
             try:

@@ -107,9 +107,10 @@ static int fill_slot(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __
 /* The store under the slot's lock: fn (NULL: store n as it is) decides
  * from the live item of this key in the slot, so the read, the decision
  * and the write are one step for every writer that takes the lock, XDP
- * included. */
+ * included.  only_free (add): leave a slot that holds a live item alone,
+ * -EEXIST when it is this key's, -EADDRINUSE when another key's. */
 static int store_locked(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn,
-			void *arg, struct xkv_entry *n)
+			void *arg, struct xkv_entry *n, bool only_free)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	if (xkv_key_pack(&s->cfg, key, klen, k))
@@ -125,6 +126,11 @@ static int store_locked(struct xkv_store *s, const void *key, __u32 klen, xkv_de
 	for (;;) {
 		if (take(s, e, &own)) {
 			rc = -EBUSY;
+			break;
+		}
+		if (only_free && e->wtime_ns && xkv_entry_live(e, xkv_now_ns())) {
+			rc = match(s, e, k, klen) ? -EEXIST : -EADDRINUSE;
+			slot_unlock(e, own);
 			break;
 		}
 		if (fn) {
@@ -166,13 +172,18 @@ static int store_locked(struct xkv_store *s, const void *key, __u32 klen, xkv_de
 
 static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
 {
-	return store_locked(s, key, klen, NULL, NULL, (struct xkv_entry *)n);
+	return store_locked(s, key, klen, NULL, NULL, (struct xkv_entry *)n, false);
 }
 
 static int set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
 		  struct xkv_entry *n)
 {
-	return store_locked(s, key, klen, fn, arg, n);
+	return store_locked(s, key, klen, fn, arg, n, false);
+}
+
+static int add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	return store_locked(s, key, klen, NULL, NULL, (struct xkv_entry *)n, true);
 }
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
@@ -259,5 +270,6 @@ const struct xkv_layout xkv_layout_array_fnv = {
 	.count = count,
 	.flush = flush,
 	.span = span,
+	.add = add,
 	.scan = scan,
 };
