@@ -35,6 +35,8 @@ set_tests_properties(compare_scaling_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
   RUN_SERIAL TRUE
   TIMEOUT 180
+  LABELS "e2e;compare")
+
 # (k) persistence alone, tiny: xdpkv snapshot/restore and Redis BGSAVE/RDB load
 # on the smoke dataset; every system must have its row, all items, times > 0.
 add_test(NAME compare_persistence_smoke
