@@ -809,7 +809,7 @@ def write_md(path, res, pngs, plot_note):
         MD[e](res, L)
         if len(L) == n0:
             L.append("No measurements (see the notes and errors above).\n")
-        if PNG[e] in pngs:
+        if PNG.get(e) in pngs:
             L.append("\n![%s](%s) ([SVG](%s))\n" % (EXP_TITLES[e], PNG[e], svg_name(PNG[e])))
     with open(path, "w") as f:
         f.write("".join(L))
