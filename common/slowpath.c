@@ -102,7 +102,8 @@ struct xkv_slow {
 	pthread_t flusher;
 	bool flusher_up, quit;
 	__u64 flush_at;          /* a flush is due then (monotonic ns); 0: none */
-	__u64 flush_cut;         /* the walk running removes items written up to then */
+	__u64 flush_mark;        /* its cut (a write stamp); 0: flush_at's, taken when due */
+	__u64 flush_cut;         /* the walk running removes items stamped up to then */
 	int flush_busy;          /* __atomic: flush_at || flush_cut, read without mu */
 	/* TCP connections, for stats (__atomic; tcp_max 0: no TCP server) */
 	long conns_curr, conns_total, conns_rejected;
@@ -110,6 +111,18 @@ struct xkv_slow {
 	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
 	pthread_mutex_t stripe[SLOW_STRIPES];
 };
+
+/* The cut of a flush: what it removes is what was stamped up to it.  A
+ * write stamp is the clock with the writer's id in its low bits, and a
+ * writer's stamps run ahead of the clock when it writes faster than one
+ * stamp a microsecond (entry.h, xkv_stamp): a flush_all that answers at
+ * once takes a stamp of its own (above every stamp this process gave,
+ * and above every other writer's of the same microsecond); a delayed one
+ * cuts at the end of its due microsecond. */
+static __u64 flush_cut_of(__u64 at, __u64 mark)
+{
+	return mark ? mark : at | XKV_STAMP_ID_MASK;
+}
 
 /* Until the walk has reached them, items written before a due flush are
  * answered as misses here.  (The fast path does not know: it may still
@@ -122,8 +135,11 @@ static bool flushed(struct xkv_slow *sl, __u64 wtime_ns)
 		return false;
 	pthread_mutex_lock(&sl->mu);
 	__u64 cut = sl->flush_cut;
-	if (sl->flush_at && sl->flush_at <= xkv_now_ns() && sl->flush_at > cut)
-		cut = sl->flush_at;
+	if (sl->flush_at && sl->flush_at <= xkv_now_ns()) {
+		__u64 due = flush_cut_of(sl->flush_at, sl->flush_mark);
+		if (due > cut)
+			cut = due;
+	}
 	pthread_mutex_unlock(&sl->mu);
 	return cut && wtime_ns <= cut;
 }
@@ -170,8 +186,9 @@ static void *flusher_main(void *arg)
 			}
 			continue;
 		}
-		sl->flush_cut = sl->flush_at;
+		sl->flush_cut = flush_cut_of(sl->flush_at, sl->flush_mark);
 		sl->flush_at = 0;
+		sl->flush_mark = 0;
 		pthread_mutex_unlock(&sl->mu);
 		int e = flush_walk(sl->s);
 		if (e) /* nobody to answer: the OK went out already */
@@ -185,11 +202,12 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-/* flush_all: due at `at`.  A later flush_all replaces one still waiting
- * for its delay (memcached keeps one flush time too); one that comes while
- * a walk runs is queued behind it, so what was written meanwhile goes as
- * well.  One flusher thread, started on the first flush_all. */
-static int flush_schedule(struct xkv_slow *sl, __u64 at)
+/* flush_all: due at `at`, removing what was stamped up to mark (0: up to
+ * at's microsecond).  A later flush_all replaces one still waiting for its
+ * delay (memcached keeps one flush time too); one that comes while a walk
+ * runs is queued behind it, so what was written meanwhile goes as well.
+ * One flusher thread, started on the first flush_all. */
+static int flush_schedule(struct xkv_slow *sl, __u64 at, __u64 mark)
 {
 	int e = 0;
 
@@ -200,6 +218,7 @@ static int flush_schedule(struct xkv_slow *sl, __u64 at)
 	}
 	if (!e) {
 		sl->flush_at = at ? at : 1;
+		sl->flush_mark = mark;
 		__atomic_store_n(&sl->flush_busy, 1, __ATOMIC_RELEASE);
 		pthread_cond_signal(&sl->cv);
 	}
@@ -1166,8 +1185,11 @@ static int cmd_flush(struct slow_cmd *c)
 {
 	__u64 now = xkv_now_ns();
 	__u64 at = c->r->num ? xkv_expire_ns((__s64)c->r->num, now, c->s->cfg.realtime_off_ns) : now;
+	bool at_once = at <= now;
 
-	if (flush_schedule(c->sl, at < now ? now : at)) {
+	/* at once: every item stamped so far goes, however far ahead of the
+	 * clock its stamp runs (flush_cut_of) */
+	if (flush_schedule(c->sl, at_once ? now : at, at_once ? xkv_write_stamp() : 0)) {
 		int ret = flush_walk(c->s);
 		if (ret < 0)
 			return reply_store_errno(c, ret);
