@@ -1156,6 +1156,9 @@ static int cmd_ms(struct slow_cmd *c)
 	case 'R': case 'r': w.mode = WR_REPLACE; break;
 	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ms M token\r\n");
 	}
+	/* N: append and prepend create a missing item, with that ttl; the other
+	 * modes ignore it (memcached) */
+	w.vivify = f.has_N && (w.mode == WR_APPEND || w.mode == WR_PREPEND);
 	if (w.vivify)
 		w.expire_ns = meta_expire(c, f.N);
 	if (w.mode == WR_ADD)
