@@ -1790,6 +1790,9 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "ms gone 1 MA\r\nx\r\n", "NS\r\n" },
 	{ "ms viv2 1 MA N40\r\nx\r\n", "HD\r\n" },
 	{ "mg viv2 v t\r\n", "VA 1 t40\r\nx\r\n" },
+	/* N vivifies in append/prepend mode only: a set ignores its ttl */
+	{ "ms nset 1 N-1\r\nx\r\nmg nset v\r\n", "HD\r\nVA 1\r\nx\r\n" },
+	{ "ms nset 1 MR N-1 T0\r\ny\r\nmg nset v t\r\n", "HD\r\nVA 1 t-1\r\ny\r\n" },
 	{ "ms foo 1 MS q\r\nq\r\nmn\r\n", "MN\r\n" },
 	{ "ms foo 1 Mz\r\nq\r\n", "CLIENT_ERROR invalid mode for ms M token\r\n" },
 	{ "ms foo 1 MSS\r\nq\r\n", "CLIENT_ERROR incorrect length for M token\r\n" },
