@@ -1700,6 +1700,10 @@ int rm_slow_request(struct rm_store *s, const __u8 *req, size_t len, int64_t now
 		model_answer(out, l.n == 2, "OK\r\n");
 		return 0;
 	}
+	if (tok_eq(&l, 0, "verbosity") && (l.n == 2 || (l.n == 3 && tok_eq(&l, 2, "noreply")))) {
+		model_answer(out, l.n == 3, "OK\r\n");
+		return 0;
+	}
 	if (tok_eq(&l, 0, "mn")) {
 		out_str(out, "MN\r\n");
 		return 0;

@@ -2106,10 +2106,10 @@ static void conn_free(struct conn *c)
 
 /* ---- random command streams against the reference model -------------------
  *
- * Seeded random requests, one at a time, on keys from a small set (so that
- * hits, misses, cas conflicts, non-numeric values and expired items all
- * come up), through the stream entry (TCP) or one datagram each (UDP); each
- * reply must be the model's (tests/refmodel.c), byte for byte.  The slow
+ * Seeded random requests in batches of 1 to 4, on keys from a small set (so
+ * that hits, misses, cas conflicts, non-numeric values and expired items all
+ * come up), each batch one write to the stream entry (TCP) or one datagram
+ * (UDP); each reply must be the model's (tests/refmodel.c), byte for byte.  The slow
  * path has no clock to inject, so the requests avoid what depends on it:
  * relative ttls are 0 (never), -1 (expired at once) or 1000 s (longer than
  * the run), and "t" or "me" are asked only of items without an expiry.
@@ -2205,11 +2205,17 @@ static void m_flags(struct mrun *r, struct xkv_buf *b, const char *opts, const c
 	}
 }
 
-/* One random request into req.  Leaves out what the model cannot
- * answer without a clock (see above). */
-static void m_request(struct mrun *r, struct xkv_buf *req)
+/* One random request appended to req, on a key not in *used (a bit per
+ * key; the key is added), so that a batch writes each key at most once
+ * and real_cas reads the stamp of that one write.  flush_all only when
+ * alone.  Leaves out what the model cannot answer without a clock (see
+ * above). */
+static void m_request(struct mrun *r, struct xkv_buf *req, unsigned *used, bool alone)
 {
 	unsigned ki = pick(r, 5);
+	while (*used & (1u << ki))
+		ki = (ki + 1) % 5;
+	*used |= 1u << ki;
 	const char *k = m_keys[ki], *k2 = m_keys[pick(r, 5)];
 	const char *v = pick(r, 4) ? m_vals[pick(r, 9)] : m_big;
 	const char *nr = pick(r, 8) ? "" : " noreply";
@@ -2217,7 +2223,6 @@ static void m_request(struct mrun *r, struct xkv_buf *req)
 	unsigned op = pick(r, 22);
 	static const char *const stores[] = { "set", "add", "replace", "append", "prepend" };
 
-	req->len = 0;
 	switch (op) {
 	case 0: case 1:
 		tprintf(req, "%s %s %s\r\n", pick(r, 2) ? "get" : "gets", k, k2);
@@ -2242,8 +2247,10 @@ static void m_request(struct mrun *r, struct xkv_buf *req)
 		tprintf(req, "delete %s%s\r\n", k, nr);
 		break;
 	case 10:
-		if (pick(r, 5) == 0)
+		if (alone && pick(r, 4) == 0)
 			tprintf(req, "flush_all%s\r\n", nr);
+		else if (pick(r, 2))
+			tprintf(req, "verbosity %u%s\r\n", pick(r, 3), nr);
 		else
 			tprintf(req, "mn\r\n");
 		break;
@@ -2343,18 +2350,30 @@ static void t_model_run(struct env *e, __u64 seed, int steps, bool udp)
 	};
 	struct xkv_buf req = {}, got = {};
 	struct rm_text want = {};
-	int step = 0, bad = 0;
+	int step = 0, bad = 0, nreq = 0;
 
 	memset(m_big, 'L', sizeof(m_big) - 1);
 
 	flush_store(e);
 	rm_store_init(&r.m, &cfg);
-	for (; step < steps && !bad; step++) {
-		m_request(&r, &req);
+	/* a step: 1 to 4 requests on distinct keys, in one datagram or one
+	 * write of the stream; the model answers them one after the other */
+	for (; nreq < steps && !bad; step++) {
+		unsigned n = 1 + pick(&r, 4), used = 0, mf = 0;
+		size_t ends[4];
+		req.len = 0;
+		for (unsigned i = 0; i < n; i++) {
+			m_request(&r, &req, &used, n == 1);
+			ends[i] = req.len;
+		}
+		nreq += (int)n;
 		r.now = (int64_t)time(NULL);
 		m_real(&r, &req, &got);
 		want.len = 0;
-		int mf = rm_slow_request(&r.m, req.p, req.len, r.now, real_cas, e, &want);
+		for (unsigned i = 0; i < n && !mf; i++) {
+			size_t from = i ? ends[i - 1] : 0;
+			mf = rm_slow_request(&r.m, req.p + from, ends[i] - from, r.now, real_cas, e, &want) != 0;
+		}
 		bad = mf || got.len != want.len || (got.len && memcmp(got.p, want.p, got.len));
 		if (bad) {
 			printf("    step %d of seed %llu (%s): %s\n", step, (unsigned long long)seed,
@@ -2368,8 +2387,9 @@ static void t_model_run(struct env *e, __u64 seed, int steps, bool udp)
 		for (int i = 0; i < M_OUTCOMES && got.len; i++)
 			seen[i] += memmem(got.p, got.len, m_outcomes[i], strlen(m_outcomes[i])) != NULL;
 	}
-	report(!bad, "%s: %d random requests over %s, seed %llu, each reply the model's", e->layout,
-	       step, udp ? "UDP (one datagram each)" : "the stream entry", (unsigned long long)seed);
+	report(!bad, "%s: %d random requests in %d batches of 1-4 over %s, seed %llu, each reply the "
+	       "model's", e->layout, nreq, step, udp ? "UDP (a datagram per batch)" : "the stream entry",
+	       (unsigned long long)seed);
 	if (bad)
 		goto out;
 	int missing = 0;
