@@ -105,7 +105,8 @@ struct xkv_slow {
 	pthread_t flusher;
 	bool flusher_up, quit;
 	__u64 flush_at;          /* a flush is due then (monotonic ns); 0: none */
-	__u64 flush_cut;         /* the walk running removes items written up to then */
+	__u64 flush_mark;        /* its cut (a write stamp); 0: flush_at's, taken when due */
+	__u64 flush_cut;         /* the walk running removes items stamped up to then */
 	int flush_busy;          /* __atomic: flush_at || flush_cut, read without mu */
 	/* TCP connections, for stats (__atomic; tcp_max 0: no TCP server) */
 	long conns_curr, conns_total, conns_rejected;
@@ -125,6 +126,18 @@ struct xkv_slow {
 };
 enum { MIG_NONE, MIG_MIRROR, MIG_SWITCHED };
 
+/* The cut of a flush: what it removes is what was stamped up to it.  A
+ * write stamp is the clock with the writer's id in its low bits, and a
+ * writer's stamps run ahead of the clock when it writes faster than one
+ * stamp a microsecond (entry.h, xkv_stamp): a flush_all that answers at
+ * once takes a stamp of its own (above every stamp this process gave,
+ * and above every other writer's of the same microsecond); a delayed one
+ * cuts at the end of its due microsecond. */
+static __u64 flush_cut_of(__u64 at, __u64 mark)
+{
+	return mark ? mark : at | XKV_STAMP_ID_MASK;
+}
+
 /* Until the walk has reached them, items written before a due flush are
  * answered as misses here.  (The fast path does not know: it may still
  * serve them until the walk removes them, and the walk may remove an item
@@ -136,8 +149,11 @@ static bool flushed(struct xkv_slow *sl, __u64 wtime_ns)
 		return false;
 	pthread_mutex_lock(&sl->mu);
 	__u64 cut = sl->flush_cut;
-	if (sl->flush_at && sl->flush_at <= xkv_now_ns() && sl->flush_at > cut)
-		cut = sl->flush_at;
+	if (sl->flush_at && sl->flush_at <= xkv_now_ns()) {
+		__u64 due = flush_cut_of(sl->flush_at, sl->flush_mark);
+		if (due > cut)
+			cut = due;
+	}
 	pthread_mutex_unlock(&sl->mu);
 	return cut && wtime_ns <= cut;
 }
@@ -196,8 +212,9 @@ static void *flusher_main(void *arg)
 			}
 			continue;
 		}
-		sl->flush_cut = sl->flush_at;
+		sl->flush_cut = flush_cut_of(sl->flush_at, sl->flush_mark);
 		sl->flush_at = 0;
+		sl->flush_mark = 0;
 		pthread_mutex_unlock(&sl->mu);
 		xkv_slow_hold(sl);
 		int e = flush_walk(sl->s);
@@ -213,11 +230,12 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-/* flush_all: due at `at`.  A later flush_all replaces one still waiting
- * for its delay (memcached keeps one flush time too); one that comes while
- * a walk runs is queued behind it, so what was written meanwhile goes as
- * well.  One flusher thread, started on the first flush_all. */
-static int flush_schedule(struct xkv_slow *sl, __u64 at)
+/* flush_all: due at `at`, removing what was stamped up to mark (0: up to
+ * at's microsecond).  A later flush_all replaces one still waiting for its
+ * delay (memcached keeps one flush time too); one that comes while a walk
+ * runs is queued behind it, so what was written meanwhile goes as well.
+ * One flusher thread, started on the first flush_all. */
+static int flush_schedule(struct xkv_slow *sl, __u64 at, __u64 mark)
 {
 	int e = 0;
 
@@ -228,6 +246,7 @@ static int flush_schedule(struct xkv_slow *sl, __u64 at)
 	}
 	if (!e) {
 		sl->flush_at = at ? at : 1;
+		sl->flush_mark = mark;
 		__atomic_store_n(&sl->flush_busy, 1, __ATOMIC_RELEASE);
 		pthread_cond_signal(&sl->cv);
 	}
@@ -316,6 +335,11 @@ struct slow_cmd {
 	size_t budget;           /* reply bytes on the wire this datagram may take */
 	int budget_amp;          /* the budget is the amplification cap, not max_reply */
 	int over;                /* OVER_*: the reply outgrew the budget */
+	/* a meta command's key (meta_key): token 1, or its base64 decoding (b) */
+	const __u8 *key;
+	__u32 klen;
+	bool key_b;
+	__u8 key_buf[XKV_KEY_MAX];
 };
 
 /* Per-thread scratch (~180 KiB, allocated on a thread's first request and
@@ -909,20 +933,110 @@ static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allow
 	return NULL;
 }
 
-/* The key of a meta command (token 1): 0, or it answered the error. */
+/* ---- base64 (RFC 4648, standard alphabet, padded), for the b flag ---- */
+
+static const char b64_abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int b64_val(__u8 ch)
+{
+	const char *p = ch ? strchr(b64_abc, ch) : NULL;
+	return p ? (int)(p - b64_abc) : -1;
+}
+
+/* Decode src[0..n) into dst (room for cap bytes): the decoded length, or
+ * -1 (not a multiple of 4 characters, a character outside the alphabet,
+ * '=' other than as the last one or two, or more than cap bytes). */
+static int b64_decode(const __u8 *src, __u32 n, __u8 *dst, __u32 cap)
+{
+	__u32 out = 0;
+
+	if (n == 0 || n % 4)
+		return -1;
+	for (__u32 i = 0; i < n; i += 4) {
+		bool last = i + 4 == n;
+		int pad = last ? (src[i + 3] == '=') + (src[i + 3] == '=' && src[i + 2] == '=') : 0;
+		__u32 v = 0;
+		for (int j = 0; j < 4; j++) {
+			int d = j >= 4 - pad ? 0 : b64_val(src[i + j]);
+			if (d < 0)
+				return -1;
+			v = v << 6 | (__u32)d;
+		}
+		if (out + 3 - pad > cap)
+			return -1;
+		for (int j = 0; j < 3 - pad; j++)
+			dst[out++] = (__u8)(v >> (16 - 8 * j));
+	}
+	return (int)out;
+}
+
+/* Append the base64 text of src[0..n). */
+static int b64_put(struct xkv_buf *b, const __u8 *src, __u32 n)
+{
+	for (__u32 i = 0; i < n; i += 3) {
+		__u32 left = n - i, v = (__u32)src[i] << 16;
+		if (left > 1)
+			v |= (__u32)src[i + 1] << 8;
+		if (left > 2)
+			v |= src[i + 2];
+		char q[4];
+		for (int j = 0; j < 4; j++)
+			q[j] = (__u32)j <= left ? b64_abc[(v >> (18 - 6 * j)) & 63] : '=';
+		if (xkv_buf_put(b, q, 4))
+			return -1;
+	}
+	return 0;
+}
+
+/* The key of a meta command (token 1) into c->key: as it is, or, with the
+ * flag b among its tokens, base64-decoded (memcached: the encoded token
+ * within the key length limit; the decoded key must then pass the key rule
+ * like any other).  0, or it answered the error. */
 static int meta_key(struct slow_cmd *c, int *err)
 {
+	const struct xkv_req *r = c->r;
+	int e;
+
 	*err = 0;
-	if (c->r->ntok < 2) {
+	if (r->ntok < 2) {
 		*err = reply_err(c, XKV_E_FORMAT);
 		return -1;
 	}
-	int e = key_verdict(c, 1);
+	c->key = tok_ptr(c, 1);
+	c->klen = r->tok[1].len;
+	c->key_b = false;
+	for (__u32 t = 2; t < r->ntok && t < META_MAX_TOKENS; t++)
+		c->key_b |= r->tok[t].len == 1 && *tok_ptr(c, t) == 'b';
+	if (!c->key_b) {
+		e = key_verdict(c, 1);
+	} else if (c->klen > XKV_KEY_MAX || c->klen > c->s->cfg.key_cap) {
+		e = XKV_E_KEY_LONG;
+	} else {
+		int n = b64_decode(c->key, c->klen, c->key_buf, sizeof(c->key_buf));
+		if (n <= 0) { /* md and ma answer every flag error so, as memcached */
+			bool md_ma = r->op == XKV_OP_MD || r->op == XKV_OP_MA;
+			*err = reply_err_line(c, md_ma ? "CLIENT_ERROR invalid or duplicate flag\r\n"
+						       : "CLIENT_ERROR error decoding key\r\n");
+			return -1;
+		}
+		c->key = c->key_buf;
+		c->klen = (__u32)n;
+		e = xkv_key_check(&c->s->cfg, c->key, c->klen);
+	}
 	if (e) {
 		*err = reply_err(c, e);
 		return -1;
 	}
 	return 0;
+}
+
+/* The key as a reply shows it: base64 again when the request sent it so
+ * (memcached adds the flag b after it). */
+static int meta_key_put(struct slow_cmd *c)
+{
+	if (!c->key_b)
+		return xkv_buf_put(c->out, c->key, c->klen);
+	return b64_put(c->out, c->key, c->klen);
 }
 
 static __s64 secs_left(__u64 expire_ns)
@@ -939,8 +1053,6 @@ static __s64 secs_left(__u64 expire_ns)
 static int meta_ret(struct slow_cmd *c, const char *which, const struct xkv_entry *e)
 {
 	const struct xkv_req *r = c->r;
-	const __u8 *key = tok_ptr(c, 1);
-	__u32 klen = r->tok[1].len;
 	int err = 0;
 
 	for (__u32 t = 2; t < r->ntok && !err; t++) {
@@ -952,7 +1064,9 @@ static int meta_ret(struct slow_cmd *c, const char *which, const struct xkv_entr
 		case 't': err = buf_printf(c->out, " t%lld", (long long)secs_left(e->expire_ns)); break;
 		case 'c': err = buf_printf(c->out, " c%llu", (unsigned long long)e->wtime_ns); break;
 		case 's': err = buf_printf(c->out, " s%u", e->len); break;
-		case 'k': err = PUT_LIT(c->out, " k") || xkv_buf_put(c->out, key, klen); break;
+		case 'k':
+			err = PUT_LIT(c->out, " k") || meta_key_put(c) || (c->key_b && PUT_LIT(c->out, " b"));
+			break;
 		case 'O': err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len); break;
 		}
 	}
@@ -980,18 +1094,17 @@ static __u64 meta_expire(struct slow_cmd *c, __s64 secs)
  * "VA <bytes>" with v, else "HD", then the asked-for flags; a miss "EN". */
 static int cmd_mg(struct slow_cmd *c)
 {
-	struct xkv_req *r = c->r;
 	struct mflags f;
 	struct xkv_entry *e = NULL;
 	int err;
 
 	if (meta_key(c, &err))
 		return err;
-	const char *bad = meta_flags(c, 2, "vftcksqOuTN", &f);
+	const char *bad = meta_flags(c, 2, "vftcksqOuTNb", &f);
 	if (bad)
 		return reply_err_line(c, bad);
-	const __u8 *key = tok_ptr(c, 1);
-	__u32 klen = r->tok[1].len;
+	const __u8 *key = c->key;
+	__u32 klen = c->klen;
 	bool won = false;
 	int ret;
 
@@ -1065,7 +1178,7 @@ static int cmd_ms(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	const char *bad = meta_flags(c, 3, "FTCMNqOkcI", &f);
+	const char *bad = meta_flags(c, 3, "FTCMNqOkcIb", &f);
 	if (!bad && f.seen['I'])
 		bad = R_INVALID_FLAG; /* invalidate: no stale items here */
 	if (bad)
@@ -1081,11 +1194,14 @@ static int cmd_ms(struct slow_cmd *c)
 	case 'R': case 'r': w.mode = WR_REPLACE; break;
 	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ms M token\r\n");
 	}
+	/* N: append and prepend create a missing item, with that ttl; the other
+	 * modes ignore it (memcached) */
+	w.vivify = f.has_N && (w.mode == WR_APPEND || w.mode == WR_PREPEND);
 	if (w.vivify)
 		w.expire_ns = meta_expire(c, f.N);
 	if (w.mode == WR_ADD)
 		w.has_cas = false; /* memcached: add with a cas is an add */
-	int ret = slow_write(c, tok_ptr(c, 1), r->tok[1].len, &w, &e);
+	int ret = slow_write(c, c->key, c->klen, &w, &e);
 	switch (ret) {
 	case WR_STORED:
 		STAT(c, stores);
@@ -1111,9 +1227,9 @@ static int cmd_md(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	if (meta_flags(c, 2, "CqOk", &f))
+	if (meta_flags(c, 2, "CqOkb", &f))
 		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
-	int ret = slow_delete(c, tok_ptr(c, 1), c->r->tok[1].len, f.has_C, f.C);
+	int ret = slow_delete(c, c->key, c->klen, f.has_C, f.C);
 	if (ret < 0)
 		return reply_store_errno(c, ret);
 	if (ret == WR_EXISTS)
@@ -1139,7 +1255,7 @@ static int cmd_ma(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	if (meta_flags(c, 2, "DMNJTCqvtcOk", &f))
+	if (meta_flags(c, 2, "DMNJTCqvtcOkb", &f))
 		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
 	struct wr w = { .mode = WR_INCR, .delta = f.has_D ? f.D : 1, .initial = f.J, .vivify = f.has_N,
 			.has_cas = f.has_C, .cas = f.C, .new_ttl = f.has_T };
@@ -1152,7 +1268,7 @@ static int cmd_ma(struct slow_cmd *c)
 		w.expire_ns = meta_expire(c, f.N);
 	if (f.has_T)
 		w.expire_ttl = meta_expire(c, f.T);
-	int ret = slow_write(c, tok_ptr(c, 1), c->r->tok[1].len, &w, &e);
+	int ret = slow_write(c, c->key, c->klen, &w, &e);
 	switch (ret) {
 	case WR_STORED:
 		err = 0;
@@ -1183,14 +1299,14 @@ static int cmd_me(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	if (c->r->ntok > 2) /* memcached reads b only; we take no flags */
+	if (c->r->ntok > 2u + c->key_b) /* memcached reads b only */
 		return reply_err_line(c, R_INVALID_FLAG);
-	int ret = store_get(c, tok_ptr(c, 1), c->r->tok[1].len, it);
+	int ret = store_get(c, c->key, c->klen, it);
 	if (ret < 0)
 		return reply_store_errno(c, ret);
 	if (ret == 0)
 		return PUT_LIT(c->out, "EN\r\n");
-	return PUT_LIT(c->out, "ME ") || xkv_buf_put(c->out, tok_ptr(c, 1), c->r->tok[1].len) ||
+	return PUT_LIT(c->out, "ME ") || meta_key_put(c) ||
 	       buf_printf(c->out, " exp=%lld la=0 cas=%llu fetch=no cls=0 size=%u\r\n",
 			  (long long)secs_left(it->expire_ns), (unsigned long long)it->wtime_ns, it->len)
 		       ? -1 : 0;
@@ -1204,8 +1320,11 @@ static int cmd_flush(struct slow_cmd *c)
 {
 	__u64 now = xkv_now_ns();
 	__u64 at = c->r->num ? xkv_expire_ns((__s64)c->r->num, now, c->s->cfg.realtime_off_ns) : now;
+	bool at_once = at <= now;
 
-	if (flush_schedule(c->sl, at < now ? now : at)) {
+	/* at once: every item stamped so far goes, however far ahead of the
+	 * clock its stamp runs (flush_cut_of) */
+	if (flush_schedule(c->sl, at_once ? now : at, at_once ? xkv_write_stamp() : 0)) {
 		int ret = flush_walk(c->s);
 		if (ret < 0)
 			return reply_store_errno(c, ret);

@@ -37,6 +37,7 @@
  *    tokenizes.  A get reply must fit one datagram or it is passed on.
  *  - Errors always get their reply line; noreply only silences success.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -287,15 +288,23 @@ static void say_str(struct rm_result *r, const char *s)
 	say(r, s, strlen(s));
 }
 
-static void say_u32(struct rm_result *r, __u32 v)
+/* v in decimal at the end of d[24]; returns where it starts */
+static const char *decimal(__u64 v, char d[24], size_t *n)
 {
-	char d[12];
-	int n = 0;
+	*n = 0;
 	do {
-		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
+		d[24 - 1 - (*n)++] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	say(r, d + sizeof(d) - n, (size_t)n);
+	return d + 24 - *n;
+}
+
+static void say_u32(struct rm_result *r, __u32 v)
+{
+	char d[24];
+	size_t n;
+	const char *p = decimal(v, d, &n);
+	say(r, p, n);
 }
 
 /* one reply line: the fast path sends it (`replies` is counted once the
@@ -1067,4 +1076,711 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 			(__u32)(ulen - 8), r);
 	if (r->action == RM_XDP_TX)
 		count(r, XKV_STAT_replies);
+}
+
+/* ---- the slow path ------------------------------------------------------------
+ *
+ * The rules (memcached's doc/protocol.txt, as docs/protocol.md serves it):
+ *  - An item reads as present while it lives; an expired one is absent to
+ *    every command.  Every write that stores a value gives the item a new
+ *    cas unique; touch, gat, gats and mg T change only its expiry.
+ *  - append and prepend keep the item's flags and expiry; incr and decr
+ *    too, and store the new number as its decimal digits (incr wraps at
+ *    2^64, decr stops at 0); a value that is not a decimal number is a
+ *    client error.
+ *  - Errors are answered with noreply as well; noreply (and meta q) only
+ *    hides a nominal answer.
+ *  - The meta commands: a reply is a code, then the return flags the
+ *    request asked for, in its order, each a space, the letter and its
+ *    value (O: the token as sent; k: the key, in base64 followed by " b"
+ *    when the request sent it so).  mg: HD or VA <bytes> on a hit (then the
+ *    value), EN on a miss, which q hides; W when N made the item.  ms: HD,
+ *    NS, EX, NF (q hides HD).  md: HD, NF (both hidden by q), EX.  ma: HD
+ *    or VA with the number, NF, EX (q hides HD and VA).  Failures carry
+ *    only O and k.
+ *  - The meta flags each command takes; any other, a plain one with more
+ *    characters, or one twice is a client error (md and ma say "invalid or
+ *    duplicate flag" for every flag error). */
+
+void rm_text_free(struct rm_text *t)
+{
+	free(t->p);
+	memset(t, 0, sizeof(*t));
+}
+
+static void out_put(struct rm_text *t, const void *p, size_t n)
+{
+	if (t->len + n > t->cap) {
+		t->cap = (t->len + n) * 2 + 64;
+		t->p = realloc(t->p, t->cap);
+		if (!t->p)
+			abort();
+	}
+	memcpy(t->p + t->len, p, n);
+	t->len += n;
+}
+
+static void out_str(struct rm_text *t, const char *s)
+{
+	out_put(t, s, strlen(s));
+}
+
+static void out_u64(struct rm_text *t, __u64 v)
+{
+	char d[24];
+	size_t n;
+	const char *p = decimal(v, d, &n);
+	out_put(t, p, n);
+}
+
+static void out_s64(struct rm_text *t, int64_t v)
+{
+	if (v < 0) {
+		out_str(t, "-");
+		out_u64(t, (__u64)-v);
+	} else {
+		out_u64(t, (__u64)v);
+	}
+}
+
+static int model_fault(struct rm_text *t, const char *why, const struct line *l)
+{
+	int n = snprintf(t->fault, sizeof(t->fault), "%s", why);
+	if (l && l->n && n > 0 && (size_t)n < sizeof(t->fault))
+		snprintf(t->fault + n, sizeof(t->fault) - (size_t)n, " (%.*s)", (int)l->len[0],
+			 (const char *)l->p[0]);
+	return -1;
+}
+
+/* the present item of key, or NULL (an expired one stays until replaced) */
+static struct rm_item *present(struct rm_store *s, const __u8 *k, __u32 n, int64_t now)
+{
+	struct rm_item *it = find(s, k, n);
+	return it && alive(it, now) ? it : NULL;
+}
+
+/* A write gave key a new cas: the real store's, under the model's rule.
+ * (An item stored already expired shows no cas to anyone: not checked.) */
+static int new_cas(struct rm_store *s, const __u8 *k, __u32 n, __u64 before, rm_cas_fn cas,
+		   void *arg, struct rm_text *t, int64_t now)
+{
+	struct rm_item *it = find(s, k, n);
+	__u64 v = cas(arg, k, n);
+	if ((v == 0 || v == before) && it && alive(it, now)) {
+		snprintf(t->fault, sizeof(t->fault), "a write of %.*s left its cas at %llu",
+			 (int)n, (const char *)k, (unsigned long long)v);
+		return -1;
+	}
+	if (it)
+		it->cas = v;
+	return 0;
+}
+
+/* Store a value (the item's cas: the caller's new_cas). expire: unix
+ * seconds as rm_item holds it. */
+static struct rm_item *model_store(struct rm_store *s, const __u8 *k, __u32 n, __u32 flags,
+				   int64_t expire, const void *val, __u32 len, int64_t now)
+{
+	if (put(s, k, n, flags, 0, val, len, now, NULL) != PUT_OK)
+		return NULL;
+	struct rm_item *it = find(s, k, n);
+	it->expire = expire;
+	return it;
+}
+
+/* a value as a number for incr/decr: decimal digits, fitting 64 bits */
+static int model_number(const struct rm_item *it, __u64 *v)
+{
+	return number(it->val, it->len, UINT64_MAX, v);
+}
+
+static void model_digits(__u64 v, __u8 *d, __u32 *n)
+{
+	char tmp[24];
+	size_t len;
+	const char *p = decimal(v, tmp, &len);
+	memcpy(d, p, len);
+	*n = (__u32)len;
+}
+
+/* base64 as RFC 4648 defines it: the standard alphabet, = padding */
+static int b64_digit(__u8 c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static int b64_from(const __u8 *p, __u32 n, __u8 *out, __u32 cap)
+{
+	__u32 o = 0, bits = 0, acc = 0, pad = 0;
+	if (n == 0 || n % 4)
+		return -1;
+	while (pad < 2 && pad < n && p[n - 1 - pad] == '=')
+		pad++;
+	for (__u32 i = 0; i < n - pad; i++) {
+		int d = b64_digit(p[i]);
+		if (d < 0)
+			return -1;
+		acc = acc << 6 | (__u32)d;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == cap)
+				return -1;
+			out[o++] = (__u8)(acc >> bits);
+			acc &= (1u << bits) - 1;
+		}
+	}
+	return (int)o;
+}
+
+static void b64_to(struct rm_text *t, const __u8 *p, __u32 n)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	__u32 acc = 0, bits = 0;
+	size_t start = t->len;
+	for (__u32 i = 0; i < n; i++) {
+		acc = acc << 8 | p[i];
+		bits += 8;
+		while (bits >= 6) {
+			bits -= 6;
+			out_put(t, &a[(acc >> bits) & 63], 1);
+		}
+		acc &= (1u << bits) - 1;
+	}
+	if (bits)
+		out_put(t, &a[(acc << (6 - bits)) & 63], 1);
+	while ((t->len - start) % 4)
+		out_str(t, "=");
+}
+
+/* ---- classic commands ---- */
+
+static int model_noreply(const struct line *l, __u32 fields)
+{
+	return l->n == fields + 1 && tok_eq(l, fields, "noreply");
+}
+
+static void model_answer(struct rm_text *t, int noreply, const char *s)
+{
+	if (!noreply)
+		out_str(t, s);
+}
+
+static int model_get(struct rm_store *s, const struct line *l, int64_t now, struct rm_text *t)
+{
+	int gat = tok_eq(l, 0, "gat") || tok_eq(l, 0, "gats");
+	int cas = tok_eq(l, 0, "gets") || tok_eq(l, 0, "gats");
+	int64_t exptime = 0;
+
+	if (gat && signed_number(l->p[1], l->len[1], &exptime))
+		return model_fault(t, "model: a bad exptime", l);
+	for (__u32 i = 1 + gat; i < l->n && i < TOK_MAX; i++) {
+		struct rm_item *it = present(s, l->p[i], l->len[i], now);
+		if (!it)
+			continue;
+		out_str(t, "VALUE ");
+		out_put(t, it->key, it->klen);
+		out_str(t, " ");
+		out_u64(t, it->flags);
+		out_str(t, " ");
+		out_u64(t, it->len);
+		if (cas) {
+			out_str(t, " ");
+			out_u64(t, it->cas);
+		}
+		out_str(t, "\r\n");
+		out_put(t, it->val, it->len);
+		out_str(t, "\r\n");
+		if (gat) /* after the read: a negative exptime shows it once */
+			it->expire = expiry(exptime, now);
+	}
+	out_str(t, "END\r\n");
+	return 0;
+}
+
+/* set add replace append prepend cas: <cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply] */
+static int model_storage(struct rm_store *s, const struct line *l, const __u8 *data, int64_t now,
+			 rm_cas_fn cas, void *arg, struct rm_text *t)
+{
+	int is_cas = tok_eq(l, 0, "cas");
+	__u32 fields = 5 + is_cas;
+	int noreply = model_noreply(l, fields);
+	__u64 flags, bytes, want = 0;
+	int64_t exptime;
+
+	if ((l->n != fields && !noreply) || number(l->p[2], l->len[2], UINT32_MAX, &flags) ||
+	    signed_number(l->p[3], l->len[3], &exptime) ||
+	    number(l->p[4], l->len[4], UINT32_MAX, &bytes) ||
+	    (is_cas && number(l->p[5], l->len[5], UINT64_MAX, &want)))
+		return model_fault(t, "model: a malformed storage line", l);
+	const __u8 *k = l->p[1];
+	__u32 kn = l->len[1];
+	struct rm_item *it = present(s, k, kn, now);
+	__u64 before = it ? it->cas : 0;
+	int app = tok_eq(l, 0, "append"), pre = tok_eq(l, 0, "prepend");
+
+	if ((tok_eq(l, 0, "add") && it) || ((tok_eq(l, 0, "replace") || app || pre) && !it)) {
+		model_answer(t, noreply, "NOT_STORED\r\n");
+		return 0;
+	}
+	if (is_cas && (!it || it->cas != want)) {
+		model_answer(t, noreply, it ? "EXISTS\r\n" : "NOT_FOUND\r\n");
+		return 0;
+	}
+	if (app || pre) {
+		if (it->len + bytes > s->cfg.val_cap) {
+			out_str(t, "SERVER_ERROR object too large for cache\r\n");
+			return 0;
+		}
+		__u8 *v = malloc(it->len + bytes + 1);
+		memcpy(v + (app ? 0 : bytes), it->val, it->len);
+		memcpy(v + (app ? it->len : 0), data, bytes);
+		model_store(s, k, kn, it->flags, it->expire, v, it->len + (__u32)bytes, now);
+		free(v);
+	} else {
+		model_store(s, k, kn, (__u32)flags, expiry(exptime, now), data, (__u32)bytes, now);
+	}
+	if (new_cas(s, k, kn, before, cas, arg, t, now))
+		return -1;
+	model_answer(t, noreply, "STORED\r\n");
+	return 0;
+}
+
+#define R_NON_NUMERIC_M "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+
+/* the number after incr/decr (or ma); 0 done, 1 non-numeric */
+static int model_arith(struct rm_store *s, struct rm_item *it, int incr, __u64 delta, int64_t now)
+{
+	__u64 v;
+	__u8 d[24];
+	__u32 n;
+	if (model_number(it, &v))
+		return 1;
+	v = incr ? v + delta : v > delta ? v - delta : 0;
+	model_digits(v, d, &n);
+	model_store(s, it->key, it->klen, it->flags, it->expire, d, n, now);
+	return 0;
+}
+
+static int model_incr(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn cas,
+		      void *arg, struct rm_text *t)
+{
+	int noreply = model_noreply(l, 3);
+	__u64 delta;
+	if ((l->n != 3 && !noreply) || number(l->p[2], l->len[2], UINT64_MAX, &delta))
+		return model_fault(t, "model: a malformed incr/decr", l);
+	struct rm_item *it = present(s, l->p[1], l->len[1], now);
+	if (!it) {
+		model_answer(t, noreply, "NOT_FOUND\r\n");
+		return 0;
+	}
+	__u64 before = it->cas;
+	if (model_arith(s, it, tok_eq(l, 0, "incr"), delta, now)) {
+		out_str(t, R_NON_NUMERIC_M);
+		return 0;
+	}
+	if (new_cas(s, l->p[1], l->len[1], before, cas, arg, t, now))
+		return -1;
+	it = find(s, l->p[1], l->len[1]);
+	if (!noreply) {
+		out_put(t, it->val, it->len);
+		out_str(t, "\r\n");
+	}
+	return 0;
+}
+
+static int model_touch(struct rm_store *s, const struct line *l, int64_t now, struct rm_text *t)
+{
+	int noreply = model_noreply(l, 3);
+	int64_t exptime;
+	if ((l->n != 3 && !noreply) || signed_number(l->p[2], l->len[2], &exptime))
+		return model_fault(t, "model: a malformed touch", l);
+	struct rm_item *it = present(s, l->p[1], l->len[1], now);
+	if (it)
+		it->expire = expiry(exptime, now);
+	model_answer(t, noreply, it ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
+	return 0;
+}
+
+static int model_delete(struct rm_store *s, const struct line *l, int64_t now, struct rm_text *t)
+{
+	int noreply = model_noreply(l, 2);
+	if (l->n != 2 && !noreply)
+		return model_fault(t, "model: a malformed delete", l);
+	struct rm_item *it = find(s, l->p[1], l->len[1]);
+	int hit = it && alive(it, now);
+	if (it)
+		drop(s, it);
+	model_answer(t, noreply, hit ? "DELETED\r\n" : "NOT_FOUND\r\n");
+	return 0;
+}
+
+/* ---- meta commands ---- */
+
+struct mreq {
+	const struct line *l;
+	__u32 first;               /* first flag token */
+	const __u8 *key;
+	__u32 klen;
+	int b;                     /* the key came base64-encoded */
+	__u8 kbuf[XKV_KEY_MAX];
+	int has[128];
+	__u64 C, D, J;
+	int64_t T, N;
+	__u32 F;
+	char M;
+};
+
+/* Read the key and flags.  NULL, or the error line to answer. */
+static const char *meta_read(const struct rm_config *cfg, const struct line *l, __u32 first,
+			     const char *takes, int one_error, struct mreq *m)
+{
+	const char *dup = one_error ? "CLIENT_ERROR invalid or duplicate flag\r\n"
+				    : "CLIENT_ERROR duplicate flag\r\n";
+	const char *inval = one_error ? dup : "CLIENT_ERROR invalid flag\r\n";
+	const char *bad_tok = one_error ? dup : "CLIENT_ERROR bad token in command line format\r\n";
+
+	memset(m, 0, sizeof(*m));
+	m->l = l;
+	m->first = first;
+	m->key = l->p[1];
+	m->klen = l->len[1];
+	for (__u32 i = first; i < l->n; i++)
+		m->b |= l->len[i] == 1 && l->p[i][0] == 'b';
+	if (m->b) {
+		int n = b64_from(l->p[1], l->len[1], m->kbuf, sizeof(m->kbuf));
+		if (n <= 0)
+			return one_error ? dup : "CLIENT_ERROR error decoding key\r\n";
+		m->key = m->kbuf;
+		m->klen = (__u32)n;
+	}
+	const char *kp = key_problem(cfg, m->key, m->klen);
+	if (kp)
+		return kp;
+	for (__u32 i = first; i < l->n; i++) {
+		__u8 f = l->p[i][0];
+		const __u8 *a = l->p[i] + 1;
+		__u32 an = l->len[i] - 1;
+		int with_arg = f && strchr("OCDJTNFM", f);
+		if (f >= 128 || !f || !strchr(takes, f) || (!with_arg && an))
+			return inval;
+		if (m->has[f])
+			return dup;
+		m->has[f] = 1;
+		if (f == 'C' && number(a, an, UINT64_MAX, &m->C))
+			return bad_tok;
+		if (f == 'D' && number(a, an, UINT64_MAX, &m->D))
+			return one_error ? dup : "CLIENT_ERROR invalid numeric delta value\r\n";
+		if (f == 'J' && number(a, an, UINT64_MAX, &m->J))
+			return one_error ? dup : "CLIENT_ERROR invalid numeric initial value\r\n";
+		if ((f == 'T' || f == 'N') && signed_number(a, an, f == 'T' ? &m->T : &m->N))
+			return bad_tok;
+		if (f == 'F') {
+			__u64 v;
+			if (number(a, an, UINT32_MAX, &v))
+				return "CLIENT_ERROR bad command line format\r\n";
+			m->F = (__u32)v;
+		}
+		if (f == 'M') {
+			if (an != 1)
+				return one_error ? dup : "CLIENT_ERROR incorrect length for M token\r\n";
+			m->M = (char)a[0];
+		}
+		if (f == 'O' && l->len[i] > 32)
+			return one_error ? dup : "CLIENT_ERROR opaque token too long\r\n";
+	}
+	return NULL;
+}
+
+/* meta_read, answering its error: 1 when answered */
+static int meta_begin(struct rm_store *s, const struct line *l, __u32 first, const char *takes,
+		      int one_error, struct mreq *m, struct rm_text *t)
+{
+	const char *err = meta_read(&s->cfg, l, first, takes, one_error, m);
+	if (err)
+		out_str(t, err);
+	return err != NULL;
+}
+
+static void meta_key_out(struct rm_text *t, const struct mreq *m)
+{
+	if (m->b)
+		b64_to(t, m->key, m->klen);
+	else
+		out_put(t, m->key, m->klen);
+}
+
+/* code, then the return flags of `which` the request asked for, in its
+ * order (it NULL: only O and k), then \r\n */
+static void meta_out(struct rm_text *t, const char *code, const char *which, const struct mreq *m,
+		     const struct rm_item *it, int64_t now, int won)
+{
+	const struct line *l = m->l;
+	out_str(t, code);
+	for (__u32 i = m->first; i < l->n; i++) {
+		__u8 f = l->p[i][0];
+		if (!strchr(which, f) || (!it && f != 'O' && f != 'k'))
+			continue;
+		out_str(t, " ");
+		if (f == 'O') {
+			out_put(t, l->p[i], l->len[i]);
+			continue;
+		}
+		out_put(t, &f, 1);
+		switch (f) {
+		case 'f': out_u64(t, it->flags); break;
+		case 's': out_u64(t, it->len); break;
+		case 'c': out_u64(t, it->cas); break;
+		case 't': out_s64(t, it->expire == RM_NEVER ? -1 : it->expire - now); break;
+		case 'k':
+			meta_key_out(t, m);
+			if (m->b)
+				out_str(t, " b");
+			break;
+		}
+	}
+	if (won)
+		out_str(t, " W");
+	out_str(t, "\r\n");
+}
+
+static void meta_value(struct rm_text *t, const struct rm_item *it)
+{
+	out_put(t, it->val, it->len);
+	out_str(t, "\r\n");
+}
+
+static int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn cas,
+		    void *arg, struct rm_text *t)
+{
+	struct mreq m;
+	if (meta_begin(s, l, 2, "bvftcksqOuTN", 0, &m, t))
+		return 0;
+	struct rm_item *it = present(s, m.key, m.klen, now);
+	int won = 0;
+	if (!it && m.has['N']) { /* vivify: an empty item, flags 0 */
+		it = model_store(s, m.key, m.klen, 0, expiry(m.N, now), "", 0, now);
+		won = 1;
+	}
+	if (!it) {
+		if (!m.has['q'])
+			out_str(t, "EN\r\n");
+		return 0;
+	}
+	if (m.has['T']) /* a new ttl, the cas kept (also over N's) */
+		it->expire = expiry(m.T, now);
+	if (won && new_cas(s, m.key, m.klen, 0, cas, arg, t, now))
+		return -1;
+	char code[24] = "HD";
+	if (m.has['v'])
+		snprintf(code, sizeof(code), "VA %u", it->len);
+	meta_out(t, code, "ftcksO", &m, it, now, won);
+	if (m.has['v'])
+		meta_value(t, it);
+	return 0;
+}
+
+static int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, int64_t now,
+		    rm_cas_fn cas, void *arg, struct rm_text *t)
+{
+	struct mreq m;
+	__u64 bytes;
+	if (l->n < 3 || number(l->p[2], l->len[2], 0x7ffffffd, &bytes))
+		return model_fault(t, "model: a malformed ms line", l);
+	const char *err = meta_read(&s->cfg, l, 3, "bFTCMNqOkc", 0, &m);
+	char mode = (char)(m.M >= 'a' && m.M <= 'z' ? m.M - 32 : m.M);
+	if (!err && m.M && !strchr("SEAPR", mode))
+		err = "CLIENT_ERROR invalid mode for ms M token\r\n";
+	if (err) {
+		out_str(t, err);
+		return 0;
+	}
+	struct rm_item *it = present(s, m.key, m.klen, now);
+	__u64 before = it ? it->cas : 0;
+	int cas_given = m.has['C'] && mode != 'E'; /* add with a cas is an add */
+	const char *fail = NULL;
+
+	if (mode == 'E' && it)
+		fail = "NS";
+	else if ((mode == 'R' || mode == 'A' || mode == 'P') && !it && !(m.has['N'] && mode != 'R'))
+		fail = cas_given && mode == 'R' ? "NF" : "NS";
+	else if (cas_given && !it && (mode == 0 || mode == 'S'))
+		fail = "NF";
+	else if (cas_given && it && it->cas != m.C)
+		fail = "EX";
+	if (fail) {
+		meta_out(t, fail, "Ok", &m, NULL, now, 0);
+		return 0;
+	}
+	if ((mode == 'A' || mode == 'P') && it) {
+		if (it->len + bytes > s->cfg.val_cap) {
+			out_str(t, "SERVER_ERROR object too large for cache\r\n");
+			return 0;
+		}
+		__u8 *v = malloc(it->len + bytes + 1);
+		int app = mode == 'A';
+		memcpy(v + (app ? 0 : bytes), it->val, it->len);
+		memcpy(v + (app ? it->len : 0), data, bytes);
+		it = model_store(s, m.key, m.klen, it->flags, it->expire, v, it->len + (__u32)bytes, now);
+		free(v);
+	} else {
+		/* append/prepend that vivify: N's ttl; else T's (none: never) */
+		int64_t ttl = (mode == 'A' || mode == 'P') ? m.N : m.has['T'] ? m.T : 0;
+		it = model_store(s, m.key, m.klen, m.F, expiry(ttl, now), data, (__u32)bytes, now);
+	}
+	if (new_cas(s, m.key, m.klen, before, cas, arg, t, now))
+		return -1;
+	if (!m.has['q'])
+		meta_out(t, "HD", "Okc", &m, it, now, 0);
+	return 0;
+}
+
+static int model_md(struct rm_store *s, const struct line *l, int64_t now, struct rm_text *t)
+{
+	struct mreq m;
+	if (meta_begin(s, l, 2, "bCqOk", 1, &m, t))
+		return 0;
+	struct rm_item *it = present(s, m.key, m.klen, now);
+	if (it && m.has['C'] && it->cas != m.C) {
+		meta_out(t, "EX", "Ok", &m, NULL, now, 0);
+		return 0;
+	}
+	struct rm_item *any = find(s, m.key, m.klen);
+	if (any)
+		drop(s, any);
+	if (!m.has['q'])
+		meta_out(t, it ? "HD" : "NF", "Ok", &m, NULL, now, 0);
+	return 0;
+}
+
+static int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn cas,
+		    void *arg, struct rm_text *t)
+{
+	struct mreq m;
+	const char *err = meta_read(&s->cfg, l, 2, "bDMNJTCqvtcOk", 1, &m);
+	if (!err && m.M && !strchr("IiDd+-", m.M))
+		err = "CLIENT_ERROR invalid mode for ma M token\r\n";
+	if (err) {
+		out_str(t, err);
+		return 0;
+	}
+	int incr = !m.M || strchr("Ii+", m.M);
+	__u64 delta = m.has['D'] ? m.D : 1;
+	struct rm_item *it = present(s, m.key, m.klen, now);
+	__u64 before = it ? it->cas : 0;
+
+	if (!it && !m.has['N']) {
+		meta_out(t, "NF", "Ok", &m, NULL, now, 0);
+		return 0;
+	}
+	if (it && m.has['C'] && it->cas != m.C) {
+		meta_out(t, "EX", "Ok", &m, NULL, now, 0);
+		return 0;
+	}
+	if (it) {
+		if (model_arith(s, it, incr, delta, now)) {
+			out_str(t, R_NON_NUMERIC_M);
+			return 0;
+		}
+	} else { /* vivify with J (default 0), N's ttl */
+		__u8 d[24];
+		__u32 n;
+		model_digits(m.J, d, &n);
+		model_store(s, m.key, m.klen, 0, expiry(m.N, now), d, n, now);
+	}
+	it = find(s, m.key, m.klen);
+	if (m.has['T'])
+		it->expire = expiry(m.T, now);
+	if (new_cas(s, m.key, m.klen, before, cas, arg, t, now))
+		return -1;
+	if (m.has['q'])
+		return 0;
+	char code[24] = "HD";
+	if (m.has['v'])
+		snprintf(code, sizeof(code), "VA %u", it->len);
+	meta_out(t, code, "tcOk", &m, it, now, 0);
+	if (m.has['v'])
+		meta_value(t, it);
+	return 0;
+}
+
+static int model_me(struct rm_store *s, const struct line *l, int64_t now, struct rm_text *t)
+{
+	struct mreq m;
+	if (meta_begin(s, l, 2, "b", 0, &m, t))
+		return 0;
+	struct rm_item *it = present(s, m.key, m.klen, now);
+	if (!it) {
+		out_str(t, "EN\r\n");
+		return 0;
+	}
+	out_str(t, "ME ");
+	meta_key_out(t, &m);
+	out_str(t, " exp=");
+	out_s64(t, it->expire == RM_NEVER ? -1 : it->expire - now);
+	out_str(t, " la=0 cas=");
+	out_u64(t, it->cas);
+	out_str(t, " fetch=no cls=0 size=");
+	out_u64(t, it->len);
+	out_str(t, "\r\n");
+	return 0;
+}
+
+int rm_slow_request(struct rm_store *s, const __u8 *req, size_t len, int64_t now, rm_cas_fn cas,
+		    void *arg, struct rm_text *out)
+{
+	const __u8 *eol = memchr(req, '\n', len);
+	struct line l;
+
+	out->fault[0] = 0;
+	if (!eol || eol == req || eol[-1] != '\r')
+		return model_fault(out, "model: no \\r\\n line", NULL);
+	split(req, (__u32)(eol - 1 - req), &l);
+	const __u8 *data = eol + 1;
+	if (l.n == 0 || l.n > TOK_MAX)
+		return model_fault(out, "model: an empty or long line", NULL);
+	if ((tok_eq(&l, 0, "get") || tok_eq(&l, 0, "gets")) && l.n >= 2)
+		return model_get(s, &l, now, out);
+	if ((tok_eq(&l, 0, "gat") || tok_eq(&l, 0, "gats")) && l.n >= 3)
+		return model_get(s, &l, now, out);
+	if ((tok_eq(&l, 0, "set") || tok_eq(&l, 0, "add") || tok_eq(&l, 0, "replace") ||
+	     tok_eq(&l, 0, "append") || tok_eq(&l, 0, "prepend") || tok_eq(&l, 0, "cas")) && l.n >= 5)
+		return model_storage(s, &l, data, now, cas, arg, out);
+	if ((tok_eq(&l, 0, "incr") || tok_eq(&l, 0, "decr")) && l.n >= 3)
+		return model_incr(s, &l, now, cas, arg, out);
+	if (tok_eq(&l, 0, "touch") && l.n >= 3)
+		return model_touch(s, &l, now, out);
+	if (tok_eq(&l, 0, "delete") && l.n >= 2)
+		return model_delete(s, &l, now, out);
+	if (tok_eq(&l, 0, "flush_all") && (l.n == 1 || (l.n == 2 && tok_eq(&l, 1, "noreply")))) {
+		while (s->n)
+			drop(s, &s->items[0]);
+		model_answer(out, l.n == 2, "OK\r\n");
+		return 0;
+	}
+	if (tok_eq(&l, 0, "verbosity") && (l.n == 2 || (l.n == 3 && tok_eq(&l, 2, "noreply")))) {
+		model_answer(out, l.n == 3, "OK\r\n");
+		return 0;
+	}
+	if (tok_eq(&l, 0, "mn")) {
+		out_str(out, "MN\r\n");
+		return 0;
+	}
+	if (l.n >= 2 && tok_eq(&l, 0, "mg"))
+		return model_mg(s, &l, now, cas, arg, out);
+	if (l.n >= 3 && tok_eq(&l, 0, "ms"))
+		return model_ms(s, &l, data, now, cas, arg, out);
+	if (l.n >= 2 && tok_eq(&l, 0, "md"))
+		return model_md(s, &l, now, out);
+	if (l.n >= 2 && tok_eq(&l, 0, "ma"))
+		return model_ma(s, &l, now, cas, arg, out);
+	if (l.n >= 2 && tok_eq(&l, 0, "me"))
+		return model_me(s, &l, now, out);
+	return model_fault(out, "model: a command it does not cover", &l);
 }

@@ -94,6 +94,7 @@ struct rm_item {
 	int64_t expire;  /* unix seconds; RM_NEVER, RM_EXPIRED, or the moment it dies */
 	__u64 used;      /* last use, for RM_LRU and RM_LRU_PERCPU */
 	__u32 way;       /* RM_SET_ASSOC: the way it occupies in its bucket */
+	__u64 cas;       /* cas unique (the slow-path model; see rm_cas_fn) */
 };
 
 /* A source network's token bucket for the rate limit. */
@@ -140,5 +141,40 @@ long rm_store_live(const struct rm_store *s, int64_t now);
  * CLOCK_MONOTONIC) as the fast path would. */
 void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t now,
 		     struct rm_result *res);
+
+/* ---- the userspace slow path (xkv_slow_stream, xkv_slow_handle) ----------
+ *
+ * A model of what the slow path must answer to one request: the classic
+ * commands (get, gets, gat, gats, set, add, replace, append, prepend, cas,
+ * incr, decr, touch, delete, flush_all) and the meta ones (mg, ms, md, ma,
+ * me, mn) with their flags, written from memcached's doc/protocol.txt and
+ * docs/protocol.md, sharing no code with common/slowpath.c.
+ *
+ * A cas unique is the store's write stamp (a clock), which no model can
+ * predict.  The model decides when a write gives an item a new cas and when
+ * it keeps it (touch, gat, mg T); for the new value it asks cas(arg, key),
+ * which reads what the real store now holds, and checks the rule a cas
+ * unique obeys: never 0, and never the one the item had before the write.
+ * The item's cas then goes into the model's replies like any other field.
+ *
+ * Time: now is unix seconds; relative exptimes start then.  The model
+ * answers "t"/"exp" for a finite expiry as whole seconds left, which only
+ * agrees with a real clock when no second boundary falls in between:
+ * callers leave those out. */
+typedef __u64 (*rm_cas_fn)(void *arg, const __u8 *key, __u32 klen);
+
+struct rm_text {
+	__u8 *p;
+	size_t len, cap;
+	char fault[256];   /* why the model gave up or a real cas broke its rule */
+};
+void rm_text_free(struct rm_text *t);
+
+/* Answer one request, req[0..len): a command line ending in \r\n and, for
+ * ms and the storage commands, its data block.  Appends the reply to out.
+ * 0, or -1 with out->fault set: a request outside what the model covers
+ * (a malformed line: the fixture tables pin those), or a cas rule broken. */
+int rm_slow_request(struct rm_store *s, const __u8 *req, size_t len, int64_t now, rm_cas_fn cas,
+		    void *arg, struct rm_text *out);
 
 #endif

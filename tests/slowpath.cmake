@@ -1,7 +1,9 @@
 # Slow path: protocol logic in-process for every layout, then the socket
 # server on lo (needs root: BPF maps and SO_BINDTODEVICE).
 find_package(Threads REQUIRED)
-add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c)
+add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/refmodel.c)
+target_include_directories(test_slowpath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(test_slowpath PRIVATE xdpkv_core Threads::Threads)
 add_test(NAME slowpath_unit COMMAND test_slowpath unit)
 add_test(NAME slowpath_daemon COMMAND test_slowpath daemon)
@@ -9,3 +11,7 @@ set_tests_properties(slowpath_unit slowpath_daemon PROPERTIES TIMEOUT 120)
 # The stream entry the TCP server uses (xkv_slow_stream), in-process.
 add_test(NAME slowpath_stream COMMAND test_slowpath stream)
 set_tests_properties(slowpath_stream PROPERTIES TIMEOUT 120)
+# Random request streams, every layout, TCP and UDP entries, each reply
+# against the reference model (tests/refmodel.c); the seed is printed.
+add_test(NAME slowpath_model COMMAND test_slowpath model)
+set_tests_properties(slowpath_model PROPERTIES TIMEOUT 120)

@@ -26,6 +26,7 @@
 
 Prints PASS/FAIL lines; exits 1 if any check failed.  Needs Debian's
 python3-pymemcache and python3-memcache (run with /usr/bin/python3)."""
+import base64
 import socket
 import sys
 import threading
@@ -242,6 +243,13 @@ def cmd_raw(host, port):
            ask(host, port, b"set mfoo 5 0 3\r\nbar\r\nmg mfoo v f t k s\r\nmg missing v\r\n"
                b"mg missing v q\r\nmg mfoo v q O123\r\nmn\r\n", b"MN\r\n"),
            b"STORED\r\nVA 3 f5 t-1 kmfoo s3\r\nbar\r\nEN\r\nVA 3 O123\r\nbar\r\nMN\r\n")
+    # b: the key base64-encoded in the request, and again in k's answer, then b
+    bk = base64.b64encode(b"mb64")
+    expect("meta: b (base64 keys) on ms, mg, md; k answers the key encoded",
+           ask(host, port, b"ms " + bk + b" 2 b k\r\nhi\r\nmg mb64 v\r\nmg " + bk + b" b k v\r\n"
+               b"md " + bk + b" b\r\nmg " + bk + b"= b\r\nmn\r\n", b"MN\r\n"),
+           b"HD k" + bk + b" b\r\nVA 2\r\nhi\r\nVA 2 k" + bk + b" b\r\nhi\r\nHD\r\n"
+           b"CLIENT_ERROR error decoding key\r\nMN\r\n")
     # the rest of the meta protocol: one pipelined write, quiet mode, mn
     with connect(host, port) as s:
         s.sendall(b"md mq q\r\nms mq 3 T0 F5\r\nbar\r\nms mq 2 MA q\r\nzz\r\nmg mq v f t q O1\r\n"
