@@ -1540,10 +1540,18 @@ static int mig_write(struct slow_cmd *c)
 		return PUT_LIT(c->out, R_MIG_FLUSH);
 	}
 	bool getlike = r->op == XKV_OP_GAT || r->op == XKV_OP_GATS;
+	bool meta = r->op == XKV_OP_MS || r->op == XKV_OP_MD || r->op == XKV_OP_MA || r->op == XKV_OP_MG;
 	pthread_mutex_lock(&sl->mig_mu);
+	c->key = NULL; /* a meta command's key, decoded (b), once meta_key took it */
 	int rc = slow_dispatch(c);
-	for (__u32 t = getlike ? r->key1 : 1; t < (getlike ? r->ntok : 2) && t < r->ntok; t++)
-		mirror_key(sl, c->s, tok_ptr(c, t), r->tok[t].len, &c->sc->item, !sl->mig_copied);
+	if (meta) {
+		if (c->key)
+			mirror_key(sl, c->s, c->key, c->klen, &c->sc->item, !sl->mig_copied);
+	} else {
+		for (__u32 t = getlike ? r->key1 : 1; t < (getlike ? r->ntok : 2) && t < r->ntok; t++)
+			mirror_key(sl, c->s, tok_ptr(c, t), r->tok[t].len, &c->sc->item,
+				   !sl->mig_copied);
+	}
 	pthread_mutex_unlock(&sl->mig_mu);
 	return rc;
 }
