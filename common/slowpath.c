@@ -116,13 +116,20 @@ struct xkv_slow {
  * serve them until the walk removes them, and the walk may remove an item
  * written after the flush_all before it gets there: the accessors have no
  * "delete what is older than" walk.) */
+/* Is a flush due at `at` (a clock time, or a write stamp: flush_all now)
+ * due by now?  A stamp is its write's clock rounded up to the microsecond. */
+static bool flush_due(__u64 at, __u64 now)
+{
+	return (at & ~XKV_STAMP_ID_MASK) <= now;
+}
+
 static bool flushed(struct xkv_slow *sl, __u64 wtime_ns)
 {
 	if (!__atomic_load_n(&sl->flush_busy, __ATOMIC_ACQUIRE))
 		return false;
 	pthread_mutex_lock(&sl->mu);
 	__u64 cut = sl->flush_cut;
-	if (sl->flush_at && sl->flush_at <= xkv_now_ns() && sl->flush_at > cut)
+	if (sl->flush_at && flush_due(sl->flush_at, xkv_now_ns()) && sl->flush_at > cut)
 		cut = sl->flush_at;
 	pthread_mutex_unlock(&sl->mu);
 	return cut && wtime_ns <= cut;
@@ -158,7 +165,7 @@ static void *flusher_main(void *arg)
 	for (;;) {
 		__u64 now = xkv_now_ns();
 		/* a flush that is due runs even when asked to quit: its OK went out */
-		if (!sl->flush_at || sl->flush_at > now) {
+		if (!sl->flush_at || !flush_due(sl->flush_at, now)) {
 			if (sl->quit)
 				break;
 			if (!sl->flush_at) {
@@ -1167,7 +1174,11 @@ static int cmd_flush(struct slow_cmd *c)
 	__u64 now = xkv_now_ns();
 	__u64 at = c->r->num ? xkv_expire_ns((__s64)c->r->num, now, c->s->cfg.realtime_off_ns) : now;
 
-	if (flush_schedule(c->sl, at < now ? now : at)) {
+	/* now: the cut is a write stamp, above every stamp this process gave
+	 * before and below every one after (the clock is not: a stamp rounds its
+	 * write's time up to the microsecond, so a set just before flush_all
+	 * could outlive it) */
+	if (flush_schedule(c->sl, at <= now ? xkv_write_stamp() : at)) {
 		int ret = flush_walk(c->s);
 		if (ret < 0)
 			return reply_store_errno(c, ret);
