@@ -76,8 +76,8 @@ struct xkv_layout {
 	int (*set)(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
 	/* Read the item, decide (fn), store what fn filled into e: a read-modify-
 	 * write as atomic as the layout can make it (docs/protocol.md,
-	 * "Atomicity"): array_fnv under the slot's lock (atomic against XDP
-	 * writers too); the hash-like ones with BPF_NOEXIST when there was no
+	 * "Atomicity"): array_fnv under the slot's lock, set_assoc under the
+	 * bucket's (atomic against XDP writers too); the hash-like ones with BPF_NOEXIST when there was no
 	 * element and BPF_EXIST plus a re-check of the write stamp when there
 	 * was, retried when either fails.  0 stored, fn's >0, <0 -errno as set
 	 * (-EAGAIN: the item kept changing under it). */

@@ -184,7 +184,8 @@ def spread(r, scale=1.0):
 COLORS = {"memcached-udp": "tab:blue", "memcached-tcp": "tab:cyan", "redis": "tab:brown",
           "xdpkv/hash_map": "tab:orange", "xdpkv/array_fnv": "tab:green",
           "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple",
-          "xdpkv/lru_percpu": "tab:pink", "reflector": "black", "xdpkv/null": "tab:gray"}
+          "xdpkv/lru_percpu": "tab:pink", "xdpkv/set_assoc": "tab:olive",
+          "reflector": "black", "xdpkv/null": "tab:gray"}
 
 
 def bars(ax, groups, series, values, ylabel, title, errs=None):

@@ -236,7 +236,6 @@ static const struct option long_opts[] = {
 
 static int parse_opt(int c, const char *arg, struct opts *o)
 {
-	unsigned u;
 	switch (c) {
 	case O_DST_IP:
 	case O_SRC_IP: {

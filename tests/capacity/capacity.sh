@@ -10,7 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-targets=reflector,null,hash_map,array_fnv,lru,percpu,lru_percpu
+targets=reflector,null,hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc
 out=$(mktemp /tmp/xdpkv-capacity.XXXXXX.json)
 trap 'rm -f "$out"' EXIT
 

@@ -104,86 +104,72 @@ static int fill_slot(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __
 	return fresh | evicts << 1;
 }
 
-/* The store under the slot's lock: fn (NULL: store n as it is) decides
+/* Where a store goes: the packed key and its slot; only_free (add): leave a
+ * slot that holds a live item alone. */
+struct where {
+	__u8 k[XKV_KEY_MAX + 8];
+	__u32 klen;
+	bool only_free;
+	struct xkv_entry *e;
+};
+
+/* One try of a store under the slot's lock (xkv_slot_store): fn decides
  * from the live item of this key in the slot, so the read, the decision
  * and the write are one step for every writer that takes the lock, XDP
- * included.  only_free (add): leave a slot that holds a live item alone,
- * -EEXIST when it is this key's, -EADDRINUSE when another key's. */
-static int store_locked(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn,
-			void *arg, struct xkv_entry *n, bool only_free)
+ * included. */
+static int store_try(struct xkv_store *s, void *where, xkv_decide_fn fn, void *arg, struct xkv_item *it,
+		     struct xkv_entry *n)
 {
-	__u8 k[XKV_KEY_MAX + 8];
-	if (xkv_key_pack(&s->cfg, key, klen, k))
-		return -EINVAL;
-	if (!fn && n->len > s->cfg.val_cap)
-		return -E2BIG;
-	struct xkv_entry *e = slot(s, slot_index(s->cfg.hash_seed, k, klen, s->cfg.entries));
-	struct xkv_item *it = fn ? malloc(sizeof(*it)) : NULL;
-	if (fn && !it)
-		return -ENOMEM;
+	struct where *at = where;
+	struct xkv_entry *e = at->e;
 	__u32 own;
 	int rc;
-	for (;;) {
-		if (take(s, e, &own)) {
-			rc = -EBUSY;
-			break;
-		}
-		if (only_free && e->wtime_ns && xkv_entry_live(e, xkv_now_ns())) {
-			rc = match(s, e, k, klen) ? -EEXIST : -EADDRINUSE;
-			slot_unlock(e, own);
-			break;
-		}
-		if (fn) {
-			bool hit = e->wtime_ns && match(s, e, k, klen) &&
-				   xkv_entry_live(e, xkv_now_ns()) && e->len <= s->cfg.val_cap;
-			if (hit) {
-				it->flags = e->flags;
-				it->len = e->len;
-				it->expire_ns = e->expire_ns;
-				it->wtime_ns = e->wtime_ns;
-				memcpy(it->data, e->data + s->cfg.key_size, e->len);
-			}
-			rc = fn(arg, hit ? it : NULL, n);
-			if (!rc && n->len > s->cfg.val_cap)
-				rc = -E2BIG;
-			if (rc) {
-				slot_unlock(e, own);
-				break;
-			}
-		}
-		int counts = fill_slot(s, e, k, klen, n);
-		if (slot_unlock(e, own)) {
-			s->new_items += counts & 1;
-			s->overwrites += counts >> 1;
-			rc = 0;
-			break;
-		}
-		/* Robbed: we stalled inside past the timeout, a thief emptied the
-		 * slot (or stored its own value) and others may have written since,
-		 * all while we went on copying, so it may hold a mix.  Take it again
-		 * and rewrite our whole value (deciding again on what is there now).
-		 * Until then (or until whoever holds it now rewrites it) readers can
-		 * see that mix: the one torn read left, and only for a writer
-		 * stalled longer than XKV_SLOT_STEAL_MS. */
+	if (take(s, e, &own))
+		return -EBUSY;
+	if (at->only_free && e->wtime_ns && xkv_entry_live(e, xkv_now_ns())) {
+		rc = match(s, e, at->k, at->klen) ? -EEXIST : -EADDRINUSE;
+		slot_unlock(e, own);
+		return rc;
 	}
-	free(it);
-	return rc;
+	if (fn && (rc = xkv_slot_decide(s, match(s, e, at->k, at->klen) ? e : NULL, fn, arg, it, n))) {
+		slot_unlock(e, own);
+		return rc;
+	}
+	int counts = fill_slot(s, e, at->k, at->klen, n);
+	if (!slot_unlock(e, own))
+		return XKV_ROBBED; /* a thief emptied the slot or stored its own value */
+	s->new_items += counts & 1;
+	s->overwrites += counts >> 1;
+	return 0;
+}
+
+/* set_if; with fn NULL, set */
+static int store_at(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		    struct xkv_entry *n, bool only_free)
+{
+	struct where at = { .klen = klen, .only_free = only_free };
+	if (xkv_key_pack(&s->cfg, key, klen, at.k))
+		return -EINVAL;
+	at.e = slot(s, slot_index(s->cfg.hash_seed, at.k, klen, s->cfg.entries));
+	return xkv_slot_store(s, &at, fn, arg, n, store_try);
+}
+
+static int store(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		 struct xkv_entry *n)
+{
+	return store_at(s, key, klen, fn, arg, n, false);
 }
 
 static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
 {
-	return store_locked(s, key, klen, NULL, NULL, (struct xkv_entry *)n, false);
+	return store(s, key, klen, NULL, NULL, (struct xkv_entry *)n);
 }
 
-static int set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
-		  struct xkv_entry *n)
-{
-	return store_locked(s, key, klen, fn, arg, n, false);
-}
-
+/* add (migrate's copier): only into a slot without a live item;
+ * -EEXIST: this key's, -EADDRINUSE: another key's (a collision) */
 static int add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
 {
-	return store_locked(s, key, klen, NULL, NULL, (struct xkv_entry *)n, true);
+	return store_at(s, key, klen, NULL, NULL, (struct xkv_entry *)n, true);
 }
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
@@ -265,11 +251,11 @@ const struct xkv_layout xkv_layout_array_fnv = {
 	.close = xkv_slots_unmap,
 	.get = get,
 	.set = set,
-	.set_if = set_if,
+	.set_if = store,
+	.add = add,
 	.del = del,
 	.count = count,
 	.flush = flush,
 	.span = span,
-	.add = add,
 	.scan = scan,
 };

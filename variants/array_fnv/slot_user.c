@@ -154,6 +154,31 @@ void xkv_slot_item(const struct xkv_store *s, const struct xkv_entry *buf, struc
 	memcpy(it->data, buf->data + s->cfg.key_size, buf->len);
 }
 
+int xkv_slot_decide(const struct xkv_store *s, const struct xkv_entry *cur, xkv_decide_fn fn, void *arg,
+		    struct xkv_item *it, struct xkv_entry *n)
+{
+	bool hit = cur && xkv_entry_live(cur, xkv_now_ns()) && cur->len <= s->cfg.val_cap;
+	if (hit)
+		xkv_slot_item(s, cur, it);
+	int rc = fn(arg, hit ? it : NULL, n);
+	return !rc && n->len > s->cfg.val_cap ? -E2BIG : rc;
+}
+
+int xkv_slot_store(struct xkv_store *s, void *at, xkv_decide_fn fn, void *arg, struct xkv_entry *n,
+		   xkv_store_try_fn try)
+{
+	if (!fn && n->len > s->cfg.val_cap)
+		return -E2BIG;
+	struct xkv_item *it = fn ? malloc(sizeof(*it)) : NULL;
+	if (fn && !it)
+		return -ENOMEM;
+	int rc;
+	while ((rc = try(s, at, fn, arg, it, n)) == XKV_ROBBED)
+		;
+	free(it);
+	return rc;
+}
+
 void xkv_slot_put_value(__u8 *v, const struct xkv_entry *n, int *die)
 {
 	if (*die) { /* halfway through the value */

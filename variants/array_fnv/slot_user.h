@@ -6,6 +6,7 @@
 #ifndef XDPKV_SLOT_USER_H
 #define XDPKV_SLOT_USER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <linux/types.h>
 
@@ -31,6 +32,29 @@ void xkv_wedge_forget(const void *lo, const void *hi);
 
 /* The item of a slot copy read by xkv_slot_read (key_size bytes of key first). */
 void xkv_slot_item(const struct xkv_store *s, const struct xkv_entry *buf, struct xkv_item *it);
+/* A conditional store's decision (set_if), made by a writer holding the
+ * slot's (the bucket's) lock: cur is the slot (way) holding the key, NULL if
+ * none; a live item in it is copied to *it and given to fn, which fills n.
+ * fn's verdict (0: store n), or -E2BIG when the value it chose is over
+ * cfg.val_cap. */
+int xkv_slot_decide(const struct xkv_store *s, const struct xkv_entry *cur, xkv_decide_fn fn, void *arg,
+		    struct xkv_item *it, struct xkv_entry *n);
+/* One try of a store under a slot's (a bucket's) lock, by a layout: at is
+ * where the key goes (the layout's own struct), it room for the current
+ * item (NULL without fn).  Take the lock, decide (fn: xkv_slot_decide; NULL:
+ * store n as it is), write, release.  0 stored, fn's >0, <0 -errno, or
+ * XKV_ROBBED: the lock was stolen while it wrote (it stalled inside longer
+ * than XKV_SLOT_STEAL_MS), so what it wrote may be mixed with the thief's. */
+typedef int (*xkv_store_try_fn)(struct xkv_store *s, void *at, xkv_decide_fn fn, void *arg,
+				struct xkv_item *it, struct xkv_entry *n);
+#define XKV_ROBBED (-EINTR)
+/* A layout's set (fn NULL) and set_if: tries until one is not robbed.  A
+ * robbed writer takes the lock again, decides again on what is there now
+ * and rewrites its whole value; until then (or until whoever holds it now
+ * rewrites it) readers can see the mix: the one torn read left, and only
+ * for a writer stalled past the timeout. */
+int xkv_slot_store(struct xkv_store *s, void *at, xkv_decide_fn fn, void *arg, struct xkv_entry *n,
+		   xkv_store_try_fn try);
 /* Write n's value at v; with die (test_wedge's signal, once per process)
  * die halfway through it. */
 void xkv_slot_put_value(__u8 *v, const struct xkv_entry *n, int *die);

@@ -50,6 +50,7 @@ struct where {
 	__u8 k[XKV_KEY_MAX + 8];
 	__u32 klen;
 	__u16 tag;
+	bool only_free; /* add: neither over a live item of this key nor evicting */
 	struct xkv_sa_bucket *b;
 };
 
@@ -59,6 +60,7 @@ static int locate(const struct xkv_store *s, const void *key, __u32 klen, struct
 		return -EINVAL;
 	__u64 h = xkv_key_hash(s->cfg.hash_seed, at->k, klen);
 	at->klen = klen;
+	at->only_free = false;
 	at->tag = xkv_sa_tag_of(h);
 	at->b = bucket(s, xkv_sa_bucket_of(h, nbuckets(s)));
 	return 0;
@@ -157,59 +159,93 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 	return -EBUSY;
 }
 
-static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+/* One try of a store under the bucket's lock (xkv_slot_store): fn decides
+ * from the live item of this key in the bucket, so the read, the decision
+ * and the write are one step for every writer that takes the lock, XDP
+ * included. */
+static int store_try(struct xkv_store *s, void *where, xkv_decide_fn fn, void *arg, struct xkv_item *it,
+		     struct xkv_entry *n)
+{
+	struct where *at = where;
+	struct xkv_sa_bucket *b = at->b;
+	__u32 own;
+	int rc;
+	if (take(s, b, &own))
+		return -EBUSY;
+	/* the way, and the counts, as the XDP side decides them */
+	int w = find(s, at), fresh = 0, evicts = 0;
+	if (at->only_free && w >= 0 && xkv_entry_live(way(s, b, (__u32)w), xkv_now_ns())) {
+		seq_unlock(&b->seq, own);
+		return -EEXIST;
+	}
+	if (fn && (rc = xkv_slot_decide(s, w >= 0 ? way(s, b, (__u32)w) : NULL, fn, arg, it, n))) {
+		seq_unlock(&b->seq, own);
+		return rc;
+	}
+	if (w < 0) {
+		for (__u32 i = 0; i < ways(s) && w < 0; i++)
+			if (!xkv_entry_live(way(s, b, i), n->wtime_ns))
+				w = (int)i;
+		fresh = w >= 0;
+		if (w < 0 && at->only_free) { /* the bucket is full: no eviction for an add */
+			seq_unlock(&b->seq, own);
+			return -EADDRINUSE;
+		}
+		if (w < 0) {
+			__u32 h = b->hand;
+			for (;; h++) {
+				w = (int)(h & (ways(s) - 1));
+				if (!b->ref[w])
+					break;
+				b->ref[w] = 0;
+			}
+			b->hand = (__u8)((w + 1) & (ways(s) - 1));
+			evicts = 1;
+		}
+	}
+	struct xkv_entry *e = way(s, b, (__u32)w);
+	if (way_open(e, own)) {
+		seq_unlock(&b->seq, own);
+		return -EBUSY;
+	}
+	slot_put_head(e, n, at->klen);
+	b->tag[w] = at->tag;
+	if (fresh || evicts)
+		b->ref[w] = 0;
+	memcpy(e->data, at->k, s->cfg.key_size);
+	xkv_slot_put_value(e->data + s->cfg.key_size, n, &die_in_slot);
+	int ok = seq_unlock(&e->seq, own);
+	if (!seq_unlock(&b->seq, own) || !ok)
+		return XKV_ROBBED; /* a thief emptied our way */
+	s->new_items += fresh;
+	s->overwrites += evicts;
+	return 0;
+}
+
+/* set_if; with fn NULL, set */
+static int store(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		 struct xkv_entry *n)
 {
 	struct where at;
 	if (locate(s, key, klen, &at))
 		return -EINVAL;
-	if (n->len > s->cfg.val_cap)
-		return -E2BIG;
-	struct xkv_sa_bucket *b = at.b;
-	for (;;) {
-		__u32 own;
-		if (take(s, b, &own))
-			return -EBUSY;
-		/* the way, and the counts, as the XDP side decides them */
-		int w = find(s, &at), fresh = 0, evicts = 0;
-		if (w < 0) {
-			for (__u32 i = 0; i < ways(s) && w < 0; i++)
-				if (!xkv_entry_live(way(s, b, i), n->wtime_ns))
-					w = (int)i;
-			fresh = w >= 0;
-			if (w < 0) {
-				__u32 h = b->hand;
-				for (;; h++) {
-					w = (int)(h & (ways(s) - 1));
-					if (!b->ref[w])
-						break;
-					b->ref[w] = 0;
-				}
-				b->hand = (__u8)((w + 1) & (ways(s) - 1));
-				evicts = 1;
-			}
-		}
-		struct xkv_entry *e = way(s, b, (__u32)w);
-		if (way_open(e, own)) {
-			seq_unlock(&b->seq, own);
-			return -EBUSY;
-		}
-		slot_put_head(e, n, klen);
-		b->tag[w] = at.tag;
-		if (fresh || evicts)
-			b->ref[w] = 0;
-		memcpy(e->data, at.k, s->cfg.key_size);
-		__u8 *v = e->data + s->cfg.key_size;
-		xkv_slot_put_value(v, n, &die_in_slot);
-		int ok = seq_unlock(&e->seq, own);
-		if (seq_unlock(&b->seq, own) && ok) {
-			s->new_items += fresh;
-			s->overwrites += evicts;
-			return 0;
-		}
-		/* Robbed: we stalled inside past the timeout and a thief emptied our
-		 * way; take the bucket again and store the whole value again (as
-		 * array_fnv's set, the one torn read left is during that window). */
-	}
+	return xkv_slot_store(s, &at, fn, arg, n, store_try);
+}
+
+static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	return store(s, key, klen, NULL, NULL, (struct xkv_entry *)n);
+}
+
+/* add (migrate's copier): -EEXIST where this key is live, -EADDRINUSE where
+ * its bucket has no free way (storing would evict) */
+static int add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	struct where at;
+	if (locate(s, key, klen, &at))
+		return -EINVAL;
+	at.only_free = true;
+	return xkv_slot_store(s, &at, NULL, NULL, (struct xkv_entry *)n, store_try);
 }
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
@@ -327,6 +363,8 @@ const struct xkv_layout xkv_layout_set_assoc = {
 	.close = xkv_slots_unmap,
 	.get = get,
 	.set = set,
+	.set_if = store,
+	.add = add,
 	.del = del,
 	.count = count,
 	.flush = flush,
