@@ -499,4 +499,37 @@ static inline const char *xkv_err_line(int err)
 	return XKV_R_ERROR;
 }
 
+/* The commonest request, recognised without the tokenizer: is buf[0 .. len)
+ * exactly "get <key>\r\n" with one key of 1 .. key_cap plain bytes (none
+ * below 0x21, no DEL)?  Returns the key's length (it starts at buf[4]), or 0
+ * when xkv_parse must decide.  Where it returns k > 0, xkv_parse yields the
+ * same request: op GET, two tokens, tok[1] = {4, k}, next = len
+ * (tests/test_parse.c checks that on random and edge-case input).  Plain
+ * keys only: with binary keys allowed the caller skips it.  buf must have 8
+ * readable bytes past len. */
+static inline __attribute__((always_inline)) __u32 xkv_quick_get(const __u8 *buf, __u32 len,
+								 __u32 key_cap)
+{
+	if (len < 7 || len > 6 + XKV_KEY_MAX || len - 6 > key_cap)
+		return 0;
+	if (buf[0] != 'g' || buf[1] != 'e' || buf[2] != 't' || buf[3] != ' ' ||
+	    buf[(len - 2) & XKV_PMASK] != '\r' || buf[(len - 1) & XKV_PMASK] != '\n')
+		return 0;
+	__u32 klen = len - 6;
+	for (__u32 i = 0; i < (XKV_KEY_MAX + 7) / 8; i++) {
+		if (i * 8 >= klen)
+			break;
+		__u64 w;
+		__builtin_memcpy(&w, &buf[(4 + i * 8) & XKV_PMASK], 8);
+		__u32 rem = klen - i * 8;
+		if (rem < 8) { /* bytes past the key read as plain ones */
+			__u64 m = (1ULL << (rem * 8)) - 1;
+			w = (w & m) | (0x4141414141414141ULL & ~m);
+		}
+		if (xkv_word_special(w))
+			return 0;
+	}
+	return klen;
+}
+
 #endif

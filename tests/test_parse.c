@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/* The parser's shortcut for "get <key>\r\n" (xkv_quick_get, common/parse.h)
+ * against the parser itself (xkv_parse): on every input the shortcut claims
+ * a request only when the parser reads it as one get of one key ending the
+ * datagram, and then with the same key; and it claims nearly all of those
+ * (it may leave odd spacing, "get k \r\n", to the parser).  Edge cases first, then random
+ * requests and random mutations of valid ones (seeded; the seed is printed).
+ *   test_parse [SEED] [ROUNDS] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "parse.h"
+
+static unsigned long checked, claimed, singles, failures;
+
+/* The buffer the BPF side parses from: XKV_PARSE_SPAN bytes + 8 slack. */
+static __u8 buf[XKV_PARSE_SPAN + 8];
+
+static void check(const __u8 *req, __u32 len, __u32 key_cap, const char *what)
+{
+	struct xkv_req r;
+	memset(buf, 0xa5, sizeof(buf)); /* bytes past len must not matter */
+	memcpy(buf, req, len);
+	__u32 k = xkv_quick_get(buf, len, key_cap);
+	memset(&r, 0, sizeof(r));
+	r.key_cap = key_cap;
+	r.val_cap = 1024;
+	int err = xkv_parse(buf, len, &r);
+	int single = err == XKV_OK && r.op == XKV_OP_GET && r.ntok == 2 && !r.too_many &&
+		     r.next == len && r.tok[1].off == 4;
+	checked++;
+	claimed += k > 0;
+	singles += single;
+	if ((k > 0 && !single) || (k && r.tok[1].len != k)) {
+		failures++;
+		if (failures <= 10) {
+			printf("FAIL %s: len %u key_cap %u: quick_get %u, xkv_parse err %d op %u ntok %u next %u "
+			       "tok1 {%u,%u}; bytes:", what, len, key_cap, k, err, r.op, r.ntok, r.next,
+			       r.tok[1].off, r.tok[1].len);
+			for (__u32 i = 0; i < len && i < 48; i++)
+				printf(" %02x", req[i]);
+			printf("\n");
+		}
+	}
+}
+
+static void check_str(const char *s, __u32 key_cap)
+{
+	check((const __u8 *)s, (__u32)strlen(s), key_cap, s);
+}
+
+/* A byte for a key: mostly plain, sometimes one the parser treats apart. */
+static __u8 key_byte(void)
+{
+	static const __u8 odd[] = { ' ', '\r', '\n', '\t', 0, 0x7f, 0x80, 0xff, 0x20, 0x21, 0x1f };
+	int x = rand() % 100;
+	if (x < 4)
+		return odd[rand() % sizeof(odd)];
+	if (x < 8)
+		return (__u8)(0x80 + rand() % 128);
+	return (__u8)(0x21 + rand() % (0x7f - 0x21));
+}
+
+int main(int argc, char **argv)
+{
+	unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 0) : (unsigned)time(NULL);
+	unsigned long rounds = argc > 2 ? strtoul(argv[2], NULL, 0) : 200000;
+	printf("seed %u, %lu random rounds\n", seed, rounds);
+	srand(seed);
+
+	const char *edge[] = {
+		"get k\r\n", "get key:000000000001\r\n", "get k\n", "get k\r", "get \r\n", "get\r\n",
+		"get  k\r\n", "get k \r\n", "get k k\r\n", "gets k\r\n", "GET k\r\n", "get k\r\nget k\r\n",
+		"get k\r\n\r\n", "get\tk\r\n", "get k\x7f\r\n", "get \x80\xff\r\n", "get k\rx\r\n",
+		"get 12345678\r\n", "get 1234567\r\n", "get 123456789\r\n", "get noreply\r\n", "",
+		"g", "get", "get 1", "get 12",
+	};
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+		for (__u32 cap = 1; cap <= 250; cap = cap * 2 + 1)
+			check_str(edge[i], cap);
+	/* every key length around the word boundaries and the caps */
+	__u8 req[XKV_PARSE_SPAN];
+	for (__u32 kl = 0; kl <= 256; kl++) {
+		memcpy(req, "get ", 4);
+		memset(req + 4, 'a' + kl % 26, kl);
+		memcpy(req + 4 + kl, "\r\n", 2);
+		for (__u32 cap = 0; cap <= 251; cap += (cap < 20 ? 1 : 23))
+			check(req, kl + 6, cap, "key length sweep");
+		check(req, kl + 6, 250, "key length sweep");
+	}
+	for (unsigned long n = 0; n < rounds; n++) {
+		__u32 kl = (__u32)(rand() % 260);
+		__u32 len = 0;
+		memcpy(req, rand() % 8 ? "get " : "gets", 4);
+		len = 4;
+		for (__u32 i = 0; i < kl; i++)
+			req[len++] = key_byte();
+		if (rand() % 10)
+			req[len++] = '\r';
+		if (rand() % 10)
+			req[len++] = '\n';
+		if (rand() % 8 == 0) { /* a mutation anywhere */
+			__u32 at = (__u32)(rand() % (len ? len : 1));
+			req[at] = key_byte();
+		}
+		__u32 cap = rand() % 3 ? 250 : (__u32)(1 + rand() % 250);
+		check(req, len, cap, "random");
+	}
+	printf("%lu inputs checked, %lu single-key gets by xkv_parse, %lu claimed by the shortcut, "
+	       "%lu wrong claims\n", checked, singles, claimed, failures);
+	if (claimed == 0 || claimed < singles * 9 / 10) {
+		printf("FAIL the shortcut left more than a tenth of the single-key gets to the parser\n");
+		return 1;
+	}
+	return failures ? 1 : 0;
+}
