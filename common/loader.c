@@ -143,6 +143,13 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 			goto out;
 		}
 	}
+	/* the null store's stand-in for a store update (bench/null_store.bpf.c):
+	 * the same value size as a layout's entries */
+	m = bpf_object__find_map_by_name(obj, "entry_sink");
+	if (m && (e = bpf_map__set_value_size(m, cfg->entry_size))) {
+		xkv_errf(err, errlen, 0, "cannot size the entry_sink map: %s", strerror(-e));
+		goto out;
+	}
 	/* the rate limiter's LRU is preallocated: no room when it is off */
 	m = bpf_object__find_map_by_name(obj, "ratelimit");
 	if (m && (e = bpf_map__set_max_entries(m, cfg->rate_limit ? XKV_RL_ENTRIES : 1))) {

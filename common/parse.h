@@ -40,7 +40,8 @@ enum xkv_op {
 	XKV_OP_APPEND, XKV_OP_PREPEND, XKV_OP_CAS,          /* storage commands */
 	XKV_OP_GETS, XKV_OP_GAT, XKV_OP_GATS,               /* get-like: keys, then END */
 	XKV_OP_TOUCH, XKV_OP_VERBOSITY,
-	XKV_OP_MG, XKV_OP_MN,                               /* meta protocol (a start) */
+	XKV_OP_MG, XKV_OP_MN,                               /* meta protocol */
+	XKV_OP_MS, XKV_OP_MD, XKV_OP_MA, XKV_OP_ME,
 };
 #define XKV_OP_FAST_LAST XKV_OP_DELETE
 
@@ -52,7 +53,8 @@ static inline __attribute__((always_inline)) int xkv_op_writes(__u8 op)
 	return op == XKV_OP_SET || op == XKV_OP_DELETE || op == XKV_OP_ADD ||
 	       op == XKV_OP_REPLACE || op == XKV_OP_INCR || op == XKV_OP_DECR ||
 	       op == XKV_OP_FLUSH_ALL || (op >= XKV_OP_APPEND && op <= XKV_OP_CAS) ||
-	       op == XKV_OP_GAT || op == XKV_OP_GATS || op == XKV_OP_TOUCH;
+	       op == XKV_OP_GAT || op == XKV_OP_GATS || op == XKV_OP_TOUCH ||
+	       op == XKV_OP_MS || op == XKV_OP_MD || op == XKV_OP_MA;
 }
 
 struct xkv_tok {
@@ -275,6 +277,10 @@ static __attribute__((noinline)) int xkv_parse_slow_op(const __u8 *buf, const st
 	XKV_C("verbosity", XKV_OP_VERBOSITY);
 	XKV_C("mg", XKV_OP_MG);
 	XKV_C("mn", XKV_OP_MN);
+	XKV_C("ms", XKV_OP_MS);
+	XKV_C("md", XKV_OP_MD);
+	XKV_C("ma", XKV_OP_MA);
+	XKV_C("me", XKV_OP_ME);
 #undef XKV_C
 	return XKV_OP_NONE;
 }

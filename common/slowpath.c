@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include "slowpath.h"
+#include "fnv.h"
 
 /* The parser masks every index with SPAN-1 relative to the command start;
  * twice the span keeps even a wrapped index inside the buffer. */
@@ -29,6 +30,7 @@
 /* A reply may not need more datagrams than the 16-bit "total" can count. */
 #define SLOW_REPLY_CAP ((size_t)0xffff * XKV_DGRAM_MAX)
 #define SLOW_BUSY_TRIES 16
+#define SLOW_STRIPES 256         /* key locks of the slow-path writers */
 #define SLOW_FLUSH_TRIES 100     /* array_fnv: a slot busy all through a flush walk */
 
 #define R_OK_LINE    "OK\r\n"
@@ -105,6 +107,8 @@ struct xkv_slow {
 	/* TCP connections, for stats (__atomic; tcp_max 0: no TCP server) */
 	long conns_curr, conns_total, conns_rejected;
 	__u32 tcp_max;
+	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
+	pthread_mutex_t stripe[SLOW_STRIPES];
 };
 
 /* Until the walk has reached them, items written before a due flush are
@@ -225,6 +229,8 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 	sl->lim.max_reply = limit_or(lim ? lim->max_reply : 0, XKV_SLOW_MAX_REPLY,
 				     (__u32)SLOW_REPLY_CAP);
 	pthread_mutex_init(&sl->mu, NULL);
+	for (int i = 0; i < SLOW_STRIPES; i++)
+		pthread_mutex_init(&sl->stripe[i], NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sl->cv, &ca);
@@ -245,6 +251,8 @@ void xkv_slow_free(struct xkv_slow *sl)
 		pthread_join(sl->flusher, NULL);
 	pthread_cond_destroy(&sl->cv);
 	pthread_mutex_destroy(&sl->mu);
+	for (int i = 0; i < SLOW_STRIPES; i++)
+		pthread_mutex_destroy(&sl->stripe[i]);
 	free(sl);
 }
 
@@ -368,18 +376,6 @@ static int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv
 	return ret == 1 && flushed(c->sl, it->wtime_ns) ? 0 : ret;
 }
 
-/* The accessor counts what the store did (store_new, overwrites) as the XDP
- * side does; this command's counters take them. */
-static int store_set(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_entry *e)
-{
-	struct xkv_store *s = c->s;
-	int ret = RETRY_BUSY(s->L->set(s, key, klen, e));
-	c->d->v[XKV_STAT_store_new] += s->new_items;
-	c->d->v[XKV_STAT_overwrites] += s->overwrites;
-	s->new_items = s->overwrites = 0;
-	return ret;
-}
-
 static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
 {
 	return RETRY_BUSY(c->s->L->del(c->s, key, klen));
@@ -420,256 +416,6 @@ static int answer(struct slow_cmd *c, const char *line)
 	return xkv_buf_put(c->out, line, strlen(line));
 }
 
-/* Write back the item it (read from key) with expire_ns, keeping its value,
- * flags and write stamp (so its cas unique): touch, gat, gats, as memcached
- * keeps the cas of a touched item.  Not atomic against a writer in between
- * (its write is undone).  0 or -errno. */
-static int item_touch(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_item *it,
-		      __u64 expire_ns)
-{
-	struct xkv_entry *e = xkv_entry_make(c->s, it->flags, 0, it->data, it->len);
-	if (!e)
-		return -ENOMEM;
-	e->expire_ns = expire_ns;
-	e->wtime_ns = it->wtime_ns;
-	int ret = store_set(c, key, klen, e);
-	free(e);
-	return ret;
-}
-
-/* get|gets <key>*, gat|gats <exptime> <key>*: every hit as VALUE (gets,
- * gats: with its cas unique), then END; gat and gats give each hit the new
- * exptime first.  Returns <0 to stop the datagram. */
-static int cmd_get(struct slow_cmd *c)
-{
-	struct xkv_req *r = c->r;
-	struct xkv_item *it = &c->sc->item;
-	__u8 op = r->op;
-	bool with_cas = op == XKV_OP_GETS || op == XKV_OP_GATS;
-	bool touch = op == XKV_OP_GAT || op == XKV_OP_GATS;
-	__u64 expire = touch ? xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns) : 0;
-
-	if (r->too_many) /* more keys than tok[] holds: we do not re-tokenize */
-		return stop(reply_err(c, XKV_E_FORMAT));
-	for (__u32 t = 32; t < r->ntok; t++) {
-		int e = key_verdict(c, t);
-		if (e)
-			return stop(reply_err(c, e));
-	}
-	for (__u32 t = r->key1; t < r->ntok; t++) {
-		const __u8 *key = tok_ptr(c, t);
-		__u32 klen = r->tok[t].len;
-
-		STAT(c, get_keys);
-		int ret = store_get(c, key, klen, it);
-		if (ret == 1 && touch)
-			ret = item_touch(c, key, klen, it, expire) ?: 1;
-		if (ret < 0)
-			return stop(reply_store_errno(c, ret));
-		if (ret == 0) {
-			STAT(c, get_misses);
-			continue;
-		}
-		__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
-		char tail[64];
-		int tl = with_cas ? snprintf(tail, sizeof(tail), " %u %u %llu\r\n", it->flags, len,
-					     (unsigned long long)it->wtime_ns)
-				  : snprintf(tail, sizeof(tail), " %u %u\r\n", it->flags, len);
-		if (over_budget(c, sizeof(XKV_R_VALUE) - 1 + klen + (size_t)tl + len + 2))
-			return -1;
-		STAT(c, get_hits);
-		if (PUT_LIT(c->out, XKV_R_VALUE) || xkv_buf_put(c->out, key, klen) ||
-		    xkv_buf_put(c->out, tail, (size_t)tl) ||
-		    xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n"))
-			return -1;
-	}
-	return PUT_LIT(c->out, XKV_R_END);
-}
-
-#define R_INVALID_FLAG "CLIENT_ERROR invalid flag\r\n"
-
-/* mg <key> <flag>*: the meta get, with the flags v (value), f (client
- * flags), t (seconds left, -1: none), c (cas unique), k (key), s (size),
- * O<opaque> (echoed), q (a miss says nothing).  A hit answers "VA <bytes>"
- * with v, else "HD", then the asked-for flags in request order; a miss
- * "EN".  Other flags: CLIENT_ERROR invalid flag. */
-static int cmd_mg(struct slow_cmd *c)
-{
-	struct xkv_req *r = c->r;
-	struct xkv_item *it = &c->sc->item;
-	const __u8 *key = tok_ptr(c, 1);
-	__u32 klen = r->tok[1].len;
-	bool value = false, quiet = false;
-
-	for (__u32 t = 2; t < r->ntok; t++) {
-		__u8 f = *tok_ptr(c, t);
-		if (f == 'O' ? r->tok[t].len > 33 : r->tok[t].len != 1 || !strchr("vftcksq", f))
-			return reply_err_line(c, R_INVALID_FLAG);
-		value |= f == 'v';
-		quiet |= f == 'q';
-	}
-	int ret = store_get(c, key, klen, it);
-	if (ret < 0)
-		return reply_store_errno(c, ret);
-	if (ret == 0) {
-		STAT(c, get_misses);
-		return quiet ? 0 : PUT_LIT(c->out, "EN\r\n");
-	}
-	STAT(c, get_hits);
-	__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
-	size_t start = c->out->len;
-	int err = value ? buf_printf(c->out, "VA %u", len) : PUT_LIT(c->out, "HD");
-	for (__u32 t = 2; t < r->ntok && !err; t++) {
-		const __u8 *p = tok_ptr(c, t);
-		__u64 now = xkv_now_ns();
-		switch (*p) {
-		case 'f': err = buf_printf(c->out, " f%u", it->flags); break;
-		case 't':
-			err = buf_printf(c->out, " t%lld", !it->expire_ns ? -1ll :
-					 it->expire_ns <= now ? 0ll :
-					 (long long)((it->expire_ns - now + 999999999ull) / 1000000000ull));
-			break;
-		case 'c': err = buf_printf(c->out, " c%llu", (unsigned long long)it->wtime_ns); break;
-		case 'k': err = PUT_LIT(c->out, " k") || xkv_buf_put(c->out, key, klen); break;
-		case 's': err = buf_printf(c->out, " s%u", len); break;
-		case 'O': err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len); break;
-		}
-	}
-	if (err || PUT_LIT(c->out, "\r\n"))
-		return -1;
-	if (value && over_budget(c, len + 2)) {
-		c->out->len = start;
-		return -1;
-	}
-	if (value && (xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n")))
-		return -1;
-	return 0;
-}
-
-/* Errors are answered even with noreply, as the fast path does (memcached
- * drops most of them, which leaves a noreply client guessing). */
-
-/* What a conditional store finds (the item read into it, hit: 1 or 0):
- * NULL to go on, else its answer. */
-static const char *store_refusal(const struct xkv_req *r, int hit, const struct xkv_item *it)
-{
-	switch (r->op) {
-	case XKV_OP_ADD:
-		return hit ? XKV_R_NOT_STORED : NULL;
-	case XKV_OP_REPLACE:
-	case XKV_OP_APPEND:
-	case XKV_OP_PREPEND:
-		return hit ? NULL : XKV_R_NOT_STORED;
-	case XKV_OP_CAS:
-		if (!hit)
-			return XKV_R_NOT_FOUND;
-		return it->wtime_ns == r->num ? NULL : XKV_R_EXISTS;
-	}
-	return NULL;
-}
-
-/* The entry append / prepend store: the item's value with the data block
- * after / before it, the item's flags and expiry (memcached ignores the
- * command's), a new write stamp.  NULL: *err says why. */
-static struct xkv_entry *joined_entry(struct slow_cmd *c, const struct xkv_item *it, int *err)
-{
-	const struct xkv_req *r = c->r;
-	const __u8 *data = c->buf + r->data_off;
-
-	if ((__u64)it->len + r->bytes > c->s->cfg.val_cap) {
-		*err = XKV_E_TOO_LARGE;
-		return NULL;
-	}
-	struct xkv_entry *e = xkv_entry_make(c->s, it->flags, 0, it->data, 0);
-	if (!e) {
-		*err = XKV_E_OOM;
-		return NULL;
-	}
-	bool after = r->op == XKV_OP_APPEND;
-	memcpy(e->data + (after ? 0 : r->bytes), it->data, it->len);
-	memcpy(e->data + (after ? it->len : 0), data, r->bytes);
-	e->len = it->len + r->bytes;
-	e->expire_ns = it->expire_ns;
-	return e;
-}
-
-/* set / add / replace / append / prepend / cas.  All but set look first,
- * then store: a fast-path write between the two is not seen (the maps have
- * no compare-and-set), see docs/protocol.md. */
-static int cmd_store(struct slow_cmd *c)
-{
-	struct xkv_req *r = c->r;
-	struct xkv_item *it = &c->sc->item;
-	const __u8 *key = tok_ptr(c, 1);
-	__u32 klen = r->tok[1].len;
-	struct xkv_entry *e;
-	int err = XKV_E_OOM;
-
-	if (r->bytes > c->s->cfg.val_cap) /* the parser checked val_cap too */
-		return reply_err(c, XKV_E_TOO_LARGE);
-	if (r->op != XKV_OP_SET) {
-		int ret = store_get(c, key, klen, it);
-		if (ret < 0)
-			return reply_store_errno(c, ret);
-		const char *no = store_refusal(r, ret, it);
-		if (no)
-			return answer(c, no);
-	}
-	if (r->op == XKV_OP_APPEND || r->op == XKV_OP_PREPEND)
-		e = joined_entry(c, it, &err);
-	else
-		e = xkv_entry_make(c->s, r->flags, r->exptime, c->buf + r->data_off, r->bytes);
-	if (!e)
-		return reply_err(c, err);
-	int ret = store_set(c, key, klen, e);
-	free(e);
-	if (ret < 0)
-		return reply_store_errno(c, ret);
-	STAT(c, stores);
-	return answer(c, XKV_R_STORED);
-}
-
-/* touch <key> <exptime>: the item's new expiry, its value and cas kept. */
-static int cmd_touch(struct slow_cmd *c)
-{
-	struct xkv_req *r = c->r;
-	struct xkv_item *it = &c->sc->item;
-	const __u8 *key = tok_ptr(c, 1);
-	__u32 klen = r->tok[1].len;
-
-	int ret = store_get(c, key, klen, it);
-	if (ret == 1)
-		ret = item_touch(c, key, klen, it,
-				 xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns)) ?: 1;
-	if (ret < 0)
-		return reply_store_errno(c, ret);
-	return answer(c, ret ? XKV_R_TOUCHED : XKV_R_NOT_FOUND);
-}
-
-/* delete: the accessor answers 0 for an expired item (NOT_FOUND) and frees
- * its slot all the same. */
-static int cmd_delete(struct slow_cmd *c)
-{
-	const __u8 *key = tok_ptr(c, 1);
-	__u32 klen = c->r->tok[1].len;
-	bool gone = false;
-
-	if (xkv_slow_flush_busy(c->sl)) { /* flushed but not walked yet: already gone */
-		int r = RETRY_BUSY(c->s->L->get(c->s, key, klen, &c->sc->item));
-		gone = r == 1 && flushed(c->sl, c->sc->item.wtime_ns);
-	}
-	int ret = store_del(c, key, klen);
-	if (ret < 0)
-		return reply_store_errno(c, ret);
-	if (gone)
-		ret = 0;
-	if (ret > 0)
-		STAT(c, deletes);
-	else
-		STAT(c, delete_misses);
-	return answer(c, ret > 0 ? XKV_R_DELETED : XKV_R_NOT_FOUND);
-}
-
 /* A stored value as memcached's incr reads it: decimal digits (trailing
  * spaces allowed, as memcached pads shrunk values), fitting in 64 bits. */
 static int value_u64(const struct xkv_item *it, __u64 *out)
@@ -694,45 +440,722 @@ static int value_u64(const struct xkv_item *it, __u64 *out)
 	return 0;
 }
 
-/* incr / decr: read, compute, write back with the same flags and expiry.
- * Not atomic against a fast-path set of the same key in between. */
-static int cmd_arith(struct slow_cmd *c)
+/* ---- writes: one read-modify-write for every write command ---------------- */
+
+/* What a write does with the item it finds.  Every slow-path write of a key
+ * runs under the key's stripe lock (one at a time per key in this process)
+ * and through the layout's set_if (atomic against XDP writers as far as the
+ * layout allows: docs/protocol.md, "Atomicity"). */
+enum wr_mode { WR_SET, WR_ADD, WR_REPLACE, WR_APPEND, WR_PREPEND, WR_TOUCH, WR_INCR, WR_DECR };
+/* set_if's verdicts (>0); WR_STORED: stored */
+enum wr_out { WR_STORED, WR_NOT_STORED, WR_EXISTS, WR_NOT_FOUND, WR_NON_NUMERIC, WR_TOO_LARGE };
+
+struct wr {
+	const struct xkv_store *s;
+	__u8 mode;               /* enum wr_mode */
+	bool has_cas;            /* store only over the item of this cas unique */
+	bool vivify;             /* append, prepend, incr, decr: a miss creates the item */
+	bool new_ttl;            /* give the item expire_ttl (touch, ma T, mg T) */
+	__u64 cas;
+	const __u8 *data;        /* set, add, replace, append, prepend */
+	__u32 bytes, flags;
+	__u64 expire_ns;         /* a stored or vivified item's expiry */
+	__u64 expire_ttl;
+	__u64 delta, initial;    /* incr, decr */
+	bool created;            /* out: the item was made by vivify */
+};
+
+static __u64 key_hash(const void *key, __u32 klen)
+{
+	return xkv_fnv1a(key, klen);
+}
+
+static pthread_mutex_t *stripe_of(struct xkv_slow *sl, const void *key, __u32 klen)
+{
+	return &sl->stripe[key_hash(key, klen) % SLOW_STRIPES];
+}
+
+/* The entry the write stores (e: cfg.entry_size bytes), from cur, the live
+ * item now there (NULL: none).  Called by the layout's set_if. */
+static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
+{
+	struct wr *w = arg;
+	__u32 cap = w->s->cfg.val_cap;
+	__u64 v = 0;
+
+	w->created = false;
+	e->seq = 0;
+	e->klen = 0;
+	if (!cur) {
+		switch (w->mode) {
+		case WR_SET:
+			if (w->has_cas)
+				return WR_NOT_FOUND;
+			break;
+		case WR_ADD:
+			break;
+		case WR_REPLACE:
+			return w->has_cas ? WR_NOT_FOUND : WR_NOT_STORED;
+		case WR_APPEND:
+		case WR_PREPEND:
+			if (!w->vivify)
+				return WR_NOT_STORED;
+			w->created = true;
+			break;
+		case WR_TOUCH:
+			return WR_NOT_FOUND;
+		case WR_INCR:
+		case WR_DECR:
+			if (!w->vivify)
+				return WR_NOT_FOUND;
+			w->created = true;
+			v = w->initial;
+			break;
+		}
+	} else {
+		if (w->mode == WR_ADD)
+			return WR_NOT_STORED;
+		if (w->has_cas && cur->wtime_ns != w->cas)
+			return WR_EXISTS;
+	}
+	e->wtime_ns = xkv_write_stamp();
+	if (w->mode == WR_INCR || w->mode == WR_DECR) {
+		if (cur) {
+			if (value_u64(cur, &v))
+				return WR_NON_NUMERIC;
+			if (w->mode == WR_INCR)
+				v += w->delta; /* wraps at 2^64, as memcached */
+			else
+				v = v > w->delta ? v - w->delta : 0;
+		}
+		e->len = (__u32)snprintf((char *)e->data, 24, "%" PRIu64, (uint64_t)v);
+		e->flags = cur ? cur->flags : 0;
+		e->expire_ns = cur ? cur->expire_ns : w->expire_ns;
+	} else if (cur && (w->mode == WR_APPEND || w->mode == WR_PREPEND)) {
+		if ((__u64)cur->len + w->bytes > cap)
+			return WR_TOO_LARGE;
+		bool after = w->mode == WR_APPEND;
+		memcpy(e->data + (after ? 0 : w->bytes), cur->data, cur->len);
+		memcpy(e->data + (after ? cur->len : 0), w->data, w->bytes);
+		e->len = cur->len + w->bytes;
+		e->flags = cur->flags;    /* memcached keeps the item's flags and expiry */
+		e->expire_ns = cur->expire_ns;
+	} else if (w->mode == WR_TOUCH) {
+		memcpy(e->data, cur->data, cur->len);
+		e->len = cur->len;
+		e->flags = cur->flags;
+		e->wtime_ns = cur->wtime_ns; /* a touch keeps the cas, as memcached */
+		e->expire_ns = cur->expire_ns;
+	} else {
+		memcpy(e->data, w->data, w->bytes);
+		e->len = w->bytes;
+		e->flags = w->flags;
+		e->expire_ns = w->expire_ns;
+	}
+	if (w->new_ttl)
+		e->expire_ns = w->expire_ttl;
+	return WR_STORED;
+}
+
+/* A layout without set_if (the benchmarks' null store): read, decide,
+ * store; atomic only under the stripe lock. */
+static int set_if_plain(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn,
+			void *arg, struct xkv_entry *e, struct xkv_item *it)
+{
+	int hit = s->L->get(s, key, klen, it);
+	if (hit < 0)
+		return hit;
+	int rc = fn(arg, hit ? it : NULL, e);
+	return rc ? rc : s->L->set(s, key, klen, e);
+}
+
+/* Run the write w on key.  0 with the stored entry in *out (free it), a
+ * wr_out verdict > 0, or <0 -errno. */
+static int slow_write(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
+		      struct xkv_entry **out)
+{
+	struct xkv_store *s = c->s;
+	struct xkv_item *it = &c->sc->item;
+	struct xkv_entry *e = xkv_entry_make(s, 0, 0, NULL, 0);
+	int ret;
+
+	*out = NULL;
+	if (!e)
+		return -ENOMEM;
+	w->s = s;
+	pthread_mutex_t *mu = stripe_of(c->sl, key, klen);
+	pthread_mutex_lock(mu);
+	/* flush_all's cut: an item written before it reads as gone */
+	if (xkv_slow_flush_busy(c->sl) && store_get(c, key, klen, it) == 0 &&
+	    RETRY_BUSY(s->L->get(s, key, klen, it)) == 1)
+		RETRY_BUSY(s->L->del(s, key, klen));
+	if (s->L->set_if)
+		ret = RETRY_BUSY(s->L->set_if(s, key, klen, wr_decide, w, e));
+	else
+		ret = RETRY_BUSY(set_if_plain(s, key, klen, wr_decide, w, e, it));
+	pthread_mutex_unlock(mu);
+	c->d->v[XKV_STAT_store_new] += s->new_items;
+	c->d->v[XKV_STAT_overwrites] += s->overwrites;
+	s->new_items = s->overwrites = 0;
+	if (ret == 0)
+		*out = e;
+	else
+		free(e);
+	return ret;
+}
+
+/* A write verdict as the classic commands answer it. */
+static int answer_wr(struct slow_cmd *c, int ret)
+{
+	switch (ret) {
+	case WR_STORED: STAT(c, stores); return answer(c, XKV_R_STORED);
+	case WR_NOT_STORED: return answer(c, XKV_R_NOT_STORED);
+	case WR_EXISTS: return answer(c, XKV_R_EXISTS);
+	case WR_NOT_FOUND: return answer(c, XKV_R_NOT_FOUND);
+	case WR_TOO_LARGE: return reply_err(c, XKV_E_TOO_LARGE);
+	case WR_NON_NUMERIC: STAT(c, err_client); return PUT_LIT(c->out, R_NON_NUMERIC);
+	}
+	return reply_store_errno(c, ret);
+}
+
+/* get|gets <key>*, gat|gats <exptime> <key>*: every hit as VALUE (gets,
+ * gats: with its cas unique), then END; gat and gats give each hit the new
+ * exptime first (value, flags and cas kept).  Returns <0 to stop the
+ * datagram. */
+static int cmd_get(struct slow_cmd *c)
 {
 	struct xkv_req *r = c->r;
 	struct xkv_item *it = &c->sc->item;
-	const __u8 *key = tok_ptr(c, 1);
-	__u32 klen = r->tok[1].len;
+	__u8 op = r->op;
+	bool with_cas = op == XKV_OP_GETS || op == XKV_OP_GATS;
+	bool touch = op == XKV_OP_GAT || op == XKV_OP_GATS;
+	struct wr w = { .mode = WR_TOUCH, .new_ttl = true };
+
+	if (touch)
+		w.expire_ttl = xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns);
+	if (r->too_many) /* more keys than tok[] holds: we do not re-tokenize */
+		return stop(reply_err(c, XKV_E_FORMAT));
+	for (__u32 t = 32; t < r->ntok; t++) {
+		int e = key_verdict(c, t);
+		if (e)
+			return stop(reply_err(c, e));
+	}
+	for (__u32 t = r->key1; t < r->ntok; t++) {
+		const __u8 *key = tok_ptr(c, t);
+		__u32 klen = r->tok[t].len;
+		struct xkv_entry *e = NULL;
+		int ret;
+
+		STAT(c, get_keys);
+		if (touch) {
+			ret = slow_write(c, key, klen, &w, &e);
+			if (ret == 0) {
+				it->flags = e->flags;
+				it->len = e->len;
+				it->wtime_ns = e->wtime_ns;
+				memcpy(it->data, e->data, e->len);
+				free(e);
+				ret = 1;
+			} else if (ret == WR_NOT_FOUND) {
+				ret = 0;
+			}
+		} else {
+			ret = store_get(c, key, klen, it);
+		}
+		if (ret < 0)
+			return stop(reply_store_errno(c, ret));
+		if (ret == 0) {
+			STAT(c, get_misses);
+			continue;
+		}
+		__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
+		char tail[64];
+		int tl = with_cas ? snprintf(tail, sizeof(tail), " %u %u %llu\r\n", it->flags, len,
+					     (unsigned long long)it->wtime_ns)
+				  : snprintf(tail, sizeof(tail), " %u %u\r\n", it->flags, len);
+		if (over_budget(c, sizeof(XKV_R_VALUE) - 1 + klen + (size_t)tl + len + 2))
+			return -1;
+		STAT(c, get_hits);
+		if (PUT_LIT(c->out, XKV_R_VALUE) || xkv_buf_put(c->out, key, klen) ||
+		    xkv_buf_put(c->out, tail, (size_t)tl) ||
+		    xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n"))
+			return -1;
+	}
+	return PUT_LIT(c->out, XKV_R_END);
+}
+
+/* Errors are answered even with noreply, as the fast path does (memcached
+ * drops most of them, which leaves a noreply client guessing). */
+
+/* set / add / replace / append / prepend / cas: one slow_write. */
+static int cmd_store(struct slow_cmd *c)
+{
+	static const __u8 modes[] = {
+		[XKV_OP_SET] = WR_SET, [XKV_OP_ADD] = WR_ADD, [XKV_OP_REPLACE] = WR_REPLACE,
+		[XKV_OP_APPEND] = WR_APPEND, [XKV_OP_PREPEND] = WR_PREPEND, [XKV_OP_CAS] = WR_SET,
+	};
+	struct xkv_req *r = c->r;
+	struct xkv_entry *e;
+
+	if (r->bytes > c->s->cfg.val_cap) /* the parser checked val_cap too */
+		return reply_err(c, XKV_E_TOO_LARGE);
+	struct wr w = {
+		.mode = modes[r->op], .has_cas = r->op == XKV_OP_CAS, .cas = r->num,
+		.data = c->buf + r->data_off, .bytes = r->bytes, .flags = r->flags,
+		.expire_ns = xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns),
+	};
+	int ret = slow_write(c, tok_ptr(c, 1), r->tok[1].len, &w, &e);
+	free(e);
+	return answer_wr(c, ret);
+}
+
+/* touch <key> <exptime>: the item's new expiry, its value and cas kept. */
+static int cmd_touch(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct xkv_entry *e;
+	struct wr w = { .mode = WR_TOUCH, .new_ttl = true,
+			.expire_ttl = xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns) };
+
+	int ret = slow_write(c, tok_ptr(c, 1), r->tok[1].len, &w, &e);
+	free(e);
+	if (ret == WR_STORED)
+		return answer(c, XKV_R_TOUCHED);
+	return answer_wr(c, ret);
+}
+
+/* Delete key under its stripe lock, if the item's cas is cas (has_cas).
+ * 1 deleted, 0 absent, WR_EXISTS (cas differs), <0 -errno.  The accessor
+ * answers 0 for an expired item and frees its slot all the same. */
+static int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has_cas, __u64 cas)
+{
+	struct xkv_item *it = &c->sc->item;
+	pthread_mutex_t *mu = stripe_of(c->sl, key, klen);
+	bool gone = false;
+	int ret = 0;
+
+	pthread_mutex_lock(mu);
+	if (has_cas || xkv_slow_flush_busy(c->sl)) {
+		int r = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
+		/* flushed but not walked yet: already gone */
+		gone = r == 1 && flushed(c->sl, it->wtime_ns);
+		if (r < 0)
+			ret = r;
+		else if (has_cas && r == 1 && !gone && it->wtime_ns != cas)
+			ret = WR_EXISTS;
+	}
+	if (!ret)
+		ret = store_del(c, key, klen);
+	pthread_mutex_unlock(mu);
+	return gone && ret >= 0 && ret != WR_EXISTS ? 0 : ret;
+}
+
+static int cmd_delete(struct slow_cmd *c)
+{
+	int ret = slow_delete(c, tok_ptr(c, 1), c->r->tok[1].len, false, 0);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret > 0)
+		STAT(c, deletes);
+	else
+		STAT(c, delete_misses);
+	return answer(c, ret > 0 ? XKV_R_DELETED : XKV_R_NOT_FOUND);
+}
+
+/* incr / decr: the new value, same flags and expiry. */
+static int cmd_arith(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct xkv_entry *e;
+	struct wr w = { .mode = c->r->op == XKV_OP_INCR ? WR_INCR : WR_DECR, .delta = r->num };
+
+	int ret = slow_write(c, tok_ptr(c, 1), r->tok[1].len, &w, &e);
+	if (ret != WR_STORED)
+		return answer_wr(c, ret);
+	int err = 0;
+	if (r->noreply)
+		STAT(c, noreply);
+	else
+		err = xkv_buf_put(c->out, e->data, e->len) || PUT_LIT(c->out, "\r\n") ? -1 : 0;
+	free(e);
+	return err;
+}
+
+/* ---- the meta commands: mg, ms, md, ma, me, mn ----------------------------- */
+
+#define R_INVALID_FLAG "CLIENT_ERROR invalid flag\r\n"
+#define R_BAD_TOKEN "CLIENT_ERROR bad token in command line format\r\n"
+#define META_MAX_TOKENS 19       /* memcached: 20 with its end marker */
+#define META_OPAQUE_MAX 32
+
+/* The flags of one meta command, read once (memcached's preparse). */
+struct mflags {
+	bool seen[128];
+	bool q, v, has_C, has_T, has_N, has_D, has_J, has_F;
+	char M;
+	__u64 C, D, J;
+	__s64 T, N;
+	__u32 F;
+};
+
+/* A token flag's argument: the token after its letter. */
+static struct xkv_tok tok_arg(const struct xkv_tok *t)
+{
+	struct xkv_tok a = { .off = t->off + 1, .len = t->len - 1 };
+	return a;
+}
+
+/* Read the flags from token first on; allowed: the letters this command
+ * takes.  NULL, or the error line (memcached's). */
+static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allowed, struct mflags *f)
+{
+	const struct xkv_req *r = c->r;
 	__u64 v;
 
-	int ret = store_get(c, key, klen, it);
+	memset(f, 0, sizeof(*f));
+	if (r->ntok > META_MAX_TOKENS)
+		return "CLIENT_ERROR options flags too long\r\n";
+	for (__u32 t = first; t < r->ntok; t++) {
+		const struct xkv_tok *tk = &r->tok[t];
+		struct xkv_tok a = tok_arg(tk);
+		__u8 ch = *tok_ptr(c, t);
+		bool arg = strchr("OCDJTNFM", ch) != NULL;
+
+		if (!ch || ch >= 128 || !strchr(allowed, ch) || (!arg && tk->len != 1))
+			return R_INVALID_FLAG;
+		if (f->seen[ch])
+			return "CLIENT_ERROR duplicate flag\r\n";
+		f->seen[ch] = true;
+		switch (ch) {
+		case 'q': f->q = true; break;
+		case 'v': f->v = true; break;
+		case 'O':
+			if (tk->len > META_OPAQUE_MAX)
+				return "CLIENT_ERROR opaque token too long\r\n";
+			break;
+		case 'C':
+			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->C))
+				return R_BAD_TOKEN;
+			f->has_C = true;
+			break;
+		case 'D':
+			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->D))
+				return "CLIENT_ERROR invalid numeric delta value\r\n";
+			f->has_D = true;
+			break;
+		case 'J':
+			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->J))
+				return "CLIENT_ERROR invalid numeric initial value\r\n";
+			f->has_J = true;
+			break;
+		case 'T':
+		case 'N':
+			if (xkv_tok_s64(c->buf, &a, ch == 'T' ? &f->T : &f->N) ||
+			    (ch == 'T' ? f->T : f->N) < INT32_MIN || (ch == 'T' ? f->T : f->N) > INT32_MAX)
+				return R_BAD_TOKEN;
+			*(ch == 'T' ? &f->has_T : &f->has_N) = true;
+			break;
+		case 'F':
+			if (xkv_tok_u64(c->buf, &a, 0xffffffffULL, &v))
+				return XKV_R_FORMAT;
+			f->F = (__u32)v;
+			f->has_F = true;
+			break;
+		case 'M':
+			if (tk->len != 2)
+				return "CLIENT_ERROR incorrect length for M token\r\n";
+			f->M = (char)c->buf[(tk->off + 1) & XKV_PMASK];
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* The key of a meta command (token 1): 0, or it answered the error. */
+static int meta_key(struct slow_cmd *c, int *err)
+{
+	*err = 0;
+	if (c->r->ntok < 2) {
+		*err = reply_err(c, XKV_E_FORMAT);
+		return -1;
+	}
+	int e = key_verdict(c, 1);
+	if (e) {
+		*err = reply_err(c, e);
+		return -1;
+	}
+	return 0;
+}
+
+static __s64 secs_left(__u64 expire_ns)
+{
+	__u64 now = xkv_now_ns();
+	if (!expire_ns)
+		return -1;
+	return expire_ns <= now ? 0 : (__s64)((expire_ns - now + 999999999ull) / 1000000000ull);
+}
+
+/* The return flags a meta reply carries, in request order: of what the
+ * command asked (which), those it has (e: the item, NULL: none, then only
+ * O and k). */
+static int meta_ret(struct slow_cmd *c, const char *which, const struct xkv_entry *e)
+{
+	const struct xkv_req *r = c->r;
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = r->tok[1].len;
+	int err = 0;
+
+	for (__u32 t = 2; t < r->ntok && !err; t++) {
+		const __u8 *p = tok_ptr(c, t);
+		if (!strchr(which, *p) || (!e && *p != 'O' && *p != 'k'))
+			continue;
+		switch (*p) {
+		case 'f': err = buf_printf(c->out, " f%u", e->flags); break;
+		case 't': err = buf_printf(c->out, " t%lld", (long long)secs_left(e->expire_ns)); break;
+		case 'c': err = buf_printf(c->out, " c%llu", (unsigned long long)e->wtime_ns); break;
+		case 's': err = buf_printf(c->out, " s%u", e->len); break;
+		case 'k': err = PUT_LIT(c->out, " k") || xkv_buf_put(c->out, key, klen); break;
+		case 'O': err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len); break;
+		}
+	}
+	return err ? -1 : 0;
+}
+
+/* "<code><return flags>\r\n" */
+static int meta_line(struct slow_cmd *c, const char *code, const char *which, const struct xkv_entry *e)
+{
+	if (xkv_buf_put(c->out, code, strlen(code)) || meta_ret(c, which, e) || PUT_LIT(c->out, "\r\n"))
+		return -1;
+	return 0;
+}
+
+/* A meta command's exptime token (T, N) as an expiry. */
+static __u64 meta_expire(struct slow_cmd *c, __s64 secs)
+{
+	return xkv_expire_ns(secs, xkv_now_ns(), c->s->cfg.realtime_off_ns);
+}
+
+/* mg <key> <flag>*: v (value), f, t, c, k, s, O, q (a miss says nothing),
+ * u (no LRU bump: accepted, there is none), T<ttl> (touch: new expiry, cas
+ * kept), N<ttl> (a miss creates an empty item with that ttl and answers
+ * for it with W: this client won the right to fill it).  A hit answers
+ * "VA <bytes>" with v, else "HD", then the asked-for flags; a miss "EN". */
+static int cmd_mg(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct mflags f;
+	struct xkv_entry *e = NULL;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	const char *bad = meta_flags(c, 2, "vftcksqOuTN", &f);
+	if (bad)
+		return reply_err_line(c, bad);
+	const __u8 *key = tok_ptr(c, 1);
+	__u32 klen = r->tok[1].len;
+	bool won = false;
+	int ret;
+
+	if (f.has_T || f.has_N) {
+		/* N: a miss stores an empty item; T: a hit gets the new ttl */
+		struct wr w = { .mode = f.has_N ? WR_ADD : WR_TOUCH, .new_ttl = f.has_T,
+				.expire_ttl = f.has_T ? meta_expire(c, f.T) : 0,
+				.expire_ns = f.has_N ? meta_expire(c, f.N) : 0 };
+		ret = slow_write(c, key, klen, &w, &e);
+		won = f.has_N && ret == WR_STORED;
+		if (ret == WR_NOT_STORED && f.has_T) { /* N found it: touch it */
+			w.mode = WR_TOUCH;
+			ret = slow_write(c, key, klen, &w, &e);
+		}
+		if (ret == WR_NOT_STORED || ret == WR_NOT_FOUND)
+			ret = f.has_N ? 1 : 0;
+		else if (ret == WR_STORED)
+			ret = 1;
+	} else {
+		ret = 1;
+	}
+	if (ret == 1 && !e) { /* a plain read */
+		struct xkv_item *it = &c->sc->item;
+		ret = store_get(c, key, klen, it);
+		if (ret == 1) {
+			e = xkv_entry_make(c->s, it->flags, 0, it->data, it->len);
+			if (!e)
+				return reply_err(c, XKV_E_OOM);
+			e->expire_ns = it->expire_ns;
+			e->wtime_ns = it->wtime_ns;
+		}
+	}
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == 0) {
+		STAT(c, get_misses);
+		return f.q ? 0 : PUT_LIT(c->out, "EN\r\n");
+	}
+	STAT(c, get_hits);
+	size_t start = c->out->len;
+	err = f.v ? buf_printf(c->out, "VA %u", e->len) : PUT_LIT(c->out, "HD");
+	if (!err)
+		err = meta_ret(c, "ftcksO", e);
+	if (!err && won)
+		err = PUT_LIT(c->out, " W");
+	if (!err)
+		err = PUT_LIT(c->out, "\r\n");
+	if (!err && f.v) {
+		if (over_budget(c, e->len + 2)) {
+			c->out->len = start;
+			err = -1;
+		} else if (xkv_buf_put(c->out, e->data, e->len) || PUT_LIT(c->out, "\r\n")) {
+			err = -1;
+		}
+	}
+	free(e);
+	return err;
+}
+
+/* ms <key> <datalen> <flag>*\r\n<data>\r\n: F (client flags), T (ttl), C
+ * (compare cas), M (mode: S set, E add, A append, P prepend, R replace), N
+ * (append/prepend: create on a miss, with that ttl), q (no HD), and the
+ * return flags O, k, c (the new cas).  HD stored, NS not stored, EX cas
+ * differs, NF cas given and no item. */
+static int cmd_ms(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct mflags f;
+	struct xkv_entry *e;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	const char *bad = meta_flags(c, 3, "FTCMNqOkcI", &f);
+	if (!bad && f.seen['I'])
+		bad = R_INVALID_FLAG; /* invalidate: no stale items here */
+	if (bad)
+		return reply_err_line(c, bad);
+	struct wr w = { .mode = WR_SET, .has_cas = f.has_C, .cas = f.C, .data = c->buf + r->data_off,
+			.bytes = r->bytes, .flags = f.F, .expire_ns = f.has_T ? meta_expire(c, f.T) : 0,
+			.vivify = f.has_N };
+	switch (f.M) {
+	case 0: case 'S': case 's': break;
+	case 'E': case 'e': w.mode = WR_ADD; break;
+	case 'A': case 'a': w.mode = WR_APPEND; break;
+	case 'P': case 'p': w.mode = WR_PREPEND; break;
+	case 'R': case 'r': w.mode = WR_REPLACE; break;
+	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ms M token\r\n");
+	}
+	if (w.vivify)
+		w.expire_ns = meta_expire(c, f.N);
+	if (w.mode == WR_ADD)
+		w.has_cas = false; /* memcached: add with a cas is an add */
+	int ret = slow_write(c, tok_ptr(c, 1), r->tok[1].len, &w, &e);
+	switch (ret) {
+	case WR_STORED:
+		STAT(c, stores);
+		err = f.q ? 0 : meta_line(c, "HD", "Okc", e);
+		free(e);
+		return err;
+	case WR_NOT_STORED:
+		return meta_line(c, "NS", "Ok", NULL);
+	case WR_EXISTS:
+		return meta_line(c, "EX", "Ok", NULL);
+	case WR_NOT_FOUND:
+		return meta_line(c, "NF", "Ok", NULL);
+	}
+	return answer_wr(c, ret);
+}
+
+/* md <key> <flag>*: C (only if the cas is this), q (no HD, no NF), O, k.
+ * HD deleted, NF no item, EX cas differs. */
+static int cmd_md(struct slow_cmd *c)
+{
+	struct mflags f;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	if (meta_flags(c, 2, "CqOk", &f))
+		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+	int ret = slow_delete(c, tok_ptr(c, 1), c->r->tok[1].len, f.has_C, f.C);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == WR_EXISTS)
+		return meta_line(c, "EX", "Ok", NULL);
+	if (ret > 0)
+		STAT(c, deletes);
+	else
+		STAT(c, delete_misses);
+	if (f.q)
+		return 0;
+	return meta_line(c, ret > 0 ? "HD" : "NF", "Ok", NULL);
+}
+
+/* ma <key> <flag>*: D (delta, default 1), M (I or + incr, D or - decr), N
+ * (a miss creates the item with the value J, default 0, and that ttl), T
+ * (new ttl), C (only if the cas is this), q (no HD), v (the value: VA),
+ * return flags t, c, O, k.  HD / VA done, NF no item, EX cas differs. */
+static int cmd_ma(struct slow_cmd *c)
+{
+	struct mflags f;
+	struct xkv_entry *e;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	if (meta_flags(c, 2, "DMNJTCqvtcOk", &f))
+		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+	struct wr w = { .mode = WR_INCR, .delta = f.has_D ? f.D : 1, .initial = f.J, .vivify = f.has_N,
+			.has_cas = f.has_C, .cas = f.C, .new_ttl = f.has_T };
+	switch (f.M) {
+	case 0: case 'I': case 'i': case '+': break;
+	case 'D': case 'd': case '-': w.mode = WR_DECR; break;
+	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ma M token\r\n");
+	}
+	if (f.has_N)
+		w.expire_ns = meta_expire(c, f.N);
+	if (f.has_T)
+		w.expire_ttl = meta_expire(c, f.T);
+	int ret = slow_write(c, tok_ptr(c, 1), c->r->tok[1].len, &w, &e);
+	switch (ret) {
+	case WR_STORED:
+		err = 0;
+		if (!f.q) {
+			err = f.v ? buf_printf(c->out, "VA %u", e->len) : PUT_LIT(c->out, "HD");
+			err = err || meta_ret(c, "tcOk", e) || PUT_LIT(c->out, "\r\n");
+			if (!err && f.v)
+				err = xkv_buf_put(c->out, e->data, e->len) || PUT_LIT(c->out, "\r\n");
+		}
+		free(e);
+		return err ? -1 : 0;
+	case WR_NOT_FOUND:
+		return meta_line(c, "NF", "Ok", NULL);
+	case WR_EXISTS:
+		return meta_line(c, "EX", "Ok", NULL);
+	}
+	return answer_wr(c, ret);
+}
+
+/* me <key>: memcached's debug line, with what this store knows of an item:
+ * "ME <key> exp=<seconds left, -1: none> la=0 cas=<cas> fetch=no cls=0
+ * size=<value bytes>" (there is no last access, fetch bit or slab class
+ * here: la, fetch and cls are fixed); a miss EN. */
+static int cmd_me(struct slow_cmd *c)
+{
+	struct xkv_item *it = &c->sc->item;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	if (c->r->ntok > 2) /* memcached reads b only; we take no flags */
+		return reply_err_line(c, R_INVALID_FLAG);
+	int ret = store_get(c, tok_ptr(c, 1), c->r->tok[1].len, it);
 	if (ret < 0)
 		return reply_store_errno(c, ret);
 	if (ret == 0)
-		return answer(c, XKV_R_NOT_FOUND);
-	if (value_u64(it, &v)) {
-		STAT(c, err_client);
-		return PUT_LIT(c->out, R_NON_NUMERIC);
-	}
-	if (r->op == XKV_OP_INCR)
-		v += r->num; /* wraps at 2^64, as memcached */
-	else
-		v = v > r->num ? v - r->num : 0;
-
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%" PRIu64, (uint64_t)v);
-	struct xkv_entry *e = xkv_entry_make(c->s, it->flags, 0, digits, (__u32)n);
-	if (!e)
-		return reply_err(c, XKV_E_OOM);
-	e->expire_ns = it->expire_ns;
-	ret = store_set(c, key, klen, e);
-	free(e);
-	if (ret < 0)
-		return reply_store_errno(c, ret);
-	if (r->noreply) {
-		STAT(c, noreply);
-		return 0;
-	}
-	return buf_printf(c->out, "%s\r\n", digits);
+		return PUT_LIT(c->out, "EN\r\n");
+	return PUT_LIT(c->out, "ME ") || xkv_buf_put(c->out, tok_ptr(c, 1), c->r->tok[1].len) ||
+	       buf_printf(c->out, " exp=%lld la=0 cas=%llu fetch=no cls=0 size=%u\r\n",
+			  (long long)secs_left(it->expire_ns), (unsigned long long)it->wtime_ns, it->len)
+		       ? -1 : 0;
 }
 
 /* flush_all [delay] [noreply]: OK at once, as memcached answers; the walk
@@ -835,6 +1258,23 @@ static void count_cmd(struct slow_cmd *c)
 	}
 }
 
+/* Does the command change the store?  xkv_op_writes, and an mg that
+ * touches (T) or creates (N). */
+static bool cmd_writes(const struct slow_cmd *c)
+{
+	const struct xkv_req *r = c->r;
+	if (xkv_op_writes(r->op))
+		return true;
+	if (r->op != XKV_OP_MG)
+		return false;
+	for (__u32 t = 2; t < r->ntok; t++) {
+		__u8 ch = *tok_ptr(c, t);
+		if (ch == 'T' || ch == 'N')
+			return true;
+	}
+	return false;
+}
+
 /* One parsed command.  Returns <0 to stop processing the datagram. */
 static int slow_dispatch(struct slow_cmd *c)
 {
@@ -853,6 +1293,10 @@ static int slow_dispatch(struct slow_cmd *c)
 	case XKV_OP_VERBOSITY: return answer(c, R_OK_LINE); /* memcached's log level: none here */
 	case XKV_OP_MG: return cmd_mg(c);
 	case XKV_OP_MN: return PUT_LIT(c->out, "MN\r\n");
+	case XKV_OP_MS: return cmd_ms(c);
+	case XKV_OP_MD: return cmd_md(c);
+	case XKV_OP_MA: return cmd_ma(c);
+	case XKV_OP_ME: return cmd_me(c);
 	case XKV_OP_DELETE: return cmd_delete(c);
 	case XKV_OP_INCR:
 	case XKV_OP_DECR: return cmd_arith(c);
@@ -875,7 +1319,7 @@ static int slow_run(struct slow_cmd *c, int err)
 		return -1;
 	}
 	/* snapshot --pause-writes holds the store still: refuse, change nothing */
-	if (xkv_op_writes(c->r->op) && xkv_writes_paused(c->s) > 0) {
+	if (cmd_writes(c) && xkv_writes_paused(c->s) > 0) {
 		STAT(c, pass_paused);
 		if (!c->r->noreply && PUT_LIT(c->out, XKV_R_PAUSED) < 0)
 			return -1;
@@ -931,6 +1375,27 @@ static bool too_many_keys(const struct slow_cmd *c)
 	return getlike && (r->too_many || r->ntok - r->key1 > c->sl->lim.max_keys);
 }
 
+/* ms <key> <datalen> <flag>*\r\n<data>\r\n: the parser reads its line
+ * only; its data block is framed here with the verdicts the parser gives a
+ * storage command's (data_off and bytes set for the stream's wait). */
+static int frame_ms(struct slow_cmd *c, size_t avail)
+{
+	struct xkv_req *r = c->r;
+	__u64 v;
+
+	if (r->ntok < 3 || xkv_tok_u64(c->buf, &r->tok[2], 0x7ffffffdULL, &v))
+		return xkv_fail(r, XKV_E_FORMAT);
+	r->bytes = (__u32)v;
+	r->data_off = r->line_len + 2;
+	if (r->bytes > r->val_cap)
+		return xkv_fail(r, XKV_E_TOO_LARGE);
+	size_t end = (size_t)r->data_off + r->bytes; /* where \r\n must be */
+	if (end + 2 > avail || c->buf[end] != '\r' || c->buf[end + 1] != '\n')
+		return xkv_fail(r, XKV_E_DATA);
+	r->next = (__u32)end + 2;
+	return XKV_OK;
+}
+
 static void parse_at(struct slow_cmd *c, size_t off, size_t tlen, int *err)
 {
 	c->buf = c->sc->text + off;
@@ -938,7 +1403,10 @@ static void parse_at(struct slow_cmd *c, size_t off, size_t tlen, int *err)
 	c->r->val_cap = c->s->cfg.val_cap;
 	c->r->binary_keys = !!(c->s->cfg.flags & XKV_CFG_BINARY_KEYS);
 	*err = xkv_parse(c->buf, (__u32)(tlen - off), c->r);
+	if (!*err && c->r->op == XKV_OP_MS)
+		*err = frame_ms(c, tlen - off);
 }
+
 
 /* What the datagram would do, read before any of it runs, so that a refused
  * datagram changes nothing: the commands up to the first parse error (the
@@ -959,7 +1427,7 @@ static int scan_datagram(struct slow_cmd *c, size_t tlen, bool may_write, int *f
 				return XKV_STAT_drop_reply;
 			break;
 		}
-		writes |= xkv_op_writes(c->r->op);
+		writes |= cmd_writes(c);
 		if (too_many_keys(c))
 			*flags |= SCAN_TOO_MANY_KEYS;
 		off += c->r->next;
@@ -1144,7 +1612,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		STAT(c, drop_reply);
 		return XKV_STREAM_CLOSE;
 	}
-	if (!err && xkv_op_writes(c->r->op) && !rt->write) {
+	if (!err && cmd_writes(c) && !rt->write) {
 		STAT(c, drop_write_acl);
 		return XKV_STREAM_CLOSE;
 	}

@@ -18,7 +18,7 @@ extern "C" {
 #error "XKV_VERSION is defined by the build (CMakeLists.txt)"
 #endif
 /* The memcached release whose text protocol the slow path speaks (the
- * classic commands; of the meta protocol only mn and mg).  "version"
+ * classic commands and the meta commands mg, ms, md, ma, me, mn).  "version"
  * answers it first, then xdpkv's own: clients parse a number there
  * (libmemcached refuses a major version 0). */
 #define XKV_PROTO_VERSION "1.4.0"

@@ -28,28 +28,46 @@ static const struct xkv_entry *newest_live(const struct xkv_store *s, const __u8
 	return best;
 }
 
+/* The element of packed key k, raw (every copy) into vals: 1 present, 0
+ * absent, <0 -errno. */
+static int lookup_raw(const struct xkv_store *s, const __u8 *k, __u8 *vals)
+{
+	if (!bpf_map_lookup_elem(s->store_fd, k, vals))
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* The newest live copy among vals that fits the value cap, or NULL. */
+static const struct xkv_entry *live_entry(const struct xkv_store *s, const __u8 *vals)
+{
+	const struct xkv_entry *e = newest_live(s, vals, copies(s), xkv_now_ns());
+	return e && e->len <= s->cfg.val_cap ? e : NULL;
+}
+
+static void item_from(const struct xkv_entry *e, struct xkv_item *it)
+{
+	it->flags = e->flags;
+	it->len = e->len;
+	it->expire_ns = e->expire_ns;
+	it->wtime_ns = e->wtime_ns;
+	memcpy(it->data, e->data, e->len);
+}
+
 int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it)
 {
 	__u8 k[XKV_KEY_MAX + 8];
-	int n = copies(s);
 	if (xkv_key_pack(&s->cfg, key, klen, k))
 		return -EINVAL;
-	__u8 *vals = malloc((size_t)n * s->cfg.entry_size);
+	__u8 *vals = malloc((size_t)copies(s) * s->cfg.entry_size);
 	if (!vals)
 		return -ENOMEM;
-	int rc = 0;
-	if (bpf_map_lookup_elem(s->store_fd, k, vals)) {
-		rc = errno == ENOENT ? 0 : -errno;
-	} else {
-		const struct xkv_entry *e = newest_live(s, vals, n, xkv_now_ns());
-		if (e && e->len <= s->cfg.val_cap) {
-			it->flags = e->flags;
-			it->len = e->len;
-			it->expire_ns = e->expire_ns;
-			it->wtime_ns = e->wtime_ns;
-			memcpy(it->data, e->data, e->len);
-			rc = 1;
-		}
+	int rc = lookup_raw(s, k, vals);
+	if (rc == 1) {
+		const struct xkv_entry *e = live_entry(s, vals);
+		if (e)
+			item_from(e, it);
+		else
+			rc = 0;
 	}
 	free(vals);
 	return rc;
@@ -112,6 +130,73 @@ int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct 
 	else
 		s->new_items += absent;
 	free(vals);
+	return rc;
+}
+
+#define SET_IF_TRIES 64
+
+/* One try of xkv_hash_set_if; -EAGAIN: the element changed under it. */
+static int set_if_once(struct xkv_store *s, const __u8 *k, xkv_decide_fn fn, void *arg,
+		       struct xkv_entry *e, __u8 *vals, struct xkv_item *it)
+{
+	int present = lookup_raw(s, k, vals);
+	if (present < 0)
+		return present;
+	const struct xkv_entry *cur = present ? live_entry(s, vals) : NULL;
+	__u64 stamp = cur ? cur->wtime_ns : 0;
+	if (cur)
+		item_from(cur, it);
+	int rc = fn(arg, cur ? it : NULL, e);
+	if (rc)
+		return rc;
+	if (e->len > s->cfg.val_cap)
+		return -E2BIG;
+	if (present) {
+		/* Has a writer been here since the read?  What lands between this
+		 * look and the update below is not seen: the window left. */
+		int again = lookup_raw(s, k, vals);
+		if (again < 0)
+			return again;
+		cur = again ? live_entry(s, vals) : NULL;
+		if (!again || (cur ? cur->wtime_ns : 0) != stamp)
+			return -EAGAIN;
+	}
+	int n = copies(s);
+	__u8 *many = n > 1 ? replicate(s, e, n) : NULL;
+	if (n > 1 && !many)
+		return -ENOMEM;
+	/* NOEXIST: nobody created it since we found none; EXIST: nobody deleted it */
+	rc = bpf_map_update_elem(s->store_fd, k, many ? (void *)many : (void *)e,
+				 present ? BPF_EXIST : BPF_NOEXIST) ? -errno : 0;
+	free(many);
+	if (rc == -EEXIST || rc == -ENOENT)
+		return -EAGAIN;
+	if (rc)
+		return map_err(-rc);
+	s->new_items += !present && xkv_map_lru(s->L->map_type);
+	return 0;
+}
+
+int xkv_hash_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		    struct xkv_entry *e)
+{
+	__u8 k[XKV_KEY_MAX + 8];
+	if (xkv_key_pack(&s->cfg, key, klen, k))
+		return -EINVAL;
+	__u8 *vals = malloc((size_t)copies(s) * s->cfg.entry_size);
+	struct xkv_item *it = malloc(sizeof(*it));
+	int rc = -ENOMEM;
+	if (vals && it) {
+		for (int i = 0; i < SET_IF_TRIES; i++) {
+			if (i)
+				sched_yield();
+			rc = set_if_once(s, k, fn, arg, e, vals, it);
+			if (rc != -EAGAIN)
+				break;
+		}
+	}
+	free(vals);
+	free(it);
 	return rc;
 }
 

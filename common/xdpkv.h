@@ -38,6 +38,14 @@ struct xkv_item {
 	__u8 data[XKV_VAL_MAX];
 };
 
+/* A conditional store's decision, from the live item now at the key (cur;
+ * NULL: none): fill *e (entry header + value at e->data, as for set, cfg.
+ * entry_size bytes) and return 0 to store it; >0: do not store, returned
+ * by set_if as it is; <0: -errno.  May be called more than once per
+ * set_if (each time the item changed under it); must not keep state from
+ * an earlier call. */
+typedef int (*xkv_decide_fn)(void *arg, const struct xkv_item *cur, struct xkv_entry *e);
+
 /* One storage layout: its BPF object and its userspace accessor.  The
  * registry (variants/registry.c) lists them; adding a layout is one folder
  * and one line there. */
@@ -61,6 +69,15 @@ struct xkv_layout {
 	/* store e (entry header + value bytes at e->data, key NOT in e->data);
 	 * 0 ok, -ENOMEM full (hash_map), -EBUSY slot busy, other -errno */
 	int (*set)(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
+	/* Read the item, decide (fn), store what fn filled into e: a read-modify-
+	 * write as atomic as the layout can make it (docs/protocol.md,
+	 * "Atomicity"): array_fnv under the slot's lock (atomic against XDP
+	 * writers too); the hash-like ones with BPF_NOEXIST when there was no
+	 * element and BPF_EXIST plus a re-check of the write stamp when there
+	 * was, retried when either fails.  0 stored, fn's >0, <0 -errno as set
+	 * (-EAGAIN: the item kept changing under it). */
+	int (*set_if)(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		      struct xkv_entry *e);
 	/* 1 deleted, 0 absent, <0 -errno */
 	int (*del)(struct xkv_store *s, const void *key, __u32 klen);
 	/* live (unexpired) items; <0 -errno */
@@ -276,6 +293,8 @@ long long xkv_map_memory(int map_fd);
 /* ---- helpers shared by the hash-like layouts (common/store_hash.c) ---- */
 int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it);
 int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
+int xkv_hash_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		    struct xkv_entry *e);
 int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen);
 long xkv_hash_count(struct xkv_store *s);
 long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
@@ -284,6 +303,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 /* The accessor fields of a hash-like struct xkv_layout. */
 #define XKV_HASH_ACCESSOR                                                   \
 	.get = xkv_hash_get, .set = xkv_hash_set, .del = xkv_hash_del,      \
+	.set_if = xkv_hash_set_if,                                          \
 	.count = xkv_hash_count, .flush = xkv_hash_flush, .set_batch = xkv_hash_set_batch, \
 	.span = xkv_hash_span, .scan = xkv_hash_scan
 

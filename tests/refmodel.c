@@ -457,7 +457,9 @@ static const char *slow_problem(const struct rm_config *c, const struct line *l,
 		return l->n == 1 ? NULL : XKV_R_FORMAT;
 	if (tok_eq(l, 0, "mg")) /* mg <key> <flag>*: the flags are the slow path's */
 		return l->n < 2 ? XKV_R_FORMAT : key_problem(c, l->p[1], l->len[1]);
-	return NULL; /* stats takes anything */
+	/* stats takes anything; ms, md, ma, me: the slow path reads the rest
+	 * (ms's data block too) */
+	return NULL;
 }
 
 static int is_storage(const struct line *l)
@@ -478,14 +480,16 @@ static int is_slow(const struct line *l)
 	       tok_eq(l, 0, "decr") || tok_eq(l, 0, "version") || tok_eq(l, 0, "stats") ||
 	       tok_eq(l, 0, "flush_all") || tok_eq(l, 0, "append") || tok_eq(l, 0, "prepend") ||
 	       tok_eq(l, 0, "cas") || is_get_like(l) || tok_eq(l, 0, "touch") ||
-	       tok_eq(l, 0, "verbosity") || tok_eq(l, 0, "mg") || tok_eq(l, 0, "mn");
+	       tok_eq(l, 0, "verbosity") || tok_eq(l, 0, "mg") || tok_eq(l, 0, "mn") ||
+	       tok_eq(l, 0, "ms") || tok_eq(l, 0, "md") || tok_eq(l, 0, "ma") || tok_eq(l, 0, "me");
 }
 
 /* Commands that change the store (gat and gats change expiries). */
 static int is_write(const struct line *l)
 {
 	return tok_eq(l, 0, "incr") || tok_eq(l, 0, "decr") || tok_eq(l, 0, "flush_all") ||
-	       tok_eq(l, 0, "touch") || tok_eq(l, 0, "gat") || tok_eq(l, 0, "gats");
+	       tok_eq(l, 0, "touch") || tok_eq(l, 0, "gat") || tok_eq(l, 0, "gats") ||
+	       tok_eq(l, 0, "ms") || tok_eq(l, 0, "md") || tok_eq(l, 0, "ma");
 }
 
 static void error_reply(struct rm_result *r, const char *line, enum xkv_stat counter)

@@ -1691,32 +1691,283 @@ static void t_touch(struct env *e)
 	EXPECT(e, "verbosity 1\r\nversion\r\n", "OK\r\n" XKV_VERSION_LINE);
 }
 
-/* mn, mg with the flags v f t c k s O q (the meta protocol, a start) */
+/* ---- the meta protocol (issue 7): fixture table -------------------------- */
+
+/* Copy tpl to out, each "{c:KEY}" replaced by KEY's cas unique as the
+ * accessor reads it now (0 when absent). */
+static void expand(struct env *e, const char *tpl, char *out, size_t n)
+{
+	size_t o = 0;
+	while (*tpl && o + 24 < n) {
+		if (!strncmp(tpl, "{c:", 3)) {
+			char key[64];
+			const char *end = strchr(tpl, '}');
+			size_t kl = (size_t)(end - tpl - 3);
+			memcpy(key, tpl + 3, kl);
+			key[kl] = 0;
+			o += (size_t)snprintf(out + o, n - o, "%llu", (unsigned long long)cas_of(e, key));
+			tpl = end + 1;
+		} else {
+			out[o++] = *tpl++;
+		}
+	}
+	out[o] = 0;
+}
+
+/* A request and the exact reply memcached 1.6 gives (doc/protocol.txt,
+ * proto_text.c, shared/memcached-tcp-facts.md), run in order on every
+ * layout.  {c:KEY} in the request: KEY's cas before it runs; in the reply:
+ * after. */
+struct meta_fixture {
+	const char *req, *want;
+};
+static const struct meta_fixture meta_fixtures[] = {
+	/* mg (v f t c k s O q, as before) */
+	{ "set foo 5 0 3\r\nbar\r\n", "STORED\r\n" },
+	{ "mg foo v f t c k s\r\n", "VA 3 f5 t-1 c{c:foo} kfoo s3\r\nbar\r\n" },
+	{ "mg missing v\r\n", "EN\r\n" },
+	{ "mg missing v q\r\nmn\r\n", "MN\r\n" },
+	{ "mg foo v q O123\r\nmn\r\n", "VA 3 O123\r\nbar\r\nMN\r\n" },
+	{ "mg foo\r\n", "HD\r\n" },
+	{ "mg foo s k f\r\n", "HD s3 kfoo f5\r\n" },
+	{ "mn\r\n", "MN\r\n" },
+	{ "set ttl 0 100 1\r\nx\r\n", "STORED\r\n" },
+	{ "mg ttl t v\r\n", "VA 1 t100\r\nx\r\n" },
+	{ "set old 0 -1 1\r\nx\r\n", "STORED\r\n" },
+	{ "mg old v\r\n", "EN\r\n" },
+	{ "mg\r\n", "CLIENT_ERROR bad command line format\r\n" },
+	{ "mg foo v x\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "mg foo vf\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "mg foo v v\r\n", "CLIENT_ERROR duplicate flag\r\n" },
+	{ "mg foo R30\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "mg foo O123456789012345678901234567890123\r\n", "CLIENT_ERROR opaque token too long\r\n" },
+	{ "mg a\tb v\r\n", "CLIENT_ERROR bad key\r\n" },
+	/* mg T: new ttl, cas kept; N: a miss creates an empty item, W */
+	{ "mg foo T50 t c\r\n", "HD t50 c{c:foo}\r\n" },
+	{ "mg foo Tx\r\n", "CLIENT_ERROR bad token in command line format\r\n" },
+	{ "mg nope T50 v\r\n", "EN\r\n" },
+	{ "mg viv N30 v t\r\n", "VA 0 t30 W\r\n\r\n" },
+	{ "mg viv N30 s\r\n", "HD s0\r\n" },
+	{ "mg foo N30 v\r\n", "VA 3\r\nbar\r\n" },
+	/* ms: set, flags, ttl, return flags, modes */
+	{ "ms foo 3 T0 F5\r\nbaz\r\n", "HD\r\n" },
+	{ "mg foo v f t\r\n", "VA 3 f5 t-1\r\nbaz\r\n" },
+	{ "ms foo 2 MA\r\nzz\r\n", "HD\r\n" },
+	{ "mg foo v\r\n", "VA 5\r\nbazzz\r\n" },
+	{ "ms foo 1 MP O9 k\r\n<\r\n", "HD O9 kfoo\r\n" },
+	{ "mg foo v\r\n", "VA 6\r\n<bazzz\r\n" },
+	{ "ms foo 1 ME\r\nx\r\n", "NS\r\n" },
+	{ "ms new 1 ME c\r\nx\r\n", "HD c{c:new}\r\n" },
+	{ "ms gone 1 MR\r\nx\r\n", "NS\r\n" },
+	{ "ms new 1 MR T100\r\ny\r\n", "HD\r\n" },
+	{ "mg new v t\r\n", "VA 1 t100\r\ny\r\n" },
+	{ "ms gone 1 MA\r\nx\r\n", "NS\r\n" },
+	{ "ms viv2 1 MA N40\r\nx\r\n", "HD\r\n" },
+	{ "mg viv2 v t\r\n", "VA 1 t40\r\nx\r\n" },
+	{ "ms foo 1 MS q\r\nq\r\nmn\r\n", "MN\r\n" },
+	{ "ms foo 1 Mz\r\nq\r\n", "CLIENT_ERROR invalid mode for ms M token\r\n" },
+	{ "ms foo 1 MSS\r\nq\r\n", "CLIENT_ERROR incorrect length for M token\r\n" },
+	{ "ms foo 1 I\r\nq\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "ms foo 1 Fx\r\nq\r\n", "CLIENT_ERROR bad command line format\r\n" },
+	/* ms C: compare and swap */
+	{ "ms foo 1 C1\r\nz\r\n", "EX\r\n" },
+	{ "ms foo 1 C{c:foo} c\r\nz\r\n", "HD c{c:foo}\r\n" },
+	{ "mg foo v\r\n", "VA 1\r\nz\r\n" },
+	{ "ms gone 1 C5 O1\r\nz\r\n", "NF O1\r\n" },
+	{ "ms gone 1 C5 q\r\nz\r\nmn\r\n", "NF\r\nMN\r\n" },
+	/* ms framing */
+	{ "ms foo 2\r\nabc\r\n", "CLIENT_ERROR bad data chunk\r\n" },
+	{ "ms foo x\r\nab\r\n", "CLIENT_ERROR bad command line format\r\n" },
+	{ "ms foo\r\n", "CLIENT_ERROR bad command line format\r\n" },
+	{ "ms foo 99999\r\nab\r\n", "SERVER_ERROR object too large for cache\r\n" },
+	/* md */
+	{ "md foo C1\r\n", "EX\r\n" },
+	{ "md foo q\r\nmn\r\n", "MN\r\n" },
+	{ "md foo\r\n", "NF\r\n" },
+	{ "md foo q\r\nmn\r\n", "MN\r\n" },
+	{ "md new O7 k C{c:new}\r\n", "HD O7 knew\r\n" },
+	{ "md new\r\n", "NF\r\n" },
+	{ "md foo x\r\n", "CLIENT_ERROR invalid or duplicate flag\r\n" },
+	/* ma */
+	{ "ms cnt 1\r\n5\r\nma cnt D10 v\r\n", "HD\r\nVA 2\r\n15\r\n" },
+	{ "ma cnt\r\n", "HD\r\n" },
+	{ "ma cnt MD D20 v\r\n", "VA 1\r\n0\r\n" },
+	{ "ma cnt M- v t c\r\n", "VA 1 t-1 c{c:cnt}\r\n0\r\n" },
+	{ "ma cnt q\r\nmn\r\n", "MN\r\n" },
+	{ "mg cnt v\r\n", "VA 1\r\n1\r\n" },
+	{ "ma none\r\n", "NF\r\n" },
+	{ "ma none O5 k\r\n", "NF O5 knone\r\n" },
+	{ "ma none N0 J42 v\r\n", "VA 2\r\n42\r\n" },
+	{ "ma none N0 J42 v\r\n", "VA 2\r\n43\r\n" },
+	{ "ma cnt C1\r\n", "EX\r\n" },
+	{ "ma cnt C{c:cnt} v\r\n", "VA 1\r\n2\r\n" },
+	{ "ma cnt T100 t\r\n", "HD t100\r\n" },
+	{ "ma viv2\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n" },
+	{ "ma cnt Dx\r\n", "CLIENT_ERROR invalid or duplicate flag\r\n" },
+	{ "ma cnt MX\r\n", "CLIENT_ERROR invalid mode for ma M token\r\n" },
+	/* me */
+	{ "set dbg 0 0 2\r\nhi\r\n", "STORED\r\n" },
+	{ "me dbg\r\n", "ME dbg exp=-1 la=0 cas={c:dbg} fetch=no cls=0 size=2\r\n" },
+	{ "me nokey\r\n", "EN\r\n" },
+	{ "me\r\n", "CLIENT_ERROR bad command line format\r\n" },
+	/* quiet mode across a pipeline: only what is not nominal, then MN */
+	{ "ms p 1 q\r\n1\r\nmg p v q\r\nmg px v q\r\nmd px q\r\nma p q\r\nmg p v q\r\nmn\r\n",
+	  "VA 1\r\n1\r\nVA 1\r\n2\r\nMN\r\n" },
+};
+
 static void t_meta(struct env *e)
 {
-	char want[200];
+	char req[512], want[512];
 
 	flush_store(e);
-	EXPECT(e, "set foo 5 0 3\r\nbar\r\n", "STORED\r\n");
-	snprintf(want, sizeof(want), "VA 3 f5 t-1 c%llu kfoo s3\r\nbar\r\n",
-		 (unsigned long long)cas_of(e, "foo"));
-	expect_s(e, "mg foo v f t c k s\r\n", want);
-	EXPECT(e, "mg missing v\r\n", "EN\r\n");
-	EXPECT(e, "mg missing v q\r\nmn\r\n", "MN\r\n");
-	EXPECT(e, "mg foo v q O123\r\nmn\r\n", "VA 3 O123\r\nbar\r\nMN\r\n");
-	EXPECT(e, "mg foo\r\n", "HD\r\n");
-	EXPECT(e, "mg foo s k f\r\n", "HD s3 kfoo f5\r\n");
-	EXPECT(e, "mn\r\n", "MN\r\n");
-	EXPECT(e, "set ttl 0 100 1\r\nx\r\n", "STORED\r\n");
-	EXPECT(e, "mg ttl t v\r\n", "VA 1 t100\r\nx\r\n");
-	EXPECT(e, "set old 0 -1 1\r\nx\r\n", "STORED\r\n");
-	EXPECT(e, "mg old v\r\n", "EN\r\n");
-	EXPECT(e, "mg\r\n", "CLIENT_ERROR bad command line format\r\n");
-	EXPECT(e, "mg foo v x\r\n", "CLIENT_ERROR invalid flag\r\n");
-	EXPECT(e, "mg foo vf\r\n", "CLIENT_ERROR invalid flag\r\n");
-	EXPECT(e, "mg foo N30\r\n", "CLIENT_ERROR invalid flag\r\n");
-	EXPECT(e, "mg a\tb v\r\n", "CLIENT_ERROR bad key\r\n");
-	EXPECT(e, "ms foo 2\r\nzz\r\n", "ERROR\r\n"); /* not served yet: ERROR, then stop */
+	for (size_t i = 0; i < sizeof(meta_fixtures) / sizeof(meta_fixtures[0]); i++) {
+		expand(e, meta_fixtures[i].req, req, sizeof(req));
+		struct xkv_buf out = {};
+		struct xkv_udp_hdr h;
+		__u8 d[600];
+		size_t dl = mkdgram(d, REQ_ID, 0, 1, req, strlen(req));
+		xkv_slow_handle(e->sl, e->src, d, dl, &h, &out, &e->delta);
+		expand(e, meta_fixtures[i].want, want, sizeof(want));
+		bool ok = out.len == strlen(want) && !memcmp(out.p, want, out.len);
+		report(ok, "%s: meta fixture %zu", e->layout, i);
+		if (!ok) {
+			print_escaped("request", (const __u8 *)req, strlen(req), 300);
+			show_diff(out.p, out.len, (const __u8 *)want, strlen(want));
+		}
+		xkv_buf_free(&out);
+	}
+}
+
+/* ---- atomicity (docs/protocol.md, "Atomicity") ----------------------------- */
+
+#define RACE_THREADS 4
+#define RACE_ROUNDS 150
+
+struct atom {
+	struct env *e;
+	pthread_barrier_t go;
+	int round_won[RACE_ROUNDS];   /* __atomic */
+	int mode;                     /* 0: add through the slow path, 1: set_if add direct, 2: cas loop */
+	int cas_ok;                   /* __atomic: cas loop successes */
+};
+
+/* One request through the slow path, with this thread's own buffers. */
+static void atom_ask(struct atom *r, const char *req, struct xkv_buf *out)
+{
+	__u8 d[256];
+	struct xkv_udp_hdr h;
+	struct xkv_stats delta = {};
+	out->len = 0;
+	xkv_slow_handle(r->e->sl, NULL, d, mkdgram(d, REQ_ID, 0, 1, req, strlen(req)), &h, out, &delta);
+}
+
+/* set_if's decision for an add: store only where there is no item. */
+static int decide_add(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
+{
+	(void)arg;
+	if (cur)
+		return 1;
+	e->len = 1;
+	e->data[0] = 'w';
+	e->wtime_ns = xkv_write_stamp();
+	return 0;
+}
+
+static void *atom_main(void *arg)
+{
+	struct atom *r = arg;
+	struct xkv_buf out = {};
+	struct xkv_store *s = &r->e->s;
+	char req[128];
+
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		pthread_barrier_wait(&r->go); /* the key was removed */
+		int won = 0;
+		if (r->mode == 0) {
+			snprintf(req, sizeof(req), "add race 0 0 1\r\nx\r\n");
+			atom_ask(r, req, &out);
+			won = out.len == 8 && !memcmp(out.p, "STORED\r\n", 8);
+		} else if (r->mode == 1) {
+			struct xkv_entry *e = xkv_entry_make(s, 0, 0, NULL, 0);
+			int rc = -EBUSY;
+			for (int t = 0; t < 16 && rc == -EBUSY; t++)
+				rc = s->L->set_if(s, "race", 4, decide_add, NULL, e);
+			won = rc == 0;
+			free(e);
+		} else {
+			/* gets, then cas with one more: every STORED is one increment */
+			for (int tries = 0; tries < 1000; tries++) {
+				atom_ask(r, "gets race\r\n", &out);
+				unsigned long long v, cas;
+				unsigned fl, len;
+				if (out.len < 6 || sscanf((const char *)out.p, "VALUE race %u %u %llu", &fl, &len, &cas) != 3)
+					break;
+				const char *nl = memchr(out.p, '\n', out.len);
+				v = strtoull(nl + 1, NULL, 10);
+				char val[24];
+				int vl = snprintf(val, sizeof(val), "%llu", v + 1);
+				snprintf(req, sizeof(req), "cas race 0 0 %d %llu\r\n%s\r\n", vl, cas, val);
+				atom_ask(r, req, &out);
+				if (out.len == 8 && !memcmp(out.p, "STORED\r\n", 8)) {
+					__atomic_add_fetch(&r->cas_ok, 1, __ATOMIC_RELAXED);
+					break;
+				}
+			}
+		}
+		if (won)
+			__atomic_add_fetch(&r->round_won[i], 1, __ATOMIC_RELAXED);
+		pthread_barrier_wait(&r->go); /* round over */
+	}
+	xkv_buf_free(&out);
+	return NULL;
+}
+
+/* RACE_THREADS threads race RACE_ROUNDS times; the main thread resets the
+ * key between rounds (mode 2: sets it to 0 once). */
+static void atom_run(struct env *e, int mode)
+{
+	struct atom *r = calloc(1, sizeof(*r));
+	pthread_t th[RACE_THREADS];
+	r->e = e;
+	r->mode = mode;
+	pthread_barrier_init(&r->go, NULL, RACE_THREADS + 1);
+	flush_store(e);
+	if (mode == 2)
+		EXPECT(e, "set race 0 0 1\r\n0\r\n", "STORED\r\n");
+	for (int t = 0; t < RACE_THREADS; t++)
+		pthread_create(&th[t], NULL, atom_main, r);
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		if (mode != 2)
+			e->s.L->del(&e->s, "race", 4);
+		pthread_barrier_wait(&r->go);
+		pthread_barrier_wait(&r->go);
+	}
+	for (int t = 0; t < RACE_THREADS; t++)
+		pthread_join(th[t], NULL);
+	if (mode == 2) {
+		static struct xkv_item it;
+		int got = item_of(e, "race", &it) ? -1 : atoi((char *)it.data);
+		report(got == r->cas_ok && r->cas_ok == RACE_THREADS * RACE_ROUNDS,
+		       "%s: %d threads x %d gets/cas increments through the slow path: value %d, "
+		       "%d cas STORED (no lost update)", e->layout, RACE_THREADS, RACE_ROUNDS, got, r->cas_ok);
+	} else {
+		int bad = 0;
+		for (int i = 0; i < RACE_ROUNDS; i++)
+			bad += r->round_won[i] != 1;
+		report(!bad, "%s: %d rounds of %d concurrent %s of one key: exactly one stored each "
+		       "(%d rounds wrong)", e->layout, RACE_ROUNDS, RACE_THREADS,
+		       mode ? "set_if adds, outside the slow path's key locks," : "add through the slow path",
+		       bad);
+	}
+	pthread_barrier_destroy(&r->go);
+	free(r);
+}
+
+static void t_atomic(struct env *e)
+{
+	atom_run(e, 0);
+	atom_run(e, 1);
+	atom_run(e, 2);
 }
 
 static int run_unit(void)
@@ -1737,6 +1988,7 @@ static int run_unit(void)
 		t_gets_cas(&e);
 		t_touch(&e);
 		t_meta(&e);
+		t_atomic(&e);
 		t_errors(&e);
 		t_multi_cmd(&e);
 		t_paused(&e);

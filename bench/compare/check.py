@@ -2,14 +2,18 @@
 # SPDX-License-Identifier: MIT
 """Check an 'xdpkv compare' output directory (the compare_smoke test):
 
-  check.py DIR --layouts L,... --baselines B,...
+  check.py DIR --layouts L,... --baselines B,... [--experiments a,h,i | j]
 
 Fails unless DIR has results.json, results.csv, report.md and at least one
-PNG that the report links, the run completed without errors, and every
-layout and baseline asked for has an end-to-end throughput number > 0 from
-experiment (a) with no wrong values, plus a CPU-per-request figure (h) and,
-for the layouts, a fast/slow path split (i) that adds up; where the in-kernel
-generator ran, the reflector and the null store beside them.
+PNG that the report links with an SVG beside it, the run completed without
+errors, the machine and its start and end (date, load average) are recorded,
+and, with a,h,i (default), every layout and baseline asked for has an
+end-to-end throughput number > 0 from experiment (a) with no wrong values,
+plus a CPU-per-request figure (h) and, for the layouts, a fast/slow path
+split (i) that adds up; where the in-kernel generator ran, the reflector and
+the null store beside them.  With j: every layout, the reflector and the null
+store have a capacity > 0 at every core count and mix, the NAPI threads that
+did the work are as many as the cores, and the report gives the ratios.
 """
 import argparse
 import json
@@ -22,6 +26,7 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--layouts", required=True)
     ap.add_argument("--baselines", required=True)
+    ap.add_argument("--experiments", default="a,h,i")
     a = ap.parse_args()
     bad = []
 
@@ -43,12 +48,22 @@ def main():
     need(all(("](%s)" % p) in md for p in pngs), "report.md links every PNG")
     need(all(os.path.getsize(os.path.join(a.dir, p)) > 5000 for p in pngs),
          "every PNG has content (> 5 kB)")
+    need(all(os.path.isfile(os.path.join(a.dir, p[:-4] + ".svg")) for p in pngs),
+         "an SVG beside every PNG")
     need(res.get("status") == "complete", "status complete (%s)" % res.get("status"))
     need(not res.get("errors"), "no errors (%s)" % "; ".join(res.get("errors") or []))
-    for k in ("nproc", "cpu_model", "kernel", "packages"):
-        need(res.get("machine", {}).get(k), "machine.%s recorded" % k)
+    m = res.get("machine", {})
+    for k in ("nproc", "cpu_model", "kernel", "packages", "date_start", "date_end",
+              "loadavg_at_start", "loadavg_at_end"):
+        need(m.get(k), "machine.%s recorded" % k)
+    need(m.get("date_start", "~") <= m.get("date_end", ""), "the run starts before it ends")
     need(res.get("testbed", {}).get("server_cpu") is not None, "testbed placement recorded")
     rows = res.get("rows", [])
+    if "j" in a.experiments:
+        check_scaling(res, rows, md, [l for l in a.layouts.split(",") if l], need)
+    if not set("ahi") & set(a.experiments):
+        print("%d check(s) failed" % len(bad) if bad else "all checks passed")
+        return 1 if bad else 0
     systems = ["xdpkv/" + l for l in a.layouts.split(",") if l] + \
         [b for b in a.baselines.split(",") if b]
     for s in systems:
@@ -77,6 +92,26 @@ def main():
         need("× reflector" in md or "×)" in md, "report.md gives the layouts as a ratio to the reflector")
     print("%d check(s) failed" % len(bad) if bad else "all checks passed")
     return 1 if bad else 0
+
+
+def check_scaling(res, rows, md, layouts, need):
+    sc = res.get("testbed", {}).get("scaling") or {}
+    counts = sc.get("core_counts") or []
+    need(counts and counts[0] == 1, "(j) core counts recorded, from 1 (%s)" % counts)
+    j = [r for r in rows if r["experiment"] == "j"]
+    for s in ["reflector", "xdpkv/null"] + ["xdpkv/" + l for l in layouts]:
+        for n in counts:
+            for mix in ("read", "write", "zipf", "hotkey"):
+                rr = [r for r in j if r["system"] == s and r["cores"] == n and r["mix"] == mix]
+                need(len(rr) == 1 and (rr[0].get("throughput_ops") or 0) > 0,
+                     "(j) %s, %d cores, %s: capacity > 0" % (s, n, mix))
+                need(rr and rr[0].get("queues_busy") == n,
+                     "(j) %s, %d cores, %s: %s NAPI threads did the work" %
+                     (s, n, mix, rr and rr[0].get("queues_busy")))
+                need(rr and not rr[0].get("errors"), "(j) %s, %d cores, %s: no error replies"
+                     % (s, n, mix))
+    need("the ratio to the reflector" in md and "×)" in md and "j_scaling.png" in md,
+         "report.md has (j) with the ratios and its plot")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,9 @@ Experiments:
   g  lost data (kvexp lost + stale)
   h  server CPU per request (/proc/stat) and XDP program time (bpf_stats)
   i  share of requests each xdpkv path served
+  j  scaling with server cores: server capacity (in-kernel generator) of
+     each XDP layout and the reflector at 1, 2, 4 ... server cores, for
+     read-heavy, write-heavy, Zipf 0.99 and single-hot-key mixes
 
 Writes DIR/results.json, results.csv, report.md and one PNG per experiment
 (default DIR: ./results/<timestamp>).  Progress and ETA on stderr.  Needs
@@ -43,7 +46,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 import servers  # noqa: E402
 from servers import CompareError, env, run, tb  # noqa: E402
 
-EXPERIMENTS = "abcdefghi"
+EXPERIMENTS = "abcdefghij"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -54,7 +57,37 @@ EXP_TITLES = {
     "g": "Lost data",
     "h": "CPU per request",
     "i": "Share of requests per xdpkv path",
+    "j": "Scaling with server cores",
 }
+
+# (j) the mixes: name -> writes (%), key distribution, keys (None: all)
+SCALING_MIXES = (("read", 5, "uniform", None), ("write", 50, "uniform", None),
+                 ("zipf", 5, "zipf:0.99", None), ("hotkey", 5, "uniform", 1))
+
+
+def scaling_cores(nproc, gen_cores=None):
+    """(generator CPUs, server CPUs, server core counts) on an nproc-CPU
+    machine.  The generator gets CPUs 0..G-1 (G = half, rounded up), the
+    server the rest, one veth queue per server CPU.  veth puts a frame
+    transmitted by XDP on CPU c into the peer's receive queue c mod queues
+    (bench/README.md), so N generator threads on CPUs 0..N-1 feed queues
+    0..N-1: the counts go 1, 2, 4 ... up to min(G, server CPUs)."""
+    g = gen_cores or (nproc + 1) // 2
+    if nproc < 2 or not 1 <= g < nproc:
+        return None
+    gen, server = list(range(g)), list(range(g, nproc))
+    top = min(len(gen), len(server))
+    counts, n = [], 1
+    while n <= top:
+        counts.append(n)
+        n *= 2
+    if counts[-1] != top:
+        counts.append(top)
+    return gen, server, counts
+
+
+def cpu_list(cpus):
+    return ",".join(str(c) for c in cpus)
 
 # ---- settings ---------------------------------------------------------------------
 
@@ -90,6 +123,7 @@ KVEXP_EST = {"memory": 12, "lost": 30, "stale": 3}
 
 SOCKET_LABEL = "end-to-end, socket client, client CPU-bound"
 XDPGEN_LABEL = "server capacity, in-kernel generator"
+SCALING_LABEL = "server capacity at N server cores, in-kernel generator (N threads)"
 # Measured with xdpgen beside the layouts, same run, same path: the bare XDP_TX
 # reflector (the ceiling) and the null store (the handler without a map).
 CEILINGS = ("reflector", "xdpkv/null")
@@ -168,13 +202,18 @@ def machine_info():
     versions = {p: pkg_version(p) for p in
                 ("memcached", "redis-server", "libbpf1", "libbpf-dev", "libxdp1", "clang",
                  "clang-14", "linux-libc-dev", "python3-matplotlib")}
-    try:
-        load = os.getloadavg()
-    except OSError:
-        load = None
     return {"nproc": os.cpu_count(), "cpu_model": model, "kernel": platform.release(),
             "kernel_version": platform.version(), "memory_bytes": mem,
-            "hostname": platform.node(), "loadavg_at_start": load, "packages": versions}
+            "hostname": platform.node(), "packages": versions}
+
+
+def now_stamp():
+    """The date and the load average, taken now (a run's start and end)."""
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return datetime.datetime.now().isoformat(timespec="seconds"), load
 
 
 # ---- the measuring runs ------------------------------------------------------------
@@ -191,6 +230,8 @@ class Runner:
         self.errors = []
         self.client_cpu = int(os.environ.get("TB_CLIENT_CPU", "0"))
         self.server_cpu = int(os.environ.get("TB_SERVER_CPU", "1"))
+        # (j): generator CPUs, server CPUs, core counts
+        self.scaling = scaling_cores(os.cpu_count() or 1, args.gen_cores)
         self.sys = None          # running System
         self.sys_key = None      # (name, cfg tuple)
         self.bpf_stats = servers.BpfStats()
@@ -396,22 +437,42 @@ class Runner:
         self.rows.append(row)
         return row
 
-    def xdpgen(self, s, dist, write=0):
+    def xdpgen(self, s, dist, write=0, cpus=None, server_cpus=None, keys=None, napi=()):
+        """One xdpgen run against s, its replies checked; --repeat runs, the
+        one with the median reply rate is the result (throughput_runs: all).
+        cpus: generator CPUs (default the client CPU); server_cpus: the CPUs
+        whose busy time is read (default the server CPU); napi: threads whose
+        CPU time over the run goes into the result (napi_ticks: pid -> ticks)."""
+        n = self.s.get("repeat", 1)
+        runs = [self.xdpgen_once(s, dist, write, cpus, server_cpus, keys, napi)
+                for _ in range(n)]
+        runs.sort(key=lambda r: r[0].get("throughput_ops") or 0)
+        res, j = runs[n // 2]
+        if n > 1:
+            res = dict(res, throughput_runs=[r[0].get("throughput_ops") for r in runs],
+                       repeat=n)
+        return res, j
+
+    def xdpgen_once(self, s, dist, write, cpus, server_cpus, keys, napi):
         xg = self.tools["xdpgen"]
         theta = None
         d = "uniform"
         if dist.startswith("zipf:"):
             d, theta = "zipf", dist[5:]
         cmd = [xg, env("TB_CLI_DEV"), "--dst-ip", s.host(), "--port", servers.MC_PORT,
-               "--keys", self.s["keys"], "--key-size", s.cfg["key_size"],
+               "--keys", keys or self.s["keys"], "--key-size", s.cfg["key_size"],
                "--value-size", s.cfg["value_size"], "--dist", d,
                "--write-ratio", write / 100.0, "--duration", self.s["duration"],
-               "--cpus", self.client_cpu, "--server-cpu", self.server_cpu, "--json"]
+               "--cpus", cpu_list(cpus or [self.client_cpu]),
+               "--server-cpu", cpu_list(server_cpus or [self.server_cpu]), "--json"]
         if theta:
             cmd += ["--theta", theta]
         before = s.status()
+        t0 = {pid: servers.proc_ticks([pid]) for pid in napi}
         out = tb("tb_cli", *cmd, timeout=60 + 3 * self.s["duration"])
+        t1 = {pid: servers.proc_ticks([pid]) for pid in napi}
         j = json.loads(out.strip().splitlines()[-1])
+        j["napi_ticks"] = {pid: t1[pid] - t0[pid] for pid in napi}
         after = s.status()
         # the replies are checked before the rate is believed
         rep = j.get("replies") or 0
@@ -427,13 +488,58 @@ class Runner:
             raise CompareError("%s, xdpgen: %s" % (s.name, "; ".join(bad)))
         res = {"throughput_ops": j.get("reply_pps"), "sent_pps": j.get("sent_pps"),
                "reply_ratio": j.get("reply_ratio"), "hits": j.get("hits"),
-               "misses": j.get("misses"), "errors": j.get("errors"), "echoes": j.get("echoes"),
+               "misses": j.get("misses"), "stored": j.get("stored"), "errors": j.get("errors"),
+               "echoes": j.get("echoes"),
                "server_busy": (j["server_busy_pct"] / 100.0
                                if j.get("server_busy_pct", -1) >= 0 else None),
                "server_cpu_us_per_req": (j["server_ns_per_reply"] / 1000.0
-                                         if j.get("server_ns_per_reply", -1) > 0 else None)}
+                                         if j.get("server_ns_per_reply", -1) > 0 else None),
+               "loadavg_1m": round(os.getloadavg()[0], 2)}
         if before is not None:
             res.update(path_share(before, after))
+        return res, j
+
+    def scaling_step(self, s, p):
+        """(j) N server cores: the server veth's queue i NAPI thread on server
+        CPU i, the client's on generator CPU i, N generator threads on
+        generator CPUs 0..N-1 (so queues 0..N-1 get the frames).  The server
+        CPUs that did the work are found from the NAPI threads' own CPU time,
+        and the CPU per reply is theirs."""
+        gen, server, _ = self.scaling
+        ncores = p["cores"]
+        tb("pin_spread", cpu_list(server), cpu_list(gen))
+        try:
+            napi = servers.napi_pids(env("TB_SRV_DEV"))
+            res, j = self.xdpgen(s, p["dist"], p["write"], cpus=gen[:ncores],
+                                 server_cpus=server, keys=p.get("keys"), napi=napi)
+        finally:
+            tb("pin_client_napi")
+            tb("tb_pin_napi")
+        hz = os.sysconf("SC_CLK_TCK")
+        el = j.get("duration_s") or self.s["duration"]
+        ticks = j["napi_ticks"]
+        # a queue that had work: its thread ran >= 2 % of the run (an idle
+        # queue's thread gets no tick; on a busy machine a working one may
+        # get well under half the run)
+        busy_q = [pid for pid in napi if ticks[pid] >= max(1, 0.02 * hz * el)]
+        used = sorted({c for pid in busy_q for c in servers.affinity(pid)})
+        per_cpu = dict(zip(j.get("server_cpus") or [], j.get("server_busy_pct_per_cpu") or []))
+        busy_s = sum(per_cpu.get(c, 0) for c in used) / 100.0 * el
+        # the NAPI threads' own CPU time: on a shared machine the cores' busy
+        # time also holds other people's work
+        own_s = sum(ticks.values()) / hz
+        res.update({"server_threads_busy": round(own_s / el / len(used), 4) if used else None,
+                    "server_threads_us_per_req": (round(own_s * 1e6 / j["replies"], 4)
+                                                  if j.get("replies") else None)})
+        res.update({"queues_busy": len(busy_q), "server_cpus_used": used,
+                    "gen_cpus": gen[:ncores],
+                    "server_busy_pct_per_cpu": j.get("server_busy_pct_per_cpu"),
+                    "server_busy": round(busy_s / el / len(used), 4) if used else None,
+                    "server_cpu_us_per_req": (round(busy_s * 1e6 / (j["replies"]), 4)
+                                              if used and j.get("replies") else None)})
+        if len(busy_q) != ncores:
+            self.notes.append("j: %s, %s, %d cores: %d server queues had work, not %d" %
+                              (s.name, p["mix"], ncores, len(busy_q), ncores))
         return res
 
     # -- the plan --
@@ -457,6 +563,12 @@ class Runner:
             for name in CEILINGS:
                 for d in s["dists"]:
                     steps.append((name, self.cfg(), "a", {"dist": d}, pt, "xdpgen"))
+        scaling = "j" in exps and s["xdpgen"] and self.scaling
+        if scaling:
+            # the reflector is the ceiling every layout is a ratio to
+            ceilings = CEILINGS if not self.args.no_ceilings else ("reflector",)
+            for name in ceilings:
+                steps += self.scaling_steps(name)
         for name in self.systems():
             base = self.cfg()
             is_xdp = name.startswith("xdpkv/")
@@ -482,6 +594,8 @@ class Runner:
             if "e" in exps:
                 for sr in s["scan_ratios"]:
                     add("e", {"scan": sr, "scan_len": s["scan_len"]})
+            if scaling and is_xdp:  # on the base config, before (d) changes it
+                steps += self.scaling_steps(name)
             if "d" in exps:
                 for k in s["key_sizes"]:
                     add("d", {"key_size": k, "value_size": BASE_VALUE},
@@ -493,6 +607,19 @@ class Runner:
                         cfg=self.cfg(BASE_KEY, v), est=pt + 3)
         return steps
 
+    def scaling_steps(self, name):
+        """(j) every core count x mix for one system, on the base config."""
+        s = self.s
+        pt = (s["duration"] + 1.5) * s.get("repeat", 1)
+        out = []
+        for n in self.scaling[2]:
+            for mix, write, dist, keys in SCALING_MIXES:
+                p = {"cores": n, "mix": mix, "write": write, "dist": dist}
+                if keys:
+                    p["keys"] = keys
+                out.append((name, self.cfg(), "j", p, pt, "scaling"))
+        return out
+
     def run_step(self, step):
         name, cfg, exp, params, est, kind = step
         s = self.ensure(name, cfg)
@@ -500,8 +627,12 @@ class Runner:
         if exp == "d":
             p["key_size"], p["value_size"] = cfg["key_size"], cfg["value_size"]
         if kind == "xdpgen":
-            res = self.xdpgen(s, p["dist"])
+            res, _ = self.xdpgen(s, p["dist"])
             self.record(exp, s, p, res, tool="xdpgen", label=XDPGEN_LABEL)
+            return
+        if kind == "scaling":
+            res = self.scaling_step(s, p)
+            self.record(exp, s, p, res, tool="xdpgen", label=SCALING_LABEL)
             return
         if kind == "mem":
             self.memory_row(s)
@@ -580,10 +711,14 @@ class Runner:
         if not self.tools["loadgen"]:
             missing.append("xkv-loadgen")
         if not self.tools["xdpgen"] or not self.s["xdpgen"]:
-            steps = [st for st in steps if st[5] != "xdpgen"]
-            if not self.tools["xdpgen"] and "a" in self.args.experiments:
-                self.notes.append("a: the in-kernel generator (xdpgen) was not built: server "
+            steps = [st for st in steps if st[5] not in ("xdpgen", "scaling")]
+            if not self.tools["xdpgen"] and ("a" in self.args.experiments or
+                                             "j" in self.args.experiments):
+                self.notes.append("a/j: the in-kernel generator (xdpgen) was not built: server "
                                   "capacity is not measured")
+        if "j" in self.args.experiments and not self.scaling:
+            self.notes.append("j: needs 2 or more CPUs and --gen-cores below them (%d CPUs): "
+                              "not measured" % (os.cpu_count() or 1))
         if missing:
             raise CompareError("%s not found (build it: ninja -C build)" % ", ".join(missing))
         kv = self.kvexp_subs() if self.tools["kvexp"] else []
@@ -692,10 +827,13 @@ def parse_args(argv):
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp (default: all four; "
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..i, comma-separated (default: all; --smoke: a,h,i)")
+                    help="letters a..j, comma-separated (default: all; --smoke: a,h,i)")
     ap.add_argument("--no-ceilings", action="store_true",
                     help="(a) without the reflector and null-store capacity rows that the "
                          "layouts' in-kernel-generator numbers are reported against")
+    ap.add_argument("--gen-cores", type=int, default=None, metavar="G",
+                    help="(j) CPUs 0..G-1 for the in-kernel generator, the rest for the "
+                         "server (default: half the CPUs, rounded up)")
     ap.add_argument("--out", default=None, help="output directory (default results/<timestamp>)")
     ap.add_argument("--json", action="store_true", help="print results.json on stdout at the end")
     ap.add_argument("--repeat", type=int, default=None,
@@ -727,7 +865,10 @@ def parse_args(argv):
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..i)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..j)" % e)
+    if a.gen_cores is not None and not 1 <= a.gen_cores < (os.cpu_count() or 1):
+        ap.error("--gen-cores: 1..%d on this machine (the server needs a CPU)" %
+                 ((os.cpu_count() or 1) - 1))
     if not a.layouts and not a.baselines:
         ap.error("nothing to compare: no layouts and no baselines")
     return a
@@ -771,6 +912,11 @@ def outer(argv, a):
     if os.path.exists(passobj) and not env_.get("TB_XDP_PASS_OBJ"):
         env_["TB_XDP_PASS_OBJ"] = passobj
     prefix = a.prefix or "xcmp%d" % (os.getpid() % 100000)
+    sc = scaling_cores(os.cpu_count() or 1, a.gen_cores)
+    if "j" in a.experiments and sc:
+        # one veth queue per server CPU of (j); the other experiments put
+        # every queue's NAPI thread on the one server CPU
+        env_["TB_QUEUES"] = str(len(sc[1]))
     cmd = ["bash", os.path.join(HERE, "testbed-run.sh"), prefix, "--", sys.executable,
            os.path.abspath(__file__), "--inner"] + argv
     os.execvpe("bash", cmd, env_)
@@ -793,6 +939,7 @@ def inner(a):
             log("note: %s not found" % t)
     status = "complete"
     t0 = time.time()
+    date_start, load_start = now_stamp()
     try:
         tb("pin_client_napi")
         r.go()
@@ -810,11 +957,28 @@ def inner(a):
             log("cleanup: %s" % e)
     # from here on a second signal just stops the report
     import report
+    date_end, load_end = now_stamp()
+    placement = [
+        "server CPU %d: the server veth's NAPI kthread (threaded, pinned; runs the "
+        "XDP program), xdpkv serve, memcached -t 1, redis-server (taskset)" % r.server_cpu,
+        "client CPU %d: xkv-loadgen (1 thread, pinned), xdpgen, the client veth's NAPI "
+        "kthread (threaded, pinned)" % r.client_cpu,
+        "baselines get an XDP_PASS program on the server veth so their packets take "
+        "the same NAPI path to the server CPU as xdpkv's",
+    ]
+    if "j" in a.experiments and r.scaling:
+        placement.append(
+            "(j) veth queues: %s per end; generator CPUs %s (N xdpgen threads on the first N), "
+            "server CPUs %s (server queue i's NAPI kthread on the i-th, the client queue i's "
+            "on generator CPU i); core counts %s" % (
+                os.environ.get("TB_QUEUES", "1"), cpu_list(r.scaling[0]),
+                cpu_list(r.scaling[1]), ", ".join(str(n) for n in r.scaling[2])))
     res = {
         "tool": "xdpkv compare",
         "status": status,
         "mode": mode,
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "date": date_start,
+        "date_end": date_end,
         "wall_seconds": round(time.time() - t0, 1),
         "command": "xdpkv compare " + " ".join(sys.argv[2:]),
         "config": dict(s, layouts=a.layouts, baselines=a.baselines,
@@ -830,16 +994,13 @@ def inner(a):
             "client": "%s in netns %s (%s)" % (os.environ.get("TB_CLI_DEV"),
                                                os.environ.get("TB_CLI_NS"),
                                                os.environ.get("TB_CLI_IP4")),
-            "placement": [
-                "server CPU %d: the server veth's NAPI kthread (threaded, pinned; runs the "
-                "XDP program), xdpkv serve, memcached -t 1, redis-server (taskset)" % r.server_cpu,
-                "client CPU %d: xkv-loadgen (1 thread, pinned), xdpgen, the client veth's NAPI "
-                "kthread (threaded, pinned)" % r.client_cpu,
-                "baselines get an XDP_PASS program on the server veth so their packets take "
-                "the same NAPI path to the server CPU as xdpkv's",
-            ],
+            "queues": int(os.environ.get("TB_QUEUES", "1")),
+            "scaling": ({"gen_cpus": r.scaling[0], "server_cpus": r.scaling[1],
+                         "core_counts": r.scaling[2]} if r.scaling else None),
+            "placement": placement,
         },
-        "machine": dict(machine_info(), loadavg_at_end=os.getloadavg()),
+        "machine": dict(machine_info(), date_start=date_start, date_end=date_end,
+                        loadavg_at_start=load_start, loadavg_at_end=load_end),
         "tools": tl,
         "notes": r.notes,
         "errors": r.errors,

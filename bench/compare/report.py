@@ -49,13 +49,23 @@ NOTES = {
          "generator keeps the server saturated, where that cost is shared by a batch.",
     "i": "xdpkv's `status` counters over each run: **fast** = requests the XDP program "
          "answered, **slow** = requests the userspace slow path read.",
+    "j": "Server capacity (replies/s with the server cores saturated by the in-kernel "
+         "generator) at N server cores: the veth has one queue per server core, each queue's "
+         "NAPI thread pinned to its own core, N generator threads on other cores (a frame "
+         "sent by XDP from CPU c lands in receive queue c mod queues, so thread i feeds "
+         "queue i). Mixes: **read** 5 % sets, **write** 50 % sets, **zipf** Zipf 0.99 with "
+         "5 % sets, **hotkey** every request for one key with 5 % sets. Every layout is "
+         "shown as a ratio to the bare XDP_TX reflector measured in the same run at the "
+         "same core count and mix. CPU per reply: the busy time of the server cores whose "
+         "NAPI threads did the work (/proc/stat), over the replies.",
 }
 
 CONTEXT = (
     "## What these numbers are (and are not)\n\n"
     "Everything runs on one {nproc}-CPU machine: the server on CPU {scpu}, the client on CPU "
     "{ccpu}, joined by a veth pair between two network namespaces. A veth is not a NIC: "
-    "there is no DMA, no interrupt moderation and no multi-queue RSS, the sender pays for "
+    "there is no DMA, no interrupt moderation and no RSS (in (j) a frame goes to the receive "
+    "queue of the CPU that sent it), the sender pays for "
     "part of the receive path, and the client is a socket program competing for one core. "
     "The socket-client numbers are end-to-end and usually **client-bound** for the XDP "
     "layouts; the in-kernel generator's numbers show the server's own capacity on one core. "
@@ -143,28 +153,48 @@ def plt_mod():
 
 
 def save(plt, fig, outdir, name, made):
+    """NAME (a .png) and, beside it, the same figure as SVG (vector)."""
     fig.tight_layout()
-    p = os.path.join(outdir, name)
-    fig.savefig(p, dpi=110)
+    fig.savefig(os.path.join(outdir, name), dpi=110)
+    fig.savefig(os.path.join(outdir, svg_name(name)))
     plt.close(fig)
     made.append(name)
+
+
+def svg_name(png):
+    return png[:-4] + ".svg"
+
+
+def spread(r, scale=1.0):
+    """(below, above) the row's throughput: its --repeat runs' min and max,
+    or None with fewer than two runs."""
+    runs = [x for x in r.get("throughput_runs") or [] if x is not None]
+    v = r.get("throughput_ops")
+    if len(runs) < 2 or v is None:
+        return None
+    return ((v - min(runs)) * scale, (max(runs) - v) * scale)
 
 
 # one colour per system in every plot
 COLORS = {"memcached-udp": "tab:blue", "memcached-tcp": "tab:cyan", "redis": "tab:brown",
           "xdpkv/hash_map": "tab:orange", "xdpkv/array_fnv": "tab:green",
           "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple",
-          "xdpkv/lru_percpu": "tab:pink"}
+          "xdpkv/lru_percpu": "tab:pink", "reflector": "black", "xdpkv/null": "tab:gray"}
 
 
-def bars(ax, groups, series, values, ylabel, title):
-    """groups on x, one bar per series; values[(group, series)]."""
+def bars(ax, groups, series, values, ylabel, title, errs=None):
+    """groups on x, one bar per series; values[(group, series)]; errs: the
+    same keys, (below, above) error bars (--repeat's min and max)."""
     n = max(1, len(series))
     w = 0.8 / n
+    errs = errs or {}
     for i, s in enumerate(series):
         xs = [g + (i - (n - 1) / 2) * w for g in range(len(groups))]
         ys = [values.get((gname, s)) or 0 for gname in groups]
-        ax.bar(xs, ys, w, label=s, color=COLORS.get(s))
+        e = [errs.get((gname, s)) or (0, 0) for gname in groups]
+        yerr = [[x[0] for x in e], [x[1] for x in e]] if any(errs.get((g, s)) for g in groups) \
+            else None
+        ax.bar(xs, ys, w, label=s, color=COLORS.get(s), yerr=yerr, capsize=2)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=0)
     ax.set_ylabel(ylabel)
@@ -172,15 +202,30 @@ def bars(ax, groups, series, values, ylabel, title):
     ax.grid(axis="y", alpha=0.3)
 
 
-def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0):
+def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0, mark=None):
+    """One line per system; error bars from --repeat on throughput; mark(r):
+    true for points drawn with a red ring (e.g. runs with timeouts)."""
     by = {}
     for r in res_rows:
         if r.get(ykey) is None or r.get(xkey) is None:
             continue
-        by.setdefault(r["system"], []).append((r[xkey], r[ykey] * scale))
+        e = spread(r, scale) if ykey == "throughput_ops" else None
+        by.setdefault(r["system"], []).append((r[xkey], r[ykey] * scale, e,
+                                               bool(mark and mark(r))))
+    marked = False
     for s, pts in by.items():
-        pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=s, color=COLORS.get(s))
+        pts.sort(key=lambda p: p[0])
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        yerr = None
+        if any(p[2] for p in pts):
+            yerr = [[(p[2] or (0, 0))[0] for p in pts], [(p[2] or (0, 0))[1] for p in pts]]
+        ax.errorbar(xs, ys, yerr=yerr, marker="o", label=s, color=COLORS.get(s), capsize=2)
+        bad = [p for p in pts if p[3]]
+        if bad:
+            ax.scatter([p[0] for p in bad], [p[1] for p in bad], s=140, facecolors="none",
+                       edgecolors="red", linewidths=1.5, zorder=5,
+                       label=None if marked else "timeouts in the run")
+            marked = True
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -202,22 +247,27 @@ def plot_all(res, outdir):
         xg = rows_of(res, "a", "xdpgen")
         fig, axs = plt.subplots(1, 2 if xg else 1, figsize=(12 if xg else 7, 4.8), squeeze=False)
         vals = {(r["dist"], r["system"]): (r["throughput_ops"] or 0) / 1000 for r in a}
-        bars(axs[0][0], dists, systems_in(a), vals, "kops/s", "(a) " + SOCKET)
+        errs = {(r["dist"], r["system"]): spread(r, 1e-3) for r in a}
+        bars(axs[0][0], dists, systems_in(a), vals, "kops/s", "(a) " + SOCKET, errs)
         axs[0][0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3)
         if xg:
             vals = {(r["dist"], r["system"]): (r["throughput_ops"] or 0) / 1000 for r in xg}
-            bars(axs[0][1], dists, systems_in(xg), vals, "kops/s (replies)", "(a) " + XDPGEN)
+            errs = {(r["dist"], r["system"]): spread(r, 1e-3) for r in xg}
+            bars(axs[0][1], dists, systems_in(xg), vals, "kops/s (replies)", "(a) " + XDPGEN,
+                 errs)
             axs[0][1].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
         save(plt, fig, outdir, "a_throughput.png", made)
     b = rows_of(res, "b")
     if b:
         fig, axs = plt.subplots(1, 3, figsize=(15, 4.2))
+        tmo = lambda r: r.get("timeouts")  # noqa: E731
         lines(axs[0], b, "offered", "lat_p50_us", "offered load (ops/s)", "µs", "(b) p50 latency",
-              logy=True)
-        lines(axs[1], b, "offered", "lat_p99_us", "offered load (ops/s)", "µs", "(b) p99 latency",
-              logy=True)
+              logy=True, mark=tmo)
+        lines(axs[1], b, "offered", "lat_p99_us", "offered load (ops/s)", "µs",
+              "(b) p99 latency (red ring: requests timed out, 100 ms, not in the percentiles)",
+              logy=True, mark=tmo)
         lines(axs[2], b, "offered", "throughput_ops", "offered load (ops/s)", "achieved ops/s",
-              "(b) achieved vs offered")
+              "(b) achieved vs offered", mark=tmo)
         save(plt, fig, outdir, "b_latency.png", made)
     c = rows_of(res, "c")
     if c:
@@ -243,20 +293,23 @@ def plot_all(res, outdir):
               e[0].get("scan_len"), "kops/s", "(e) throughput vs scan ratio", scale=1e-3)
         save(plt, fig, outdir, "e_scan.png", made)
     f = [r for r in rows_of(res, "f", "server") if r.get("bytes_per_item")]
-    fk = [r for r in rows_of(res, "f", "kvexp") if r.get("bytes_per_live_item") and
-          r.get("key_size") == 16 and r.get("value_size") == 128 and r.get("fill_pct") == 100]
+    fk = kvexp_memory_rows(res)
     if f or fk:
-        fig, axs = plt.subplots(1, 2, figsize=(13, 4.2))
-        ax = axs[1]
+        fig, axs = plt.subplots(1, 3 if fk else 2, figsize=(18 if fk else 12, 4.6))
         if fk:
-            ax.bar(["%s\n%s" % (r["system"].replace("xdpkv/", ""), r.get("alloc", ""))
-                    for r in fk], [r["bytes_per_live_item"] for r in fk], color="tab:green")
-            ax.axhline(fk[0].get("raw_bytes_per_item") or 0, color="k", ls="--", lw=1,
-                       label="raw key+value bytes")
-            ax.set_ylabel("map bytes per live item")
-            ax.set_title("(f) kvexp memory: full map, 16 B keys, 128 B values", fontsize=10)
-            ax.legend(fontsize=7)
-            ax.grid(axis="y", alpha=0.3)
+            kv = "%s B keys, %s B values, fill %s%%" % (fk[0]["key_size"], fk[0]["value_size"],
+                                                        fk[0]["fill_pct"])
+            for ax, key, what in ((axs[1], "bytes_per_live_item", "per live item"),
+                                  (axs[2], "bytes_per_capacity", "per entry of capacity")):
+                ax.bar(["%s\n%s" % (r["system"].replace("xdpkv/", ""), r.get("alloc", ""))
+                        for r in fk], [r[key] for r in fk], color="tab:green")
+                ax.axhline(fk[0].get("raw_bytes_per_item") or 0, color="k", ls="--", lw=1,
+                           label="raw key+value bytes")
+                ax.set_ylabel("map bytes " + what)
+                ax.set_title("(f) kvexp: map bytes %s\n%s" % (what, kv), fontsize=10)
+                ax.tick_params(axis="x", labelsize=8)
+                ax.legend(fontsize=7)
+                ax.grid(axis="y", alpha=0.3)
         ax = axs[0]
         names = [r["system"] for r in f]
         own = [r.get("bytes_per_item") or 0 for r in f]
@@ -267,7 +320,7 @@ def plot_all(res, outdir):
         ax.set_xticks(list(x))
         ax.set_xticklabels(names, rotation=20, fontsize=8)
         ax.set_ylabel("bytes per item")
-        ax.set_title("(f) memory per item after the preload, %s items" %
+        ax.set_title("(f) memory per live item after the preload, %s items" %
                      (f[0].get("items_loaded") if f else "?"), fontsize=10)
         ax.legend(fontsize=7)
         ax.grid(axis="y", alpha=0.3)
@@ -318,19 +371,88 @@ def plot_all(res, outdir):
         save(plt, fig, outdir, "h_cpu.png", made)
     ii = share_points(res)
     if ii:
-        fig, ax = plt.subplots(figsize=(max(7, 0.5 * len(ii)), 4.5))
-        labels = ["%s\n%s" % (p[0].replace("xdpkv/", ""), p[1]) for p in ii]
-        fast = [p[2] * 100 for p in ii]
-        ax.bar(range(len(ii)), fast, label="fast path (XDP)")
-        ax.bar(range(len(ii)), [100 - x for x in fast], bottom=fast, label="slow path")
-        ax.set_xticks(range(len(ii)))
-        ax.set_xticklabels(labels, fontsize=6, rotation=90)
-        ax.set_ylabel("% of requests served")
-        ax.set_title("(i) share of requests per xdpkv path", fontsize=10)
-        ax.set_ylim(0, 118)
-        ax.legend(fontsize=7, ncol=2, loc="upper center")
+        # layouts x runs, the fast path's share as a colour: one row per
+        # layout keeps the figure a page wide however many runs there are
+        lays = systems_in([{"system": p[0]} for p in ii])
+        runs = []
+        for p in ii:
+            if p[1] not in runs:
+                runs.append(p[1])
+        grid = [[None] * len(runs) for _ in lays]
+        for sys_, run, share in ii:
+            grid[lays.index(sys_)][runs.index(run)] = 100 * share
+        fig, ax = plt.subplots(figsize=(min(16, 3 + 0.5 * len(runs)), 1.6 + 0.45 * len(lays)))
+        import numpy as np
+        m = np.ma.masked_invalid(np.array([[np.nan if v is None else v for v in row]
+                                           for row in grid], dtype=float))
+        im = ax.imshow(m, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
+        for y, row in enumerate(grid):
+            for x, v in enumerate(row):
+                if v is not None:
+                    ax.text(x, y, "%.0f" % v, ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(runs)))
+        ax.set_xticklabels(runs, fontsize=8, rotation=45, ha="right")
+        ax.set_yticks(range(len(lays)))
+        ax.set_yticklabels([x.replace("xdpkv/", "") for x in lays], fontsize=8)
+        fig.colorbar(im, ax=ax, label="% served by the XDP fast path")
+        ax.set_title("(i) share of requests the XDP fast path answered (the rest: slow path)",
+                     fontsize=10)
         save(plt, fig, outdir, "i_paths.png", made)
+    plot_scaling(plt, res, outdir, made)
     return made, None
+
+
+def kvexp_memory_rows(res):
+    """kvexp memory rows of one key/value size (16 + 128 B if measured) at
+    the highest fill, with bytes per entry of capacity added."""
+    rr = [r for r in rows_of(res, "f", "kvexp") if r.get("bytes_per_live_item")]
+    if not rr:
+        return []
+    kv = (16, 128) if any((r.get("key_size"), r.get("value_size")) == (16, 128) for r in rr) \
+        else (rr[0].get("key_size"), rr[0].get("value_size"))
+    rr = [r for r in rr if (r.get("key_size"), r.get("value_size")) == kv]
+    top = max(r.get("fill_pct") or 0 for r in rr)
+    out = []
+    for r in rr:
+        if (r.get("fill_pct") or 0) == top and r.get("map_bytes") and r.get("capacity"):
+            out.append(dict(r, bytes_per_capacity=r["map_bytes"] / r["capacity"]))
+    return out
+
+
+def plot_scaling(plt, res, outdir, made):
+    """(j) replies/s and the ratio to the reflector against server cores,
+    one panel pair per mix."""
+    j = rows_of(res, "j")
+    if not j:
+        return
+    mixes = [m for m in ("read", "write", "zipf", "hotkey") if any(r["mix"] == m for r in j)]
+    fig, axs = plt.subplots(2, len(mixes), figsize=(4.2 * len(mixes) + 1, 7.5), squeeze=False)
+    ceil = scaling_ceiling(j)
+    cores = sorted({r["cores"] for r in j})
+    for i, mix in enumerate(mixes):
+        rows = [r for r in j if r["mix"] == mix]
+        lines(axs[0][i], rows, "cores", "throughput_ops", "server cores", "kreplies/s",
+              "(j) %s: replies/s" % mix, scale=1e-3)
+        ratio = [dict(r, ratio=r["throughput_ops"] / ceil[(mix, r["cores"])])
+                 for r in rows if r["system"] != "reflector" and r.get("throughput_ops") and
+                 ceil.get((mix, r["cores"]))]
+        lines(axs[1][i], ratio, "cores", "ratio", "server cores", "× reflector",
+              "(j) %s: ratio to the reflector" % mix)
+        for ax in (axs[0][i], axs[1][i]):
+            ax.set_xticks(cores)
+            if len(cores) > 1:
+                ax.set_xscale("log", base=2)
+                ax.set_xticks(cores)
+                ax.set_xticklabels([str(c) for c in cores])
+        axs[1][i].axhline(1.0, color="black", lw=0.8, ls="--")
+        axs[1][i].set_ylim(0, max([1.1] + [1.1 * r["ratio"] for r in ratio]))
+    save(plt, fig, outdir, "j_scaling.png", made)
+
+
+def scaling_ceiling(j):
+    """(mix, cores) -> the reflector's replies/s in the same run."""
+    return {(r["mix"], r["cores"]): r["throughput_ops"] for r in j
+            if r["system"] == "reflector" and r.get("throughput_ops")}
 
 
 SOCKET = "end-to-end, socket client, client CPU-bound"
@@ -437,8 +559,10 @@ def md_a(res, L):
                      "separate. Every reply checked before its rate is kept.\n")
 
 
-def md_grid(res, L, exp, xkey, xfmt, cell):
-    rr = rows_of(res, exp)
+def md_grid(res, L, exp, xkey, xfmt, cell, rr=None):
+    """A table: one line per system, one column per value of xkey, cell(row)
+    in each.  rr: the rows (default: every row of exp)."""
+    rr = rows_of(res, exp) if rr is None else rr
     if not rr:
         return
     xs = sorted({r[xkey] for r in rr if r.get(xkey) is not None})
@@ -563,6 +687,42 @@ def md_i(res, L):
              "does not serve; pass_busy: an array_fnv slot was being written.\n")
 
 
+def md_j(res, L):
+    j = rows_of(res, "j")
+    if not j:
+        return
+    ceil = scaling_ceiling(j)
+
+    def cell(r):
+        c = tp(r)
+        t, ref = r.get("throughput_ops"), ceil.get((r["mix"], r["cores"]))
+        if r["system"] != "reflector" and t and ref:
+            c += " (%.2f×)" % (t / ref)
+        c += ", %s / %s µs" % (num(r.get("server_cpu_us_per_req"), "%.3f"),
+                               num(r.get("server_threads_us_per_req"), "%.3f"))
+        if r.get("queues_busy") is not None and r["queues_busy"] != r["cores"]:
+            c += " ⚠ %d queues busy" % r["queues_busy"]
+        busy = r.get("server_threads_busy", r.get("server_busy"))
+        if busy is not None and busy < 0.9:
+            # not the server's capacity: the generator (or the machine) was the limit
+            c += " ⚠ NAPI %.0f%% busy" % (100 * busy)
+        return c
+    for mix in [m for m in ("read", "write", "zipf", "hotkey") if any(r["mix"] == m for r in j)]:
+        rows = [r for r in j if r["mix"] == mix]
+        L.append("\n**%s** (%s%% sets, %s%s)\n\n" % (
+            mix, rows[0]["write"], rows[0]["dist"], ", one key" if rows[0].get("keys") else ""))
+        md_grid(res, L, "j", "cores", lambda n: "%d core%s" % (n, "s" if n > 1 else ""), cell,
+                rows)
+    L.append("\nCells: kreplies/s (%s), the ratio to the reflector at the same core count "
+             "and mix, then µs per reply: the server cores' busy time (/proc/stat, everything "
+             "that ran there) / the server veth's NAPI threads' own CPU time. ⚠ NAPI N%% busy: "
+             "the NAPI threads (the XDP program's) ran less than 90%% of the time per core, so "
+             "the rate is the generator's or a busy machine's, not the server's capacity, and "
+             "ratios to it mean little.\n" % (
+                 "median of --repeat runs, min–max" if any(r.get("repeat") for r in j)
+                 else "one run"))
+
+
 def generic_table(rows):
     skip = {"experiment", "tool", "label", "kvexp"}
     cols = ["system"]
@@ -576,10 +736,10 @@ def generic_table(rows):
 
 
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
-      "i": md_i}
+      "i": md_i, "j": md_j}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
-       "h": "h_cpu.png", "i": "i_paths.png"}
+       "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png"}
 
 
 def write_md(path, res, pngs, plot_note):
@@ -588,9 +748,17 @@ def write_md(path, res, pngs, plot_note):
     L = ["# xdpkv compare — %s run, %s\n\n" % (res["mode"], res["date"])]
     L.append("Status: **%s**, %s s wall. Command: `%s`.\n\n" % (res["status"], res["wall_seconds"],
                                                               res["command"]))
-    L.append("Machine: %s CPUs, %s, kernel %s, %.0f GiB, load average at start %s.\n" % (
-        m.get("nproc"), m.get("cpu_model"), m.get("kernel"), (m.get("memory_bytes") or 0) / 2**30,
-        ", ".join("%.2f" % x for x in m.get("loadavg_at_start") or [])))
+    la = lambda k: ", ".join("%.2f" % x for x in m.get(k) or []) or "?"  # noqa: E731
+    L.append("Machine: %s CPUs, %s, kernel %s, %.0f GiB. " % (
+        m.get("nproc"), m.get("cpu_model"), m.get("kernel"), (m.get("memory_bytes") or 0) / 2**30))
+    if m.get("date_start"):
+        L.append("Started %s, load average %s; ended %s, load average %s.\n" % (
+            m["date_start"], la("loadavg_at_start"), m.get("date_end") or "?",
+            la("loadavg_at_end")))
+    else:  # results.json of a compare before the fix: both taken at the end
+        L.append("Date %s and load average %s, both taken at the end of the run (this "
+                 "results.json is from a compare that recorded no start).\n" % (
+                     res["date"], la("loadavg_at_end")))
     L.append("Packages: %s.\n\n" % ", ".join("%s %s" % (k, v) for k, v in m["packages"].items()
                                              if v))
     L.append("Testbed: server %s; client %s.\n\n" % (t["server"], t["client"]))
@@ -627,7 +795,7 @@ def write_md(path, res, pngs, plot_note):
         if len(L) == n0:
             L.append("No measurements (see the notes and errors above).\n")
         if PNG[e] in pngs:
-            L.append("\n![%s](%s)\n" % (EXP_TITLES[e], PNG[e]))
+            L.append("\n![%s](%s) ([SVG](%s))\n" % (EXP_TITLES[e], PNG[e], svg_name(PNG[e])))
     with open(path, "w") as f:
         f.write("".join(L))
 

@@ -195,6 +195,14 @@ def napi_pids(dev):
     return out
 
 
+def affinity(pid):
+    """The CPUs a thread may run on (a pinned NAPI kthread: one)."""
+    try:
+        return sorted(os.sched_getaffinity(pid))
+    except OSError:
+        return []
+
+
 def proc_ticks(pids):
     """utime+stime (clock ticks) of processes (every thread of each)."""
     t = 0

@@ -71,7 +71,8 @@ struct opts {
 	double duration;
 	int cpus[XG_CPUS_MAX];
 	int ncpus;
-	int server_cpu;
+	int server_cpus[XG_CPUS_MAX];
+	int nserver;
 	double rate;
 	unsigned batch;
 	unsigned long long seed;
@@ -102,7 +103,8 @@ static void usage(FILE *f)
 		"  --seed N             random seed (default 1)\n"
 		"  --duration S         seconds to run (default 5)\n"
 		"  --cpus LIST          generator threads, one per CPU: 0 or 0,1 or 0-1 (default 0)\n"
-		"  --server-cpu N       CPU whose busy time is reported (default 1)\n"
+		"  --server-cpu LIST    CPUs whose busy time is reported, summed: the server's\n"
+		"                       cores (1, or 1-3 for three queues' NAPI threads; default 1)\n"
 		"  --rate PPS           pace the generator to PPS frames/s in total (default: flat out)\n"
 		"  --batch N            live-frames batch size, 1..256 (default 64)\n"
 		"  --json               print the result as JSON\n"
@@ -162,18 +164,18 @@ static int parse_mac(const char *s, __u8 *mac)
 	return 0;
 }
 
-/* "0", "0,1", "0-3", "0,2-3" */
-static int parse_cpus(const char *s, struct opts *o)
+/* "0", "0,1", "0-3", "0,2-3" into cpus[] (at most XG_CPUS_MAX) */
+static int parse_cpus(const char *name, const char *s, int *cpus, int *ncpus)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	char *dup = strdup(s), *save = NULL, *tok;
 	int rc = 0;
 
 	if (!dup) {
-		perror("xdpgen: --cpus");
+		perror("xdpgen: strdup");
 		return -1;
 	}
-	o->ncpus = 0;
+	*ncpus = 0;
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned a, b;
 		char tail;
@@ -181,16 +183,17 @@ static int parse_cpus(const char *s, struct opts *o)
 		if (n == 1)
 			b = a;
 		if ((n != 1 && n != 2) || a > b || b >= (unsigned)ncpu) {
-			fprintf(stderr, "xdpgen: --cpus: bad CPU list '%s' (CPUs 0..%ld)\n", s, ncpu - 1);
+			fprintf(stderr, "xdpgen: %s: bad CPU list '%s' (CPUs 0..%ld)\n", name, s,
+				ncpu - 1);
 			rc = -1;
 			break;
 		}
-		for (unsigned c = a; c <= b && o->ncpus < XG_CPUS_MAX; c++)
-			o->cpus[o->ncpus++] = (int)c;
+		for (unsigned c = a; c <= b && *ncpus < XG_CPUS_MAX; c++)
+			cpus[(*ncpus)++] = (int)c;
 	}
 	free(dup);
-	if (!rc && !o->ncpus) {
-		fprintf(stderr, "xdpgen: --cpus: empty CPU list\n");
+	if (!rc && !*ncpus) {
+		fprintf(stderr, "xdpgen: %s: empty CPU list\n", name);
 		rc = -1;
 	}
 	return rc;
@@ -281,12 +284,8 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case O_SEQ: return parse_uint("--seq", arg, 1, 1u << 24, &o->seq_len);
 	case O_SEED: return parse_ull("--seed", arg, 0, ~0ULL, &o->seed);
 	case O_DURATION: return parse_double("--duration", arg, 0.01, 86400, &o->duration);
-	case O_CPUS: return parse_cpus(arg, o);
-	case O_SERVER_CPU:
-		if (parse_uint("--server-cpu", arg, 0, (unsigned)sysconf(_SC_NPROCESSORS_CONF) - 1, &u))
-			return -1;
-		o->server_cpu = (int)u;
-		return 0;
+	case O_CPUS: return parse_cpus("--cpus", arg, o->cpus, &o->ncpus);
+	case O_SERVER_CPU: return parse_cpus("--server-cpu", arg, o->server_cpus, &o->nserver);
 	case O_RATE: return parse_double("--rate", arg, 1, 1e9, &o->rate);
 	case O_BATCH: return parse_uint("--batch", arg, 1, 256, &o->batch);
 	case O_JSON: o->json = true; return 0;
@@ -303,7 +302,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.port = XKV_DEFAULT_PORT, .src_port = 40000, .key_size = 16, .value_size = 64,
 		.keys = 10000, .dist = DIST_UNIFORM, .theta = 0.99, .seq_len = 65536, .seed = 1,
-		.duration = 5, .cpus = { 0 }, .ncpus = 1, .server_cpu = 1, .batch = 64,
+		.duration = 5, .cpus = { 0 }, .ncpus = 1, .server_cpus = { 1 }, .nserver = 1, .batch = 64,
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1)
@@ -625,27 +624,36 @@ static int init_positions(int fd, const struct opts *o)
 
 /* ---- server CPU time ------------------------------------------------------ */
 
-/* busy ticks of cpuN in /proc/stat: user+nice+system+irq+softirq+steal */
-static long long cpu_busy_ticks(int cpu)
+/* busy ticks (user+nice+system+irq+softirq+steal in /proc/stat) of each
+ * of cpus[0..n-1] into busy[]; -1 where a CPU has no line.  Returns the sum,
+ * or -1 when any CPU is missing. */
+static long long cpu_busy_ticks(const int *cpus, int n, long long *busy)
 {
-	char line[512], name[16];
-	unsigned long long u, n, s, idle, iow, irq, sirq, steal;
-	long long busy = -1;
+	char line[512];
+	unsigned long long u, ni, s, idle, iow, irq, sirq, steal;
+	long long sum = 0;
 	FILE *f = fopen("/proc/stat", "r");
 
+	for (int i = 0; i < n; i++)
+		busy[i] = -1;
 	if (!f)
 		return -1;
-	snprintf(name, sizeof(name), "cpu%d", cpu);
 	while (fgets(line, sizeof(line), f)) {
-		char tag[16];
-		if (sscanf(line, "%15s %llu %llu %llu %llu %llu %llu %llu %llu", tag, &u, &n, &s, &idle,
-			   &iow, &irq, &sirq, &steal) == 9 && !strcmp(tag, name)) {
-			busy = (long long)(u + n + s + irq + sirq + steal);
-			break;
-		}
+		int cpu;
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &u, &ni, &s,
+			   &idle, &iow, &irq, &sirq, &steal) != 9)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (cpus[i] == cpu)
+				busy[i] = (long long)(u + ni + s + irq + sirq + steal);
 	}
 	fclose(f);
-	return busy;
+	for (int i = 0; i < n; i++) {
+		if (busy[i] < 0)
+			return -1;
+		sum += busy[i];
+	}
+	return sum;
 }
 
 /* ---- XDP on the device ---------------------------------------------------- */
@@ -837,7 +845,8 @@ struct result {
 	double elapsed;
 	unsigned long long sent, bad;
 	struct xg_counts c;
-	double busy_s;  /* server CPU busy seconds, < 0: unknown */
+	double busy_s;  /* server CPUs' busy seconds, summed; < 0: unknown */
+	double cpu_busy_s[XG_CPUS_MAX];  /* each server CPU's */
 	unsigned nsets;
 };
 
@@ -847,11 +856,20 @@ static void report(const struct opts *o, const struct result *r)
 	double ratio = r->sent ? (double)r->c.v[XG_C_replies] / (double)r->sent : 0;
 	double ns_per_reply = r->busy_s >= 0 && r->c.v[XG_C_replies]
 				      ? r->busy_s * 1e9 / (double)r->c.v[XG_C_replies] : -1;
-	char cpus[XG_CPUS_MAX * 4 + 1] = "";
+	char cpus[XG_CPUS_MAX * 4 + 1] = "", scpus[XG_CPUS_MAX * 4 + 1] = "";
+	char spct[XG_CPUS_MAX * 8 + 1] = "";
+	/* the mean over the server CPUs: 100 is every one of them busy all the time */
+	double busy_pct = r->busy_s >= 0 ? 100 * r->busy_s / r->elapsed / o->nserver : -1;
 
 	for (int i = 0; i < o->ncpus; i++)
 		snprintf(cpus + strlen(cpus), sizeof(cpus) - strlen(cpus), "%s%d", i ? "," : "",
 			 o->cpus[i]);
+	for (int i = 0; i < o->nserver; i++) {
+		snprintf(scpus + strlen(scpus), sizeof(scpus) - strlen(scpus), "%s%d", i ? "," : "",
+			 o->server_cpus[i]);
+		snprintf(spct + strlen(spct), sizeof(spct) - strlen(spct), "%s%.1f", i ? ", " : "",
+			 r->busy_s >= 0 ? 100 * r->cpu_busy_s[i] / r->elapsed : -1);
+	}
 	if (o->json) {
 		printf("{\"dev\": \"%s\", \"threads\": %d, \"cpus\": [%s], \"duration_s\": %.6f, "
 		       "\"keys\": %llu, \"key_base\": %llu, \"key_size\": %u, \"value_size\": %u, "
@@ -865,10 +883,11 @@ static void report(const struct opts *o, const struct result *r)
 		XG_COUNT_LIST(XG_JSON)
 #undef XG_JSON
 		printf(", \"sent_pps\": %.0f, \"reply_pps\": %.0f, \"reply_ratio\": %.6f, "
-		       "\"server_cpu\": %d, \"server_busy_s\": %.3f, \"server_busy_pct\": %.1f, "
+		       "\"server_cpu\": %d, \"server_cpus\": [%s], \"server_busy_s\": %.3f, "
+		       "\"server_busy_pct\": %.1f, \"server_busy_pct_per_cpu\": [%s], "
 		       "\"server_ns_per_reply\": %.1f}\n",
-		       sent_pps, reply_pps, ratio, o->server_cpu, r->busy_s,
-		       r->busy_s >= 0 ? 100 * r->busy_s / r->elapsed : -1, ns_per_reply);
+		       sent_pps, reply_pps, ratio, o->server_cpus[0], scpus, r->busy_s, busy_pct, spct,
+		       ns_per_reply);
 		return;
 	}
 	printf("xdpgen %s: %d thread(s) on CPU %s, %.2f s, %llu keys from %llu (%s), %.0f%% sets\n",
@@ -882,8 +901,8 @@ static void report(const struct opts *o, const struct result *r)
 	       (unsigned long long)r->c.v[XG_C_stored], (unsigned long long)r->c.v[XG_C_errors],
 	       (unsigned long long)r->c.v[XG_C_echoes], (unsigned long long)r->c.v[XG_C_other]);
 	if (r->busy_s >= 0)
-		printf("server CPU %d busy %.2f s (%.0f%%), %.0f ns per reply\n", o->server_cpu,
-		       r->busy_s, 100 * r->busy_s / r->elapsed, ns_per_reply);
+		printf("server CPU %s busy %.2f s (%.0f%% per CPU: %s), %.0f ns per reply\n", scpus,
+		       r->busy_s, busy_pct, spct, ns_per_reply);
 }
 
 /* ---- main ----------------------------------------------------------------- */
@@ -934,7 +953,8 @@ static int run(const struct opts *o, struct xdpgen *gskel, struct xdpgen_count *
 		fprintf(stderr, "xdpgen: reading the counters: %s\n", strerror(errno));
 		return -1;
 	}
-	long long b0 = cpu_busy_ticks(o->server_cpu);
+	long long bc0[XG_CPUS_MAX], bc1[XG_CPUS_MAX];
+	long long b0 = cpu_busy_ticks(o->server_cpus, o->nserver, bc0);
 	double t0 = now_s(), tp = t0;
 	gp = gs0;
 	cp = c0;
@@ -964,7 +984,7 @@ static int run(const struct opts *o, struct xdpgen *gskel, struct xdpgen_count *
 	for (int i = 0; i < started; i++)
 		gen_stop(&g[i]);
 	r->elapsed = now_s() - t0;
-	long long b1 = cpu_busy_ticks(o->server_cpu);
+	long long b1 = cpu_busy_ticks(o->server_cpus, o->nserver, bc1);
 	if (tty)
 		fprintf(stderr, "\n");
 	/* replies still in flight */
@@ -983,7 +1003,10 @@ static int run(const struct opts *o, struct xdpgen *gskel, struct xdpgen_count *
 	r->bad = gs1.bad - gs0.bad;
 	for (int i = 0; i < XG_C__MAX; i++)
 		r->c.v[i] = c1.v[i] - c0.v[i];
-	r->busy_s = b0 >= 0 && b1 >= 0 ? (double)(b1 - b0) / (double)sysconf(_SC_CLK_TCK) : -1;
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	r->busy_s = b0 >= 0 && b1 >= 0 ? (double)(b1 - b0) / hz : -1;
+	for (int i = 0; i < o->nserver; i++)
+		r->cpu_busy_s[i] = r->busy_s >= 0 ? (double)(bc1[i] - bc0[i]) / hz : -1;
 	return rc;
 }
 

@@ -242,6 +242,24 @@ def cmd_raw(host, port):
            ask(host, port, b"set mfoo 5 0 3\r\nbar\r\nmg mfoo v f t k s\r\nmg missing v\r\n"
                b"mg missing v q\r\nmg mfoo v q O123\r\nmn\r\n", b"MN\r\n"),
            b"STORED\r\nVA 3 f5 t-1 kmfoo s3\r\nbar\r\nEN\r\nVA 3 O123\r\nbar\r\nMN\r\n")
+    # the rest of the meta protocol: one pipelined write, quiet mode, mn
+    with connect(host, port) as s:
+        s.sendall(b"md mq q\r\nms mq 3 T0 F5\r\nbar\r\nms mq 2 MA q\r\nzz\r\nmg mq v f t q O1\r\n"
+                  b"mg mnope v q\r\nms mnope 1 MR q\r\nx\r\nms mc 1 q\r\n5\r\nma mc D10 v q\r\n"
+                  b"ma mc D10 v\r\nma mnope q\r\nmd mq q\r\nmd mq q\r\nmd mq\r\nme mnope\r\n"
+                  b"ms mq 1 C1\r\nx\r\nmn\r\n")
+        expect("meta: ms (modes, quiet), mg, ma, md, me, cas mismatch, pipelined, then mn",
+               recv_until(s, b"MN\r\n"),
+               b"HD\r\nVA 5 f5 t-1 O1\r\nbarzz\r\nNS\r\nVA 2\r\n25\r\nNF\r\nNF\r\n"
+               b"EN\r\nNF\r\nMN\r\n")
+        # a data block in two writes: the ms waits for it
+        s.sendall(b"ms mw 4 c\r\nab")
+        time.sleep(0.05)
+        s.sendall(b"cd\r\nmg mw v c\r\n")
+        got = recv_until(s, b"abcd\r\n")
+        cas = got.split(b"\r\n")[0][4:]
+        expect("meta: ms whose block arrives later; the cas it returns is mg's",
+               got, b"HD c" + cas + b"\r\nVA 4 c" + cas + b"\r\nabcd\r\n")
     # a request in many small writes
     with connect(host, port) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -20,6 +20,9 @@
 #   tb_pin_napi              make the server veth's NAPI threaded and pin its
 #                            kthread(s) to the server CPU (call after attach:
 #                            a veth has NAPI only while XDP is attached)
+#   tb_pin_napi_spread NS DEV CPUS
+#                            the same for DEV in NS, one kthread per CPU of the
+#                            list CPUS (0,1,2): queue i's on the i-th CPU
 #   tb_down                  remove everything (idempotent)
 #
 # More hosts on the client's segment (after tb_up; tests/e2e/abuse.sh): each
@@ -41,7 +44,9 @@
 #
 # Environment: XDPKV (path of the CLI, default <repo>/build/cli/xdpkv),
 # TB_XDP_PASS_OBJ (a compiled xdp_pass.bpf.o; compiled on the fly if unset),
-# TB_VERBOSE=1 to trace the commands.
+# TB_QUEUES=N (default 1): both veth ends get N receive and N transmit
+# queues, each with its own NAPI instance (bench/README.md, "Many server
+# cores"), TB_VERBOSE=1 to trace the commands.
 
 TB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TB_REPO=$(cd "$TB_LIB_DIR/../.." && pwd)
@@ -110,6 +115,10 @@ tb_up() {
 	TB_PIN_DIR=$TB_PIN_ROOT/$TB_SRV_DEV
 	local idx=$((1000 + (h / 200) % 60000 * 2))
 	TB_SRV_IFINDEX=$idx
+	TB_QUEUES=${TB_QUEUES:-1}
+	[[ $TB_QUEUES =~ ^[1-9][0-9]{0,2}$ ]] || tb_die "TB_QUEUES='$TB_QUEUES': a number of queues, 1..999"
+	local queues=()
+	((TB_QUEUES > 1)) && queues=(numrxqueues "$TB_QUEUES" numtxqueues "$TB_QUEUES")
 
 	# Leftovers of an earlier run with the same prefix would make the
 	# result meaningless: remove them first.
@@ -129,8 +138,8 @@ tb_up() {
 
 	tb_run ip netns add "$TB_SRV_NS" || tb_die "ip netns add $TB_SRV_NS"
 	tb_run ip netns add "$TB_CLI_NS" || tb_die "ip netns add $TB_CLI_NS"
-	tb_run ip link add "$TB_SRV_DEV" index "$idx" netns "$TB_SRV_NS" type veth \
-		peer name "$TB_CLI_DEV" index $((idx + 1)) netns "$TB_CLI_NS" ||
+	tb_run ip link add "$TB_SRV_DEV" index "$idx" netns "$TB_SRV_NS" "${queues[@]}" type veth \
+		peer name "$TB_CLI_DEV" index $((idx + 1)) netns "$TB_CLI_NS" "${queues[@]}" ||
 		tb_die "cannot create veth pair $TB_SRV_DEV/$TB_CLI_DEV"
 	tb_run ip -n "$TB_SRV_NS" link set lo up
 	tb_run ip -n "$TB_CLI_NS" link set lo up
@@ -212,23 +221,25 @@ tb_serve_stop() {
 	return $rc
 }
 
-# napi/<dev>-<id> kthreads of the server veth (kthreads show their full name
-# in /proc/PID/comm).
+# napi/<dev>-<id> kthreads of a veth (default: the server's), in the order
+# of their NAPI ids (kthreads show their full name in /proc/PID/comm).
+# veth adds one NAPI instance per receive queue, queue 0 first, and NAPI
+# ids grow as instances are added, so this is queue order.
 tb_napi_pids() {
-	local f comm
+	local dev=${1:-$TB_SRV_DEV} f comm
 	for f in /proc/[0-9]*/comm; do
 		read -r comm <"$f" 2>/dev/null || continue
-		[[ $comm =~ ^napi/$TB_SRV_DEV-[0-9]+$ ]] || continue
+		[[ $comm =~ ^napi/$dev-([0-9]+)$ ]] || continue
 		f=${f#/proc/}
-		echo "${f%/comm}"
-	done
+		echo "${BASH_REMATCH[1]} ${f%/comm}"
+	done | sort -n | cut -d' ' -f2
 }
 
 # Native XDP on a veth runs in the veth's NAPI: make it a thread and pin it.
 # Generic (skb) XDP has no veth NAPI; it runs where the backlog is processed,
 # so steer that to the server CPU with RPS instead.
 tb_pin_napi() {
-	local pids p
+	local pids
 	pids=$(tb_napi_pids)
 	if [[ -z $pids ]] && ip -n "$TB_SRV_NS" link show "$TB_SRV_DEV" | grep -q ' xdpgeneric '; then
 		local mask
@@ -238,14 +249,28 @@ tb_pin_napi() {
 		tb_log "no native XDP on $TB_SRV_DEV (no NAPI): receive steered to CPU $TB_SERVER_CPU by RPS"
 		return 0
 	fi
-	ip netns exec "$TB_SRV_NS" sh -c "echo 1 > /sys/class/net/$TB_SRV_DEV/threaded" ||
-		tb_die "cannot make $TB_SRV_DEV NAPI threaded"
-	pids=$(tb_napi_pids)
-	[[ -n $pids ]] || tb_die "no napi/$TB_SRV_DEV-* kthread found"
+	tb_pin_napi_spread "$TB_SRV_NS" "$TB_SRV_DEV" "$TB_SERVER_CPU"
+}
+
+# tb_pin_napi_spread NS DEV CPUS: DEV's NAPI threaded, its i-th kthread (in
+# queue order) pinned to the i-th CPU of CPUS (comma-separated), cycling
+# through the list when DEV has more queues than CPUS names.
+tb_pin_napi_spread() {
+	local ns=$1 dev=$2 cpus p i=0
+	IFS=, read -ra cpus <<<"$3"
+	((${#cpus[@]})) || tb_die "tb_pin_napi_spread: no CPUs given"
+	ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$dev/threaded" ||
+		tb_die "cannot make $dev NAPI threaded"
+	local pids; pids=$(tb_napi_pids "$dev")
+	[[ -n $pids ]] || tb_die "no napi/$dev-* kthread found"
+	local placed=()
 	for p in $pids; do
-		taskset -pc "$TB_SERVER_CPU" "$p" >/dev/null || tb_die "cannot pin napi kthread $p"
+		local c=${cpus[i % ${#cpus[@]}]}
+		taskset -pc "$c" "$p" >/dev/null || tb_die "cannot pin napi kthread $p to CPU $c"
+		placed+=("$p:$c")
+		i=$((i + 1))
 	done
-	tb_log "napi kthread(s) $(echo $pids) pinned to CPU $TB_SERVER_CPU"
+	tb_log "$dev napi kthread:CPU ${placed[*]}"
 }
 
 tb_kill_pids() {

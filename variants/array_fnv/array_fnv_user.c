@@ -205,47 +205,100 @@ static int take(struct xkv_store *s, struct xkv_entry *e, __u32 *own)
 	return (*own = repair(s, e, q0)) ? 0 : -EBUSY;
 }
 
-static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+/* Write n (key k) into slot e, whose writer side this thread holds.
+ * Returns what it counts: bit 0 a new item, bit 1 an item of another key
+ * overwritten (as the XDP side counts them, array_fnv.bpf.c). */
+static int fill_slot(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32 klen,
+		     const struct xkv_entry *n)
+{
+	int fresh = !e->wtime_ns || (!match(s, e, k, klen) && !xkv_entry_live(e, n->wtime_ns));
+	int evicts = !fresh && !match(s, e, k, klen);
+	e->expire_ns = n->expire_ns;
+	e->wtime_ns = n->wtime_ns;
+	e->flags = n->flags;
+	e->len = n->len;
+	e->klen = klen;
+	memcpy(e->data, k, s->cfg.key_size);
+	__u8 *v = e->data + s->cfg.key_size;
+	if (die_in_slot) { /* halfway through the value */
+		memcpy(v, n->data, n->len / 2);
+		int sig = die_in_slot;
+		die_in_slot = 0;
+		raise(sig);
+	}
+	memcpy(v, n->data, n->len);
+	return fresh | evicts << 1;
+}
+
+/* The store under the slot's lock: fn (NULL: store n as it is) decides
+ * from the live item of this key in the slot, so the read, the decision
+ * and the write are one step for every writer that takes the lock, XDP
+ * included. */
+static int store_locked(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn,
+			void *arg, struct xkv_entry *n)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	if (xkv_key_pack(&s->cfg, key, klen, k))
 		return -EINVAL;
-	if (n->len > s->cfg.val_cap)
+	if (!fn && n->len > s->cfg.val_cap)
 		return -E2BIG;
 	struct xkv_entry *e = slot(s, slot_index(k, klen, s->cfg.entries));
+	struct xkv_item *it = fn ? malloc(sizeof(*it)) : NULL;
+	if (fn && !it)
+		return -ENOMEM;
 	__u32 own;
+	int rc;
 	for (;;) {
-		if (take(s, e, &own))
-			return -EBUSY;
-		/* counted as the XDP side counts them (array_fnv.bpf.c) */
-		int fresh = !e->wtime_ns || (!match(s, e, k, klen) && !xkv_entry_live(e, n->wtime_ns));
-		int evicts = !fresh && !match(s, e, k, klen);
-		e->expire_ns = n->expire_ns;
-		e->wtime_ns = n->wtime_ns;
-		e->flags = n->flags;
-		e->len = n->len;
-		e->klen = klen;
-		memcpy(e->data, k, s->cfg.key_size);
-		__u8 *v = e->data + s->cfg.key_size;
-		if (die_in_slot) { /* halfway through the value */
-			memcpy(v, n->data, n->len / 2);
-			int sig = die_in_slot;
-			die_in_slot = 0;
-			raise(sig);
+		if (take(s, e, &own)) {
+			rc = -EBUSY;
+			break;
 		}
-		memcpy(v, n->data, n->len);
+		if (fn) {
+			bool hit = e->wtime_ns && match(s, e, k, klen) &&
+				   xkv_entry_live(e, xkv_now_ns()) && e->len <= s->cfg.val_cap;
+			if (hit) {
+				it->flags = e->flags;
+				it->len = e->len;
+				it->expire_ns = e->expire_ns;
+				it->wtime_ns = e->wtime_ns;
+				memcpy(it->data, e->data + s->cfg.key_size, e->len);
+			}
+			rc = fn(arg, hit ? it : NULL, n);
+			if (!rc && n->len > s->cfg.val_cap)
+				rc = -E2BIG;
+			if (rc) {
+				slot_unlock(e, own);
+				break;
+			}
+		}
+		int counts = fill_slot(s, e, k, klen, n);
 		if (slot_unlock(e, own)) {
-			s->new_items += fresh;
-			s->overwrites += evicts;
-			return 0;
+			s->new_items += counts & 1;
+			s->overwrites += counts >> 1;
+			rc = 0;
+			break;
 		}
 		/* Robbed: we stalled inside past the timeout, a thief emptied the
 		 * slot (or stored its own value) and others may have written since,
 		 * all while we went on copying, so it may hold a mix.  Take it again
-		 * and rewrite our whole value.  Until then (or until whoever holds it
-		 * now rewrites it) readers can see that mix: the one torn read left,
-		 * and only for a writer stalled longer than XKV_SLOT_STEAL_MS. */
+		 * and rewrite our whole value (deciding again on what is there now).
+		 * Until then (or until whoever holds it now rewrites it) readers can
+		 * see that mix: the one torn read left, and only for a writer
+		 * stalled longer than XKV_SLOT_STEAL_MS. */
 	}
+	free(it);
+	return rc;
+}
+
+static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	return store_locked(s, key, klen, NULL, NULL, (struct xkv_entry *)n);
+}
+
+static int set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		  struct xkv_entry *n)
+{
+	return store_locked(s, key, klen, fn, arg, n);
 }
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
@@ -334,6 +387,7 @@ const struct xkv_layout xkv_layout_array_fnv = {
 	.close = close_slots,
 	.get = get,
 	.set = set,
+	.set_if = set_if,
 	.del = del,
 	.count = count,
 	.flush = flush,
