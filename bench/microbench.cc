@@ -38,6 +38,7 @@
 #include "xdpkv.h"
 #include "null_layout.h"
 #include "array_fnv/slot.h"
+#include "set_assoc/bucket.h"
 
 namespace {
 
@@ -50,6 +51,10 @@ constexpr uint32_t kOutMax = 4096;
  * sets are built for that many. */
 uint32_t g_max_threads = 1;
 constexpr size_t kHdrLen = ETH_HLEN + 20 + 8 + XKV_UDP_HDR_LEN;
+/* The seed array_fnv and set_assoc run with here: keyed placement, as attach
+ * gives them by default (a random one there; a fixed one here, so runs place
+ * keys alike). */
+constexpr uint64_t kBenchSeed = 0x6a09e667f3bcc908ull;
 const uint8_t kClientMac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x02};
 const uint8_t kServerMac[ETH_ALEN] = {0x02, 0, 0, 0, 0, 0x01};
 const uint32_t kClientIp = 0xc0000202; /* 192.0.2.2 (TEST-NET-1): never sent anywhere */
@@ -370,11 +375,27 @@ int preload(Bench &b)
 	return 0;
 }
 
+/* set_assoc: is key k's bucket one thread i % g_max_threads may use?  Threads
+ * get disjoint buckets, as they get disjoint keys (bm_op): a set in a bucket
+ * that another thread's set holds goes to the slow path.  Other layouts: yes. */
+bool bucket_ok(const Bench &b, uint32_t k, uint32_t i)
+{
+	const xkv_config &c = b.store.cfg;
+	if (b.null_store || strcmp(c.layout, "set_assoc"))
+		return true;
+	std::vector<uint8_t> packed(c.key_size + 8, 0);
+	std::string ks = key_text(k);
+	if (xkv_key_pack(&c, ks.data(), kKeyLen, packed.data()))
+		return false;
+	uint64_t h = xkv_key_hash(c.hash_seed, packed.data(), kKeyLen);
+	return xkv_sa_bucket_of(h, xkv_sa_buckets(c.entries, c.entry_size)) % g_max_threads == i % g_max_threads;
+}
+
 /* opt.keys * g_max_threads distinct keys spread evenly over the preloaded
  * range: for each stretch the first key at or after its start that the
  * store still holds (array_fnv loses colliding keys, and FNV-1a modulo a
  * power of two loses sequential keys in clusters; lru may evict while
- * loading). */
+ * loading) and, for set_assoc, whose bucket belongs to its thread. */
 int choose_keys(Bench &b)
 {
 	uint32_t nkeys = opt.keys * g_max_threads;
@@ -383,6 +404,8 @@ int choose_keys(Bench &b)
 	for (uint32_t i = 0; i < nkeys; i++) {
 		uint32_t k = std::max(next, i * stride);
 		for (; k < opt.entries && !b.null_store; k++) {
+			if (!bucket_ok(b, k, i))
+				continue;
 			std::string ks = key_text(k), v = value_for(k);
 			int r = b.L->get(&b.store, ks.data(), kKeyLen, it.get());
 			if (r < 0) {
@@ -411,14 +434,18 @@ void load(Bench &b)
 
 	/* NAME_nochecks: the same program with its access checks compiled out
 	 * (XKV_CFG_UNGUARDED), to measure what they cost in the same run;
-	 * lru_no_common_lru: lru loaded with --no-common-lru */
+	 * lru_no_common_lru: lru loaded with --no-common-lru;
+	 * array_fnv_unseeded: array_fnv placed by plain FNV-1a (--fnv-unseeded),
+	 * where array_fnv and set_assoc run keyed, as attach makes them */
 	static const struct {
 		const char *sfx;
 		__u32 flag;
 	} suffixes[] = {
 		{ "_nochecks", XKV_CFG_UNGUARDED },
 		{ "_no_common_lru", XKV_CFG_NO_COMMON_LRU },
+		{ "_unseeded", 0 },
 	};
+	bool unseeded = b.name.size() > 9 && !b.name.compare(b.name.size() - 9, 9, "_unseeded");
 	std::string base = b.name;
 	__u32 flags = 0;
 	for (const auto &x : suffixes) {
@@ -440,6 +467,8 @@ void load(Bench &b)
 	cfg.entries = b.null_store ? 1 : opt.entries;
 	cfg.mode = XKV_MODE_TEST;
 	cfg.flags |= flags;
+	if (b.L->hash_seeded && !unseeded)
+		cfg.hash_seed = kBenchSeed;
 	if (xkv_config_finish(&cfg, err, sizeof(err))) {
 		b.err = b.name + ": " + err;
 		return;
@@ -775,7 +804,7 @@ struct MatrixOptions {
 	std::vector<uint32_t> key_sizes = {16, 64, 128, 250};
 	std::vector<uint32_t> value_sizes = {32, 128, 512, 1024};
 	std::vector<uint32_t> fills = {10, 50, 95};
-	std::vector<std::string> layouts = {"hash_map", "array_fnv", "lru", "percpu", "lru_percpu"};
+	std::vector<std::string> layouts = {"hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc"};
 	uint32_t capacity = 1u << 18; /* --xkv_capacity: entries of every matrix store */
 	uint32_t keys = 2048;         /* --xkv_matrix_keys: request keys per cell */
 	uint32_t iters = 16384;       /* --xkv_iters: timed requests per cell and repetition */
@@ -871,6 +900,8 @@ std::string m_load(const xkv_layout *L, const std::string &name, uint32_t klen, 
 	cfg.val_cap = vlen;
 	cfg.entries = entries;
 	cfg.mode = XKV_MODE_TEST;
+	if (L->hash_seeded)
+		cfg.hash_seed = kBenchSeed;
 	if (xkv_config_finish(&cfg, err, sizeof(err)))
 		return name + ": " + err;
 	if (null_store)
@@ -987,8 +1018,8 @@ std::string m_pick_keys(MStore &b, MOp op, std::vector<uint32_t> *out)
 	return "";
 }
 
-/* What undoes one request of a mutating op: array_fnv's slot bytes as they
- * were (a set of a new key may overwrite another key's slot), for the
+/* What undoes one request of a mutating op: array_fnv's slot bytes (set_assoc's
+ * bucket bytes) as they were (a set of a new key may overwrite another key), for the
  * hash-like layouts the packed key (set_new: delete it again) or the entry
  * (delete: store it again). */
 struct MUndo {
@@ -1009,10 +1040,13 @@ std::string m_undo_prepare(MStore &b, MOp op, const std::vector<uint32_t> &keys,
 		u.packed.assign(c.key_size + 8, 0);
 		if (xkv_key_pack(&c, ks.data(), b.klen, u.packed.data()))
 			return "cannot pack key " + ks;
-		if (b.store.mm) {
-			uint32_t idx = slot_index(u.packed.data(), b.klen, c.entries);
+		if (b.store.mm) { /* array_fnv: the key's slot; set_assoc: its whole bucket */
+			bool sa = b.layout == "set_assoc";
+			uint64_t h = xkv_key_hash(c.hash_seed, u.packed.data(), b.klen);
+			uint32_t idx = sa ? xkv_sa_bucket_of(h, xkv_sa_buckets(c.entries, c.entry_size))
+					  : (uint32_t)(h % c.entries);
 			u.slot = static_cast<uint8_t *>(b.store.mm) + (size_t)idx * b.store.slot_stride;
-			u.bytes.assign(u.slot, u.slot + c.entry_size);
+			u.bytes.assign(u.slot, u.slot + (sa ? b.store.slot_stride : c.entry_size));
 		} else if (op == MOp::Delete) {
 			std::string v = value_for(k, b.vlen);
 			u.bytes.assign(c.entry_size, 0);
@@ -1187,7 +1221,8 @@ void register_matrix()
 }
 
 const char *const kLayouts[] = {"null", "null_nochecks", "hash_map", "hash_map_nochecks",
-				"array_fnv", "lru", "lru_no_common_lru", "percpu", "lru_percpu"};
+				"array_fnv", "array_fnv_unseeded", "lru", "lru_no_common_lru", "percpu",
+				"lru_percpu", "set_assoc"};
 
 void register_all()
 {
@@ -1328,7 +1363,7 @@ void parse_args(int *argc, char **argv)
 				"           [--xkv_cpu=N (default 0)] [--xkv_max_threads=N (default: CPUs online)]\n"
 				"           [--xkv_verbose] [Google Benchmark flags]\n"
 				"matrix (benchmarks matrix/<op>/<layout>/k<K>/v<V>/fill<F>; defaults = the full matrix):\n"
-				"           [--xkv_layouts=hash_map,array_fnv,lru,percpu,lru_percpu]\n"
+				"           [--xkv_layouts=hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc]\n"
 				"           [--xkv_ops=get_hit,get_miss,set_new,set_overwrite,delete]\n"
 				"           [--xkv_key_sizes=16,64,128,250] [--xkv_value_sizes=32,128,512,1024]\n"
 				"           [--xkv_fills=10,50,95 (%% of capacity)] [--xkv_capacity=262144]\n"

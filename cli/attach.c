@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/ethtool.h>
@@ -188,6 +189,8 @@ struct attach_opts {
 	int mode;
 	unsigned entries, key_size, value_size, port;
 	bool no_prealloc, no_common_lru, binary_keys, serve;
+	const char *hash_seed;   /* --hash-seed as given (NULL: random, or the pinned one) */
+	bool fnv_unseeded;
 	bool replace, reset_acl; /* re-attach */
 	const char *restore;
 	/* access policy (docs/security.md) */
@@ -213,6 +216,12 @@ static const struct xo attach_table[] = {
 	  "hash_map: allocate items on insert (BPF_F_NO_PREALLOC)" },
 	{ "no-common-lru", 0, XO_BOOL, offsetof(struct attach_opts, no_common_lru), NULL,
 	  "lru: an LRU list per CPU, each evicting from its own entries/CPUs share; entries rounded up to a multiple of the CPUs (BPF_F_NO_COMMON_LRU)" },
+	{ "hash-seed", 0, XO_STR, offsetof(struct attach_opts, hash_seed), "SEED",
+	  "array_fnv, set_assoc: key of the hash that places keys (64-bit, decimal or 0x hex); default: "
+	  "random at attach (getrandom), the pinned one on re-attach; 0 = unseeded FNV-1a (BMC's placement)" },
+	{ "fnv-unseeded", 0, XO_BOOL, offsetof(struct attach_opts, fnv_unseeded), NULL,
+	  "array_fnv, set_assoc: place keys by plain FNV-1a, as BMC does (--hash-seed 0): clients can compute "
+	  "which keys collide" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
@@ -276,9 +285,46 @@ static bool iface_is_veth(const char *ifname)
 	return veth;
 }
 
+/* --hash-seed / --fnv-unseeded, or a random seed for the layouts that place
+ * keys themselves (docs/layouts.md, "Keyed placement").  A re-attach keeps
+ * the pinned seed instead (keep_pinned_seed). */
+static int hash_seed_opt(const struct attach_opts *o, const struct xkv_layout *L, struct xkv_config *cfg)
+{
+	if (o->hash_seed) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(o->hash_seed, &end, 0);
+		if (errno || end == o->hash_seed || *end || o->hash_seed[0] == '-') {
+			xerr("attach: --hash-seed '%s': not a 64-bit number (decimal or 0x hex)", o->hash_seed);
+			return EXIT_USAGE;
+		}
+		if (o->fnv_unseeded && v) {
+			xerr("attach: --fnv-unseeded and --hash-seed %s contradict each other", o->hash_seed);
+			return EXIT_USAGE;
+		}
+		cfg->hash_seed = v;
+		return 0;
+	}
+	if (o->fnv_unseeded || !L->hash_seeded) {
+		if (o->fnv_unseeded && !L->hash_seeded) {
+			xerr("attach: --fnv-unseeded applies to the layouts that place keys themselves "
+			     "(array_fnv, set_assoc), not %s", L->name);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	while (!cfg->hash_seed)
+		if (getrandom(&cfg->hash_seed, sizeof(cfg->hash_seed), 0) != sizeof(cfg->hash_seed)) {
+			xerr("attach: getrandom: %s (give --hash-seed)", strerror(errno));
+			return EXIT_SYS;
+		}
+	return 0;
+}
+
 static int build_config(const struct attach_opts *o, const char *variant, struct xkv_config *cfg)
 {
 	char err[XKV_ERRLEN];
+	int rc;
 
 	if (!xkv_layout_find_any(variant))
 		return unknown_variant(variant);
@@ -298,6 +344,8 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 		cfg->flags |= XKV_CFG_NO_COMMON_LRU;
 	if (o->binary_keys)
 		cfg->flags |= XKV_CFG_BINARY_KEYS;
+	if ((rc = hash_seed_opt(o, xkv_layout_find_any(variant), cfg)))
+		return rc;
 	if (o->strict)
 		cfg->flags |= XKV_CFG_STRICT;
 	if (o->low_ports)
@@ -327,6 +375,23 @@ struct prior {
 	bool legacy;                 /* attached alone, not under libxdp's dispatcher */
 	enum xdp_attach_mode xmode;  /* how */
 };
+
+/* Re-attach without --hash-seed/--fnv-unseeded: the kept items sit where the
+ * pinned seed put them, so the new program takes that seed, not a new one. */
+static int keep_pinned_seed(const struct attach_opts *o, const struct prior *pr, struct xkv_config *cfg)
+{
+	struct xkv_config old;
+	char err[XKV_ERRLEN];
+	if (!pr->pins || o->hash_seed || o->fnv_unseeded || !xkv_layout_find_any(cfg->layout)->hash_seeded)
+		return 0;
+	if (xkv_pins_cfg(o->ifc.name, &old, err, sizeof(err))) {
+		xerr("attach: %s", err);
+		return EXIT_SYS;
+	}
+	if (!strncmp(old.layout, cfg->layout, sizeof(old.layout)))
+		cfg->hash_seed = old.hash_seed;
+	return 0;
+}
 
 /* Refuse early, with reasons: kernel support, bpffs, another program there.
  * Fills pr with what an earlier attach left; --replace removes it here. */
@@ -744,7 +809,8 @@ static int run_attach(void *vo, const struct global_opts *g)
 		xerr("attach: --restore %s: %s", o->restore, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if ((rc = need_privileges("attach")) || (rc = attach_preflight(o, &pr)))
+	if ((rc = need_privileges("attach")) || (rc = attach_preflight(o, &pr)) ||
+	    (rc = keep_pinned_seed(o, &pr, &cfg)))
 		return rc;
 	return do_attach(o, &cfg, &pr);
 }
@@ -752,7 +818,8 @@ static int run_attach(void *vo, const struct global_opts *g)
 const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
-		    "[--port P] [--no-prealloc] [--no-common-lru] [--binary-keys] [--serve] [--allow CIDR]... "
+		    "[--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
+		    "[--binary-keys] [--serve] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--replace] [--reset-acl] "
 		    "[--restore FILE]",

@@ -156,6 +156,10 @@ static void print_text(const struct status *st, bool percpu)
 	       c->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "",
 	       c->flags & XKV_CFG_NO_COMMON_LRU ? ", no common LRU (an LRU list per CPU)" : "",
 	       c->flags & XKV_CFG_BINARY_KEYS ? ", binary keys" : "");
+	if (st->s.L->hash_seeded)
+		printf("  %-14s %s\n", "placement", c->hash_seed ?
+		       "keyed hash (SipHash-1-3, secret seed set at attach)" :
+		       "unseeded FNV-1a (BMC's): clients can compute which keys collide");
 	if (st->live >= 0)
 		printf("  %-14s %ld (%.1f%% of capacity)\n", "live items", st->live,
 		       pct((unsigned long long)st->live, c->entries));
@@ -226,6 +230,8 @@ static void print_json(const struct status *st, bool percpu)
 	       c->flags & XKV_CFG_NO_PREALLOC ? "true" : "false",
 	       c->flags & XKV_CFG_NO_COMMON_LRU ? "true" : "false",
 	       c->flags & XKV_CFG_BINARY_KEYS ? "true" : "false", st->live, st->mem);
+	printf(",\"placement\":%s", !st->s.L->hash_seeded ? "null" :
+	       c->hash_seed ? "\"keyed\"" : "\"fnv1a-unseeded\"");
 	printf(",\"bytes_per_entry\":%.2f", st->mem >= 0 ? (double)st->mem / c->entries : -1.0);
 	if (st->live > 0 && st->mem >= 0)
 		printf(",\"bytes_per_item\":%.2f", (double)st->mem / (double)st->live);

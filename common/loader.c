@@ -93,6 +93,16 @@ int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 			return xkv_errf(err, errlen, -EINVAL, "cannot count CPUs");
 		cfg->entries = (cfg->entries + (__u32)ncpus - 1) / (__u32)ncpus * (__u32)ncpus;
 	}
+	if (cfg->hash_seed && !L->hash_seeded) {
+		char names[128] = "";
+		for (int j = 0; xkv_layouts[j]; j++)
+			if (xkv_layouts[j]->hash_seeded)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+					 names[0] ? ", " : "", xkv_layouts[j]->name);
+		return xkv_errf(err, errlen, -EINVAL,
+				"--hash-seed applies to %s, not %s (its map hashes keys with the kernel's own seed)",
+				names, L->name);
+	}
 	if (L->key_in_value)
 		cfg->flags |= XKV_CFG_KEY_IN_VALUE;
 	else
@@ -106,7 +116,7 @@ int xkv_config_finish(struct xkv_config *cfg, char *err, size_t errlen)
 	}
 	cfg->key_size = XKV_KEY_SIZE(cfg->key_cap);
 	cfg->entry_size = XKV_ENTRY_SIZE(L->key_in_value, cfg->key_cap, cfg->val_cap);
-	return 0;
+	return L->finish ? L->finish(cfg, err, errlen) : 0;
 }
 
 struct bpf_program *xkv_object_prog(struct bpf_object *obj)
@@ -257,10 +267,25 @@ static void store_fds_reset(struct xkv_store *s)
 		*MAP_FD(s, i) = -1;
 }
 
+/* The pinned cfg as this xdpkv knows it.  Another version's cfg may be
+ * shorter (fields added since read as 0: hash_seed) or longer (fields this
+ * one does not know are dropped); the kernel copies value_size bytes, so read
+ * into a buffer of that size. */
 static int read_cfg(int cfg_fd, struct xkv_config *cfg)
 {
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(cfg_fd, &zero, cfg) ? -errno : 0;
+	struct bpf_map_info info = {};
+	__u32 zero = 0, ilen = sizeof(info);
+	if (bpf_obj_get_info_by_fd(cfg_fd, &info, &ilen))
+		return -errno;
+	if (info.value_size < offsetof(struct xkv_config, hash_seed))
+		return -EPROTO;
+	__u8 *buf = calloc(1, info.value_size > sizeof(*cfg) ? info.value_size : sizeof(*cfg));
+	if (!buf)
+		return -ENOMEM;
+	int e = bpf_map_lookup_elem(cfg_fd, &zero, buf) ? -errno : 0;
+	memcpy(cfg, buf, sizeof(*cfg));
+	free(buf);
+	return e;
 }
 
 static int store_finish(struct xkv_store *s, char *err, size_t errlen)
@@ -318,6 +343,20 @@ int xkv_pin_dir(const char *ifname, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+
+int xkv_pins_cfg(const char *ifname, struct xkv_config *cfg, char *err, size_t errlen)
+{
+	char dir[256], p[300];
+	if (xkv_pin_dir(ifname, dir, sizeof(dir)))
+		return xkv_errf(err, errlen, -ENAMETOOLONG, "interface name too long");
+	snprintf(p, sizeof(p), "%s/cfg", dir);
+	int fd = bpf_obj_get(p);
+	if (fd < 0)
+		return xkv_errf(err, errlen, -errno, "cannot open %s: %s", p, strerror(errno));
+	int e = read_cfg(fd, cfg);
+	close(fd);
+	return e ? xkv_errf(err, errlen, e, "cannot read %s: %s", p, strerror(-e)) : 0;
+}
 
 bool xkv_pins_exist(const char *ifname)
 {
@@ -418,6 +457,9 @@ int xkv_pins_match(struct bpf_object *obj, const struct xkv_config *cfg, const c
 	};
 	if (strncmp(old.layout, cfg->layout, sizeof(old.layout)))
 		snprintf(diff, difflen, "--variant: %.16s pinned, %s now", old.layout, cfg->layout);
+	else if (old.hash_seed != cfg->hash_seed) /* the values are secrets: not printed */
+		snprintf(diff, difflen, "--hash-seed: %s pinned, %s now (a new seed would lose every item)",
+			 old.hash_seed ? "a seed" : "unseeded", cfg->hash_seed ? "another seed" : "unseeded");
 	else
 		for (size_t i = 0; i < sizeof(o) / sizeof(o[0]); i++)
 			if (o[i].pinned != o[i].now)

@@ -59,6 +59,11 @@ struct xkv_layout {
 	/* the load-time map options (XKV_CFG_NO_PREALLOC, XKV_CFG_NO_COMMON_LRU)
 	 * its prepare() honours; xkv_config_finish refuses the others */
 	__u32 map_opts;
+	/* places keys with hash.h's keyed hash: cfg.hash_seed applies */
+	bool hash_seeded;
+	/* optional: the layout's own checks and rounding at the end of
+	 * xkv_config_finish (set_assoc: entries to whole buckets) */
+	int (*finish)(struct xkv_config *cfg, char *err, size_t errlen);
 	/* optional: adjust the store map before load (e.g. BPF_F_NO_PREALLOC) */
 	int (*prepare)(struct bpf_map *store, const struct xkv_config *cfg);
 	/* optional: after fds are known (array_fnv mmaps its slots) */
@@ -132,9 +137,9 @@ struct xkv_store {
 	/* access policy (policy.h): -1 where the object has none (the null store) */
 	int acl_fd[XKV_ACL__N], host_fd, local_fd, rl_fd, tcp_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */
-	void *mm;               /* array_fnv: mmapped slots */
+	void *mm;               /* array_fnv, set_assoc: mmapped slots / buckets */
 	size_t mm_len;
-	__u32 slot_stride;      /* array_fnv: bytes between slots in mm */
+	__u32 slot_stride;      /* array_fnv: bytes between slots in mm; set_assoc: between buckets */
 	bool owns_fds;          /* opened from pins: close() closes the fds */
 	/* What this process's stores did, counted by the accessor as the XDP
 	 * side counts them (store_new: lru, array_fnv; overwrites: array_fnv).
@@ -190,6 +195,8 @@ int xkv_pins_match(struct bpf_object *obj, const struct xkv_config *cfg, const c
  * the number reused or -errno with a message. */
 int xkv_object_reuse_pins(struct bpf_object *obj, const char *ifname, char *err, size_t errlen);
 int xkv_pins_remove(const char *ifname);
+/* The config pinned for ifname (what the attached program was built with). */
+int xkv_pins_cfg(const char *ifname, struct xkv_config *cfg, char *err, size_t errlen);
 bool xkv_pins_exist(const char *ifname);
 /* Open a store through its pins; -ENOENT (xdpkv not attached) etc. */
 int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, size_t errlen);

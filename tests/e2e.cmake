@@ -50,6 +50,14 @@ endforeach()
 xkv_e2e(e2e_raw_lru_percpu 90 raw.sh lru_percpu native)
 xkv_e2e(e2e_writers_lru_percpu 60 writers.sh lru_percpu)
 xkv_e2e(e2e_memaslap_lru_percpu_native_1024 60 memaslap.sh lru_percpu native 1024)
+# set_assoc: as lru_percpu, the exact replies, the writers, one memaslap cell
+xkv_e2e(e2e_raw_set_assoc 90 raw.sh set_assoc native)
+xkv_e2e(e2e_writers_set_assoc 60 writers.sh set_assoc)
+xkv_e2e(e2e_memaslap_set_assoc_native_1024 60 memaslap.sh set_assoc native 1024)
+# --hash-seed: random by default, kept by a re-attach, another one refused,
+# a snapshot restored under another seed, --fnv-unseeded (issue 9)
+xkv_e2e(e2e_hashseed_array_fnv 90 hashseed.sh array_fnv)
+xkv_e2e(e2e_hashseed_set_assoc 90 hashseed.sh set_assoc)
 xkv_e2e(e2e_raw_hash_map_skb 90 raw.sh hash_map skb)
 # A run killed midway (SIGINT) leaves no namespace, link, pin or process.
 xkv_e2e(e2e_teardown 90 teardown.sh)
@@ -61,12 +69,13 @@ xkv_e2e(e2e_acl 90 acl.sh hash_map)
 # memcached over TCP (xdpkv serve): pymemcache, python-memcache and the
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).
-xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS})
+xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS} set_assoc)
 # Snapshots, restore into the same and another layout, dump -> import (issue 8).
 xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)
 xkv_e2e(e2e_snapshot_array_fnv 90 snapshot.sh array_fnv hash_map)
 xkv_e2e(e2e_snapshot_lru 90 snapshot.sh lru percpu)
 xkv_e2e(e2e_snapshot_percpu 90 snapshot.sh percpu hash_map)
+xkv_e2e(e2e_snapshot_set_assoc 90 snapshot.sh set_assoc hash_map)
 # Re-attach keeps the data: other options while a client keeps getting (no
 # failed request), another size refused, --replace, --restore, SIGHUP (issue 8).
 xkv_e2e(e2e_reattach 60 reattach.sh)

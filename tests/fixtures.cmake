@@ -5,7 +5,7 @@ add_executable(test_fixtures
   ${CMAKE_CURRENT_LIST_DIR}/refmodel.c)
 target_include_directories(test_fixtures PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_fixtures PRIVATE xdpkv_core)
-foreach(layout hash_map array_fnv lru percpu lru_percpu)
+foreach(layout hash_map array_fnv lru percpu lru_percpu set_assoc)
   add_test(NAME fixtures_${layout} COMMAND test_fixtures --layout ${layout})
 endforeach()
 
@@ -14,6 +14,8 @@ add_executable(test_torn ${CMAKE_CURRENT_LIST_DIR}/test_torn.c ${CMAKE_CURRENT_L
 target_include_directories(test_torn PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_torn PRIVATE xdpkv_core pthread)
 add_test(NAME torn_array_fnv COMMAND test_torn --layout array_fnv --seconds 2)
+# set_assoc: the same promise, through its per-way sequence counters.
+add_test(NAME torn_set_assoc COMMAND test_torn --layout set_assoc --seconds 2)
 
 # array_fnv: a userspace writer killed inside a slot does not wedge it for good.
 add_executable(test_wedge ${CMAKE_CURRENT_LIST_DIR}/test_wedge.c ${CMAKE_CURRENT_LIST_DIR}/pktbuild.c)
@@ -21,3 +23,6 @@ target_include_directories(test_wedge PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_wedge PRIVATE xdpkv_core)
 add_test(NAME wedge_array_fnv COMMAND test_wedge)
 set_tests_properties(wedge_array_fnv PROPERTIES TIMEOUT 60)
+# set_assoc: the same with a writer killed inside a bucket.
+add_test(NAME wedge_set_assoc COMMAND test_wedge --layout set_assoc)
+set_tests_properties(wedge_set_assoc PROPERTIES TIMEOUT 60)

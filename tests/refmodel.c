@@ -43,7 +43,7 @@
 #include <arpa/inet.h>
 #include "refmodel.h"
 #include "policy.h" /* XKV_R_AMP: the line, like wire.h's */
-#include "fnv.h"
+#include "hash.h"
 
 #define TOK_MAX 64   /* the model keeps more tokens than the fast path serves */
 
@@ -72,6 +72,7 @@ void rm_store_free(struct rm_store *s)
 	for (__u32 i = 0; i < s->n; i++)
 		item_free(&s->items[i]);
 	free(s->items);
+	free(s->sets);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -94,9 +95,64 @@ static void drop(struct rm_store *s, struct rm_item *it)
 	*it = s->items[--s->n];
 }
 
+/* the placement hash, over the key zero-padded to a whole word */
+static __u64 key_hash(const struct rm_store *s, const void *key, __u32 klen)
+{
+	__u8 k[XKV_KEY_MAX + 8] = { 0 };
+	memcpy(k, key, klen);
+	return xkv_key_hash(s->cfg.hash_seed, k, klen);
+}
+
 static __u32 slot_of(const struct rm_store *s, const void *key, __u32 klen)
 {
-	return (__u32)(xkv_fnv1a(key, klen) % s->cfg.entries);
+	return (__u32)(key_hash(s, key, klen) % s->cfg.entries);
+}
+
+static __u32 set_of(const struct rm_store *s, const void *key, __u32 klen)
+{
+	return (__u32)key_hash(s, key, klen) % (s->cfg.entries / s->cfg.ways);
+}
+
+/* RM_SET_ASSOC: the item in way w of set b, if any */
+static struct rm_item *set_way(const struct rm_store *s, __u32 b, __u32 w)
+{
+	for (__u32 i = 0; i < s->n; i++)
+		if (s->items[i].way == w && set_of(s, s->items[i].key, s->items[i].klen) == b)
+			return &s->items[i];
+	return NULL;
+}
+
+/* RM_SET_ASSOC: the way a new key takes in set b, dropping what was there;
+ * counts store_new or overwrites in delta */
+static __u32 set_place(struct rm_store *s, __u32 b, int64_t now, struct xkv_stats *delta)
+{
+	if (!s->sets) {
+		s->sets = calloc(s->cfg.entries / s->cfg.ways, sizeof(*s->sets));
+		if (!s->sets)
+			abort();
+	}
+	struct rm_set *set = &s->sets[b];
+	for (__u32 w = 0; w < s->cfg.ways; w++) {
+		struct rm_item *it = set_way(s, b, w);
+		if (it && alive(it, now))
+			continue;
+		if (it)
+			drop(s, it);
+		if (delta)
+			delta->v[XKV_STAT_store_new]++;
+		set->ref[w] = 0;
+		return w;
+	}
+	__u32 w = set->hand % s->cfg.ways;
+	while (set->ref[w]) {
+		set->ref[w] = 0;
+		w = (w + 1) % s->cfg.ways;
+	}
+	set->hand = (__u8)((w + 1) % s->cfg.ways);
+	drop(s, set_way(s, b, w));
+	if (delta)
+		delta->v[XKV_STAT_overwrites]++;
+	return w;
 }
 
 /* the item sharing key's array slot (another key), if any */
@@ -158,6 +214,11 @@ static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 f
 		return PUT_FULL;
 	if (!it && (s->cfg.kind == RM_LRU || s->cfg.kind == RM_LRU_PERCPU) && s->n >= s->cfg.entries)
 		drop(s, lru_victim(s));
+	__u32 way = 0;
+	if (!it && s->cfg.kind == RM_SET_ASSOC) {
+		way = set_place(s, set_of(s, key, klen), now, delta);
+		is_new = 0; /* counted by set_place */
+	}
 	if (!it) {
 		if (s->n == s->cap) {
 			s->cap = s->cap ? s->cap * 2 : 16;
@@ -169,6 +230,7 @@ static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 f
 		memset(it, 0, sizeof(*it));
 		memcpy(it->key, key, klen);
 		it->klen = klen;
+		it->way = way;
 	}
 	if (is_new && delta && s->cfg.counts_new)
 		delta->v[XKV_STAT_store_new]++;
@@ -374,6 +436,8 @@ static void do_get(struct rm_store *s, const struct line *l, int64_t now, struct
 		say(r, it->val, it->len);
 		say_str(r, "\r\n");
 		it->used = ++s->clock;
+		if (s->cfg.kind == RM_SET_ASSOC && s->sets)
+			s->sets[set_of(s, it->key, it->klen)].ref[it->way] = 1;
 	}
 	say_str(r, XKV_R_END);
 	r->action = RM_XDP_TX;

@@ -26,6 +26,11 @@ enum rm_kind {
 	RM_LRU_PERCPU, /* as RM_LRU, as seen from one CPU: the map's element count is
 			* shared, so a new key beyond `entries` evicts the least
 			* recently used key, all CPUs' copies with it */
+	RM_SET_ASSOC, /* bucket = hash(key) % (entries / ways); a new key takes the
+		       * first empty or expired way, else the CLOCK victim: from the
+		       * bucket's hand, a way whose reference bit (set by a get hit)
+		       * is set loses it and is passed, the first without is evicted
+		       * and the hand moves past it */
 };
 
 /* A network in the one form the policy uses for both families: IPv6 as
@@ -71,6 +76,8 @@ struct rm_config {
 	__u32 entries;
 	__u16 port;
 	int counts_new;  /* the layout counts store_new */
+	__u64 hash_seed; /* RM_ARRAY, RM_SET_ASSOC: placement hash key (hash.h; 0 = FNV-1a) */
+	__u32 ways;      /* RM_SET_ASSOC: ways per bucket */
 	int binary_keys; /* --binary-keys: only NUL is refused in keys */
 	struct rm_policy pol;
 };
@@ -86,6 +93,7 @@ struct rm_item {
 	__u8 *val;
 	int64_t expire;  /* unix seconds; RM_NEVER, RM_EXPIRED, or the moment it dies */
 	__u64 used;      /* last use, for RM_LRU and RM_LRU_PERCPU */
+	__u32 way;       /* RM_SET_ASSOC: the way it occupies in its bucket */
 };
 
 /* A source network's token bucket for the rate limit. */
@@ -103,6 +111,7 @@ struct rm_store {
 	__u64 clock;            /* use counter for RM_LRU and RM_LRU_PERCPU */
 	struct rm_bucket bucket[RM_BUCKETS_MAX];
 	__u32 nbuckets;
+	struct rm_set { __u8 hand, ref[8]; } *sets; /* RM_SET_ASSOC: CLOCK state per bucket */
 };
 
 #define RM_TOUCHED_MAX 64

@@ -30,6 +30,8 @@
 #include "fnv.h"
 #include "pktbuild.h"
 #include "refmodel.h"
+#include "array_fnv/slot.h"
+#include "set_assoc/bucket.h"
 
 #define FAM4 1
 #define FAM6 2
@@ -808,9 +810,14 @@ struct run {
 	int prog_fd;
 	struct xkv_store st;
 	struct rm_config mc;
+	__u64 seed;             /* --hash-seed for the layouts that take one (0: unseeded) */
 	int verbose;
 	int passed, failed, skipped;
 };
+
+/* The seed the tables run array_fnv and set_assoc with (keyed placement, as
+ * attach does by default; the model computes the same placement). */
+#define FIXTURE_SEED 0x9b1d5eedc0ffee01ull
 
 static const char *fam_name(int fam)
 {
@@ -1292,6 +1299,8 @@ static int layout_open(struct run *r, const char *name, __u32 entries, const str
 	cfg.max_amp = t->max_amp;
 	cfg.rate_limit = t->rate_limit;
 	cfg.rate_burst = t->rate_burst;
+	if (r->L->hash_seeded)
+		cfg.hash_seed = r->seed;
 	if ((e = xkv_config_finish(&cfg, err, sizeof(err)))) {
 		fprintf(stderr, "[%s] config: %s\n", name, err);
 		return -1;
@@ -1317,13 +1326,16 @@ static int layout_open(struct run *r, const char *name, __u32 entries, const str
 	r->mc = (struct rm_config){
 		.kind = !strcmp(name, "array_fnv") ? RM_ARRAY : !strcmp(name, "lru") ? RM_LRU :
 			!strcmp(name, "percpu") ? RM_PERCPU :
-			!strcmp(name, "lru_percpu") ? RM_LRU_PERCPU : RM_HASH,
+			!strcmp(name, "lru_percpu") ? RM_LRU_PERCPU :
+			!strcmp(name, "set_assoc") ? RM_SET_ASSOC : RM_HASH,
+		.hash_seed = r->st.cfg.hash_seed,
+		.ways = xkv_sa_ways(r->st.cfg.entry_size),
 		.key_cap = r->st.cfg.key_cap,
 		.val_cap = r->st.cfg.val_cap,
 		.entries = r->st.cfg.entries,
 		.port = r->st.cfg.port,
 		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru") ||
-			      !strcmp(name, "lru_percpu"),
+			      !strcmp(name, "lru_percpu") || !strcmp(name, "set_assoc"),
 		.binary_keys = !!(flags & XKV_CFG_BINARY_KEYS),
 	};
 	if (policy_install(r, t)) {
@@ -1403,10 +1415,14 @@ static int run_on(struct where *w, int cpu)
 	return -1;
 }
 
-/* array_fnv, 8 slots: two keys in one slot; the second store overwrites. */
+/* array_fnv, 8 slots: two keys in one slot; the second store overwrites.
+ * Run unseeded (plain FNV-1a, BMC's placement, requested explicitly with
+ * hash_seed 0) and seeded (the keys that collide are others). */
 static void case_array_collision(struct run *r)
 {
-	struct where w = { .r = r, .name = "array_fnv collision overwrites", .fam = FAM4 };
+	struct where w = { .r = r, .fam = FAM4,
+			   .name = r->seed ? "array_fnv collision overwrites (seeded)" :
+					     "array_fnv collision overwrites (unseeded FNV-1a)" };
 	struct rm_store m;
 	struct xkv_stats d;
 	char a[16] = "", b[16] = "", line[64];
@@ -1415,7 +1431,9 @@ static void case_array_collision(struct run *r)
 	for (int i = 0; i < 100 && !b[0]; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "c%d", i);
-		__u32 slot = (__u32)(xkv_fnv1a((const __u8 *)k, (__u32)strlen(k)) % r->st.cfg.entries);
+		__u8 pk[XKV_KEY_MAX + 8];
+		xkv_key_pack(&r->st.cfg, k, (__u32)strlen(k), pk);
+		__u32 slot = slot_index(r->st.cfg.hash_seed, pk, (__u32)strlen(k), r->st.cfg.entries);
 		if (!a[0]) {
 			strcpy(a, k);
 			slot_a = slot;
@@ -1425,7 +1443,7 @@ static void case_array_collision(struct run *r)
 	}
 	rm_store_init(&m, &r->mc);
 	if (!b[0]) {
-		fail(&w, "test bug: no FNV-1a collision among 100 keys");
+		fail(&w, "test bug: no collision among 100 keys");
 		goto out;
 	}
 	flush_store(r);
@@ -1461,6 +1479,89 @@ static void case_array_collision(struct run *r)
 	memcpy(keys[0], a, kl[0]);
 	memcpy(keys[1], b, kl[1]);
 	check_store(&w, &m, keys, kl, 2);
+out:
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* set_assoc, one bucket (entries 1 rounds up to the ways): CLOCK.  The
+ * bucket fills without evicting; a get hit sets a way's reference bit; a new
+ * key then evicts the first way from the hand without one (clearing the bits
+ * it passes); a deleted or expired way is taken before anything is evicted;
+ * the accessor stores by the same rule.  Every step is checked against the
+ * model's CLOCK (refmodel.c), the counters also by hand. */
+static void case_set_assoc_clock(struct run *r)
+{
+	struct where w = { .r = r, .name = "set_assoc CLOCK within a bucket", .fam = FAM4 };
+	struct rm_store m;
+	struct xkv_stats d;
+	const __u32 W = r->mc.ways, nk = W + 5;
+	char key[16][16], line[96], want[96];
+	__u8 keys[16][XKV_KEY_MAX];
+	__u32 kl[16];
+
+	rm_store_init(&m, &r->mc);
+	if (r->st.cfg.entries != W || W > 8) {
+		fail(&w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, W);
+		goto out;
+	}
+	for (__u32 i = 0; i < nk; i++) {
+		snprintf(key[i], sizeof(key[i]), "clk%u", i);
+		kl[i] = (__u32)strlen(key[i]);
+		memcpy(keys[i], key[i], kl[i]);
+	}
+	flush_store(r);
+	for (__u32 i = 0; i < W; i++) { /* fill: every store new */
+		snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+		if (d.v[XKV_STAT_store_new] != 1 || d.v[XKV_STAT_overwrites])
+			fail(&w, "filling way %u: store_new +%llu overwrites +%llu, expected +1 +0", i,
+			     (unsigned long long)d.v[XKV_STAT_store_new],
+			     (unsigned long long)d.v[XKV_STAT_overwrites]);
+	}
+	/* referenced: way 0 and way 2 */
+	snprintf(line, sizeof(line), "get %s %s\r\n", key[0], key[2]);
+	snprintf(want, sizeof(want), "VALUE %s 0 1\r\nv\r\nVALUE %s 2 1\r\nv\r\nEND\r\n", key[0], key[2]);
+	xdp_req(&w, &m, line, TX, want, NULL);
+	/* hand at 0: way 0 loses its bit, way 1 is the victim */
+	snprintf(line, sizeof(line), "set %s 9 0 1\r\nn\r\n", key[W]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	if (d.v[XKV_STAT_overwrites] != 1 || d.v[XKV_STAT_store_new])
+		fail(&w, "store into a full bucket: overwrites +%llu store_new +%llu, expected +1 +0",
+		     (unsigned long long)d.v[XKV_STAT_overwrites], (unsigned long long)d.v[XKV_STAT_store_new]);
+	snprintf(line, sizeof(line), "get %s\r\n", key[1]);
+	xdp_req(&w, &m, line, TX, XKV_R_END, NULL);
+	/* hand at 2: way 2 loses its bit, way 3 goes (from the accessor) */
+	__u8 v = 'u';
+	seed_one(&w, &m, key[W + 1], 7, 0, &v, 1);
+	snprintf(line, sizeof(line), "get %s %s %s\r\n", key[3], key[0], key[W + 1]);
+	snprintf(want, sizeof(want), "VALUE %s 0 1\r\nv\r\nVALUE %s 7 1\r\nu\r\nEND\r\n", key[0],
+		 key[W + 1]);
+	xdp_req(&w, &m, line, TX, want, NULL);
+	/* a deleted way is taken first: new, nothing evicted */
+	snprintf(line, sizeof(line), "delete %s\r\n", key[W]);
+	xdp_req(&w, &m, line, TX, XKV_R_DELETED, NULL);
+	snprintf(line, sizeof(line), "set %s 0 0 1\r\nd\r\n", key[W + 2]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	if (d.v[XKV_STAT_store_new] != 1 || d.v[XKV_STAT_overwrites])
+		fail(&w, "store after a delete: store_new +%llu overwrites +%llu, expected +1 +0",
+		     (unsigned long long)d.v[XKV_STAT_store_new], (unsigned long long)d.v[XKV_STAT_overwrites]);
+	/* so is an expired one (key 0 rewritten in place as already expired) */
+	snprintf(line, sizeof(line), "set %s 0 -1 1\r\nx\r\n", key[0]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	snprintf(line, sizeof(line), "set %s 0 0 1\r\ne\r\n", key[W + 3]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	if (d.v[XKV_STAT_store_new] != 1 || d.v[XKV_STAT_overwrites])
+		fail(&w, "store over an expired way: store_new +%llu overwrites +%llu, expected +1 +0",
+		     (unsigned long long)d.v[XKV_STAT_store_new], (unsigned long long)d.v[XKV_STAT_overwrites]);
+	/* and one more eviction, from where the hand is now */
+	snprintf(line, sizeof(line), "set %s 0 0 1\r\nf\r\n", key[W + 4]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	w.step = 0;
+	check_store(&w, &m, keys, kl, nk);
+	if (rm_store_live(&m, unix_now()) != (long)W || r->st.L->count(&r->st) != (long)W)
+		fail(&w, "live items: model %ld, store %ld, expected %u (a full bucket)",
+		     rm_store_live(&m, unix_now()), r->st.L->count(&r->st), W);
 out:
 	rm_store_free(&m);
 	case_done(r, &w);
@@ -1811,8 +1912,11 @@ static const struct {
 	const char *layout;
 	__u32 entries, flags;
 	void (*fn)(struct run *);
+	__u64 seed;
 } layout_cases[] = {
-	{ "array_fnv", 8, 0, case_array_collision },
+	{ "array_fnv", 8, 0, case_array_collision, 0 },
+	{ "array_fnv", 8, 0, case_array_collision, FIXTURE_SEED },
+	{ "set_assoc", 1, 0, case_set_assoc_clock, FIXTURE_SEED },
 	{ "lru", 16, 0, case_lru_evict },
 	{ "lru", 15, XKV_CFG_NO_COMMON_LRU, case_lru_cpu_lists },
 	{ "percpu", 8, 0, case_percpu },
@@ -1831,6 +1935,7 @@ static void run_layout_cases(struct run *r, const char *name)
 			continue;
 		memset(&small, 0, sizeof(small));
 		small.verbose = r->verbose;
+		small.seed = layout_cases[i].seed;
 		if (layout_open(&small, name, layout_cases[i].entries, &tables[0], layout_cases[i].flags)) {
 			r->failed++;
 			continue;
@@ -1870,6 +1975,18 @@ static void check_map_opts(struct run *r, const char *name)
 			bad = 1;
 		}
 	}
+	/* --hash-seed: only where the layout places keys itself */
+	struct xkv_config cfg;
+	char err[XKV_ERRLEN] = "";
+	xkv_config_defaults(&cfg, name);
+	cfg.hash_seed = 42;
+	int e = xkv_config_finish(&cfg, err, sizeof(err));
+	int want_ok = !strcmp(name, "array_fnv") || !strcmp(name, "set_assoc");
+	if (want_ok ? e != 0 : (e != -EINVAL || !strstr(err, "--hash-seed"))) {
+		fprintf(stderr, "FAIL [%s] --hash-seed: %s (%s)\n", name,
+			want_ok ? "refused" : "accepted, or refused without naming it", err);
+		bad = 1;
+	}
 	if (bad)
 		r->failed++;
 	else
@@ -1880,6 +1997,7 @@ static void check_map_opts(struct run *r, const char *name)
 
 static void run_table(struct run *r, const char *name, const struct table *t)
 {
+	r->seed = FIXTURE_SEED;
 	if (layout_open(r, name, 1024, t, 0)) {
 		r->failed++;
 		return;
@@ -1918,6 +2036,19 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pin_cpu(0))
 		return 1;
+	/* hash.h's SipHash against the reference vector of the SipHash paper
+	 * (2-4, key 00..0f, message 00..0e); production runs the same code 1-3 */
+	__u8 msg[16] = { 0 };
+	for (int i = 0; i < 15; i++)
+		msg[i] = (__u8)i;
+	__u64 sip = xkv_siphash_cd(2, 4, 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, msg, 15);
+	if (sip != 0xa129ca6149be45e5ull) {
+		fprintf(stderr, "FAIL hash.h: SipHash-2-4 reference vector: %016llx, expected a129ca6149be45e5\n",
+			(unsigned long long)sip);
+		total_fail++;
+	} else {
+		total_pass++;
+	}
 	for (int li = 0; xkv_layouts[li]; li++) {
 		const char *name = xkv_layouts[li]->name;
 		static struct run r;

@@ -755,9 +755,9 @@ static void t_counters(struct env *e)
 	want.v[XKV_STAT_get_misses] = 2;
 	want.v[XKV_STAT_stores] = 3;
 	/* a, x and n were new; counted by the layouts that count new items
-	 * (as their XDP side does: array_fnv, lru, lru_percpu) */
+	 * (as their XDP side does: array_fnv, lru, lru_percpu, set_assoc) */
 	if (!strcmp(e->layout, "array_fnv") || !strcmp(e->layout, "lru") ||
-	    !strcmp(e->layout, "lru_percpu"))
+	    !strcmp(e->layout, "lru_percpu") || !strcmp(e->layout, "set_assoc"))
 		want.v[XKV_STAT_store_new] = 3;
 	want.v[XKV_STAT_deletes] = 1;
 	want.v[XKV_STAT_delete_misses] = 1;

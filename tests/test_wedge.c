@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* A userspace writer killed inside an array_fnv slot must not wedge that slot
- * for good (issue 6).  A forked child stores through the real accessor with
+/* A userspace writer killed inside an array_fnv slot (or a set_assoc bucket,
+ * with --layout set_assoc: "slot" below is then the key's bucket, its
+ * counter the bucket's lock) must not wedge it for good (issue 6, issue 9).  A forked child stores through the real accessor with
  * XDPKV_TEST_DIE_IN_SLOT=1, which makes set() SIGKILL itself halfway through
  * the value, the slot held (odd).  Then:
  *   1. at once: the accessor answers -EBUSY for that key, fast; the XDP
@@ -15,7 +16,7 @@
  * after the timeout, it learns so on release, takes the slot again and
  * rewrites its whole value once continued.
  *
- *   test_wedge   exit 1 on a failed check */
+ *   test_wedge [--layout array_fnv|set_assoc]   exit 1 on a failed check */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <linux/bpf.h>
 #include "xdpkv.h"
 #include "array_fnv/slot.h"
+#include "set_assoc/bucket.h"
 #include "pktbuild.h"
 
 #define STEAL_MS 200
@@ -144,22 +146,38 @@ static pid_t writer_inside(const char *how, const char *val)
 	_exit(uset(&cs, KEY, val) ? 3 : 0);
 }
 
-static struct xkv_entry *slot_of(const char *key)
+/* The counter a writer of key holds: its array_fnv slot's, or its set_assoc
+ * bucket's (the bucket lock). */
+static __u32 *slot_of(const char *key)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	xkv_key_pack(&st.cfg, key, strlen(key), k);
-	__u32 i = slot_index(k, strlen(key), st.cfg.entries);
-	return (struct xkv_entry *)((__u8 *)st.mm + (size_t)i * st.slot_stride);
+	__u64 h = xkv_key_hash(st.cfg.hash_seed, k, strlen(key));
+	if (!strcmp(st.cfg.layout, "set_assoc")) {
+		__u32 b = xkv_sa_bucket_of(h, xkv_sa_buckets(st.cfg.entries, st.cfg.entry_size));
+		return &((struct xkv_sa_bucket *)((__u8 *)st.mm + (size_t)b * st.slot_stride))->seq;
+	}
+	return &((struct xkv_entry *)((__u8 *)st.mm + (size_t)(h % st.cfg.entries) * st.slot_stride))->seq;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char err[XKV_ERRLEN], got[1200];
 	struct xkv_config cfg;
 	static struct xkv_item it;
+	const char *layout = "array_fnv";
 
+	if (argc == 3 && !strcmp(argv[1], "--layout") &&
+	    (!strcmp(argv[2], "array_fnv") || !strcmp(argv[2], "set_assoc")))
+		layout = argv[2];
+	else if (argc != 1) {
+		fprintf(stderr, "usage: %s [--layout array_fnv|set_assoc]\n", argv[0]);
+		return 2;
+	}
 	setenv("XDPKV_SLOT_STEAL_MS", STR(STEAL_MS), 1); /* read when a store opens */
-	xkv_config_defaults(&cfg, "array_fnv");
+	xkv_config_defaults(&cfg, layout);
+	if (!strcmp(layout, "set_assoc"))
+		cfg.hash_seed = 0x243f6a8885a308d3ull; /* keyed, as attach makes it */
 	cfg.entries = 64;
 	cfg.key_cap = 16;
 	cfg.val_cap = 1024;
@@ -174,7 +192,7 @@ int main(void)
 	prog_fd = bpf_program__fd(xkv_object_prog(obj));
 
 	/* keys in slots other than KEY's */
-	struct xkv_entry *ke = slot_of(KEY);
+	__u32 *ke = slot_of(KEY);
 	for (int i = 0, n = 0; n < NOTHER; i++) {
 		snprintf(others[n], sizeof(others[n]), "o%d", i);
 		if (slot_of(others[n]) != ke)
@@ -193,7 +211,7 @@ int main(void)
 	int ws;
 	waitpid(pid, &ws, 0);
 	check(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL, "the writer was SIGKILLed inside the slot");
-	check(slot_seq(ke) & 1, "its slot is left odd (a writer inside)");
+	check(seq_read(ke) & 1, "its slot is left odd (a writer inside)");
 
 	/* 1. busy, and fast about it */
 	struct timespec t0, t;
@@ -224,7 +242,7 @@ int main(void)
 	struct xkv_stats slow;
 	check(!xkv_stats_read(&st, XKV_STATS_SLOW, &slow, NULL) && slow.v[XKV_STAT_slot_repairs] == 1,
 	      "the repair is counted (slot_repairs 1)");
-	check(!(slot_seq(ke) & 1), "the slot is even again");
+	check(!(seq_read(ke) & 1), "the slot is even again");
 	check(served(KEY, "new-value!"), "XDP and the accessor answer the new value");
 	int act = xdp("set " KEY " 0 0 5\r\nfifth\r\n", got, sizeof(got));
 	check(act == XDP_TX && !strcmp(got, "STORED\r\n") && served(KEY, "fifth"),
@@ -232,10 +250,10 @@ int main(void)
 
 	/* a get repairs too: the half-written item is gone, a miss */
 	waitpid(writer_inside("1", big), &ws, 0);
-	check(WIFSIGNALED(ws) && (slot_seq(ke) & 1), "another writer dies inside");
+	check(WIFSIGNALED(ws) && (seq_read(ke) & 1), "another writer dies inside");
 	check(st.L->get(&st, KEY, 1, &it) == -EBUSY, "accessor get answers -EBUSY");
 	nap(STEAL_MS + 50);
-	check(st.L->get(&st, KEY, 1, &it) == 0 && !(slot_seq(ke) & 1),
+	check(st.L->get(&st, KEY, 1, &it) == 0 && !(seq_read(ke) & 1),
 	      "after the timeout, accessor get repairs the slot and misses");
 	act = xdp("get " KEY "\r\n", got, sizeof(got));
 	check(act == XDP_TX && !strcmp(got, "END\r\n"), "XDP misses too");
@@ -244,14 +262,14 @@ int main(void)
 	 * rewrites its whole value */
 	pid = writer_inside("stop", big);
 	waitpid(pid, &ws, WUNTRACED);
-	check(WIFSTOPPED(ws) && (slot_seq(ke) & 1), "a writer stops inside");
+	check(WIFSTOPPED(ws) && (seq_read(ke) & 1), "a writer stops inside");
 	check(uset(&st, KEY, "thief") == -EBUSY, "accessor set answers -EBUSY");
 	nap(STEAL_MS + 50);
 	check(uset(&st, KEY, "thief") == 0 && served(KEY, "thief"), "after the timeout, a set takes the slot");
 	kill(pid, SIGCONT);
 	waitpid(pid, &ws, 0);
 	check(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the slow writer finishes its set");
-	check(!(slot_seq(ke) & 1) && served(KEY, big), "the slot holds its whole value");
+	check(!(seq_read(ke) & 1) && served(KEY, big), "the slot holds its whole value");
 	act = xdp("delete " KEY "\r\n", got, sizeof(got));
 	check(act == XDP_TX && !strcmp(got, "DELETED\r\n") && st.L->get(&st, KEY, 1, &it) == 0,
 	      "XDP deletes from the slot");

@@ -5,7 +5,8 @@
 #include "xdpkv.h"
 
 extern const struct xkv_layout xkv_layout_hash_map, xkv_layout_array_fnv,
-	xkv_layout_lru, xkv_layout_percpu, xkv_layout_lru_percpu, xkv_layout_null;
+	xkv_layout_lru, xkv_layout_percpu, xkv_layout_lru_percpu, xkv_layout_set_assoc,
+	xkv_layout_null;
 
 const struct xkv_layout *const xkv_layouts[] = {
 	&xkv_layout_hash_map,
@@ -13,6 +14,7 @@ const struct xkv_layout *const xkv_layouts[] = {
 	&xkv_layout_lru,
 	&xkv_layout_percpu,
 	&xkv_layout_lru_percpu,
+	&xkv_layout_set_assoc,
 	NULL,
 };
 

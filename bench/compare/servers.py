@@ -19,7 +19,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CALL = os.path.join(HERE, "tb-call.sh")
 
-XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu")
+XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc")
 BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp")
 MC_PORT = 11211
 REDIS_PORT = 6379

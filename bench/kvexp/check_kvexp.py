@@ -58,7 +58,7 @@ def check_memory(tool):
               "memory %s %s fill %d: %.1f bytes/item > raw %d" % (
                   r["layout"], r["alloc"], r["fill_pct"], r["bytes_per_item"],
                   r["raw_bytes_per_item"]))
-    for layout in ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu"):
+    for layout in ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc"):
         r = row(doc, layout=layout, alloc="prealloc")
         check(r.get("items") == items and r.get("capacity") == items,
               "memory %s: filled with capacity items" % layout)
@@ -108,6 +108,12 @@ def check_lost(tool):
     a1 = row(doc, layout="array_fnv", ratio=1.0)
     check(a1.get("overwrites", 0) > 0, "lost array_fnv 1.0: overwrites > 0")
     check(a1.get("readable_share", 1) < 1.0, "lost array_fnv 1.0: collisions lose keys")
+    s5, s1, s15 = (row(doc, layout="set_assoc", ratio=r) for r in (0.5, 1.0, 1.5))
+    check(s5.get("readable_share", 0) > 0.99, "lost set_assoc 0.5: (almost) every key readable")
+    check(s1.get("readable_share", 0) > a1.get("readable_share", 1),
+          "lost set_assoc 1.0: keeps more than array_fnv (ways absorb collisions)")
+    check(s15.get("overwrites", 0) > 0 and s15.get("set_failed", 1) == 0,
+          "lost set_assoc 1.5: evicts (counted), never refuses")
 
 
 def check_stale(tool):

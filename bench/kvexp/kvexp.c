@@ -213,6 +213,8 @@ static int kv_load(struct kv *kv, const char *layout, __u32 entries, __u32 klen,
 	cfg.val_cap = vlen;
 	cfg.mode = XKV_MODE_TEST;
 	cfg.flags |= flags;
+	if (kv->L->hash_seeded) /* keyed, as attach makes them (fixed here: runs alike) */
+		cfg.hash_seed = 0x6a09e667f3bcc908ull;
 	if (xkv_config_finish(&cfg, err, errlen))
 		return -EINVAL;
 	kv->obj = xkv_object_open(&cfg, err, errlen);
@@ -859,7 +861,7 @@ static void usage(FILE *f)
 		"       xkv-kvexp stale  [--layout percpu] [--keys K] [--rounds R] [--key-size K]\n"
 		"                        [--value-size V] [--set-cpu 0] [--get-cpu 1]\n"
 		"                        [--steering split|random] [--seed S] [--json]\n"
-		"Defaults: layouts hash_map,array_fnv,lru,percpu,lru_percpu; memory --items 1000000 (--quick:\n"
+		"Defaults: layouts hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc; memory --items 1000000 (--quick:\n"
 		"100000), key sizes 16,64,128,250, value sizes 32,128,512,1024; lost --capacity 65536,\n"
 		"key 16, value 32; stale --keys 4096 --rounds 4.  Needs root (exit 77 otherwise).\n");
 }
@@ -924,7 +926,7 @@ static void defaults(void)
 {
 	static const __u32 ks[] = {16, 64, 128, 250}, vs[] = {32, 128, 512, 1024}, fs[] = {10, 50, 95};
 	static const double rs[] = {0.5, 0.9, 1.0, 1.5};
-	parse_layouts("--layouts", "hash_map,array_fnv,lru,percpu,lru_percpu");
+	parse_layouts("--layouts", "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc");
 	o.key_sizes.n = 4;
 	o.value_sizes.n = 4;
 	o.fills.n = 3;

@@ -7,7 +7,8 @@
 #
 # lru, lru_percpu: store_new counts every new key, so status' eviction estimate is
 # exactly new - live; array_fnv: every store is new or overwrites a live
-# key, and the live items are the occupied slots; hash_map/percpu do not
+# key, and the live items are the occupied slots; set_assoc: the same, and
+# its buckets fill (more than 90 %) before CLOCK evicts; hash_map/percpu do not
 # count new items (nor does their XDP side).  Environment: XDPKV, E2E_PREFIX.
 set -euo pipefail
 
@@ -50,6 +51,14 @@ lru | lru_percpu)
 	check "the store is full (live $live > $((entries / 2)))" test "$live" -gt $((entries / 2))
 	check "evictions estimated exactly (new - live: $evict == $((written - live)))" \
 		test "$evict" -eq $((written - live))
+	;;
+set_assoc)
+	check "every store new or an eviction (store_new $new + overwrites $over == $written)" \
+		test $((new + over)) -eq "$written"
+	check "evictions counted ($over > 0)" test "$over" -gt 0
+	check "live items are the ways filled new (live $live == store_new $new)" test "$live" -eq "$new"
+	check "the ways fill up before CLOCK evicts (live $live > $((entries * 9 / 10)))" \
+		test "$live" -gt $((entries * 9 / 10))
 	;;
 array_fnv)
 	check "every store new or an overwrite (store_new $new + overwrites $over == $written)" \

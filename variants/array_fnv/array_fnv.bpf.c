@@ -28,7 +28,7 @@ __attribute__((noinline)) int xkv_slot_of(struct xkv_scratch *sc)
 {
 	if (!sc || sc->klen > XKV_KEY_MAX)
 		return 0;
-	return slot_index(sc->key, sc->klen, cfg.entries);
+	return slot_index(cfg.hash_seed, sc->key, sc->klen, cfg.entries);
 }
 #define slot_of(sc) ((__u32)xkv_slot_of(sc))
 
@@ -52,11 +52,7 @@ static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *s
 		stat_inc(st, xkv_entry_live(e, n->wtime_ns) ? XKV_STAT_overwrites : XKV_STAT_store_new);
 	else if (!e->wtime_ns)
 		stat_inc(st, XKV_STAT_store_new);
-	e->expire_ns = n->expire_ns;
-	e->wtime_ns = n->wtime_ns;
-	e->flags = n->flags;
-	e->len = n->len;
-	e->klen = n->klen;
+	slot_put_head(e, n, n->klen);
 	__u32 sz = cfg.key_size + n->len;
 	if (sz <= cfg.entry_size - XKV_ENTRY_HDR)
 		bpf_probe_read_kernel(e->data, sz, n->data);

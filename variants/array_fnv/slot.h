@@ -14,7 +14,7 @@
 #define XDPKV_ARRAY_FNV_SLOT_H
 
 #include "entry.h"
-#include "fnv.h"
+#include "hash.h"
 
 #ifndef EBUSY
 #define EBUSY 16
@@ -27,46 +27,77 @@
  * process by the environment variable XDPKV_SLOT_STEAL_MS (tests). */
 #define XKV_SLOT_STEAL_MS 1000
 
-static inline __u32 slot_seq(const struct xkv_entry *e)
+/* The protocol on any sequence counter (set_assoc uses it for its buckets). */
+static inline __u32 seq_read(const __u32 *seq)
 {
-	return *(const volatile __u32 *)&e->seq;
+	return *(const volatile __u32 *)seq;
 }
 
-/* Take the slot's writer side: the odd seq now owned, or 0 (never odd) if
- * another writer holds it. */
-static inline __u32 slot_lock(struct xkv_entry *e)
+/* Take the writer side: the odd seq now owned, or 0 (never odd) if another
+ * writer holds it. */
+static inline __u32 seq_lock(__u32 *seq)
 {
-	__u32 s = slot_seq(e);
+	__u32 s = seq_read(seq);
 	if (s & 1)
 		return 0;
-	if (__sync_val_compare_and_swap(&e->seq, s, s + 1) != s)
+	if (__sync_val_compare_and_swap(seq, s, s + 1) != s)
 		return 0;
 	return s + 1;
 }
 
-/* Take the slot from a writer that holds it at odd seq s (presumed dead):
- * the odd seq now owned, or 0 if seq moved (the writer was alive after all,
- * or another thief was faster). */
-static inline __u32 slot_steal(struct xkv_entry *e, __u32 s)
+/* Take it from a writer that holds it at odd seq s (presumed dead): the odd
+ * seq now owned, or 0 if seq moved (the writer was alive after all, or
+ * another thief was faster). */
+static inline __u32 seq_steal(__u32 *seq, __u32 s)
 {
-	if (!(s & 1) || __sync_val_compare_and_swap(&e->seq, s, s + 2) != s)
+	if (!(s & 1) || __sync_val_compare_and_swap(seq, s, s + 2) != s)
 		return 0;
 	return s + 2;
 }
 
-/* Release what slot_lock/slot_steal returned.  A CAS rather than +1, so a
+/* Release what seq_lock/seq_steal returned.  A CAS rather than +1, so a
  * writer that was robbed neither makes the thief's section look even nor
- * goes on unaware: 1 released, 0 the slot was stolen while we were inside
- * (our bytes may be mixed with the thief's: the caller redoes or gives up). */
-static inline int slot_unlock(struct xkv_entry *e, __u32 own)
+ * goes on unaware: 1 released, 0 it was stolen while we were inside (our
+ * bytes may be mixed with the thief's: the caller redoes or gives up). */
+static inline int seq_unlock(__u32 *seq, __u32 own)
 {
-	return __sync_val_compare_and_swap(&e->seq, own, own + 1) == own;
+	return __sync_val_compare_and_swap(seq, own, own + 1) == own;
 }
 
-/* Slot of a key: FNV-1a over the key bytes, modulo the number of slots. */
-static inline __u32 slot_index(const __u8 *key, __u32 klen, __u32 entries)
+/* The same on a slot's own counter (xkv_entry.seq). */
+static inline __u32 slot_seq(const struct xkv_entry *e)
 {
-	return (__u32)(xkv_fnv1a(key, klen) % entries);
+	return seq_read(&e->seq);
+}
+static inline __u32 slot_lock(struct xkv_entry *e)
+{
+	return seq_lock(&e->seq);
+}
+static inline __u32 slot_steal(struct xkv_entry *e, __u32 s)
+{
+	return seq_steal(&e->seq, s);
+}
+static inline int slot_unlock(struct xkv_entry *e, __u32 own)
+{
+	return seq_unlock(&e->seq, own);
+}
+
+/* A writer inside slot e copies the new item's header (n: the entry being
+ * stored, klen its key length); key and value bytes follow. */
+static inline void slot_put_head(struct xkv_entry *e, const struct xkv_entry *n, __u32 klen)
+{
+	e->expire_ns = n->expire_ns;
+	e->wtime_ns = n->wtime_ns;
+	e->flags = n->flags;
+	e->len = n->len;
+	e->klen = klen;
+}
+
+/* Slot of a key: the placement hash (hash.h: keyed by cfg.hash_seed, FNV-1a
+ * when it is 0) modulo the number of slots.  key is the packed map key. */
+static inline __u32 slot_index(__u64 seed, const __u8 *key, __u32 klen, __u32 entries)
+{
+	return (__u32)(xkv_key_hash(seed, key, klen) % entries);
 }
 
 #endif

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/* See wedge.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "xdpkv.h"
+#include "array_fnv/slot.h"
+#include "array_fnv/slot_user.h"
+
+#define READ_RETRIES 1000 /* reads, and takes before a counter counts as held */
+
+/* Counters found odd through a whole retry loop: the seq they had and when
+ * that was first seen.  Still odd at that seq XKV_SLOT_STEAL_MS later means
+ * the writer died inside.  Process-wide, keyed by the counter's address
+ * (struct xkv_store has no room for it); a few wedged slots at once is
+ * already a disaster, so a small table does, and losing an entry only delays
+ * a repair. */
+#define WEDGES 16
+static struct {
+	const void *addr;
+	__u32 seq;
+	__u64 since;
+} wedges[WEDGES];
+static unsigned wedge_next;
+static pthread_mutex_t wedge_mu = PTHREAD_MUTEX_INITIALIZER;
+
+__u64 xkv_wedge_steal_ns(void)
+{
+	const char *v = getenv("XDPKV_SLOT_STEAL_MS");
+	char *end;
+	unsigned long long ms = v ? strtoull(v, &end, 10) : 0;
+	return (v && *v && !*end ? ms : XKV_SLOT_STEAL_MS) * 1000000ull;
+}
+
+int xkv_wedge_die_signal(void)
+{
+	const char *v = getenv("XDPKV_TEST_DIE_IN_SLOT");
+	return !v ? 0 : !strcmp(v, "1") ? SIGKILL : !strcmp(v, "stop") ? SIGSTOP : 0;
+}
+
+bool xkv_wedged(const void *addr, __u32 q, __u64 steal_ns)
+{
+	__u64 now = xkv_now_ns();
+	bool old = false;
+	pthread_mutex_lock(&wedge_mu);
+	unsigned i;
+	for (i = 0; i < WEDGES && wedges[i].addr != addr; i++)
+		;
+	if (i == WEDGES)
+		i = wedge_next++ % WEDGES;
+	if (wedges[i].addr == addr && wedges[i].seq == q) {
+		old = now - wedges[i].since >= steal_ns;
+	} else {
+		wedges[i].addr = addr;
+		wedges[i].seq = q;
+		wedges[i].since = now;
+	}
+	pthread_mutex_unlock(&wedge_mu);
+	return old;
+}
+
+void xkv_wedge_forget(const void *lo, const void *hi)
+{
+	pthread_mutex_lock(&wedge_mu);
+	for (unsigned i = 0; i < WEDGES; i++)
+		if ((const char *)wedges[i].addr >= (const char *)lo && (const char *)wedges[i].addr < (const char *)hi)
+			wedges[i].addr = NULL;
+	pthread_mutex_unlock(&wedge_mu);
+}
+
+int xkv_slot_read(const struct xkv_store *s, const struct xkv_entry *e, struct xkv_entry *buf,
+		  __u64 now)
+{
+	for (int i = 0; i < READ_RETRIES; i++) {
+		__u32 s1 = slot_seq(e);
+		if (s1 & 1) {
+			sched_yield();
+			continue;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		memcpy(buf, e, XKV_ENTRY_HDR);
+		__u32 len = buf->len <= s->cfg.val_cap ? buf->len : 0;
+		if (buf->wtime_ns)
+			memcpy(buf->data, e->data, s->cfg.key_size + len);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (slot_seq(e) == s1)
+			return xkv_entry_live(buf, now) && buf->len <= s->cfg.val_cap &&
+			       buf->klen && buf->klen <= s->cfg.key_cap;
+	}
+	return -EBUSY;
+}
+
+int xkv_slots_map(struct xkv_store *s, __u32 stride, __u32 n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	s->slot_stride = stride;
+	s->mm_len = ((size_t)stride * n + page - 1) & ~(size_t)(page - 1);
+	void *mm = mmap(NULL, s->mm_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->store_fd, 0);
+	if (mm == MAP_FAILED)
+		return -errno;
+	s->mm = mm;
+	return 0;
+}
+
+void xkv_slots_unmap(struct xkv_store *s)
+{
+	if (s->mm) {
+		xkv_wedge_forget(s->mm, (__u8 *)s->mm + s->mm_len);
+		munmap(s->mm, s->mm_len);
+	}
+	s->mm = NULL;
+}
+
+__u32 xkv_seq_repair(struct xkv_store *s, __u32 *seq, __u32 q0, __u64 steal_ns, void *at, size_t len,
+		     xkv_mend_fn mend)
+{
+	if (!(q0 & 1) || seq_read(seq) != q0 || !xkv_wedged(seq, q0, steal_ns))
+		return 0;
+	__u32 own = seq_steal(seq, q0);
+	if (!own)
+		return 0;
+	xkv_wedge_forget(at, (__u8 *)at + len);
+	mend(s, at, own);
+	/* rare: counted in the userspace slot at once (slot_repairs) */
+	struct xkv_stats d = {};
+	d.v[XKV_STAT_slot_repairs] = 1;
+	xkv_stats_slow_add(s, &d);
+	return own;
+}
+
+int xkv_seq_take(struct xkv_store *s, __u32 *seq, __u32 *own, __u64 steal_ns, void *at, size_t len,
+		 xkv_mend_fn mend)
+{
+	__u32 q0 = seq_read(seq);
+	for (int i = 0; i < READ_RETRIES; i++) {
+		if ((*own = seq_lock(seq)))
+			return 0;
+		sched_yield();
+	}
+	return (*own = xkv_seq_repair(s, seq, q0, steal_ns, at, len, mend)) ? 0 : -EBUSY;
+}
+
+void xkv_slot_item(const struct xkv_store *s, const struct xkv_entry *buf, struct xkv_item *it)
+{
+	it->flags = buf->flags;
+	it->len = buf->len;
+	it->expire_ns = buf->expire_ns;
+	it->wtime_ns = buf->wtime_ns;
+	memcpy(it->data, buf->data + s->cfg.key_size, buf->len);
+}
+
+void xkv_slot_put_value(__u8 *v, const struct xkv_entry *n, int *die)
+{
+	if (*die) { /* halfway through the value */
+		memcpy(v, n->data, n->len / 2);
+		int sig = *die;
+		*die = 0;
+		raise(sig);
+	}
+	memcpy(v, n->data, n->len);
+}
+
+int xkv_slot_visit(const struct xkv_store *s, const struct xkv_entry *e, struct xkv_entry *buf, __u64 now,
+		   xkv_visit_fn fn, void *arg, long *n, __u64 *busy)
+{
+	if (!*(const volatile __u64 *)&e->wtime_ns)
+		return 0; /* empty: skip without the protocol */
+	int r = xkv_slot_read(s, e, buf, now);
+	if (r == -EBUSY)
+		(*busy)++;
+	if (r != 1)
+		return 0;
+	if ((r = fn(arg, buf->data, buf->klen, buf, buf->data + s->cfg.key_size)))
+		return r;
+	(*n)++;
+	return 0;
+}
