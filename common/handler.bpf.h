@@ -66,6 +66,7 @@ struct get_ctx {
 	__u64 now;     /* 0 until an item with an expiry needs it */
 	__u32 o;       /* next free byte in reply[] */
 	__u32 full;    /* reply outgrew one datagram */
+	__u32 keyed;   /* the first key is in sc->key already (xkv_quick_get) */
 };
 
 /* Write "VALUE <key> <flags> <bytes>\r\n" (key = token t, loaded in sc->key)
@@ -110,7 +111,8 @@ static long get_one(__u32 i, void *vctx)
 	__u32 klen = sc->pr.tok[t].len;
 	if (klen > XKV_KEY_MAX)
 		return 1;
-	xkv_load_key(sc, t);
+	if (!g->keyed)
+		xkv_load_key(sc, t);
 	stat_inc(g->st, XKV_STAT_get_keys);
 
 	struct xkv_entry *e = store_lookup(sc);
@@ -261,7 +263,9 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 	if (n < 8 || n > 2047)
 		goto no_room;
 	if (delta > 0) {
-		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
+		/* grow at the head first: no tail to clear, and veth frames have
+		 * headroom but no tailroom */
+		if (bpf_xdp_adjust_head(ctx, -delta) && bpf_xdp_adjust_tail(ctx, delta))
 			goto no_room;
 	} else if (delta < 0) {
 		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
@@ -685,12 +689,15 @@ int xdpkv(struct xdp_md *ctx)
 	struct xkv_req *r = &sc->pr;
 	struct get_ctx g = { .sc = sc, .st = st, .now = now, .o = XKV_TEXT };
 	/* "get <key>\r\n", the commonest request, without the tokenizer */
-	__u32 qk = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 : xkv_quick_get(sc->req, tlen, cfg.key_cap);
+	__u32 qk = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 :
+		   xkv_quick_get(sc->req, tlen, cfg.key_cap, (__u64 *)sc->key, cfg.key_size);
 	if (qk) {
 		stat_inc(st, XKV_STAT_cmd_get);
 		r->ntok = 2;
 		r->tok[1].off = 4;
 		r->tok[1].len = qk;
+		sc->klen = qk;
+		g.keyed = 1;
 		get_one(0, &g);
 		goto get_reply;
 	}

@@ -507,14 +507,16 @@ static inline const char *xkv_err_line(int err)
 
 /* The commonest request, recognised without the tokenizer: is buf[0 .. len)
  * exactly "get <key>\r\n" with one key of 1 .. key_cap plain bytes (none
- * below 0x21, no DEL)?  Returns the key's length (it starts at buf[4]), or 0
- * when xkv_parse must decide.  Where it returns k > 0, xkv_parse yields the
- * same request: op GET, two tokens, tok[1] = {4, k}, next = len
- * (tests/test_parse.c checks that on random and edge-case input).  Plain
- * keys only: with binary keys allowed the caller skips it.  buf must have 8
- * readable bytes past len. */
+ * below 0x21, no DEL)?  Returns the key's length (it starts at buf[4]) and
+ * leaves the key in key[], zero padded to key_size bytes (a multiple of 8,
+ * at least key_cap); 0 when xkv_parse must decide (key[] is then undefined).
+ * Where it returns k > 0, xkv_parse yields the same request: op GET, two
+ * tokens, tok[1] = {4, k}, next = len (tests/test_parse.c checks that on
+ * random and edge-case input).  Plain keys only: with binary keys allowed
+ * the caller skips it.  buf must have 8 readable bytes past len. */
 static inline __attribute__((always_inline)) __u32 xkv_quick_get(const __u8 *buf, __u32 len,
-								 __u32 key_cap)
+								 __u32 key_cap, __u64 *key,
+								 __u32 key_size)
 {
 	if (len < 7 || len > 6 + XKV_KEY_MAX || len - 6 > key_cap)
 		return 0;
@@ -523,17 +525,22 @@ static inline __attribute__((always_inline)) __u32 xkv_quick_get(const __u8 *buf
 		return 0;
 	__u32 klen = len - 6;
 	for (__u32 i = 0; i < (XKV_KEY_MAX + 7) / 8; i++) {
-		if (i * 8 >= klen)
+		if (i * 8 >= key_size)
 			break;
-		__u64 w;
-		__builtin_memcpy(&w, &buf[(4 + i * 8) & XKV_PMASK], 8);
-		__u32 rem = klen - i * 8;
-		if (rem < 8) { /* bytes past the key read as plain ones */
-			__u64 m = (1ULL << (rem * 8)) - 1;
-			w = (w & m) | (0x4141414141414141ULL & ~m);
+		__u64 w = 0;
+		if (i * 8 < klen) {
+			__builtin_memcpy(&w, &buf[(4 + i * 8) & XKV_PMASK], 8);
+			__u32 rem = klen - i * 8;
+			if (rem < 8) { /* bytes past the key: zero in key[], plain here */
+				__u64 m = (1ULL << (rem * 8)) - 1;
+				w &= m;
+				if (xkv_word_special(w | (0x4141414141414141ULL & ~m)))
+					return 0;
+			} else if (xkv_word_special(w)) {
+				return 0;
+			}
 		}
-		if (xkv_word_special(w))
-			return 0;
+		key[i] = w;
 	}
 	return klen;
 }

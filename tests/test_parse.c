@@ -22,7 +22,17 @@ static void check(const __u8 *req, __u32 len, __u32 key_cap, const char *what)
 	struct xkv_req r;
 	memset(buf, 0xa5, sizeof(buf)); /* bytes past len must not matter */
 	memcpy(buf, req, len);
-	__u32 k = xkv_quick_get(buf, len, key_cap);
+	__u64 key[(XKV_KEY_MAX + 7) / 8 + 1];
+	__u32 key_size = (key_cap + 7) & ~7u;
+	memset(key, 0xa5, sizeof(key));
+	__u32 k = xkv_quick_get(buf, len, key_cap, key, key_size);
+	/* the key, zero padded to key_size, and nothing written past that */
+	__u8 want[sizeof(key)];
+	memset(want, 0xa5, sizeof(want));
+	memset(want, 0, key_size);
+	if (k)
+		memcpy(want, req + 4, k);
+	int key_ok = !k || !memcmp(key, want, sizeof(key));
 	memset(&r, 0, sizeof(r));
 	r.key_cap = key_cap;
 	r.val_cap = 1024;
@@ -32,11 +42,11 @@ static void check(const __u8 *req, __u32 len, __u32 key_cap, const char *what)
 	checked++;
 	claimed += k > 0;
 	singles += single;
-	if ((k > 0 && !single) || (k && r.tok[1].len != k)) {
+	if ((k > 0 && !single) || (k && r.tok[1].len != k) || !key_ok) {
 		failures++;
 		if (failures <= 10) {
-			printf("FAIL %s: len %u key_cap %u: quick_get %u, xkv_parse err %d op %u ntok %u next %u "
-			       "tok1 {%u,%u}; bytes:", what, len, key_cap, k, err, r.op, r.ntok, r.next,
+			printf("FAIL %s: len %u key_cap %u: quick_get %u%s, xkv_parse err %d op %u ntok %u next %u "
+			       "tok1 {%u,%u}; bytes:", what, len, key_cap, k, key_ok ? "" : " (wrong key bytes)", err, r.op, r.ntok, r.next,
 			       r.tok[1].off, r.tok[1].len);
 			for (__u32 i = 0; i < len && i < 48; i++)
 				printf(" %02x", req[i]);
