@@ -701,7 +701,14 @@ int xdpkv(struct xdp_md *ctx)
 		get_one(0, &g);
 		goto get_reply;
 	}
-	int err = xkv_parse_req(sc, tlen);
+	/* "set <key> <flags> <exptime> <bytes>", the commonest write, likewise */
+	int keyed = 0, err;
+	if (!(cfg.flags & XKV_CFG_BINARY_KEYS)) {
+		r->key_cap = cfg.key_cap;
+		r->val_cap = cfg.val_cap;
+		keyed = xkv_quick_set(sc->req, tlen, r, (__u64 *)sc->key, cfg.key_size);
+	}
+	err = keyed ? XKV_OK : xkv_parse_req(sc, tlen);
 	switch (r->op) {
 	case XKV_OP_GET: stat_inc(st, XKV_STAT_cmd_get); break;
 	case XKV_OP_SET: stat_inc(st, XKV_STAT_cmd_set); break;
@@ -744,7 +751,10 @@ get_reply:
 		return xkv_emit(ctx, a, sc, st, o - 8);
 	}
 
-	xkv_load_key(sc, 1);
+	if (keyed)
+		sc->klen = r->tok[1].len;
+	else
+		xkv_load_key(sc, 1);
 	if (!now)
 		now = bpf_ktime_get_ns();
 
