@@ -35,24 +35,26 @@ static __always_inline __u32 ndigits(__u32 v)
 	       (v >= 1000000) + (v >= 10000000) + (v >= 100000000) + (v >= 1000000000);
 }
 
+/* v / 10 for any u32 without a division instruction (BPF's is slow):
+ * 0xcccccccd / 2^35 rounds to 1/10 closely enough over all of u32. */
+static __always_inline __u32 div10(__u32 v)
+{
+	return (__u32)(((__u64)v * 0xcccccccdULL) >> 35);
+}
+
 static __always_inline void put_u32(struct xkv_scratch *sc, __u32 *o, __u32 v)
 {
-	char d[10];
-	__u32 n = 0;
+	__u32 n = ndigits(v);
+	__u32 end = *o + n;
 #pragma unroll
-	for (int i = 0; i < 10; i++) {
-		d[i] = '0' + v % 10;
-		v /= 10;
-		n++;
+	for (int i = 1; i <= 10; i++) {
+		__u32 q = div10(v);
+		sc->reply[(end - i) & XKV_RMASK] = '0' + (v - q * 10);
+		v = q;
 		if (!v)
 			break;
 	}
-#pragma unroll
-	for (int i = 9; i >= 0; i--) {
-		if (i < n)
-			sc->reply[(*o + n - 1 - i) & XKV_RMASK] = d[i];
-	}
-	*o += n;
+	*o = end;
 }
 
 
@@ -64,6 +66,7 @@ struct get_ctx {
 	__u64 now;     /* 0 until an item with an expiry needs it */
 	__u32 o;       /* next free byte in reply[] */
 	__u32 full;    /* reply outgrew one datagram */
+	__u32 keyed;   /* the first key is in sc->key already (xkv_quick_get) */
 };
 
 /* Write "VALUE <key> <flags> <bytes>\r\n" (key = token t, loaded in sc->key)
@@ -108,7 +111,8 @@ static long get_one(__u32 i, void *vctx)
 	__u32 klen = sc->pr.tok[t].len;
 	if (klen > XKV_KEY_MAX)
 		return 1;
-	xkv_load_key(sc, t);
+	if (!g->keyed)
+		xkv_load_key(sc, t);
 	stat_inc(g->st, XKV_STAT_get_keys);
 
 	struct xkv_entry *e = store_lookup(sc);
@@ -143,8 +147,12 @@ static long get_one(__u32 i, void *vctx)
 		g->full = 1;
 		return 1;
 	}
-	if (len)
-		bpf_probe_read_kernel(&sc->reply[o & XKV_RMASK], len, &e->data[XKV_VOFF]);
+	/* the value, a word at a time (the entry's data is padded to 8) */
+	for (__u32 w = 0; w < (XKV_DGRAM_TEXT + 7) / 8; w++) {
+		if (w * 8 >= len)
+			break;
+		*(__u64 *)&sc->reply[(o + w * 8) & XKV_RMASK] = *(const __u64 *)&e->data[XKV_VOFF + w * 8];
+	}
 	o += len;
 	PUT_LIT(sc, &o, "\r\n");
 	barrier();
@@ -199,6 +207,8 @@ static __always_inline __s64 pseudo_sum(struct xkv_scratch *sc, const __u8 *src,
 	return csum_fold32(sum);
 }
 
+#define XKV_CSUM_INLINE 256 /* up to this many bytes without bpf_csum_diff */
+
 /* Add buf[0 .. n) to the sum s; buf has 3 writable bytes past n, zeroed
  * here (the checksum pads to whole words with zeros); n <= 2047. */
 static __always_inline __s64 buf_sum(__u8 *buf, __u32 n, __s64 s)
@@ -208,6 +218,16 @@ static __always_inline __s64 buf_sum(__u8 *buf, __u32 n, __s64 s)
 	buf[n + 1] = 0;
 	buf[n + 2] = 0;
 	__u32 padded = (n + 3) & ~3u;
+	if (padded <= XKV_CSUM_INLINE) {
+		/* short: summed here, no helper call */
+		__u64 t = (__u32)s;
+		for (__u32 w = 0; w < XKV_CSUM_INLINE / 4; w++) {
+			if (w * 4 >= padded)
+				break;
+			t += *(const __u32 *)&buf[w * 4];
+		}
+		return csum_fold32(t);
+	}
 #pragma unroll
 	for (__u32 c = 0; c < 4; c++) {
 		__u32 off = c * 512;
@@ -243,7 +263,9 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 	if (n < 8 || n > 2047)
 		goto no_room;
 	if (delta > 0) {
-		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
+		/* grow at the head first: no tail to clear, and veth frames have
+		 * headroom but no tailroom */
+		if (bpf_xdp_adjust_head(ctx, -delta) && bpf_xdp_adjust_tail(ctx, delta))
 			goto no_room;
 	} else if (delta < 0) {
 		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
@@ -258,46 +280,50 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 	__u16 ck = ~csum_fold((__u32)buf_sum(sc->reply, n, pseudo_sum(sc, a->dst, a->src, udp_len)));
 	uh->check = ck ? ck : 0xffff;
 
-	struct xkv_hdrs *h = &sc->hdr;
-
-	__builtin_memset(h, 0, sizeof(*h));
-	__builtin_memcpy(h->eth.h_dest, a->eth_src, ETH_ALEN);
-	__builtin_memcpy(h->eth.h_source, a->eth_dst, ETH_ALEN);
-
+	/* the headers, written in place: the frame now has l2l3 + udp_len bytes */
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	if ((void *)(eth + 1) + 40 > data_end)
+		goto no_room; /* cannot happen: the reply has a UDP header and more */
+	__builtin_memcpy(eth->h_dest, a->eth_src, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, a->eth_dst, ETH_ALEN);
 	if (a->family == 4) {
+		struct iphdr *ip = (void *)(eth + 1);
 		if (!sc->ip_id)
 			sc->ip_id = bpf_get_prandom_u32() | 1;
-		h->eth.h_proto = bpf_htons(ETH_P_IP);
-		h->v4.version = 4;
-		h->v4.ihl = 5;
-		h->v4.tos = a->tos & ~3;
-		h->v4.tot_len = bpf_htons(20 + udp_len);
-		h->v4.id = bpf_htons((__u16)sc->ip_id++);
-		h->v4.frag_off = bpf_htons(0x4000); /* DF */
-		h->v4.ttl = 64;
-		h->v4.protocol = IPPROTO_UDP;
-		__builtin_memcpy(&h->v4.saddr, a->dst, 4);
-		__builtin_memcpy(&h->v4.daddr, a->src, 4);
-		__u64 s = 0;
-		__u16 *w = (void *)h + ETH_HLEN;
-#pragma unroll
-		for (int i = 0; i < 10; i++)
-			s += w[i];
-		h->v4.check = ~csum_fold(s);
-		if (bpf_xdp_store_bytes(ctx, 0, h, ETH_HLEN + 20))
-			goto no_room;
+		eth->h_proto = bpf_htons(ETH_P_IP);
+		/* version 4, ihl 5, the request's TOS without its ECN bits */
+		__u16 w0 = bpf_htons(0x4500 | (a->tos & ~3));
+		__u16 w1 = bpf_htons(20 + udp_len);
+		__u16 w2 = bpf_htons((__u16)sc->ip_id++);
+		__u16 w3 = bpf_htons(0x4000); /* DF */
+		__u16 w4 = bpf_htons((64 << 8) | IPPROTO_UDP);
+		__u32 sa, da;
+		__builtin_memcpy(&sa, a->dst, 4);
+		__builtin_memcpy(&da, a->src, 4);
+		__u64 cs = (__u64)w0 + w1 + w2 + w3 + w4 + (sa & 0xffff) + (sa >> 16) + (da & 0xffff) +
+			   (da >> 16);
+		__u16 *iw = (void *)ip;
+		iw[0] = w0;
+		iw[1] = w1;
+		iw[2] = w2;
+		iw[3] = w3;
+		iw[4] = w4;
+		ip->check = ~csum_fold(cs);
+		ip->saddr = sa;
+		ip->daddr = da;
 	} else {
-		h->eth.h_proto = bpf_htons(ETH_P_IPV6);
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		eth->h_proto = bpf_htons(ETH_P_IPV6);
 		/* version, traffic class without its ECN bits, flow label */
 		__be32 first = a->v6_first & ~bpf_htonl(0x00300000);
-		__builtin_memcpy(&h->v6, &first, 4);
-		h->v6.payload_len = bpf_htons(udp_len);
-		h->v6.nexthdr = IPPROTO_UDP;
-		h->v6.hop_limit = 64;
-		__builtin_memcpy(&h->v6.saddr, a->dst, 16);
-		__builtin_memcpy(&h->v6.daddr, a->src, 16);
-		if (bpf_xdp_store_bytes(ctx, 0, h, ETH_HLEN + 40))
-			goto no_room;
+		__builtin_memcpy(ip6, &first, 4);
+		ip6->payload_len = bpf_htons(udp_len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		__builtin_memcpy(&ip6->saddr, a->dst, 16);
+		__builtin_memcpy(&ip6->daddr, a->src, 16);
 	}
 	if (bpf_xdp_store_bytes(ctx, l2l3, sc->reply, n))
 		goto no_room;
@@ -630,18 +656,19 @@ int xdpkv(struct xdp_md *ctx)
 		}
 	}
 
-	struct xkv_udp_hdr fh __attribute__((aligned(8))); /* summed as words */
-	if (bpf_xdp_load_bytes(ctx, poff, &fh, sizeof(fh)))
+	/* the frame header, read in place (ulen covers it) */
+	const struct xkv_udp_hdr *fh = (const void *)(udp + 1);
+	if ((void *)(fh + 1) > data_end)
 		goto malformed;
 	/* one datagram per request; anything else is answered with silence,
 	 * as memcached does */
-	if (fh.total != bpf_htons(1) || fh.seq != 0) {
+	if (fh->total != bpf_htons(1) || fh->seq != 0) {
 		stat_inc(st, XKV_STAT_drop_frame);
 		return XDP_DROP;
 	}
 	/* the reply echoes the request id; one datagram */
 	struct xkv_udp_hdr *rfh = (void *)&sc->reply[8];
-	rfh->req_id = fh.req_id;
+	rfh->req_id = fh->req_id;
 	rfh->seq = 0;
 	rfh->total = bpf_htons(1);
 	rfh->reserved = 0;
@@ -652,7 +679,7 @@ int xdpkv(struct xdp_md *ctx)
 	}
 	if (tlen && bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN, sc->req, tlen & (XKV_REQ_MAX * 2 - 1) & 4095))
 		goto malformed;
-	if (XKV_GUARDED && !udp_csum_ok(sc, udp, &fh, tlen)) {
+	if (XKV_GUARDED && !udp_csum_ok(sc, udp, fh, tlen)) {
 		stat_inc(st, XKV_STAT_pass_csum);
 		return XDP_PASS;
 	}
@@ -660,7 +687,28 @@ int xdpkv(struct xdp_md *ctx)
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_NO_CRLF);
 
 	struct xkv_req *r = &sc->pr;
-	int err = xkv_parse_req(sc, tlen);
+	struct get_ctx g = { .sc = sc, .st = st, .now = now, .o = XKV_TEXT };
+	/* "get <key>\r\n", the commonest request, without the tokenizer */
+	__u32 qk = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 :
+		   xkv_quick_get(sc->req, tlen, cfg.key_cap, (__u64 *)sc->key, cfg.key_size);
+	if (qk) {
+		stat_inc(st, XKV_STAT_cmd_get);
+		r->ntok = 2;
+		r->tok[1].off = 4;
+		r->tok[1].len = qk;
+		sc->klen = qk;
+		g.keyed = 1;
+		get_one(0, &g);
+		goto get_reply;
+	}
+	/* "set <key> <flags> <exptime> <bytes>", the commonest write, likewise */
+	int keyed = 0, err;
+	if (!(cfg.flags & XKV_CFG_BINARY_KEYS)) {
+		r->key_cap = cfg.key_cap;
+		r->val_cap = cfg.val_cap;
+		keyed = xkv_quick_set(sc->req, tlen, r, (__u64 *)sc->key, cfg.key_size);
+	}
+	err = keyed ? XKV_OK : xkv_parse_req(sc, tlen);
 	switch (r->op) {
 	case XKV_OP_GET: stat_inc(st, XKV_STAT_cmd_get); break;
 	case XKV_OP_SET: stat_inc(st, XKV_STAT_cmd_set); break;
@@ -692,8 +740,8 @@ int xdpkv(struct xdp_md *ctx)
 	}
 
 	if (r->op == XKV_OP_GET) {
-		struct get_ctx g = { .sc = sc, .st = st, .now = now, .o = XKV_TEXT };
 		bpf_loop(XKV_PARSE_TOKENS - 1, get_one, &g, 0);
+get_reply:
 		if (g.full) {
 			stat_inc(st, g.full == 1 ? XKV_STAT_pass_room : XKV_STAT_pass_busy);
 			return XDP_PASS;
@@ -703,7 +751,10 @@ int xdpkv(struct xdp_md *ctx)
 		return xkv_emit(ctx, a, sc, st, o - 8);
 	}
 
-	xkv_load_key(sc, 1);
+	if (keyed)
+		sc->klen = r->tok[1].len;
+	else
+		xkv_load_key(sc, 1);
 	if (!now)
 		now = bpf_ktime_get_ns();
 
@@ -736,13 +787,25 @@ int xdpkv(struct xdp_md *ctx)
 	e->flags = r->flags;
 	e->len = bytes;
 	e->klen = sc->klen;
-	if (XKV_KEY_IN_VALUE)
-		bpf_probe_read_kernel(e->data, cfg.key_size & 0x1ff, sc->key);
-	if (bytes > cfg.val_cap) /* the parser checked; this tells the verifier */
+	if (XKV_KEY_IN_VALUE) {
+		for (__u32 w = 0; w < (XKV_KEY_MAX + 6) / 8; w++) {
+			if (w * 8 >= cfg.key_size)
+				break;
+			((__u64 *)e->data)[w] = ((const __u64 *)sc->key)[w];
+		}
+	}
+	if (bytes > cfg.val_cap || bytes >= XKV_REQ_MAX) /* the parser checked; this tells the verifier */
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_TOO_LARGE);
-	if (bytes && bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN + r->data_off,
-					&e->data[XKV_VOFF], bytes))
-		goto malformed;
+	/* the value from the request text already in scratch, a word at a time
+	 * (the entry's data is padded to 8; sc->req has 8 bytes of slack) */
+	__u32 doff = r->data_off;
+	for (__u32 w = 0; w < XKV_REQ_MAX / 8; w++) {
+		if (w * 8 >= bytes)
+			break;
+		__u64 v;
+		__builtin_memcpy(&v, &sc->req[(doff + w * 8) & (XKV_REQ_MAX - 1)], 8);
+		*(__u64 *)&e->data[XKV_VOFF + w * 8] = v;
+	}
 	err = store_set(sc, st);
 	if (err == -EBUSY) {
 		stat_inc(st, XKV_STAT_pass_busy);

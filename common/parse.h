@@ -505,4 +505,148 @@ static inline const char *xkv_err_line(int err)
 	return XKV_R_ERROR;
 }
 
+/* The commonest request, recognised without the tokenizer: is buf[0 .. len)
+ * exactly "get <key>\r\n" with one key of 1 .. key_cap plain bytes (none
+ * below 0x21, no DEL)?  Returns the key's length (it starts at buf[4]) and
+ * leaves the key in key[], zero padded to key_size bytes (a multiple of 8,
+ * at least key_cap); 0 when xkv_parse must decide (key[] is then undefined).
+ * Where it returns k > 0, xkv_parse yields the same request: op GET, two
+ * tokens, tok[1] = {4, k}, next = len (tests/test_parse.c checks that on
+ * random and edge-case input).  Plain keys only: with binary keys allowed
+ * the caller skips it.  buf must have 8 readable bytes past len. */
+static inline __attribute__((always_inline)) __u32 xkv_quick_get(const __u8 *buf, __u32 len,
+								 __u32 key_cap, __u64 *key,
+								 __u32 key_size)
+{
+	if (len < 7 || len > 6 + XKV_KEY_MAX || len - 6 > key_cap)
+		return 0;
+	if (buf[0] != 'g' || buf[1] != 'e' || buf[2] != 't' || buf[3] != ' ' ||
+	    buf[(len - 2) & XKV_PMASK] != '\r' || buf[(len - 1) & XKV_PMASK] != '\n')
+		return 0;
+	__u32 klen = len - 6;
+	for (__u32 i = 0; i < (XKV_KEY_MAX + 7) / 8; i++) {
+		if (i * 8 >= key_size)
+			break;
+		__u64 w = 0;
+		if (i * 8 < klen) {
+			__builtin_memcpy(&w, &buf[(4 + i * 8) & XKV_PMASK], 8);
+			__u32 rem = klen - i * 8;
+			if (rem < 8) { /* bytes past the key: zero in key[], plain here */
+				__u64 m = (1ULL << (rem * 8)) - 1;
+				w &= m;
+				if (xkv_word_special(w | (0x4141414141414141ULL & ~m)))
+					return 0;
+			} else if (xkv_word_special(w)) {
+				return 0;
+			}
+		}
+		key[i] = w;
+	}
+	return klen;
+}
+
+/* Decimal digits at buf[*p ..] (1 .. 10 of them) into *v; *p moves past
+ * them.  0 when there are none or more than 10. */
+static inline __attribute__((always_inline)) int xkv_quick_num(const __u8 *buf, __u32 *p, __u64 *v)
+{
+	__u64 x = 0;
+	__u32 i = *p, n = 0;
+	for (__u32 k = 0; k < 11; k++) {
+		__u8 c = buf[(i + k) & XKV_PMASK];
+		if (c < '0' || c > '9')
+			break;
+		x = x * 10 + (c - '0');
+		n++;
+	}
+	if (n == 0 || n > 10)
+		return 0;
+	*p = i + n;
+	*v = x;
+	return 1;
+}
+
+/* The commonest write, recognised without the tokenizer: is buf[0 .. len)
+ * exactly one "set <key> <flags> <exptime> <bytes>[ noreply]\r\n<data>\r\n"
+ * with a plain key of 1 .. key_cap bytes, single spaces, numbers of at most
+ * 10 digits (exptime not negative), flags < 2^32 and bytes <= val_cap?  Then
+ * it fills r as xkv_parse would (op SET, tok[1], flags, exptime, bytes,
+ * noreply, data_off, line_len, next = len), packs the key into key[] as
+ * xkv_quick_get does, and returns 1; otherwise 0 and xkv_parse decides
+ * (tests/test_parse.c).  r->key_cap / val_cap must be set. */
+static inline __attribute__((always_inline)) int xkv_quick_set(const __u8 *buf, __u32 len,
+							       struct xkv_req *r, __u64 *key,
+							       __u32 key_size)
+{
+	if (len < 14 || buf[0] != 's' || buf[1] != 'e' || buf[2] != 't' || buf[3] != ' ')
+		return 0;
+	/* the key: whole plain words, then the word holding its first
+	 * special byte, which must be the space after it */
+	__u32 klen = 0, found = 0;
+	for (__u32 i = 0; i < (XKV_KEY_MAX + 7) / 8 + 1; i++) {
+		__u64 w;
+		__builtin_memcpy(&w, &buf[(4 + i * 8) & XKV_PMASK], 8);
+		__u64 m = xkv_word_special(w);
+		if (m) {
+			/* the lowest flagged byte is the first special one */
+			__u64 low = m & (~m + 1);
+			__u32 at = (__u32)(((low >> 7) * 0x0001020304050607ULL) >> 56);
+			klen = i * 8 + at;
+			w &= at ? (1ULL << (at * 8)) - 1 : 0;
+			found = 1;
+		}
+		if (i * 8 < key_size && i < (XKV_KEY_MAX + 7) / 8)
+			key[i] = w;
+		if (found)
+			break;
+	}
+	if (!found || klen == 0 || klen > r->key_cap || klen > XKV_KEY_MAX || 4 + klen >= len)
+		return 0;
+	if (buf[(4 + klen) & XKV_PMASK] != ' ')
+		return 0;
+	for (__u32 i = (klen + 7) / 8 + (klen % 8 == 0); i < (XKV_KEY_MAX + 7) / 8; i++) {
+		if (i * 8 >= key_size)
+			break;
+		key[i] = 0;
+	}
+	__u32 p = 4 + klen + 1;
+	__u64 flags, exptime, bytes;
+	if (!xkv_quick_num(buf, &p, &flags) || flags > 0xffffffffULL || buf[p & XKV_PMASK] != ' ')
+		return 0;
+	p++;
+	if (!xkv_quick_num(buf, &p, &exptime) || buf[p & XKV_PMASK] != ' ')
+		return 0;
+	p++;
+	if (!xkv_quick_num(buf, &p, &bytes) || bytes > r->val_cap)
+		return 0;
+	__u32 noreply = 0;
+	if (buf[p & XKV_PMASK] == ' ') {
+		const char *nr = " noreply";
+		for (__u32 k = 0; k < 8; k++)
+			if (buf[(p + k) & XKV_PMASK] != (__u8)nr[k])
+				return 0;
+		p += 8;
+		noreply = 1;
+	}
+	if (p + 2 > len || buf[p & XKV_PMASK] != '\r' || buf[(p + 1) & XKV_PMASK] != '\n')
+		return 0;
+	__u32 data_off = p + 2;
+	if ((__u64)data_off + bytes + 2 != len || buf[(data_off + bytes) & XKV_PMASK] != '\r' ||
+	    buf[(data_off + bytes + 1) & XKV_PMASK] != '\n')
+		return 0;
+	r->op = XKV_OP_SET;
+	r->err = XKV_OK;
+	r->noreply = noreply;
+	r->too_many = 0;
+	r->ntok = 5 + noreply;
+	r->line_len = p;
+	r->next = len;
+	r->data_off = data_off;
+	r->bytes = (__u32)bytes;
+	r->flags = (__u32)flags;
+	r->exptime = (__s64)exptime;
+	r->tok[1].off = 4;
+	r->tok[1].len = klen;
+	return 1;
+}
+
 #endif
