@@ -703,11 +703,8 @@ int xdpkv(struct xdp_md *ctx)
 	}
 	/* "set <key> <flags> <exptime> <bytes>", the commonest write, likewise */
 	int keyed = 0, err;
-	if (!(cfg.flags & XKV_CFG_BINARY_KEYS)) {
-		r->key_cap = cfg.key_cap;
-		r->val_cap = cfg.val_cap;
-		keyed = xkv_quick_set(sc->req, tlen, r, (__u64 *)sc->key, cfg.key_size);
-	}
+	if (!(cfg.flags & XKV_CFG_BINARY_KEYS))
+		keyed = xkv_quick_set_req(sc, tlen);
 	err = keyed ? XKV_OK : xkv_parse_req(sc, tlen);
 	switch (r->op) {
 	case XKV_OP_GET: stat_inc(st, XKV_STAT_cmd_get); break;

@@ -579,6 +579,11 @@ static inline __attribute__((always_inline)) int xkv_quick_set(const __u8 *buf, 
 {
 	if (len < 14 || buf[0] != 's' || buf[1] != 'e' || buf[2] != 't' || buf[3] != ' ')
 		return 0;
+	for (__u32 i = 0; i < (XKV_KEY_MAX + 7) / 8; i++) {
+		if (i * 8 >= key_size)
+			break;
+		*(volatile __u64 *)&key[i] = 0; /* volatile: no memset call in BPF */
+	}
 	/* the key: whole plain words, then the word holding its first
 	 * special byte, which must be the space after it */
 	__u32 klen = 0, found = 0;
@@ -599,24 +604,44 @@ static inline __attribute__((always_inline)) int xkv_quick_set(const __u8 *buf, 
 		if (found)
 			break;
 	}
-	if (!found || klen == 0 || klen > r->key_cap || klen > XKV_KEY_MAX || 4 + klen >= len)
+	if (!found)
+		return 0;
+	/* Read back from memory: in BPF an unknown value, so the verifier
+	 * walks what follows once, not once per key length (the same for
+	 * each number below: once, not once per digit count). */
+	r->tok[1].len = klen;
+	klen = *(volatile __u32 *)&r->tok[1].len;
+	if (klen == 0 || klen > r->key_cap || klen > XKV_KEY_MAX || 4 + klen >= len)
 		return 0;
 	if (buf[(4 + klen) & XKV_PMASK] != ' ')
 		return 0;
-	for (__u32 i = (klen + 7) / 8 + (klen % 8 == 0); i < (XKV_KEY_MAX + 7) / 8; i++) {
-		if (i * 8 >= key_size)
-			break;
-		key[i] = 0;
-	}
 	__u32 p = 4 + klen + 1;
 	__u64 flags, exptime, bytes;
-	if (!xkv_quick_num(buf, &p, &flags) || flags > 0xffffffffULL || buf[p & XKV_PMASK] != ' ')
+	if (!xkv_quick_num(buf, &p, &flags) || flags > 0xffffffffULL)
+		return 0;
+	r->flags = (__u32)flags;
+	r->line_len = p;
+	flags = *(volatile __u32 *)&r->flags;
+	p = *(volatile __u32 *)&r->line_len;
+	if (p >= len || buf[p & XKV_PMASK] != ' ')
 		return 0;
 	p++;
-	if (!xkv_quick_num(buf, &p, &exptime) || buf[p & XKV_PMASK] != ' ')
+	if (!xkv_quick_num(buf, &p, &exptime))
+		return 0;
+	r->exptime = (__s64)exptime;
+	r->line_len = p;
+	exptime = (__u64) * (volatile __s64 *)&r->exptime;
+	p = *(volatile __u32 *)&r->line_len;
+	if (p >= len || buf[p & XKV_PMASK] != ' ')
 		return 0;
 	p++;
 	if (!xkv_quick_num(buf, &p, &bytes) || bytes > r->val_cap)
+		return 0;
+	r->bytes = (__u32)bytes;
+	r->line_len = p;
+	bytes = *(volatile __u32 *)&r->bytes;
+	p = *(volatile __u32 *)&r->line_len;
+	if (p >= len)
 		return 0;
 	__u32 noreply = 0;
 	if (buf[p & XKV_PMASK] == ' ') {

@@ -182,6 +182,18 @@ __attribute__((noinline)) int xkv_parse_req(struct xkv_scratch *sc, __u32 len)
 	return xkv_parse(sc->req, len, &sc->pr);
 }
 
+/* The set shortcut (parse.h, xkv_quick_set) over sc->req: fills sc->pr and
+ * packs the key into sc->key.  Global: verified once, whatever the caller's
+ * state. */
+__attribute__((noinline)) int xkv_quick_set_req(struct xkv_scratch *sc, __u32 len)
+{
+	if (!sc)
+		return 0;
+	sc->pr.key_cap = cfg.key_cap;
+	sc->pr.val_cap = cfg.val_cap;
+	return xkv_quick_set(sc->req, len, &sc->pr, (__u64 *)sc->key, cfg.key_size);
+}
+
 /* key_size bytes of a and b equal (both 8-aligned buffers) */
 static __always_inline int xkv_key_eq(const __u8 *a, const __u8 *b)
 {
