@@ -62,6 +62,13 @@ xkv_e2e(e2e_acl 90 acl.sh hash_map)
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).
 xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS})
+# The TCP fast path (sk_skb verdict, common/tcp.bpf.h): the same reply bytes
+# with it and without it (pipelines split at every byte boundary, commands
+# only userspace serves in between), pymemcache and memccp/memccat, the
+# share counter; per layout (~50 s each).
+foreach(l ${XKV_E2E_LAYOUTS} lru_percpu)
+  xkv_e2e(e2e_tcpfast_${l} 150 tcpfast.sh ${l})
+endforeach()
 # Snapshots, restore into the same and another layout, dump -> import (issue 8).
 xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)
 xkv_e2e(e2e_snapshot_array_fnv 90 snapshot.sh array_fnv hash_map)

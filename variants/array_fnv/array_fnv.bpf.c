@@ -85,3 +85,4 @@ static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *s
 }
 
 #include "handler.bpf.h"
+#include "tcp.bpf.h"

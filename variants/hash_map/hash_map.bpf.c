@@ -12,3 +12,4 @@ struct {
 
 #include "store_hash.bpf.h"
 #include "handler.bpf.h"
+#include "tcp.bpf.h"

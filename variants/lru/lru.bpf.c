@@ -16,3 +16,4 @@ struct {
 #define XKV_COUNT_NEW
 #include "store_hash.bpf.h"
 #include "handler.bpf.h"
+#include "tcp.bpf.h"

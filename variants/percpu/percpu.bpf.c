@@ -18,3 +18,4 @@ struct {
 #define XKV_PERCPU
 #include "store_hash.bpf.h"
 #include "handler.bpf.h"
+#include "tcp.bpf.h"
