@@ -762,8 +762,8 @@ const struct cmd cmd_attach = {
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
 		    "[--port P] [--no-prealloc] [--no-common-lru] [--binary-keys] [--serve] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
-		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--replace] [--reset-acl] "
-		    "[--restore FILE]",
+		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--replace] "
+		    "[--reset-acl] [--restore FILE]",
 	.summary = "load the XDP store onto an interface and pin its maps",
 	.doc = "Loads the layout chosen with --variant (default hash_map) through libxdp, attaches it\n"
 	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"

@@ -472,6 +472,23 @@ static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
 	return xkv_reply_line(ctx, a, sc, st, XKV_R_ERROR, sizeof(XKV_R_ERROR) - 1);
 }
 
+/* The entry of a set in sc->entry, all but its value bytes (also the TCP
+ * fast path's, tcp.bpf.h). */
+static __always_inline void xkv_entry_head(struct xkv_scratch *sc, __u64 now)
+{
+	struct xkv_entry *e = &sc->entry;
+	e->expire_ns = xkv_expire_ns(sc->pr.exptime, now, cfg.realtime_off_ns);
+	/* unique per write: the item's cas unique (entry.h) */
+	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_USER);
+	e->wtime_ns = sc->stamp;
+	e->seq = 0;
+	e->flags = sc->pr.flags;
+	e->len = sc->pr.bytes;
+	e->klen = sc->klen;
+	if (XKV_KEY_IN_VALUE)
+		bpf_probe_read_kernel(e->data, cfg.key_size & 0x1ff, sc->key);
+}
+
 /* ---- the program ---------------------------------------------------------- */
 
 /* Order of the checks (docs/security.md): the cheapest refusals first and
@@ -728,16 +745,7 @@ int xdpkv(struct xdp_md *ctx)
 	/* set: build the entry in scratch, then hand it to the store */
 	struct xkv_entry *e = &sc->entry;
 	__u32 bytes = r->bytes;
-	e->expire_ns = xkv_expire_ns(r->exptime, now, cfg.realtime_off_ns);
-	/* unique per write: the item's cas unique (entry.h) */
-	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_USER);
-	e->wtime_ns = sc->stamp;
-	e->seq = 0;
-	e->flags = r->flags;
-	e->len = bytes;
-	e->klen = sc->klen;
-	if (XKV_KEY_IN_VALUE)
-		bpf_probe_read_kernel(e->data, cfg.key_size & 0x1ff, sc->key);
+	xkv_entry_head(sc, now);
 	if (bytes > cfg.val_cap) /* the parser checked; this tells the verifier */
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_TOO_LARGE);
 	if (bytes && bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN + r->data_off,

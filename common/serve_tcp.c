@@ -257,12 +257,18 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	 * (a pipeline whose replies outgrew the bound at the first pass). */
 	for (;;) {
 		size_t before = c->in.len;
+		bool got = false;
 		conn_process(w, c);
 		if (conn_write(w, c) < 0)
 			goto gone;
-		if (c->fast && !c->rd_eof && in_room(c) && conn_read(c) < 0)
-			goto gone;
-		if (c->in.len == before || c->out.len > c->out_off || c->closing)
+		if (c->fast && !c->rd_eof && in_room(c)) {
+			/* edge-triggered: what came meanwhile raises no new event */
+			size_t had = c->in.len;
+			if (conn_read(c) < 0)
+				goto gone;
+			got = c->in.len != had || c->rd_eof;
+		}
+		if ((c->in.len == before && !got) || c->out.len > c->out_off || c->closing)
 			break;
 	}
 	bool queued = c->out.len > c->out_off;

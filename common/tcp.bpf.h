@@ -100,8 +100,57 @@ static __always_inline void tcp_peer(struct __sk_buff *skb, struct xkv_scratch *
 	}
 }
 
+/* Put one constant line at reply[XKV_TEXT]; its length. */
+static __always_inline __u32 tcp_line(struct xkv_scratch *sc, const char *line, __u32 n)
+{
+	__u32 o = XKV_TEXT;
+	put_lit(sc, &o, line, n);
+	return o - XKV_TEXT;
+}
+#define TCP_LINE(s) tcp_line(sc, s, sizeof(s) - 1)
+
+/* delete <key>: the XDP handler's rules (an expired item is gone already:
+ * NOT_FOUND, but its slot is freed). */
+static __always_inline __u32 tcp_delete(struct xkv_scratch *sc, struct xkv_stats *st, __u64 now)
+{
+	struct xkv_entry *old = store_lookup(sc);
+	int live = old && XKV_LIVE_FOR_DELETE(sc, old, now);
+	int found = store_del(sc, st);
+
+	if (found < 0)
+		return 0; /* the lock was not taken: nothing changed, userspace retries */
+	found = found && live;
+	stat_inc(st, found ? XKV_STAT_deletes : XKV_STAT_delete_misses);
+	stat_inc(st, XKV_STAT_cmd_delete);
+	return found ? TCP_LINE(XKV_R_DELETED) : TCP_LINE(XKV_R_NOT_FOUND);
+}
+
+/* set <key> <flags> <exptime> <bytes>: the entry as the XDP handler builds
+ * it, the value from the skb.  0 (to userspace, nothing stored) on a store
+ * that failed. */
+static __always_inline __u32 tcp_set(struct __sk_buff *skb, struct xkv_scratch *sc,
+				     struct xkv_stats *st, __u64 now)
+{
+	struct xkv_req *r = &sc->pr;
+	struct xkv_entry *e = &sc->entry;
+	__u32 bytes = r->bytes;
+
+	if (bytes > cfg.val_cap) /* the parser checked; this tells the verifier */
+		return 0;
+	xkv_entry_head(sc, now);
+	if (bytes && bpf_skb_load_bytes(skb, r->data_off & (XKV_REQ_MAX - 1), &e->data[XKV_VOFF], bytes))
+		return 0;
+	if (store_set(sc, st))
+		return 0; /* busy or full: userspace answers (and says why) */
+	stat_inc(st, XKV_STAT_stores);
+	stat_inc(st, XKV_STAT_cmd_set);
+	return TCP_LINE(XKV_R_STORED);
+}
+
 /* Answer the one request in sc->req (len bytes); returns the reply length
- * in sc->reply[XKV_TEXT ..], or 0 to hand the skb to userspace. */
+ * in sc->reply[XKV_TEXT ..], TCP_NOREPLY for a noreply command done, or 0
+ * to hand the skb to userspace. */
+#define TCP_NOREPLY 0xffffffffu
 static __always_inline __u32 tcp_answer(struct __sk_buff *skb, struct xkv_scratch *sc,
 					struct xkv_stats *st, __u32 len)
 {
@@ -112,24 +161,43 @@ static __always_inline __u32 tcp_answer(struct __sk_buff *skb, struct xkv_scratc
 	 * commands, pipelines and partial requests go to userspace */
 	if (xkv_parse_req(sc, len) || r->next != len || r->too_many || r->op > XKV_OP_FAST_LAST)
 		return 0;
-	if (xkv_op_writes(r->op)) {
-		struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
-		tcp_peer(skb, sc);
-		/* userspace closes on a write from outside the write list and
-		 * refuses writes under snapshot --pause-writes */
-		if (!h || (h->flags & XKV_HOST_PAUSE_WRITES) || !acl_has(sc, &acl_write))
+	if (r->op == XKV_OP_GET) {
+		struct get_ctx g = { .sc = sc, .st = st, .o = XKV_TEXT };
+		bpf_loop(XKV_PARSE_TOKENS - 1, get_one, &g, 0);
+		if (g.full)
 			return 0;
+		__u32 o = g.o;
+		PUT_LIT(sc, &o, XKV_R_END);
+		stat_inc(st, XKV_STAT_cmd_get);
+		return o - XKV_TEXT;
 	}
-	if (r->op != XKV_OP_GET)
+	/* A write is done once: its reply must go out from here, so it may not
+	 * be longer than the request (the skb is linear and writable already,
+	 * a shorter reply cannot fail).  set's STORED always is shorter; a
+	 * delete of a one-byte key could get the longer NOT_FOUND. */
+	if (r->op == XKV_OP_DELETE && len < sizeof(XKV_R_NOT_FOUND) - 1)
 		return 0;
-	struct get_ctx g = { .sc = sc, .st = st, .o = XKV_TEXT };
-	bpf_loop(XKV_PARSE_TOKENS - 1, get_one, &g, 0);
-	if (g.full)
+#ifdef XKV_PERCPU
+	/* a per-CPU store: XDP's set writes the copy of the CPU a flow's
+	 * packets land on; a connection's verdicts run on whatever CPU takes
+	 * its softirq or its reader's release_sock, so a set here could hide
+	 * from the next get.  Userspace writes every CPU's copy. */
+	return 0;
+#endif
+	/* set, delete: userspace closes on a write from outside the write
+	 * list and refuses writes under snapshot --pause-writes */
+	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
+	tcp_peer(skb, sc);
+	if (!h || (h->flags & XKV_HOST_PAUSE_WRITES) || !acl_has(sc, &acl_write))
 		return 0;
-	__u32 o = g.o;
-	PUT_LIT(sc, &o, XKV_R_END);
-	stat_inc(st, XKV_STAT_cmd_get);
-	return o - XKV_TEXT;
+	xkv_load_key(sc, 1);
+	__u64 now = bpf_ktime_get_ns();
+	__u32 n = r->op == XKV_OP_DELETE ? tcp_delete(sc, st, now) : tcp_set(skb, sc, st, now);
+	if (n && r->noreply) {
+		stat_inc(st, XKV_STAT_noreply);
+		return TCP_NOREPLY;
+	}
+	return n;
 }
 
 SEC("sk_skb/stream_verdict")
@@ -150,19 +218,28 @@ int xdpkv_tcp(struct __sk_buff *skb)
 		return tcp_to_user(skb, c, st);
 	*busy = 1;
 	__u32 rlen = 0;
-	if (!bpf_skb_load_bytes(skb, 0, sc->req, len & (XKV_REQ_MAX * 2 - 1) & 4095))
+	/* the request's bytes, then the skb linear and writable: the psock
+	 * sends page fragments by splicing them, which fails for the page_pool
+	 * pages a veth with XDP receives into (the connection then breaks);
+	 * linear bytes are copied.  Pulling leaves the bytes as they were */
+	if (!bpf_skb_load_bytes(skb, 0, sc->req, len & (XKV_REQ_MAX * 2 - 1) & 4095) &&
+	    !bpf_skb_pull_data(skb, len))
 		rlen = tcp_answer(skb, sc, st, len);
+	if (rlen == TCP_NOREPLY) {
+		/* done, nothing to send: a dropped skb advances copied_seq by
+		 * its length (no credit) */
+		*busy = 0;
+		stat_inc(st, XKV_STAT_tcp_fast);
+		return SK_DROP;
+	}
 	/* a reply longer than the request only within the credit (above) */
 	if (!rlen || rlen > XKV_DGRAM_TEXT || (__s64)rlen > (__s64)len + c->credit) {
 		*busy = 0;
 		return tcp_to_user(skb, c, st);
 	}
-	/* the request becomes its reply, all in the skb's linear part: the
-	 * psock sends page fragments by splicing them, which fails for the
-	 * page_pool pages a veth with XDP receives into (the connection then
-	 * breaks); linear bytes are copied.  Pulling or resizing leaves the
-	 * request's bytes as they were when it fails: userspace can have it */
-	if (bpf_skb_pull_data(skb, len) || bpf_skb_change_tail(skb, rlen, 0)) {
+	/* the request becomes its reply; a resize that fails leaves the skb as
+	 * it was (only a get's reply grows: nothing was written yet) */
+	if (bpf_skb_change_tail(skb, rlen, 0)) {
 		*busy = 0;
 		return tcp_to_user(skb, c, st);
 	}
