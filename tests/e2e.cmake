@@ -65,9 +65,10 @@ xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS})
 # The TCP fast path (sk_skb verdict, common/tcp.bpf.h): the same reply bytes
 # with it and without it (pipelines split at every byte boundary, commands
 # only userspace serves in between), pymemcache and memccp/memccat, the
-# share counter; per layout (~50 s each).
+# share counter; per layout (~60 s each; hash_map also attach
+# --no-tcp-fast-path, ~100 s).
 foreach(l ${XKV_E2E_LAYOUTS} lru_percpu)
-  xkv_e2e(e2e_tcpfast_${l} 150 tcpfast.sh ${l})
+  xkv_e2e(e2e_tcpfast_${l} 200 tcpfast.sh ${l})
 endforeach()
 # Snapshots, restore into the same and another layout, dump -> import (issue 8).
 xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)

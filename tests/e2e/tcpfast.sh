@@ -11,7 +11,8 @@
 # request per write and split at every byte boundary); serve with the fast
 # path gives the same bytes, and the kernel answered some of them
 # (tcp_fast moved); pymemcache and memccp/memccat against it; status shows
-# the share.  Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
+# the share.  With hash_map, then attach --no-tcp-fast-path: the same bytes,
+# none from the kernel, status says so.  Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,4 +76,17 @@ for layout in "${layouts[@]}"; do
 	tb_serve_stop || fail=1
 	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"
 done
+
+[[ " ${layouts[*]} " == *" hash_map "* ]] || exit $fail # once (the option is the layouts' alike)
+echo "== attach --no-tcp-fast-path"
+tb_xdpkv attach "$TB_SRV_DEV" --entries 1024 --port "$P" --no-tcp-fast-path >/dev/null ||
+	tb_die "xdpkv attach --no-tcp-fast-path failed"
+serve
+check "attach --no-tcp-fast-path: the same bytes" client compare "$S4" "$P" "$TB_TMP/ref.json"
+check "... none of them answered in the kernel" test "$(counter fast tcp_fast)" = 0
+st=$(tb_xdpkv status "$TB_SRV_DEV" --json)
+check "... status --json says the fast path is off" \
+	$PY -c 'import json,sys; t=json.loads(sys.argv[1])["tcp"]; sys.exit(not (t["fast_path"] is False and t["kernel"] == 0 and t["userspace"] > 0))' "$st"
+tb_serve_stop || fail=1
+tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach failed"
 exit $fail
