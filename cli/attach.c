@@ -123,7 +123,7 @@ static void on_signal(int sig)
 /* What `serve` adds to the slow path's defaults. */
 struct serve_extra {
 	unsigned max_keys, max_reply, threads, max_conns;
-	bool no_tcp;
+	bool no_tcp, no_tcp_fast;
 	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
 	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
 	const char *snapshot_file;
@@ -162,6 +162,7 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		o.threads = x->threads;
 		o.max_conns = x->max_conns;
 		o.no_tcp = x->no_tcp;
+		o.no_tcp_fast = x->no_tcp_fast;
 	}
 	if (se.file && x->snapshot_every) {
 		o.tick = snapshot_tick;
@@ -197,6 +198,7 @@ struct attach_opts {
 	struct xo_cidrs allow, write_allow, trust;
 	unsigned max_amp, rate_limit, rate_burst;
 	bool strict, low_ports;
+	bool no_tcp_fast;
 };
 
 static const struct xo attach_table[] = {
@@ -250,6 +252,9 @@ static const struct xo attach_table[] = {
 	  1, 100000000 },
 	{ "allow-low-ports", 0, XO_BOOL, offsetof(struct attach_opts, low_ports), NULL,
 	  "answer requests from source ports below 1024 (refused by default: reflection)" },
+	{ "no-tcp-fast-path", 0, XO_BOOL, offsetof(struct attach_opts, no_tcp_fast), NULL,
+	  "serve answers every TCP request in userspace (default: get, set and delete on serve's "
+	  "connections are answered in the kernel)" },
 	XO_END,
 };
 
@@ -350,6 +355,8 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 		cfg->flags |= XKV_CFG_STRICT;
 	if (o->low_ports)
 		cfg->flags |= XKV_CFG_LOW_PORTS;
+	if (o->no_tcp_fast)
+		cfg->flags |= XKV_CFG_NO_TCP_FAST;
 	cfg->max_amp = o->max_amp ? o->max_amp : XKV_DEFAULT_MAX_AMP;
 	cfg->rate_limit = o->rate_limit;
 	cfg->rate_burst = o->rate_burst ? o->rate_burst : o->rate_limit;
@@ -723,6 +730,7 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg, const struct
 	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
 	struct xkv_store ps;
 	if (xkv_pins_create(obj, o->ifc.name, err, sizeof(err)) ||
+	    (!(cfg->flags & XKV_CFG_NO_TCP_FAST) && xkv_tcp_fast_attach(obj, err, sizeof(err))) ||
 	    xkv_store_from_object(&ps, NULL, obj, err, sizeof(err))) {
 		xerr("attach: %s", err);
 		undo_attach(o, pr);
@@ -824,8 +832,8 @@ const struct cmd cmd_attach = {
 		    "[--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
 		    "[--binary-keys] [--serve] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
-		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--replace] [--reset-acl] "
-		    "[--restore FILE]",
+		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--replace] "
+		    "[--reset-acl] [--restore FILE]",
 	.summary = "load the XDP store onto an interface and pin its maps",
 	.doc = "Loads the layout chosen with --variant (default hash_map) through libxdp, attaches it\n"
 	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
@@ -921,7 +929,7 @@ struct serve_opts {
 	struct xo_iface ifc;
 	unsigned port, max_keys, max_reply, threads, max_conns;
 	const char *user;
-	bool keep_privileges, no_tcp;
+	bool keep_privileges, no_tcp, no_tcp_fast;
 	unsigned snapshot_every;
 	const char *snapshot_file;
 };
@@ -946,6 +954,8 @@ static const struct xo serve_table[] = {
 	  "open TCP connections at most; more are closed at once (default 1024)", 1, 1000000 },
 	{ "no-tcp", 0, XO_BOOL, offsetof(struct serve_opts, no_tcp), NULL,
 	  "serve UDP only (no TCP listener)" },
+	{ "no-tcp-fast-path", 0, XO_BOOL, offsetof(struct serve_opts, no_tcp_fast), NULL,
+	  "answer every TCP request here, none in the kernel (default: as attach said)" },
 	{ "snapshot-file", 0, XO_STR, offsetof(struct serve_opts, snapshot_file), "FILE",
 	  "snapshot the store to FILE when stopped (SIGTERM, SIGINT, SIGHUP), and every "
 	  "--snapshot-every seconds; --user must be able to write FILE's directory" },
@@ -968,7 +978,7 @@ static int run_serve(void *vo, const struct global_opts *g)
 		return rc;
 	struct serve_extra x = {
 		.max_keys = o->max_keys, .max_reply = o->max_reply,
-		.threads = o->threads, .max_conns = o->max_conns, .no_tcp = o->no_tcp,
+		.threads = o->threads, .max_conns = o->max_conns, .no_tcp = o->no_tcp, .no_tcp_fast = o->no_tcp_fast,
 		.drop_user = o->keep_privileges ? NULL : o->user ? o->user : "nobody",
 		.snapshot_every = o->snapshot_every, .snapshot_file = o->snapshot_file,
 	};
@@ -980,7 +990,7 @@ static int run_serve(void *vo, const struct global_opts *g)
 const struct cmd cmd_serve = {
 	.name = "serve",
 	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--threads N] [--max-conns N] "
-		    "[--no-tcp]\n       [--user NAME | --keep-privileges] "
+		    "[--no-tcp] [--no-tcp-fast-path]\n       [--user NAME | --keep-privileges] "
 		    "[--snapshot-file FILE [--snapshot-every SECONDS]] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"

@@ -184,6 +184,10 @@ static void print_text(const struct status *st, bool percpu)
 		printf("%s %s %llu", i ? "," : "", refusals[i].what, both(st, refusals[i].stat));
 	printf("\n  %-14s (no reply to any of these: docs/security.md); capped replies %llu\n", "",
 	       both(st, XKV_STAT_amp_capped));
+	unsigned long long tk = st->fast.v[XKV_STAT_tcp_fast], tu = st->slow.v[XKV_STAT_tcp_slow];
+	printf("  %-14s in the kernel: %llu of %llu requests (%.1f%%), userspace %llu; %s\n", "TCP", tk,
+	       tk + tu, pct(tk, tk + tu), tu,
+	       c->flags & XKV_CFG_NO_TCP_FAST ? "fast path off (--no-tcp-fast-path)" : "fast path on");
 	if (is_lru(st))
 		printf("  %-14s %lld (estimated: new items - deletes - live items)\n", "lru evictions",
 		       st->evict_est);
@@ -246,6 +250,11 @@ static void print_json(const struct status *st, bool percpu)
 	       ",\"fast_share\":%.4f,\"slow_share\":%.4f}",
 	       st->fast_reqs, st->slow_reqs, total, st->passed,
 	       total ? (double)st->fast_reqs / total : 0.0, total ? (double)st->slow_reqs / total : 0.0);
+	unsigned long long tk = st->fast.v[XKV_STAT_tcp_fast], tu = st->slow.v[XKV_STAT_tcp_slow];
+	printf(",\"tcp\":{\"fast_path\":%s,\"kernel\":%llu,\"userspace\":%llu,\"total\":%llu"
+	       ",\"kernel_share\":%.4f,\"passed_segments\":%llu}",
+	       c->flags & XKV_CFG_NO_TCP_FAST ? "false" : "true", tk, tu, tk + tu,
+	       tk + tu ? (double)tk / (double)(tk + tu) : 0.0, st->fast.v[XKV_STAT_tcp_pass]);
 	json_refused(st);
 	int hf = xkv_host_flags(&st->s, 0, 0);
 	printf(",\"writes_paused\":%s,\"migrating\":%s",
@@ -380,6 +389,12 @@ static void prom_counters(const struct status *st, const char *n)
 		}
 }
 
+static void prom_tcp(const struct status *st, const char *n)
+{
+	prom_sample(st, n, "path=\"kernel\"", st->fast.v[XKV_STAT_tcp_fast]);
+	prom_sample(st, n, "path=\"userspace\"", st->slow.v[XKV_STAT_tcp_slow]);
+}
+
 /* memcached_exporter's names, where xdpkv counts the same thing */
 static void prom_mc_commands(const struct status *st, const char *n)
 {
@@ -397,6 +412,7 @@ static const struct {
 	{ "xdpkv_info", "gauge", "Always 1; labels: the store's map type, XDP mode and the xdpkv version.", prom_info },
 	{ "xdpkv_attached", "gauge", "1 if the xdpkv program is attached to the interface, 0 for stale pins.", prom_attached },
 	{ "xdpkv_requests_total", "counter", "Requests served, by path: fast = datagrams XDP saw minus those it passed on, slow = datagrams the slow path read.", prom_requests },
+	{ "xdpkv_tcp_requests_total", "counter", "TCP requests served, by path: kernel = the sk_skb fast path, userspace = xdpkv serve.", prom_tcp },
 	{ "xdpkv_passed_total", "counter", "Datagrams the XDP program passed on to the kernel (pass_* counters).", prom_passed },
 	{ "xdpkv_get_hits_total", "counter", "Keys found by get, both paths.", prom_get_hits },
 	{ "xdpkv_get_misses_total", "counter", "Keys not found (or expired) by get, both paths.", prom_get_misses },

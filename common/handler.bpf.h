@@ -498,6 +498,28 @@ static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
 	return xkv_reply_line(ctx, a, sc, st, XKV_R_ERROR, sizeof(XKV_R_ERROR) - 1);
 }
 
+/* The entry of a set in sc->entry, all but its value bytes (also the TCP
+ * fast path's, tcp.bpf.h). */
+static __always_inline void xkv_entry_head(struct xkv_scratch *sc, __u64 now)
+{
+	struct xkv_entry *e = &sc->entry;
+	e->expire_ns = xkv_expire_ns(sc->pr.exptime, now, cfg.realtime_off_ns);
+	/* unique per write: the item's cas unique (entry.h) */
+	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_USER);
+	e->wtime_ns = sc->stamp;
+	e->seq = 0;
+	e->flags = sc->pr.flags;
+	e->len = sc->pr.bytes;
+	e->klen = sc->klen;
+	if (XKV_KEY_IN_VALUE) {
+		for (__u32 w = 0; w < (XKV_KEY_MAX + 6) / 8; w++) {
+			if (w * 8 >= cfg.key_size)
+				break;
+			((__u64 *)e->data)[w] = ((const __u64 *)sc->key)[w];
+		}
+	}
+}
+
 /* ---- the program ---------------------------------------------------------- */
 
 /* Order of the checks (docs/security.md): the cheapest refusals first and
@@ -776,21 +798,7 @@ get_reply:
 	/* set: build the entry in scratch, then hand it to the store */
 	struct xkv_entry *e = &sc->entry;
 	__u32 bytes = r->bytes;
-	e->expire_ns = xkv_expire_ns(r->exptime, now, cfg.realtime_off_ns);
-	/* unique per write: the item's cas unique (entry.h) */
-	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_USER);
-	e->wtime_ns = sc->stamp;
-	e->seq = 0;
-	e->flags = r->flags;
-	e->len = bytes;
-	e->klen = sc->klen;
-	if (XKV_KEY_IN_VALUE) {
-		for (__u32 w = 0; w < (XKV_KEY_MAX + 6) / 8; w++) {
-			if (w * 8 >= cfg.key_size)
-				break;
-			((__u64 *)e->data)[w] = ((const __u64 *)sc->key)[w];
-		}
-	}
+	xkv_entry_head(sc, now);
 	if (bytes > cfg.val_cap || bytes >= XKV_REQ_MAX) /* the parser checked; this tells the verifier */
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_TOO_LARGE);
 	/* the value from the request text already in scratch, a word at a time
@@ -825,5 +833,8 @@ malformed:
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* The TCP fast path's stream verdict over the same store (common/tcp.bpf.h). */
+#include "tcp.bpf.h"
 
 #endif

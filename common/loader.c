@@ -166,10 +166,15 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 		xkv_errf(err, errlen, 0, "cannot size the ratelimit map: %s", strerror(-e));
 		goto out;
 	}
-	m = bpf_object__find_map_by_name(obj, "scratch");
-	if (!m || (e = bpf_map__set_value_size(m, bpf_map__value_size(m) + cfg->entry_size - XKV_ENTRY_HDR))) {
-		xkv_errf(err, errlen, 0, "cannot size the scratch map");
-		goto out;
+	/* the working memory of both programs holds one whole entry */
+	static const char *const scratches[] = { "scratch", "tcp_scratch" };
+	for (size_t i = 0; i < sizeof(scratches) / sizeof(scratches[0]); i++) {
+		m = bpf_object__find_map_by_name(obj, scratches[i]);
+		if (!m ? !i : !!bpf_map__set_value_size(m, bpf_map__value_size(m) + cfg->entry_size -
+							 XKV_ENTRY_HDR)) {
+			xkv_errf(err, errlen, 0, "cannot size the %s map", scratches[i]);
+			goto out;
+		}
 	}
 	struct bpf_program *p = xkv_object_prog(obj);
 	if (!p) {
@@ -246,6 +251,10 @@ static const struct {
 	{ "local_addrs", "local_addrs", offsetof(struct xkv_store, local_fd) },
 	{ "ratelimit", "ratelimit", offsetof(struct xkv_store, rl_fd) },
 	{ "tcp_peers", "tcp_peers", offsetof(struct xkv_store, tcp_fd) },
+	/* the TCP fast path (common/tcp.bpf.h) */
+	{ "tcp_socks", "tcp_socks", offsetof(struct xkv_store, tcp_socks_fd) },
+	{ "tcp_conns", "tcp_conns", offsetof(struct xkv_store, tcp_conns_fd) },
+	{ "tcp_paid", "tcp_paid", offsetof(struct xkv_store, tcp_paid_fd) },
 };
 #define XKV_NMAPS (sizeof(xkv_maps) / sizeof(xkv_maps[0]))
 #define MAP_FD(s, i) ((int *)((char *)(s) + xkv_maps[i].off))
@@ -635,6 +644,20 @@ int xkv_pins_create(struct bpf_object *obj, const char *ifname, char *err, size_
 			return xkv_errf(err, errlen, e, "cannot pin %s at %s: %s", xkv_maps[i].map, p, strerror(-e));
 		}
 	}
+	return 0;
+}
+
+int xkv_tcp_fast_attach(struct bpf_object *obj, char *err, size_t errlen)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, "xdpkv_tcp");
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "tcp_socks");
+
+	if (!p || !m)
+		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no TCP fast path");
+	/* held by the (pinned) sockhash from now on; a re-attach replaces it */
+	if (bpf_prog_attach(bpf_program__fd(p), bpf_map__fd(m), BPF_SK_SKB_STREAM_VERDICT, 0))
+		return xkv_errf(err, errlen, -errno, "cannot attach the TCP verdict program to tcp_socks: %s",
+			    strerror(errno));
 	return 0;
 }
 

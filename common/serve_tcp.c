@@ -7,7 +7,12 @@
  * a bounded input buffer (one whole request at most: a longer line is an
  * error) and an output queue; a connection whose queue is over TCP_OUT_HIGH
  * is not read from until it drains, so a client that does not read its
- * replies holds a bounded amount of memory and nobody else waits for it. */
+ * replies holds a bounded amount of memory and nobody else waits for it.
+ *
+ * With the TCP fast path (common/tcp.bpf.h, docs/architecture.md) every
+ * accepted connection joins the pinned sockhash: the kernel answers what it
+ * can and hands the rest here.  This side then tells the kernel, in
+ * tcp_paid, how many bytes it has read, consumed and answered in full. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -19,8 +24,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
+#include <bpf/bpf.h>
 #include "serve.h"
+#include "tcpfast.h"
 
 #define TCP_IN_FIRST 4096                 /* a connection's first input buffer */
 #define TCP_IN_CAP (64 * 1024)            /* its largest: one whole request */
@@ -28,6 +37,7 @@
 #define TCP_OUT_KEEP (64 * 1024)          /* a drained queue larger than this is freed */
 #define TCP_EVENTS 64
 #define TCP_WAIT_MS 100                   /* how often *stop is looked at */
+#define TCP_KWAIT_MS 1                    /* how often a reply waiting for the kernel's is retried */
 #define TCP_PUSH_MS 100                   /* counters to the map at least this often */
 #define TCP_PUSH_CALLS 256                /* ... or after this many reads served */
 
@@ -44,6 +54,12 @@ struct tcp_conn {
 	bool closing;                     /* close once out is sent (quit, line too long) */
 	bool rd_eof;                      /* the peer will send no more */
 	bool peer;                        /* counted in tcp_peers */
+	bool fast;                        /* in the fast path's sockhash */
+	__u64 cookie;                     /* SO_COOKIE: its key there */
+	__u64 rcvd, paid;                 /* bytes read; bytes told to the kernel as answered */
+	__u64 wrote;                      /* bytes this side wrote */
+	__u64 kq_ok;                      /* the kernel's reply bytes known to be in the socket */
+	bool kwait;                       /* replies held until the kernel's earlier ones are out */
 	__u32 events;                     /* what epoll watches for it */
 };
 
@@ -55,6 +71,7 @@ struct tcp_worker {
 	struct tcp_conn *conns;
 	struct xkv_stats delta;
 	__u64 pending, last_push;
+	unsigned kwaits;                  /* connections with kwait set */
 };
 
 struct xkv_serve_tcp {
@@ -63,6 +80,7 @@ struct xkv_serve_tcp {
 	const struct xkv_serve_opts *o;
 	int lfd;
 	unsigned nthreads, max_conns;
+	bool fast;                        /* connections join the TCP fast path */
 	int quit;                         /* __atomic */
 	int limit_logged;                 /* __atomic: the --max-conns line is out */
 	__u64 push_ns;
@@ -88,7 +106,11 @@ static void conn_close(struct tcp_worker *w, struct tcp_conn *c)
 		conn_name(c, who, sizeof(who));
 		fprintf(stderr, "xdpkv slow path: TCP %s closed\n", who);
 	}
-	close(c->fd); /* leaves the epoll set with it */
+	close(c->fd); /* leaves the epoll set and the sockhash with it */
+	if (c->fast) {
+		bpf_map_delete_elem(t->s->tcp_conns_fd, &c->cookie);
+		bpf_map_delete_elem(t->s->tcp_paid_fd, &c->cookie);
+	}
 	if (c->peer)
 		xkv_tcp_peer(t->s, c->src.addr, -1);
 	if (c->prev)
@@ -111,10 +133,12 @@ static void conn_process(struct tcp_worker *w, struct tcp_conn *c)
 	if (c->closing || !c->in.len || c->out.len - c->out_off >= TCP_OUT_HIGH)
 		return;
 	size_t used = 0;
+	__u64 before = w->delta.v[XKV_STAT_requests];
 	c->st.out_max = c->out_off + TCP_OUT_HIGH;
 	if (xkv_slow_stream(w->t->sl, &c->src, &c->st, c->in.p, c->in.len, &used, &c->out,
 			    &w->delta) == XKV_STREAM_CLOSE)
 		c->closing = true;
+	w->delta.v[XKV_STAT_tcp_slow] += w->delta.v[XKV_STAT_requests] - before;
 	w->pending++;
 	if (used) {
 		memmove(c->in.p, c->in.p + used, c->in.len - used);
@@ -124,7 +148,14 @@ static void conn_process(struct tcp_worker *w, struct tcp_conn *c)
 		xkv_buf_free(&c->in); /* a large request went through: give it back */
 }
 
-/* One read into the input buffer.  <0: the connection is gone. */
+/* Can the input buffer take more (it grows to TCP_IN_CAP)? */
+static bool in_room(const struct tcp_conn *c)
+{
+	return c->in.len < c->in.cap || c->in.cap < TCP_IN_CAP;
+}
+
+/* One read into the input buffer.  <0: the connection is gone; 1: bytes
+ * came (or the end); 0: nothing now. */
 static int conn_read(struct tcp_conn *c)
 {
 	if (c->in.cap - c->in.len < TCP_IN_FIRST / 2 && c->in.cap < TCP_IN_CAP) {
@@ -140,18 +171,51 @@ static int conn_read(struct tcp_conn *c)
 	ssize_t n = recv(c->fd, c->in.p + c->in.len, c->in.cap - c->in.len, MSG_DONTWAIT);
 	if (n > 0) {
 		c->in.len += (size_t)n;
-		return 0;
+		c->rcvd += (__u64)n;
+		return 1;
 	}
 	if (n == 0) {
 		c->rd_eof = true;
-		return 0;
+		return 1;
 	}
 	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
 }
 
-/* Send what is queued, as far as the socket takes it.  <0: gone. */
-static int conn_write(struct tcp_conn *c)
+/* May this side write now?  On a fast-path connection the kernel may have
+ * queued replies to earlier requests (tcp_conns.kq bytes, frozen while this
+ * side owes replies) that its psock backlog has not handed to TCP yet: this
+ * side writes once the bytes in the socket, less its own, cover them.  The
+ * bytes in the socket: acknowledged (read first) + not yet acknowledged
+ * (SIOCOUTQ, second), never more than were written, whatever ACKs come
+ * between the two reads. */
+static bool conn_may_write(struct xkv_serve_tcp *t, struct tcp_conn *c)
 {
+	struct xkv_tcp_conn k;
+	__u64 acked;
+	int outq = 0;
+
+	if (!c->fast || bpf_map_lookup_elem(t->s->tcp_conns_fd, &c->cookie, &k))
+		return true;
+	if (k.kq == c->kq_ok)
+		return true;
+	if (xkv_tcp_bytes_acked(c->fd, &acked) || ioctl(c->fd, SIOCOUTQ, &outq) || outq < 0)
+		return false;
+	if (acked + (__u64)outq < c->wrote + k.kq)
+		return false;
+	c->kq_ok = k.kq;
+	return true;
+}
+
+/* Send what is queued, as far as the socket takes it.  <0: gone. */
+static int conn_write(struct tcp_worker *w, struct tcp_conn *c)
+{
+	bool wait = c->out_off < c->out.len && !conn_may_write(w->t, c);
+	if (wait != c->kwait) {
+		c->kwait = wait;
+		w->kwaits += wait ? 1 : -1;
+	}
+	if (wait)
+		return 0;
 	while (c->out_off < c->out.len) {
 		ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -161,6 +225,7 @@ static int conn_write(struct tcp_conn *c)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
 		}
 		c->out_off += (size_t)n;
+		c->wrote += (__u64)n;
 	}
 	c->out.len = c->out_off = 0;
 	if (c->out.cap > TCP_OUT_KEEP)
@@ -170,26 +235,56 @@ static int conn_write(struct tcp_conn *c)
 
 static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 {
-	if (ev & EPOLLERR)
+	if (ev & EPOLLERR) {
+		if (w->t->o->verbose > 1) {
+			char who[INET6_ADDRSTRLEN + 16];
+			int e = 0;
+			socklen_t el = sizeof(e);
+			getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+			conn_name(c, who, sizeof(who));
+			fprintf(stderr, "xdpkv slow path: TCP %s: %s\n", who, strerror(e));
+		}
 		goto gone;
-	if ((ev & (EPOLLIN | EPOLLHUP)) && !c->rd_eof && conn_read(c) < 0)
-		goto gone;
+	}
+	/* edge-triggered on the fast path (see conn_fast): read what is there */
+	int r;
+	if ((c->fast || (ev & (EPOLLIN | EPOLLHUP))) && !c->rd_eof)
+		do {
+			if ((r = conn_read(c)) < 0)
+				goto gone;
+		} while (c->fast && r > 0 && !c->rd_eof && in_room(c));
 	/* Run, send, and again while that frees room for more of the input
 	 * (a pipeline whose replies outgrew the bound at the first pass). */
 	for (;;) {
 		size_t before = c->in.len;
+		bool got = false;
 		conn_process(w, c);
-		if (conn_write(c) < 0)
+		if (conn_write(w, c) < 0)
 			goto gone;
-		if (c->in.len == before || c->out.len > c->out_off || c->closing)
+		if (c->fast && !c->rd_eof && in_room(c)) {
+			/* edge-triggered: what came meanwhile raises no new event */
+			size_t had = c->in.len;
+			if (conn_read(c) < 0)
+				goto gone;
+			got = c->in.len != had || c->rd_eof;
+		}
+		if ((c->in.len == before && !got) || c->out.len > c->out_off || c->closing)
 			break;
 	}
 	bool queued = c->out.len > c->out_off;
 	if ((c->closing || c->rd_eof) && !queued)
 		goto gone; /* a request the peer left half-sent is dropped */
-	__u32 want = queued ? EPOLLOUT : 0;
+	/* All read is consumed (no partial request, no data block being
+	 * swallowed) and answered, the replies handed to the socket in full:
+	 * the kernel may answer again (it compares with what it passed) */
+	if (c->fast && !queued && !c->in.len && !c->st.swallow && !c->closing && c->paid != c->rcvd &&
+	    !bpf_map_update_elem(w->t->s->tcp_paid_fd, &c->cookie, &c->rcvd, BPF_EXIST))
+		c->paid = c->rcvd;
+	__u32 want = queued && !c->kwait ? EPOLLOUT : 0;
 	if (!c->closing && !c->rd_eof && c->out.len - c->out_off < TCP_OUT_HIGH)
 		want |= EPOLLIN;
+	if (c->fast)
+		want |= EPOLLET;
 	if (want != c->events) {
 		struct epoll_event e = { .events = want, .data.ptr = c };
 		if (epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &e))
@@ -198,7 +293,36 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	}
 	return;
 gone:
+	if (c->kwait)
+		w->kwaits--;
 	conn_close(w, c);
+}
+
+/* Put the connection in the fast path's sockhash, its counters at 0.
+ * False (and nothing left behind) when it cannot be: served here alone. */
+static bool conn_fast(struct xkv_serve_tcp *t, struct tcp_conn *c)
+{
+	const struct xkv_store *s = t->s;
+	struct xkv_tcp_conn z = { 0 };
+	__u64 zero = 0, fd = (__u64)c->fd;
+	socklen_t len = sizeof(c->cookie);
+	int one = 1;
+
+	if (!t->fast || getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &len))
+		return false;
+	if (bpf_map_update_elem(s->tcp_conns_fd, &c->cookie, &z, BPF_ANY) ||
+	    bpf_map_update_elem(s->tcp_paid_fd, &c->cookie, &zero, BPF_ANY) ||
+	    bpf_map_update_elem(s->tcp_socks_fd, &c->cookie, &fd, BPF_NOEXIST)) {
+		bpf_map_delete_elem(s->tcp_conns_fd, &c->cookie);
+		bpf_map_delete_elem(s->tcp_paid_fd, &c->cookie);
+		return false;
+	}
+	/* What arrived before it joined waits in the receive queue, where a
+	 * read would take it past the verdict (and past the count of what was
+	 * passed).  Setting SO_RCVLOWAT calls the socket's data_ready, which is
+	 * the verdict's now: the queue goes through it before the first read. */
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+	return true;
 }
 
 /* Accept what is waiting (another worker may have taken it first). */
@@ -249,7 +373,8 @@ static void tcp_accept(struct tcp_worker *w)
 		/* the handshake proved the address: UDP from it is trusted while
 		 * the connection lasts (docs/security.md) */
 		c->peer = !xkv_tcp_peer(t->s, c->src.addr, 1);
-		c->events = EPOLLIN;
+		c->fast = conn_fast(t, c);
+		c->events = EPOLLIN | (c->fast ? EPOLLET : 0);
 		struct epoll_event e = { .events = c->events, .data.ptr = c };
 		c->next = w->conns;
 		if (c->next)
@@ -289,12 +414,17 @@ static void *tcp_worker_main(void *arg)
 
 	w->last_push = xkv_now_ns();
 	while (!tcp_quit(t)) {
-		int n = epoll_wait(w->ep, evs, TCP_EVENTS, TCP_WAIT_MS);
+		int n = epoll_wait(w->ep, evs, TCP_EVENTS, w->kwaits ? TCP_KWAIT_MS : TCP_WAIT_MS);
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
 				tcp_accept(w);
 			else
 				conn_event(w, evs[i].data.ptr, evs[i].events);
+		}
+		for (struct tcp_conn *c = w->conns, *next; c && w->kwaits; c = next) {
+			next = c->next; /* conn_event may close c */
+			if (c->kwait)
+				conn_event(w, c, 0);
 		}
 		if (w->pending >= TCP_PUSH_CALLS ||
 		    (w->pending && xkv_now_ns() - w->last_push >= t->push_ns))
@@ -345,6 +475,8 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->o = o;
 	xkv_tcp_peers_clear(s); /* left by a serve that did not stop cleanly */
 	t->lfd = listen_fd;
+	t->fast = !o->no_tcp_fast && !(s->cfg.flags & XKV_CFG_NO_TCP_FAST) && s->tcp_socks_fd >= 0 &&
+		  s->tcp_conns_fd >= 0 && s->tcp_paid_fd >= 0;
 	t->nthreads = o->threads ? o->threads : cpus > 0 ? (unsigned)cpus : 1;
 	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;
 	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;

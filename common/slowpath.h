@@ -198,6 +198,7 @@ struct xkv_serve_opts {
 	unsigned sync_ms;            /* host map re-read from ifname this often; 0: 1000 */
 	/* TCP on the same port (serve_tcp.c) */
 	bool no_tcp;                 /* UDP only */
+	bool no_tcp_fast;            /* no TCP fast path even where attach loaded it */
 	unsigned threads;            /* TCP worker threads; 0: the online CPUs */
 	unsigned max_conns;          /* open TCP connections at most; 0: XKV_MAX_CONNS */
 	/* optional: called from the housekeeping thread every tick_ms (serve

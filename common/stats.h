@@ -47,7 +47,11 @@
 	X(drop_frame,      "dropped: bad frame header (seq/total), as memcached does") \
 	X(drop_oversize,   "slow path: refused, over --max-keys or --max-reply (SERVER_ERROR sent)") \
 	X(amp_capped,      "replies cut to SERVER_ERROR: over --max-amplification for an untrusted source") \
-	X(drop_amp,        "replies dropped: even the SERVER_ERROR was over --max-amplification")
+	X(drop_amp,        "replies dropped: even the SERVER_ERROR was over --max-amplification") \
+	X(tcp_fast,        "TCP requests answered in the kernel (sk_skb verdict on serve's connections)") \
+	X(tcp_pass,        "TCP: segments the kernel handed to the userspace server") \
+	X(tcp_slow,        "TCP requests answered by the userspace server") \
+	X(tcp_lost,        "TCP: a request the kernel could not answer nor hand on (never seen)")
 
 enum xkv_stat {
 #define XKV_STAT_ENUM(n, h) XKV_STAT_##n,

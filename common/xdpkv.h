@@ -140,6 +140,8 @@ struct xkv_store {
 	int store_fd, stats_fd, cfg_fd;
 	/* access policy (policy.h): -1 where the object has none (the null store) */
 	int acl_fd[XKV_ACL__N], host_fd, local_fd, rl_fd, tcp_fd;
+	/* the TCP fast path (tcpfast.h): connections, bytes passed, bytes paid */
+	int tcp_socks_fd, tcp_conns_fd, tcp_paid_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */
 	void *mm;               /* array_fnv, set_assoc: mmapped slots / buckets */
 	size_t mm_len;
@@ -171,6 +173,9 @@ struct bpf_object *xkv_object_open(const struct xkv_config *cfg, char *err, size
 /* Same with an explicit layout (not in the registry: the benchmarks' null store). */
 struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct xkv_config *cfg,
 					char *err, size_t errlen);
+/* Attach the loaded object's TCP verdict program (common/tcp.bpf.h) to its
+ * sockhash: serve's connections get the kernel fast path.  0 or -errno. */
+int xkv_tcp_fast_attach(struct bpf_object *obj, char *err, size_t errlen);
 /* Load it; on a verifier rejection err holds the tail of the verifier log. */
 int xkv_object_load(struct bpf_object *obj, char *err, size_t errlen);
 struct bpf_program *xkv_object_prog(struct bpf_object *obj);

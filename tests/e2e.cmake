@@ -70,6 +70,14 @@ xkv_e2e(e2e_acl 90 acl.sh hash_map)
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).
 xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS} set_assoc)
+# The TCP fast path (sk_skb verdict, common/tcp.bpf.h): the same reply bytes
+# with it and without it (pipelines split at every byte boundary, commands
+# only userspace serves in between), pymemcache and memccp/memccat, the
+# share counter; per layout (~60 s each; hash_map also attach
+# --no-tcp-fast-path, ~100 s).
+foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc)
+  xkv_e2e(e2e_tcpfast_${l} 200 tcpfast.sh ${l})
+endforeach()
 # Snapshots, restore into the same and another layout, dump -> import (issue 8).
 xkv_e2e(e2e_snapshot_hash_map 90 snapshot.sh hash_map lru)
 xkv_e2e(e2e_snapshot_array_fnv 90 snapshot.sh array_fnv hash_map)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* The TCP fast path's shared state (common/tcp.bpf.h, common/serve_tcp.c):
+ * per connection, keyed by the socket cookie (SO_COOKIE), the bytes the
+ * kernel handed to userspace (tcp_conns, written by the kernel only) and the
+ * bytes userspace has consumed and answered in full (tcp_paid, written by
+ * userspace only).  The kernel answers a connection's requests only while
+ * the two are equal.  docs/architecture.md, "TCP in the kernel". */
+#ifndef XDPKV_TCPFAST_H
+#define XDPKV_TCPFAST_H
+
+#include <linux/types.h>
+
+#define XKV_TCP_CONNS_MAX 65536 /* connections the fast path can hold */
+
+struct xkv_tcp_conn {
+	__u64 passed;  /* bytes handed to userspace (SK_PASS) */
+	__u64 kq;      /* reply bytes the kernel queued for the socket's egress */
+	__s64 credit;  /* request bytes the kernel took minus reply bytes it sent:
+			* how far the socket's copied_seq lags (never below 0) */
+};
+
+#ifndef __bpf__
+/* Bytes of the TCP socket fd its peer acknowledged (TCP_INFO
+ * tcpi_bytes_acked; common/tcpinfo.c).  0 or -errno. */
+int xkv_tcp_bytes_acked(int fd, __u64 *acked);
+#endif
+
+#endif

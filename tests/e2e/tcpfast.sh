@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# End-to-end: the TCP fast path (common/tcp.bpf.h) on the veth testbed, for
+# every layout.
+#
+#   tests/e2e/tcpfast.sh [LAYOUT...]   (default: hash_map array_fnv lru percpu)
+#
+# Per layout: attach; serve --no-tcp-fast-path records the reply bytes of
+# the request streams of tcpfastclient.py (single gets, multi-gets, a
+# pipeline mixing gets with commands only userspace serves, sent whole, one
+# request per write and split at every byte boundary); serve with the fast
+# path gives the same bytes, and the kernel answered some of them
+# (tcp_fast moved); pymemcache and memccp/memccat against it; status shows
+# the share.  With hash_map, then attach --no-tcp-fast-path: the same bytes,
+# none from the kernel, status says so.  Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/testbed.sh
+. "$here/../lib/testbed.sh"
+# shellcheck source=../lib/check.sh
+. "$here/../lib/check.sh"
+
+layouts=("$@")
+((${#layouts[@]})) || layouts=(hash_map array_fnv lru percpu)
+[[ -x $XDPKV ]] || tb_die "xdpkv CLI not found at $XDPKV (build it, or set XDPKV)"
+PY=/usr/bin/python3
+$PY -c 'import pymemcache' || tb_die "python3-pymemcache is needed (tests/lib/install-deps.sh)"
+for t in memccp memccat; do
+	command -v $t >/dev/null || tb_die "$t missing: install libmemcached-tools (tests/lib/install-deps.sh)"
+done
+
+tb_up "${E2E_PREFIX:-xf$$}"
+S4=$TB_SRV_IP4 P=$TB_PORT
+client() { tb_cli $PY "$here/tcpfastclient.py" "$@"; }
+serve() { # ARGS: start serve, wait for its TCP listener
+	tb_serve_start --threads 2 "$@"
+	local i
+	for i in $(seq 100); do
+		nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$P" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	tb_die "xdpkv serve did not listen on TCP port $P"
+}
+counter() { # PATH NAME: a counter of the fast or the slow slot
+	sleep 0.3 # the slow path pushes its counters every 100 ms
+	tb_xdpkv status "$TB_SRV_DEV" --json |
+		$PY -c 'import json,sys; print(json.load(sys.stdin)["counters"][sys.argv[1]][sys.argv[2]])' "$1" "$2"
+}
+
+for layout in "${layouts[@]}"; do
+	echo "== $layout"
+	tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 4096 --value-size 2048 \
+		--port "$P" >/dev/null || tb_die "xdpkv attach ($layout) failed"
+	serve --no-tcp-fast-path
+	check "$layout: reference replies from userspace alone" client record "$S4" "$P" "$TB_TMP/ref.json"
+	check "$layout: --no-tcp-fast-path: the kernel answered nothing" test "$(counter fast tcp_fast)" = 0
+	tb_serve_stop
+	serve
+	before=$(counter fast tcp_fast)
+	check "$layout: the same bytes with the fast path" client compare "$S4" "$P" "$TB_TMP/ref.json"
+	mid=$(counter fast tcp_fast)
+	check "$layout: ... and the kernel answered some ($before -> $mid)" test "$mid" -gt "$before"
+	check "$layout: ... and userspace the others" test "$(counter slow tcp_slow)" -gt 0
+	check "$layout: pymemcache" client clients "$S4" "$P"
+	dir=$(mktemp -d "$TB_TMP/mc.XXXXXX")
+	head -c 1500 /dev/urandom >"$dir/blob.bin"
+	check "$layout: memccp stores a file" tb_cli memccp "--servers=$S4:$P" "$dir/blob.bin"
+	tb_cli memccat "--servers=$S4:$P" --file="$dir/got.bin" blob.bin || true
+	check "$layout: memccat returns it byte for byte" cmp -s "$dir/blob.bin" "$dir/got.bin"
+	after=$(counter fast tcp_fast)
+	check "$layout: the clients' gets were answered in the kernel ($mid -> $after)" test "$after" -gt "$mid"
+	st=$(tb_xdpkv status "$TB_SRV_DEV")
+	check "$layout: status shows the share" \
+		grep -Eq "TCP +in the kernel: $after of [0-9]+ requests \([0-9.]+%\)" <<<"$st"
+	tb_serve_stop || fail=1
+	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"
+done
+
+[[ " ${layouts[*]} " == *" hash_map "* ]] || exit $fail # once (the option is the layouts' alike)
+echo "== attach --no-tcp-fast-path"
+tb_xdpkv attach "$TB_SRV_DEV" --entries 1024 --port "$P" --no-tcp-fast-path >/dev/null ||
+	tb_die "xdpkv attach --no-tcp-fast-path failed"
+serve
+check "attach --no-tcp-fast-path: the same bytes" client compare "$S4" "$P" "$TB_TMP/ref.json"
+check "... none of them answered in the kernel" test "$(counter fast tcp_fast)" = 0
+st=$(tb_xdpkv status "$TB_SRV_DEV" --json)
+check "... status --json says the fast path is off" \
+	$PY -c 'import json,sys; t=json.loads(sys.argv[1])["tcp"]; sys.exit(not (t["fast_path"] is False and t["kernel"] == 0 and t["userspace"] > 0))' "$st"
+tb_serve_stop || fail=1
+tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach failed"
+exit $fail

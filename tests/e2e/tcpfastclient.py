@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Clients for tests/e2e/tcpfast.sh: the TCP fast path (sk_skb verdict).
+
+  tcpfastclient.py record HOST PORT FILE   run the request streams, write
+                                          every reply byte stream to FILE
+                                          (JSON: name -> hex)
+  tcpfastclient.py compare HOST PORT FILE  run them again and compare with
+                                          FILE byte for byte
+  tcpfastclient.py clients HOST PORT       pymemcache: get hits and misses,
+                                          get_many, set/get/delete, checked
+
+The streams (each on a fresh connection, the store seeded the same way by
+the stream itself): single gets (hits, misses, multi-key), one pipelined
+stream mixing get, set, delete (noreply too) with commands only userspace
+serves (incr, append, version, gets, errors), sent whole, one request per write, and split in two
+writes at every byte boundary; replies must be the same bytes in the same
+order whether the kernel or userspace answered.  Prints PASS/FAIL lines."""
+import json
+import re
+import socket
+import sys
+import time
+
+import tcpclient  # tests/e2e: check() and its count of failures
+
+check = tcpclient.check
+
+
+def conn(host, port):
+    s = socket.create_connection((host, port), timeout=5)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def read_until(s, want_end, n_ends):
+    """Read until the reply stream holds n_ends occurrences of want_end at
+    line starts or a 1 s silence (a missing reply shows as a short stream)."""
+    buf = b""
+    s.settimeout(1.0)
+    while buf.count(want_end) < n_ends:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            break
+        if not d:
+            break
+        buf += d
+    # a little more: anything extra would be a bug too
+    s.settimeout(0.05)
+    try:
+        d = s.recv(65536)
+        buf += d
+    except socket.timeout:
+        pass
+    return buf
+
+
+SEED = (b"set fk1 5 0 6\r\nvalue1\r\nset fk2 0 0 3\r\nabc\r\nset fcount 0 0 2\r\n10\r\n"
+        b"set fapp 0 0 1\r\nx\r\n")
+# (name, request parts, marker, count): every part is one request; the
+# reply stream is complete when it holds `count` markers.
+STREAMS = [
+    ("get hit", [b"get fk1\r\n"], b"END\r\n", 1),
+    ("get miss", [b"get nope\r\n"], b"END\r\n", 1),
+    ("multi-get", [b"get fk1 nope fk2\r\n"], b"END\r\n", 1),
+    ("mixed pipeline", [
+        b"get fk1\r\n", b"incr fcount 5\r\n", b"get fcount\r\n", b"append fapp 0 0 1\r\ny\r\n",
+        b"get fapp fk2\r\n", b"version\r\n", b"get fk2\r\n", b"bogus\r\n", b"get fk1 fk2\r\n",
+        b"gets fk2\r\n", b"get nope\r\n", b"set fk3 1 0 2\r\nhi\r\n", b"get fk3\r\n",
+        b"delete fk3\r\n", b"get fk3\r\n", b"get fk1\r\n", b"set fk4 0 0 1 noreply\r\nz\r\n",
+        b"get fk4\r\n", b"delete fk4 noreply\r\n", b"delete k\r\n", b"get fk4 fk1\r\n"],
+     b"END\r\n", 12),
+]
+
+
+def seed(host, port):
+    s = conn(host, port)
+    s.sendall(SEED + b"version\r\n")
+    read_until(s, b"VERSION", 1)
+    s.close()
+
+
+def run_stream(host, port, parts, marker, count, mode, split=0):
+    seed(host, port)
+    s = conn(host, port)
+    data = b"".join(parts)
+    if mode == "whole":
+        s.sendall(data)
+    elif mode == "each":
+        for p in parts:
+            s.sendall(p)
+            time.sleep(0.002)
+    else:  # split in two writes at byte `split`
+        s.sendall(data[:split])
+        time.sleep(0.003)
+        s.sendall(data[split:])
+    out = read_until(s, marker, count)
+    s.close()
+    return out
+
+
+def all_runs(host, port):
+    """name -> (reply bytes, markers expected)"""
+    res = {}
+    for name, parts, marker, count in STREAMS:
+        res[f"{name} / whole"] = (run_stream(host, port, parts, marker, count, "whole"), count)
+        res[f"{name} / one request per write"] = (
+            run_stream(host, port, parts, marker, count, "each"), count)
+    name, parts, marker, count = STREAMS[3]
+    n = len(b"".join(parts))
+    for k in range(1, n):
+        res[f"{name} / split at {k}"] = (
+            run_stream(host, port, parts, marker, count, "split", k), count)
+    return res
+
+
+def record(host, port, path):
+    res = all_runs(host, port)
+    for k, (v, count) in res.items():
+        check(v.count(b"END\r\n") == count, f"reference {k}: {len(v)} reply bytes, {count} ENDs")
+    res = {k: v for k, (v, _) in res.items()}
+    with open(path, "w") as f:
+        json.dump({k: v.hex() for k, v in res.items()}, f)
+
+
+CAS = re.compile(rb"^(VALUE \S+ \d+ \d+) \d+\r\n", re.M)
+
+
+def same(reply):
+    """A reply with gets' cas uniques (write stamps, different every run)
+    made equal; everything else byte for byte."""
+    return CAS.sub(rb"\1 <cas>\r\n", reply)
+
+
+def compare(host, port, path):
+    with open(path) as f:
+        ref = {k: bytes.fromhex(v) for k, v in json.load(f).items()}
+    got = {k: v for k, (v, _) in all_runs(host, port).items()}
+    for k, want in ref.items():
+        g = got.get(k)
+        ok = g is not None and same(g) == same(want)
+        check(ok, f"{k}: {len(want)} bytes the same" if ok else
+              f"{k}: got {g!r}, want {want!r}")
+
+
+def clients(host, port):
+    from pymemcache.client.base import Client
+    c = Client((host, port), connect_timeout=5, timeout=5)
+    for i in range(20):
+        c.set(f"pk{i}", f"val{i}".encode() * (i + 1), flags=0)
+    ok = all(c.get(f"pk{i}") == f"val{i}".encode() * (i + 1) for i in range(20))
+    check(ok, "pymemcache: 20 get hits return the values set")
+    # a moment for serve to tell the kernel it has answered everything (it
+    # does so after its last send; a request that comes first goes to serve)
+    time.sleep(0.05)
+    check(c.get("pk-none") is None, "pymemcache: a miss is None")
+    m = c.get_many([f"pk{i}" for i in range(5)] + ["pk-none"])
+    check(m == {f"pk{i}": f"val{i}".encode() * (i + 1) for i in range(5)}, "pymemcache: get_many")
+    c.set("pk0", b"changed")
+    check(c.get("pk0") == b"changed", "pymemcache: get after set sees the new value")
+    c.delete("pk1")
+    check(c.get("pk1") is None, "pymemcache: get after delete misses")
+    check(c.incr("pk-n", 1) is None, "pymemcache: incr of an absent key (userspace) in between")
+    check(c.get("pk2") == b"val2" * 3, "pymemcache: get after a userspace command")
+    c.close()
+
+
+def main():
+    cmd, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if cmd == "record":
+        record(host, port, sys.argv[4])
+    elif cmd == "compare":
+        compare(host, port, sys.argv[4])
+    elif cmd == "clients":
+        clients(host, port)
+    else:
+        sys.exit(f"unknown command {cmd}")
+    sys.exit(1 if tcpclient.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
