@@ -147,12 +147,8 @@ static long get_one(__u32 i, void *vctx)
 		g->full = 1;
 		return 1;
 	}
-	/* the value, a word at a time (the entry's data is padded to 8) */
-	for (__u32 w = 0; w < (XKV_DGRAM_TEXT + 7) / 8; w++) {
-		if (w * 8 >= len)
-			break;
-		*(__u64 *)&sc->reply[(o + w * 8) & XKV_RMASK] = *(const __u64 *)&e->data[XKV_VOFF + w * 8];
-	}
+	if (len)
+		bpf_probe_read_kernel(&sc->reply[o & XKV_RMASK], len, &e->data[XKV_VOFF]);
 	o += len;
 	PUT_LIT(sc, &o, "\r\n");
 	barrier();
