@@ -146,6 +146,7 @@ struct mig_run {
 	struct xkv_mig_msg mirror;
 	double hold_s, switch_s;
 	const char *how;
+	int old_verdict;            /* the TCP verdict detached for the migration, or -1 */
 };
 
 static void report(const struct mig_run *m)
@@ -237,6 +238,21 @@ static int migrate(struct mig_run *m, const struct prior *pr)
 
 	if (o->progress || isatty(STDERR_FILENO))
 		mo.progress = mig_progress;
+	/* TCP connections in the kernel fast path keep the verdict program
+	 * (and so the store) they were linked with until they close: refuse
+	 * while there are any, and link none to the old program meanwhile */
+	long conns = 0;
+	if (xkv_tcp_fast_pause(&m->old, &m->old_verdict, &conns, err, sizeof(err))) {
+		xerr("migrate: %s", err);
+		return EXIT_SYS;
+	}
+	if (conns) {
+		xerr("migrate: %ld TCP connection%s in the kernel fast path would keep reading and writing the old "
+		     "store; nothing changed", conns, conns == 1 ? "" : "s");
+		xhint("restart 'xdpkv serve %s' (its clients reconnect) or serve with --no-tcp-fast-path, then "
+		      "migrate", o->ifc.name);
+		return EXIT_USAGE;
+	}
 	m->obj = xkv_object_open(&m->cfg, err, sizeof(err));
 	if (!m->obj) {
 		xerr("migrate: %s", err);
@@ -279,6 +295,13 @@ static int migrate(struct mig_run *m, const struct prior *pr)
 		xerr("migrate: the old program and store stay");
 		goto clear;
 	}
+	/* new TCP connections: the new program's verdict, on the new store */
+	if (m->old_verdict >= 0 && !(m->cfg.flags & XKV_CFG_NO_TCP_FAST)) {
+		if (xkv_tcp_fast_attach(m->obj, err, sizeof(err)))
+			xerr("migrate: %s (TCP is served by 'xdpkv serve' alone)", err);
+		close(m->old_verdict);
+		m->old_verdict = -1;
+	}
 	if (xkv_pins_create(m->obj, o->ifc.name, err, sizeof(err))) {
 		xerr("migrate: the new program serves, but re-pinning failed: %s", err);
 		xhint("'xdpkv attach %s --replace ...' starts over (the items in the running program are lost)",
@@ -305,7 +328,7 @@ clear:
 static int run_migrate(void *vo, const struct global_opts *g)
 {
 	struct mig_opts *o = vo;
-	struct mig_run m = { .o = o, .sock = -1, .sfd = -1 };
+	struct mig_run m = { .o = o, .sock = -1, .sfd = -1, .old_verdict = -1 };
 	char other[64], dir[256];
 	struct prior pr;
 	sigset_t hold, oldmask;
@@ -370,6 +393,12 @@ static int run_migrate(void *vo, const struct global_opts *g)
 		rc = lost_any(&m) ? EXIT_MISS : EXIT_OK;
 	}
 out:
+	if (m.old_verdict >= 0) { /* not migrated: the old program serves TCP again */
+		char err[XKV_ERRLEN];
+		if (xkv_tcp_fast_resume(&m.old, m.old_verdict, err, sizeof(err)))
+			xerr("migrate: %s", err);
+		close(m.old_verdict);
+	}
 	if (m.sock >= 0)
 		close(m.sock);
 	if (m.nw.L)

@@ -661,6 +661,46 @@ int xkv_tcp_fast_attach(struct bpf_object *obj, char *err, size_t errlen)
 	return 0;
 }
 
+int xkv_tcp_fast_pause(const struct xkv_store *s, int *prog, long *conns, char *err, size_t errlen)
+{
+	__u32 ids[1], cnt = 1;
+	__u64 key, next;
+
+	*prog = -1;
+	*conns = 0;
+	if (s->tcp_socks_fd < 0)
+		return 0;
+	if (bpf_prog_query(s->tcp_socks_fd, BPF_SK_SKB_STREAM_VERDICT, 0, NULL, ids, &cnt))
+		return xkv_errf(err, errlen, -errno, "cannot query the TCP verdict program: %s", strerror(errno));
+	if (cnt) {
+		int fd = bpf_prog_get_fd_by_id(ids[0]);
+		if (fd < 0)
+			return xkv_errf(err, errlen, -errno, "cannot open the TCP verdict program: %s",
+					strerror(errno));
+		if (bpf_prog_detach2(fd, s->tcp_socks_fd, BPF_SK_SKB_STREAM_VERDICT)) {
+			int e = -errno;
+			close(fd);
+			return xkv_errf(err, errlen, e, "cannot detach the TCP verdict program: %s", strerror(-e));
+		}
+		*prog = fd;
+	}
+	for (void *k = NULL; !bpf_map_get_next_key(s->tcp_socks_fd, k, &next); k = &key) {
+		key = next;
+		(*conns)++;
+	}
+	return 0;
+}
+
+int xkv_tcp_fast_resume(const struct xkv_store *s, int prog, char *err, size_t errlen)
+{
+	if (prog < 0 || s->tcp_socks_fd < 0)
+		return 0;
+	if (bpf_prog_attach(prog, s->tcp_socks_fd, BPF_SK_SKB_STREAM_VERDICT, 0))
+		return xkv_errf(err, errlen, -errno, "cannot attach the TCP verdict program again: %s",
+				strerror(errno));
+	return 0;
+}
+
 int xkv_store_open_pinned(struct xkv_store *s, const char *ifname, char *err, size_t errlen)
 {
 	char dir[256], p[300];

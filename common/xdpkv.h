@@ -176,6 +176,13 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 /* Attach the loaded object's TCP verdict program (common/tcp.bpf.h) to its
  * sockhash: serve's connections get the kernel fast path.  0 or -errno. */
 int xkv_tcp_fast_attach(struct bpf_object *obj, char *err, size_t errlen);
+/* Detach the TCP verdict program from s's pinned sockhash (its fd in *prog,
+ * -1 if none was attached; new connections get no verdict meanwhile) and
+ * count the connections the sockhash holds, which keep the program they
+ * were linked with until they close.  xkv_tcp_fast_resume attaches prog
+ * again (prog < 0: nothing to do). */
+int xkv_tcp_fast_pause(const struct xkv_store *s, int *prog, long *conns, char *err, size_t errlen);
+int xkv_tcp_fast_resume(const struct xkv_store *s, int prog, char *err, size_t errlen);
 /* Load it; on a verifier rejection err holds the tail of the verifier log. */
 int xkv_object_load(struct bpf_object *obj, char *err, size_t errlen);
 struct bpf_program *xkv_object_prog(struct bpf_object *obj);

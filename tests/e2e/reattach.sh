@@ -173,7 +173,7 @@ tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 65536 --key-size 64 --valu
 	--binary-keys --port "$TB_PORT" >/dev/null || tb_die "attach for memaslap failed"
 tb_serve_start
 log=$T/memaslap.log
-tb_cli_bg memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$T/memaslap.cfg" -T 1 -c 16 -w 1k -x 150000 \
+tb_cli_bg memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$T/memaslap.cfg" -T 1 -c 16 -w 1k -t 8s \
 	--verify=0.1 -b >"$log" 2>&1
 mpid=$TB_LAST_PID
 sleep 1
