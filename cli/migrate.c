@@ -427,8 +427,9 @@ const struct cmd cmd_migrate = {
 	       "meanwhile).  Without a slow path it refuses to start, unless --pause-writes: then\n"
 	       "writes get no answer until the switch.  What did not fit the new store is reported\n"
 	       "as restore reports it (exit status 1): larger than its sizes, a full hash_map,\n"
-	       "array_fnv collisions, lru evictions.  docs/snapshots.md has the design and what it\n"
-	       "guarantees.\n\n"
+	       "array_fnv collisions, lru evictions.  It refuses (exit status 2) while a TCP\n"
+	       "connection is in the kernel fast path: that connection would keep the old store.\n"
+	       "docs/snapshots.md has the design and what it guarantees.\n\n"
 	       "Example: xdpkv migrate eth0 --layout lru --entries 2000000",
 	.opts = migrate_table,
 	.opts_size = sizeof(struct mig_opts),
