@@ -104,15 +104,6 @@ struct xkv_addr {
 	__u8 _pad[2];
 };
 
-/* The reply's Ethernet + IP headers, built before they are stored. */
-struct xkv_hdrs {
-	struct ethhdr eth;
-	union {
-		struct iphdr v4;
-		struct ipv6hdr v6;
-	};
-} __attribute__((packed));
-
 /* Per-CPU working memory.  The map's value_size is grown at load time by the
  * entry's data bytes, so entry.data[] holds a whole value. */
 struct xkv_scratch {
@@ -123,7 +114,6 @@ struct xkv_scratch {
 	__u32 klen;
 	__u32 _pad;
 	struct xkv_addr addr;          /* where the reply goes */
-	struct xkv_hdrs hdr;
 	struct xkv_acl_key acl;        /* ACL lookup key */
 	__u32 ip_id;                   /* IPv4 id of the next reply from this CPU */
 	__u32 _pad2;
