@@ -169,18 +169,18 @@ cmd
 0 0.1
 1 0.9
 CFG
-tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 65536 --key-size 64 --value-size 256 \
+tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 262144 --key-size 64 --value-size 256 \
 	--binary-keys --port "$TB_PORT" >/dev/null || tb_die "attach for memaslap failed"
 tb_serve_start
 log=$T/memaslap.log
-tb_cli_bg memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$T/memaslap.cfg" -T 1 -c 16 -w 1k -t 8s \
+tb_cli_bg memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$T/memaslap.cfg" -T 1 -c 16 -w 1k -t 20s \
 	--verify=0.1 -b >"$log" 2>&1
 mpid=$TB_LAST_PID
 sleep 1
 ups=0
 for opt in "--max-amplification 20" "--max-amplification 10"; do
 	# shellcheck disable=SC2086 # two words on purpose
-	tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 65536 --key-size 64 --value-size 256 \
+	tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 262144 --key-size 64 --value-size 256 \
 		--binary-keys --port "$TB_PORT" $opt >"$T/up.out" 2>&1 && ups=$((ups + 1))
 done
 alive=0
@@ -194,5 +194,6 @@ echo "memaslap: rc $rc, TPS $(sed -n 's/.*TPS: *\([0-9][0-9]*\).*/\1/p' "$log" |
 check "upgrade under memaslap: it finished (rc $rc) and printed its summary" test "$rc" -eq 0 -a -n "$(mfield verify_failed)"
 check "upgrade under memaslap: no verify failure, drop or timeout" \
 	test "$(mfield verify_failed)" = 0 -a "$(mfield packet_drop)" = 0 -a "$(mfield udp_timeout)" = 0
+{ grep -E '^<[0-9]+ (ERROR|CLIENT_ERROR|SERVER_ERROR)' "$log" || true; } | sort | uniq -c | head -5
 check "upgrade under memaslap: no error reply" bash -c "! grep -qE '^<[0-9]+ (ERROR|CLIENT_ERROR|SERVER_ERROR)' '$log'"
 exit $fail
