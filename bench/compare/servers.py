@@ -9,6 +9,7 @@ kills anything left in the namespaces anyway.
 """
 
 import json
+import re
 import os
 import signal
 import socket
@@ -528,15 +529,26 @@ class RedisSystem(System):
                   timeout=600).strip()
 
     def persistence(self):
-        """(j) BGSAVE until its child is done, then DEBUG RELOAD NOSAVE (the
-        RDB load alone), each by wall clock."""
-        last = self.cli("lastsave")
+        """(k) BGSAVE until its child is done, then DEBUG RELOAD NOSAVE (the
+        RDB load alone), each by wall clock.  Done = no save in progress and
+        one more successful save counted (rdb_saves; LASTSAVE has one-second
+        steps, so a small dataset saved within the second Redis started in
+        never changed it and this waited forever)."""
+        def saves():
+            m = re.search(r"^rdb_saves:(\d+)", self.cli("info", "persistence"), re.M)
+            return int(m.group(1)) if m else None
+        before, last = saves(), self.cli("lastsave")
         t0 = time.monotonic()
         self.cli("bgsave")
         while True:
             info = self.cli("info", "persistence")
-            if "rdb_bgsave_in_progress:0" in info and self.cli("lastsave") != last:
-                break
+            if "rdb_bgsave_in_progress:0" in info:
+                if before is not None and (saves() or 0) > before:
+                    break
+                if before is None and (self.cli("lastsave") != last or time.monotonic() - t0 > 2):
+                    break
+            if time.monotonic() - t0 > 600:
+                raise RuntimeError("redis BGSAVE did not finish in 600 s")
             time.sleep(0.005)
         save_s = time.monotonic() - t0
         rdb = os.path.join(env("TB_TMP"), "dump.rdb")
