@@ -482,24 +482,12 @@ static int answer(struct slow_cmd *c, const char *line)
  * spaces allowed, as memcached pads shrunk values), fitting in 64 bits. */
 static int value_u64(const struct xkv_item *it, __u64 *out)
 {
-	__u32 n = it->len, i = 0;
-	__u64 v = 0;
+	struct xkv_tok t = { .off = 0, .len = it->len };
 
-	while (n && it->data[n - 1] == ' ')
-		n--;
-	if (n == 0 || n > 20)
-		return -1;
-	for (; i < n; i++) {
-		__u8 ch = it->data[i];
-		if (ch < '0' || ch > '9')
-			return -1;
-		__u64 d = ch - '0';
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
+	while (t.len && it->data[t.len - 1] == ' ')
+		t.len--;
+	/* the parser's number reader (at most 20 digits, overflow refused) */
+	return xkv_tok_u64(it->data, &t, UINT64_MAX, out);
 }
 
 /* ---- writes: one read-modify-write for every write command ---------------- */
