@@ -5,7 +5,7 @@
 #
 #   bench/capacity.sh [--targets reflector,null,hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc]
 #                     [--rounds 1] [--duration 0.5] [--keys 10000] [--write-ratio 0.5]
-#                     [--build-dir DIR] [--prefix NAME] [--json FILE]
+#                     [--build-dir DIR] [--prefix NAME] [--json FILE] [--no-prog-time]
 #
 # One veth test bed (tests/lib/testbed.sh), the server's NAPI thread pinned to
 # CPU 1, xdpgen (bench/xdpgen) generating on CPU 0 and counting the replies on
@@ -21,6 +21,13 @@
 # reply correct: echoes from the reflector, hits for loaded keys, no errors,
 # the server answered every request it accepted), and the timed run is checked
 # the same way; any failure fails the script.
+# Program time: after each timed GET run, one more run of the same length with
+# kernel.bpf_stats_enabled=1 (on only for that run, the old value restored)
+# gives the XDP program's own time per packet (bpftool's run_time_ns /
+# run_cnt), so the server's ns/reply splits into the program and the path
+# around it (veth, NAPI, XDP_TX) end to end.  The timed runs are made with
+# the statistics off (they cost two clock reads per packet).  --no-prog-time
+# skips these runs.
 # Output: one JSON object (stdout, and --json FILE): the machine (nproc,
 # kernel, date, load average at start and end), every sample, and per target
 # median / min / max of replies/s and server ns/reply with its ratio to the
@@ -31,7 +38,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
 targets=reflector,null,hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc rounds=1 duration=0.5 nkeys=10000
-write_ratio=0.5 build=$repo/build prefix=xcap$$ json_out=
+write_ratio=0.5 build=$repo/build prefix=xcap$$ json_out= prog_time=1
 cmdline="bench/capacity.sh $*"
 while (($#)); do
 	case $1 in
@@ -43,6 +50,7 @@ while (($#)); do
 	--build-dir) build=${2:?--build-dir DIR}; shift ;;
 	--prefix) prefix=${2:?--prefix NAME}; shift ;;
 	--json) json_out=${2:?--json FILE}; shift ;;
+	--no-prog-time) prog_time=0 ;;
 	-h | --help) sed -n '3,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "capacity.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
 	esac
@@ -69,6 +77,7 @@ for f in "$XDPKV" "$XDPGEN"; do
 done
 [[ -f $REFLECTOR_OBJ ]] || usage "$REFLECTOR_OBJ not found: build first (ninja -C $build reflector)"
 command -v python3 >/dev/null || usage "python3 is needed"
+((prog_time == 0)) || command -v bpftool >/dev/null || usage "bpftool is needed for the program time (or --no-prog-time)"
 
 # shellcheck source=../tests/lib/testbed.sh
 . "$repo/tests/lib/testbed.sh"
@@ -80,6 +89,9 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 log() { echo "[capacity] $*" >&2; }
 
 tb_up "$prefix"
+stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
+stats_restore() { echo "$stats_old" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true; }
+trap 'stats_restore; tb_down' EXIT
 samples=$TB_TMP/samples.jsonl
 : >"$samples"
 
@@ -182,6 +194,32 @@ PY
 	return 0
 }
 
+# prog_run TARGET ROUND: the XDP program's own ns per packet over one more
+# GET run with bpf_stats on (validated like the others; no rate sample kept)
+prog_run() {
+	local t=$1 r=$2 id
+	id=$(ip -n "$TB_SRV_NS" -j link show dev "$TB_SRV_DEV" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["xdp"]["prog"]["id"])') ||
+		tb_die "$t: no XDP program id on $TB_SRV_DEV"
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	bpftool prog show id "$id" --json >"$TB_TMP/prog0.json" || tb_die "bpftool prog show id $id"
+	run "$t" get 0 "$duration"
+	bpftool prog show id "$id" --json >"$TB_TMP/prog1.json" || tb_die "bpftool prog show id $id"
+	stats_restore
+	python3 - "$t" "$r" "$TB_TMP/prog0.json" "$TB_TMP/prog1.json" >>"$samples" <<'PY' || tb_die "$t: no program time"
+import json, sys
+t, r, a, b = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
+ns = b.get("run_time_ns", 0) - a.get("run_time_ns", 0)
+n = b.get("run_cnt", 0) - a.get("run_cnt", 0)
+if n <= 0 or ns <= 0:
+    sys.stderr.write("[capacity] %s: bpf_stats counted no runs (run_cnt %d, run_time_ns %d)\n" % (t, n, ns))
+    sys.exit(1)
+print(json.dumps({"round": r, "target": t, "workload": "get", "kind": "prog_time",
+                  "prog_ns_per_run": ns / n, "prog_runs": n}))
+PY
+	log "round $r $t program time: $(tail -1 "$samples")"
+}
+
 is_layout() { [[ $1 != reflector && $1 != null ]]; }
 has_sets() { python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$write_ratio"; }
 
@@ -190,6 +228,7 @@ one() { # one target in one round: attach, validate, time, detach
 	attach "$t"
 	run "$t" get 0 0.2
 	run "$t" get "$r" "$duration"
+	((prog_time)) && prog_run "$t" "$r"
 	if is_layout "$t" && has_sets; then
 		run "$t" set 0 0.2 --write-ratio "$write_ratio"
 		run "$t" set "$r" "$duration" --write-ratio "$write_ratio"
@@ -233,13 +272,17 @@ def stats(v):
 ceil = None
 for w in ("get", "set"):
     for t in targets:
-        x = [e for e in s if e["target"] == t and e["workload"] == w]
+        x = [e for e in s if e["target"] == t and e["workload"] == w and "kind" not in e]
         if not x:
             continue
         res = {"replies_per_s": stats([e["replies_per_s"] for e in x])}
         ns = [e["server_ns_per_reply"] for e in x if e["server_ns_per_reply"] >= 0]
         if ns:
             res["server_ns_per_reply"] = stats(ns)
+        pt = [e["prog_ns_per_run"] for e in s if e["target"] == t and e["workload"] == w
+              and e.get("kind") == "prog_time"]
+        if pt:
+            res["prog_ns_per_run"] = stats(pt)
         out["results"].setdefault(w, {})[t] = res
         if t == "reflector" and w == "get":
             ceil = res["replies_per_s"]["median"]
@@ -256,12 +299,13 @@ cat "$TB_TMP/result.json"
 python3 - "$TB_TMP/result.json" >&2 <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-print("[capacity] %-9s %-5s %12s %8s %8s %8s %10s" % ("target", "load", "replies/s", "ratio", "min", "max", "ns/reply"))
+print("[capacity] %-10s %-5s %12s %8s %8s %8s %10s %9s" % ("target", "load", "replies/s", "ratio", "min", "max", "ns/reply", "prog ns"))
 for w, per in j["results"].items():
     for t, r in per.items():
         ra = r.get("ratio", {})
-        print("[capacity] %-9s %-5s %12.0f %8.3f %8.3f %8.3f %10.0f" % (
+        print("[capacity] %-10s %-5s %12.0f %8.3f %8.3f %8.3f %10.0f %9.0f" % (
             t, w, r["replies_per_s"]["median"], ra.get("median", 0), ra.get("min", 0),
-            ra.get("max", 0), r.get("server_ns_per_reply", {}).get("median", -1)))
+            ra.get("max", 0), r.get("server_ns_per_reply", {}).get("median", -1),
+            r.get("prog_ns_per_run", {}).get("median", -1)))
 print("[capacity] load average %s at start, %s at end" % (j["machine"]["loadavg_start"], j["machine"]["loadavg_end"]))
 PY

@@ -3,7 +3,10 @@
 # Smoke test of bench/capacity.sh: one short round over every target, then
 # the JSON is checked: every target present (the layouts also with sets), the
 # reflector's ratio exactly 1, every ratio > 0, and the reflector's median
-# replies/s at least every other target's (the ceiling is a ceiling).
+# replies/s at least every other target's (the ceiling is a ceiling), and
+# every target's program time (bpf_stats) measured, above 0 and below its
+# server ns per reply (the program runs inside the server's time), the
+# reflector's below the null store's (the handler does more than swap).
 # bench/capacity.sh itself fails the run on any wrong reply.
 # Environment: XDPKV, XDPGEN, REFLECTOR_OBJ, TB_XDP_PASS_OBJ (paths),
 # CAP_PREFIX (namespace prefix).
@@ -44,5 +47,13 @@ for w, per in res.items():
         if t != "reflector":
             check(top >= r["replies_per_s"]["median"], "reflector %.0f replies/s >= %s %s %.0f" %
                   (top, t, w, r["replies_per_s"]["median"]))
+for t in targets:
+    r = res["get"][t]
+    pt = r.get("prog_ns_per_run", {}).get("median", 0)
+    ns = r.get("server_ns_per_reply", {}).get("median", 0)
+    check(0 < pt < ns, "%s program time %.0f ns per packet, inside %.0f ns per reply" % (t, pt, ns))
+p_ref = res["get"]["reflector"].get("prog_ns_per_run", {}).get("median", 0)
+p_null = res["get"]["null"].get("prog_ns_per_run", {}).get("median", 0)
+check(p_ref < p_null, "reflector's program (%.0f ns) cheaper than the null store's (%.0f ns)" % (p_ref, p_null))
 sys.exit(1 if fail else 0)
 PY
