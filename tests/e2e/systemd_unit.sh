@@ -46,8 +46,21 @@ machine=xkv-sd-$$
 nspawn_pid=
 leader=
 
+# The container gets cgroups of its own (nspawn --keep-unit makes
+# supervisor/ and payload/ beside itself; systemd in it builds its tree under
+# payload/): a child of this script's cgroup in the systemd hierarchies, the
+# cgroup2 one and, on a hybrid host, name=systemd.
+cg_dirs=()
+while read -r target fstype opts; do
+	[[ $fstype == cgroup2 || $opts == *name=systemd* ]] || continue
+	if [[ $fstype == cgroup2 ]]; then own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	else own=$(sed -n 's/^[0-9]*:name=systemd://p' /proc/self/cgroup); fi
+	cg_dirs+=("$target${own%/}/$machine")
+done < <(findmnt -rn -o TARGET,FSTYPE,OPTIONS -t cgroup,cgroup2)
+((${#cg_dirs[@]})) || tb_die "no cgroup2 or name=systemd hierarchy mounted"
+
 # Halt the container (SIGTERM to nspawn: systemd shuts down), then make sure:
-# killing PID 1 of its PID namespace ends everything in it.
+# kill what is left in its cgroups, remove them.
 sd_down() {
 	set +e
 	if [[ -n $nspawn_pid ]] && kill -0 "$nspawn_pid" 2>/dev/null; then
@@ -56,6 +69,18 @@ sd_down() {
 	fi
 	[[ -n $leader ]] && kill -KILL "$leader" 2>/dev/null
 	[[ -n $nspawn_pid ]] && { kill -KILL "$nspawn_pid" 2>/dev/null; wait "$nspawn_pid" 2>/dev/null; }
+	local d pids
+	for d in "${cg_dirs[@]}"; do
+		[[ -d $d ]] || continue
+		for _ in $(seq 20); do
+			pids=$(find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null)
+			[[ -z $pids ]] && break
+			kill -KILL $pids 2>/dev/null
+			sleep 0.1
+		done
+		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+		[[ -d $d ]] && tb_log "cannot remove cgroup $d"
+	done
 	rm -rf "/run/systemd/nspawn/propagate/$machine"
 	nspawn_pid= leader=
 }
@@ -80,15 +105,18 @@ write_conf no
 # /sys/fs/bpf: the host's bpffs (the pins outlive the container; tb_down
 # removes them).  The capabilities nspawn drops by default that the unit's
 # bounding set keeps: CAP_BPF CAP_PERFMON CAP_NET_ADMIN; its seccomp filter
-# refuses bpf() (EPERM) unless allowed.  Booted to
-# basic.target: none of the host's enabled services (memcached, redis ...).
-systemd-nspawn --quiet --register=no --keep-unit --machine="$machine" \
-	--volatile=yes --directory=/ --overlay-ro="/usr:$stage/usr:/usr" \
-	--network-namespace-path="/run/netns/$TB_SRV_NS" \
-	--capability=CAP_BPF,CAP_PERFMON,CAP_NET_ADMIN --system-call-filter='bpf perf_event_open' \
-	--bind=/sys/fs/bpf --bind-ro="$conf:/etc/xdpkv" \
-	--console=pipe --boot -- systemd.unit=basic.target systemd.firstboot=off \
-	</dev/null >"$TB_TMP/nspawn.log" 2>&1 &
+# refuses bpf() (EPERM) unless allowed.  The tmpfs /etc is a first boot
+# (presets enable every service): booted to basic.target, none of them runs.
+mkdir -p "${cg_dirs[@]}" || tb_die "cannot create the container's cgroups ${cg_dirs[*]}"
+(
+	for d in "${cg_dirs[@]}"; do echo "$BASHPID" >"$d/cgroup.procs"; done
+	exec systemd-nspawn --quiet --register=no --keep-unit --machine="$machine" \
+		--volatile=yes --directory=/ --overlay-ro="/usr:$stage/usr:/usr" \
+		--network-namespace-path="/run/netns/$TB_SRV_NS" \
+		--capability=CAP_BPF,CAP_PERFMON,CAP_NET_ADMIN --system-call-filter='bpf perf_event_open' \
+		--bind=/sys/fs/bpf --bind-ro="$conf:/etc/xdpkv" \
+		--console=pipe --boot -- systemd.unit=basic.target systemd.firstboot=off
+) </dev/null >"$TB_TMP/nspawn.log" 2>&1 &
 nspawn_pid=$!
 for _ in $(seq 100); do
 	leader=$(pgrep -P "$nspawn_pid" -x systemd || true)
