@@ -24,8 +24,10 @@
 #  6. systemctl stop: a final snapshot owned by xdpkv, the store stays
 #     attached (XDP answers with no serve); start again keeps it;
 #  7. with XDPKV_PURGE=yes stop detaches; start restores the snapshot.
+# docs/install.md ("Tested under systemd") says what this cannot test.
 # Environment: XDPKV (the CLI, for the host side), XKV_BUILD_DIR (the build
-# to install into the container), XKV_POSTINST, CMAKE (cmake), E2E_PREFIX.
+# to install into the container), XKV_POSTINST, CMAKE (cmake).  Names carry
+# the PID: namespaces sdPID-*, machine and cgroups xkv-sd-PID.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/testbed.sh
