@@ -22,7 +22,8 @@
 #     NoNewPrivs, a seccomp filter, / read-only, /var/lib/xdpkv writable,
 #     its own /tmp;
 #  6. systemctl stop: a final snapshot owned by xdpkv, the store stays
-#     attached (XDP answers with no serve); start again keeps it;
+#     attached (XDP answers with no serve); start again keeps it; serve
+#     killed: Restart=on-failure starts it again, the store kept;
 #  7. with XDPKV_PURGE=yes stop detaches; start restores the snapshot.
 # docs/install.md ("Tested under systemd") says what this cannot test.
 # Environment: XDPKV (the CLI, for the host side), XKV_BUILD_DIR (the build
@@ -265,6 +266,22 @@ check "XDP answers every item with the service stopped" ask check
 check "start again" ctl start "xdpkv@$dev"
 check "... kept the attached store" journal_has "xdpkv@$dev" "still attached to $dev"
 check "6 items after the restart" test "$(items)" = 6
+
+# Restart=on-failure: serve killed, systemd starts it again (the store kept)
+oldpid=$(show MainPID)
+ct kill -KILL "$oldpid"
+restarted() {
+	local pid
+	for _ in $(seq 300); do
+		pid=$(show MainPID)
+		[[ $(show ActiveState) == active && $pid != 0 && $pid != "$oldpid" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "Restart=on-failure: serve killed, running again" restarted
+check "... once (NRestarts=1)" test "$(show NRestarts)" = 1
+check "6 items after the restart by systemd" test "$(items)" = 6
 
 # 7. XDPKV_PURGE=yes: stop detaches, start restores the snapshot
 write_conf yes
