@@ -140,6 +140,10 @@ journal_has() { # UNIT TEXT: journald takes the services' output asynchronously
 	return 1
 }
 not() { ! "$@"; }
+journal_tail() {
+	echo "---- the container's journal (xdpkv@$dev, no debug lines) ----"
+	ct journalctl --no-pager -o short-monotonic -p info -u "xdpkv@$dev" | tail -n 60
+}
 booted() { [[ $state == running || $state == degraded ]]; }
 state=
 for _ in $(seq 300); do
@@ -181,6 +185,8 @@ ct systemd-analyze log-level debug
 
 # 3. start: Type=notify
 check "systemctl start xdpkv@$dev" ctl start "xdpkv@$dev"
+# the rest would only time out, one check after another
+((fail)) && { journal_tail; exit 1; }
 # at once: Type=notify makes start wait for READY=1, sent once both are bound
 bound() { [[ $(tb_srv ss -Hln "( sport = :$TB_PORT )" | awk '{print $1}' | sort -u | tr '\n' ' ') == "tcp udp " ]]; }
 check "UDP and TCP port $TB_PORT bound when start returns" bound
@@ -291,8 +297,5 @@ check "start restores the snapshot" ctl start "xdpkv@$dev"
 check "... says so" journal_has "xdpkv@$dev" "restoring $snap"
 check "XDP answers every item after the restore" ask check
 check "stop (XDPKV_PURGE=yes) at the end" ctl stop "xdpkv@$dev"
-if ((fail)); then
-	echo "---- the container's journal (xdpkv@$dev) ----"
-	ct journalctl --no-pager -o short-monotonic -u "xdpkv@$dev" | grep -v 'systemd\[1\]: xdpkv@' | tail -n 60
-fi
+((fail)) && journal_tail
 exit $fail
