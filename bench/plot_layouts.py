@@ -445,7 +445,8 @@ def lost_series(docs):
     # FNV-1a at r = 1.0 from the microbenchmark's preload, for sizes the
     # kvexp runs above do not cover (their keys are the same: key:%012u)
     for run in load(docs, FNV_LIVE)["runs"]:
-        m = re.search(r"# loaded array_fnv_unseeded: entries (\d+), live items (\d+)", run["output"])
+        m = re.search(r"# loaded array_fnv_unseeded: entries (\d+), live items (\d+)",
+                      run["output"])
         if m and ("FNV-1a", int(m[1])) not in out:
             out[("FNV-1a", int(m[1]))] = [(1.0, int(m[2]) / int(m[1]))]
     return out
@@ -537,7 +538,8 @@ def fig_lru_lock(plt, docs, out, made):
     old = load(docs, MEMORY)
     for r in old["results"]:
         if r["layout"] == "lru" and (r["key_size"], r["value_size"]) == (16, 128):
-            meas.setdefault("lru (2026-11-22)", []).append((r["capacity"], r["capacity"] - r["live"]))
+            meas.setdefault("lru (2026-11-22)", []).append((r["capacity"],
+                                                            r["capacity"] - r["live"]))
     caps = sorted({c for v in meas.values() for c, _ in v})
     ax.plot(range(len(caps)), [lru_model_evicted(c, ncpu) for c in caps], color="black",
             marker="_", ms=30, ls="none", mew=2,
@@ -579,8 +581,7 @@ def fig_no_common_lru(plt, docs, out, made):
     ax.legend(fontsize=SMALL, loc="upper right")
     ax.grid(axis="y", alpha=0.3)
     labels = {"lru": "lru", "lru_no_common_lru": "lru --no-common-lru"}
-    pts2 = {(op, lay if lay != "lru_no_common_lru" else lay, th): p for (op, lay, th), p in pts.items()}
-    xnull_bars(axs[1], pts2, [("get_hit", 1), ("get_hit", 2), ("set", 1), ("set", 2)],
+    xnull_bars(axs[1], pts, [("get_hit", 1), ("get_hit", 2), ("set", 1), ("set", 2)],
                ["lru", "lru_no_common_lru"], "Cost: x null at 1 and 2 threads (2 CPUs)",
                labels=labels, hatches={"lru_no_common_lru": "//", "lru": None})
     footer(fig, "microbench against the new null floor, %s (docs/data/%s); %s"
@@ -709,6 +710,9 @@ def main(argv):
         f(plt, a.docs, out, made)
     for name in made:
         print(os.path.join(out, name), "and .svg")
+    missing = [f for f in FIGURES if f + ".png" not in made]
+    if missing:
+        sys.exit("plot_layouts: not drawn: %s" % ", ".join(missing))
 
 
 if __name__ == "__main__":
