@@ -247,6 +247,7 @@ static const struct {
 	{ "acl_allow", "acl_allow", offsetof(struct xkv_store, acl_fd[XKV_ACL_ALLOW]) },
 	{ "acl_write", "acl_write", offsetof(struct xkv_store, acl_fd[XKV_ACL_WRITE]) },
 	{ "acl_trust", "acl_trust", offsetof(struct xkv_store, acl_fd[XKV_ACL_TRUST]) },
+	{ "acl_gen", "acl_gen", offsetof(struct xkv_store, acl_gen_fd) },
 	{ "host", "host", offsetof(struct xkv_store, host_fd) },
 	{ "local_addrs", "local_addrs", offsetof(struct xkv_store, local_fd) },
 	{ "ratelimit", "ratelimit", offsetof(struct xkv_store, rl_fd) },

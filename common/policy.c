@@ -5,6 +5,7 @@
  * interface.  The XDP side is in prelude.bpf.h/handler.bpf.h; the rules in
  * docs/security.md. */
 #include <errno.h>
+#include <sys/random.h>
 #include <ifaddrs.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -155,6 +156,19 @@ int xkv_acl_walk(const struct xkv_store *s, int list,
 	return visited;
 }
 
+int xkv_acl_changed(const struct xkv_store *s)
+{
+	__u32 zero = 0;
+	__u64 t = 0;
+
+	if (s->acl_gen_fd < 0)
+		return 0; /* an object without the cache */
+	while (!t)
+		if (getrandom(&t, sizeof(t), 0) != (ssize_t)sizeof(t))
+			return -errno;
+	return bpf_map_update_elem(s->acl_gen_fd, &zero, &t, BPF_ANY) ? -errno : 0;
+}
+
 int xkv_acl_add(const struct xkv_store *s, int list, const struct xkv_acl_key *k, __u32 origin)
 {
 	int fd = acl_fd(s, list);
@@ -169,7 +183,9 @@ int xkv_acl_add(const struct xkv_store *s, int list, const struct xkv_acl_key *k
 	if (e < 0)
 		return e;
 	__u32 v = (x.found ? x.origin : 0) | origin;
-	return bpf_map_update_elem(fd, &key, &v, BPF_ANY) ? -errno : 0;
+	if (bpf_map_update_elem(fd, &key, &v, BPF_ANY))
+		return -errno;
+	return xkv_acl_changed(s);
 }
 
 int xkv_acl_del(const struct xkv_store *s, int list, const struct xkv_acl_key *k, __u32 origin)
@@ -187,9 +203,9 @@ int xkv_acl_del(const struct xkv_store *s, int list, const struct xkv_acl_key *k
 	if (!x.found || !(x.origin & origin))
 		return -ENOENT;
 	__u32 v = x.origin & ~origin;
-	if (v)
-		return bpf_map_update_elem(fd, &key, &v, BPF_ANY) ? -errno : 0;
-	return bpf_map_delete_elem(fd, &key) ? -errno : 0;
+	if (v ? bpf_map_update_elem(fd, &key, &v, BPF_ANY) : bpf_map_delete_elem(fd, &key))
+		return -errno;
+	return xkv_acl_changed(s);
 }
 
 int xkv_acl_match(const struct xkv_store *s, int list, const __u8 addr[16])
@@ -544,5 +560,7 @@ int xkv_object_open_policy(struct bpf_object *obj)
 	}
 	struct bpf_map *h = bpf_object__find_map_by_name(obj, "host");
 	s.host_fd = h ? bpf_map__fd(h) : -1;
+	struct bpf_map *g = bpf_object__find_map_by_name(obj, "acl_gen");
+	s.acl_gen_fd = g ? bpf_map__fd(g) : -1;
 	return xkv_policy_open_all(&s);
 }

@@ -60,6 +60,17 @@ XKV_ACL_TRIE(acl_allow);
 XKV_ACL_TRIE(acl_write);
 XKV_ACL_TRIE(acl_trust);
 
+/* A token userspace rewrites (a fresh random value) after every change of
+ * an ACL trie (policy.c, xkv_acl_changed): the per-CPU cache of the last
+ * source's allow-list answer (xkv_scratch.acl_last) is valid only under the
+ * token it was filled with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} acl_gen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -118,6 +129,11 @@ struct xkv_scratch {
 	__u32 ip_id;                   /* IPv4 id of the next reply from this CPU */
 	__u32 _pad2;
 	__u64 stamp;                   /* this CPU's last write stamp (entry.h, xkv_stamp) */
+	struct {                       /* the allow list's answer for the last source */
+		__u64 src[2];          /* its 16-byte form */
+		__u64 token;           /* acl_gen when it was looked up */
+		__u32 valid, allowed;
+	} acl_last;
 	struct xkv_entry entry;        /* entry being stored; data follows */
 };
 

@@ -139,7 +139,7 @@ struct xkv_store {
 	struct xkv_config cfg;
 	int store_fd, stats_fd, cfg_fd;
 	/* access policy (policy.h): -1 where the object has none (the null store) */
-	int acl_fd[XKV_ACL__N], host_fd, local_fd, rl_fd, tcp_fd;
+	int acl_fd[XKV_ACL__N], acl_gen_fd, host_fd, local_fd, rl_fd, tcp_fd;
 	/* the TCP fast path (tcpfast.h): connections, bytes passed, bytes paid */
 	int tcp_socks_fd, tcp_conns_fd, tcp_paid_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */
@@ -274,6 +274,10 @@ int xkv_acl_list_find(const char *name); /* enum xkv_acl_list or -1 */
  * del: -ENOENT when the entry has none of those bits. */
 int xkv_acl_add(const struct xkv_store *s, int list, const struct xkv_acl_key *k, __u32 origin);
 int xkv_acl_del(const struct xkv_store *s, int list, const struct xkv_acl_key *k, __u32 origin);
+/* After a change of an ACL trie made other than by xkv_acl_add/del (which
+ * call it): a fresh token in acl_gen, so that the XDP program's per-CPU
+ * cache of the last source's answer is not used again.  0 or -errno. */
+int xkv_acl_changed(const struct xkv_store *s);
 /* Every entry of list, in key order; stops when cb returns non-zero.
  * Returns entries visited or -errno. */
 int xkv_acl_walk(const struct xkv_store *s, int list,

@@ -1111,6 +1111,7 @@ static void acl_clear(struct env *e)
 				break;
 		}
 	}
+	xkv_acl_changed(&e->s);
 }
 
 /* The item's value through the accessor ("" when absent). */
@@ -2677,6 +2678,7 @@ static void st_write_list(struct env *e)
 	for (int l = 0; l < XKV_ACL__N; l++)
 		while (!bpf_map_get_next_key(e->s.acl_fd[l], NULL, &k) && !bpf_map_delete_elem(e->s.acl_fd[l], &k))
 			;
+	xkv_acl_changed(&e->s);
 	xkv_cidr_parse("any", &any, err, sizeof(err));
 	xkv_cidr_parse("10.0.0.0/8", &ten, err, sizeof(err));
 	xkv_cidr_parse("192.0.2.1", &k, err, sizeof(err));
