@@ -253,6 +253,10 @@ static int run_acl(void *vo, const struct global_opts *g)
 		} else if (xkv_host_sync(&s, o->ifc.name, 0, &changes, err, sizeof(err))) {
 			xerr("acl: %s", err);
 			rc = EXIT_SYS;
+		} else if ((rc = xkv_acl_changed(&s))) {
+			/* always: the remedy after the tries were edited by other tools */
+			xerr("acl: cannot write the acl_gen token: %s", strerror(-rc));
+			rc = EXIT_SYS;
 		} else {
 			printf("synced %s: %d change%s\n", o->ifc.name, changes, changes == 1 ? "" : "s");
 		}
