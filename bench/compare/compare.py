@@ -4,7 +4,9 @@
 veth testbed (docs/compare.md).
 
   xdpkv compare [--quick | --smoke] [--layouts L,...] [--baselines B,...]
-                [--experiments a,b,...] [--out DIR] [--json]
+                [--experiments a,b,...] [--repeat N] [--out DIR] [--json]
+  xdpkv compare --experiments j,l --repeat 3     (scaling and microbenchmark,
+                                                  every layout)
 
 Experiments:
   a  max throughput per key distribution (socket client, closed loop; and
@@ -21,6 +23,7 @@ Experiments:
   j  scaling with server cores: server capacity (in-kernel generator) of
      each XDP layout and the reflector at 1, 2, 4 ... server cores, for
      read-heavy, write-heavy, Zipf 0.99 and single-hot-key mixes
+  k  persistence: xdpkv snapshot / restore against Redis BGSAVE / RDB load
   l  the in-kernel microbenchmark (bench/microbench, BPF_PROG_TEST_RUN) of
      each layout and the null store at 1, 2, 4 ... nproc threads at once,
      GET hit and SET, disjoint and shared keys: ns per request and the
@@ -623,7 +626,8 @@ class Runner:
         for b in j.get("benchmarks", []):
             if b.get("run_type", "iteration") != "iteration":
                 continue
-            mm = re.match(r"^(get_hit|set)(_shared)?/", b.get("run_name") or b["name"])
+            mm = re.match(r"^(get_hit|set)(_shared)?/%s/" % re.escape(layout),
+                          b.get("run_name") or b["name"])
             if not mm:
                 continue
             if b.get("error_occurred"):
@@ -664,13 +668,15 @@ class Runner:
             raise CompareError("microbench %s: %s" % (layout, "; ".join(bad)))
 
     def microbench_est(self):
-        """Seconds one layout's (l) step takes: per point about 40x the
-        manual min time in wall time (a run is a syscall of ~2 us, timed
-        ~100 ns), plus validation; per step ~10 s to load the layout's and the
-        null store's programs (measured on the loaded 2-CPU machine) and the preload."""
+        """Seconds one layout's (l) step takes: per point and repetition
+        about 6x the manual min time in wall time (docs/results.md: 217 of
+        them at 0.1 s in 126 s; each timed run is a syscall, the null store's
+        runs are interleaved) plus validation; per step ~14 s to load the
+        layout's and the null store's programs (5-11 s each, measured on the
+        loaded 2-CPU machine) and the preload."""
         pts = len(MB_OPS) * (2 * len(self.mb_threads) - 1)
-        return (pts * (0.3 + 40 * self.mb["min_time"]) * self.s.get("repeat", 1) +
-                10 + self.mb["entries"] / 200000)
+        return (pts * (0.1 + 6 * self.mb["min_time"]) * self.s.get("repeat", 1) +
+                14 + self.mb["entries"] / 200000)
 
     # -- the plan --
     def systems(self):
@@ -972,8 +978,9 @@ def parse_args(argv):
     ap.add_argument("--smoke", action="store_true",
                     help="the test suite's setting: tiny and fast (< 90 s); implies --quick's "
                          "tools; default experiments a,h,i")
-    ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS),
-                    help="xdpkv layouts (default: all of them)")
+    ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS), metavar="L,...",
+                    help="xdpkv layouts (default: all of them, %s; lru_no_common_lru is lru "
+                         "attached with --no-common-lru)" % ",".join(servers.XDP_LAYOUTS))
     ap.add_argument("--baselines", default=None,
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp (default: all four; "
                          "--quick/--smoke: memcached-udp,redis)")
@@ -987,7 +994,7 @@ def parse_args(argv):
                          "server (default: half the CPUs, rounded up)")
     ap.add_argument("--out", default=None, help="output directory (default results/<timestamp>)")
     ap.add_argument("--json", action="store_true", help="print results.json on stdout at the end")
-    ap.add_argument("--repeat", type=int, default=None,
+    ap.add_argument("--repeat", type=int, default=None, metavar="N",
                     help="runs of every point: socket client, in-kernel generator ((a), (j)) "
                          "and microbenchmark repetitions ((l)); the median is reported, the "
                          "min-max as the range and the error bars (1..20, default 1; a shared "
@@ -1024,6 +1031,10 @@ def parse_args(argv):
                  ((os.cpu_count() or 1) - 1))
     if not a.layouts and not a.baselines:
         ap.error("nothing to compare: no layouts and no baselines")
+    if a.repeat is not None and not 1 <= a.repeat <= 20:
+        ap.error("--repeat: 1..20")
+    if a.render and not os.path.isfile(os.path.join(a.render, "results.json")):
+        ap.error("--render: %s has no results.json" % a.render)
     return a
 
 
@@ -1034,8 +1045,6 @@ def settings_for(a):
     if a.duration:
         s["duration"] = a.duration
     if a.repeat:
-        if not 1 <= a.repeat <= 20:
-            sys.exit("xdpkv compare: --repeat: 1..20")
         s["repeat"] = a.repeat
     return s
 
@@ -1176,7 +1185,7 @@ def inner(a):
         print(json.dumps(res, indent=1))
     if status.startswith("interrupted"):
         sys.exit(130)
-    if status != "complete":
+    if status != "complete" or r.errors:  # a failed measurement: its error is in the report
         sys.exit(1)
 
 

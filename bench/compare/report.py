@@ -473,7 +473,8 @@ def plot_scaling(plt, res, outdir, made):
                 ax.set_xticks(cores)
                 ax.set_xticklabels([str(c) for c in cores])
         axs[1][i].axhline(1.0, color="black", lw=0.8, ls="--")
-        axs[1][i].set_ylim(0, max([1.1] + [1.1 * r["ratio"] for r in ratio]))
+        axs[1][i].set_ylim(0, max([1.1] + [1.1 * x for r in ratio
+                                            for x in [r["ratio"]] + r["ratio_runs"]]))
     save(plt, fig, outdir, "j_scaling.png", made)
 
 
@@ -537,7 +538,8 @@ def plot_microbench(plt, res, outdir, made):
             ax.set_xticks(threads)
             ax.set_xticklabels([str(t) for t in threads])
         axs[0][i].set_ylim(bottom=0)
-        axs[1][i].set_ylim(0, max([1.5] + [1.1 * r["ratio1"] for r in rows if r.get("ratio1")]))
+        axs[1][i].set_ylim(0, max([1.5] + [1.1 * x for r in rows if r.get("ratio1")
+                                            for x in [r["ratio1"]] + r["ratio1_runs"]]))
     save(plt, fig, outdir, "l_microbench.png", made)
 
 
