@@ -169,13 +169,31 @@ def plt_mod():
         return None
 
 
-def save(plt, fig, outdir, name, made):
-    """NAME (a .png) and, beside it, the same figure as SVG (vector)."""
-    fig.tight_layout()
+def save(plt, fig, outdir, name, made, rect=None):
+    """NAME (a .png) and, beside it, the same figure as SVG (vector).  rect:
+    the part of the figure the panels may fill (room for a shared legend)."""
+    fig.tight_layout(rect=rect)
     fig.savefig(os.path.join(outdir, name), dpi=110)
     fig.savefig(os.path.join(outdir, svg_name(name)))
     plt.close(fig)
     made.append(name)
+
+
+def shared_legend(fig, axs):
+    """One legend for every panel, below them (the panels' own go): with many
+    systems a legend per panel covers the lines.  Returns save()'s rect."""
+    handles, labels = {}, []
+    for ax in [a for row in axs for a in row]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in handles:
+                handles[lab] = h
+                labels.append(lab)
+        if ax.get_legend():
+            ax.get_legend().remove()
+    rows = (len(labels) + 4) // 5
+    fig.legend([handles[x] for x in labels], labels, loc="lower center", ncol=min(5, len(labels)),
+               fontsize=8)
+    return (0, 0.035 * rows + 0.01, 1, 1)
 
 
 def svg_name(png):
@@ -475,7 +493,7 @@ def plot_scaling(plt, res, outdir, made):
         axs[1][i].axhline(1.0, color="black", lw=0.8, ls="--")
         axs[1][i].set_ylim(0, max([1.1] + [1.1 * x for r in ratio
                                             for x in [r["ratio"]] + r["ratio_runs"]]))
-    save(plt, fig, outdir, "j_scaling.png", made)
+    save(plt, fig, outdir, "j_scaling.png", made, rect=shared_legend(fig, axs))
 
 
 def ratio_row(r, ref):
@@ -540,7 +558,7 @@ def plot_microbench(plt, res, outdir, made):
         axs[0][i].set_ylim(bottom=0)
         axs[1][i].set_ylim(0, max([1.5] + [1.1 * x for r in rows if r.get("ratio1")
                                             for x in [r["ratio1"]] + r["ratio1_runs"]]))
-    save(plt, fig, outdir, "l_microbench.png", made)
+    save(plt, fig, outdir, "l_microbench.png", made, rect=shared_legend(fig, axs))
 
 
 SOCKET = "end-to-end, socket client, client CPU-bound"
