@@ -15,7 +15,7 @@ set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,lru_no_common_lru,percpu,lru_percpu,s
 set(XKV_CMP_BASELINES memcached-udp,redis)
 
 add_test(NAME compare_smoke
-  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsmoke --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsm$$ --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
           ${XKV_CMP_CLI} ${XKV_CMP_OUT} ${XKV_CMP_LAYOUTS} ${XKV_CMP_BASELINES}
           ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_smoke PROPERTIES
@@ -41,7 +41,7 @@ set_tests_properties(compare_scaling_smoke PROPERTIES
 # (k) persistence alone, tiny: xdpkv snapshot/restore and Redis BGSAVE/RDB load
 # on the smoke dataset; every system must have its row, all items, times > 0.
 add_test(NAME compare_persistence_smoke
-  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcpsmk --experiments k --layouts hash_map --baselines redis --out \"$1\" && /usr/bin/python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))[\"rows\"] if x[\"experiment\"]==\"k\"]; print(r); ok=sorted(x[\"system\"] for x in r)==[\"redis\",\"xdpkv/hash_map\"] and all(x[\"items\"]==10000 and x[\"snapshot_s\"]>0 and x[\"restore_s\"]>0 and x[\"file_bytes\"] for x in r); sys.exit(0 if ok else 1)' \"$1/results.json\""
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcp$$ --experiments k --layouts hash_map --baselines redis --out \"$1\" && /usr/bin/python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))[\"rows\"] if x[\"experiment\"]==\"k\"]; print(r); ok=sorted(x[\"system\"] for x in r)==[\"redis\",\"xdpkv/hash_map\"] and all(x[\"items\"]==10000 and x[\"snapshot_s\"]>0 and x[\"restore_s\"]>0 and x[\"file_bytes\"] for x in r); sys.exit(0 if ok else 1)' \"$1/results.json\""
           ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_persist)
 set_tests_properties(compare_persistence_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"

@@ -124,11 +124,13 @@ def microbench_filter(layout, threads):
 def cpu_list(cpus):
     return ",".join(str(c) for c in cpus)
 
+
 def microbench_sizes(mb, threads):
     """(l) the microbenchmark's store size and keys per thread: its threads x
     keys must fit the preloaded entries (microbench refuses otherwise), so on
     a machine with many CPUs each thread gets fewer keys."""
     return dict(mb, keys=max(1, min(mb["keys"], mb["entries"] // (2 * threads))))
+
 
 # ---- settings ---------------------------------------------------------------------
 
@@ -636,7 +638,6 @@ class Runner:
             threads = int(b.get("threads", 1))
             key = (mm.group(1), "shared" if mm.group(2) else "disjoint", threads)
             runs.setdefault(key, []).append(b)
-        rows = 0
         for (op, keys, threads), bs in sorted(runs.items()):
             bs.sort(key=lambda b: b.get("ns_per_op") or 0)
             med = bs[(len(bs) - 1) // 2]  # of two: the faster (throughput: the higher)
@@ -653,7 +654,6 @@ class Runner:
                 res.update(ns_per_op_runs=[round(b["ns_per_op"], 2) for b in bs], repeat=n)
             self.record("l", name, {"op": op, "keys": keys, "threads": threads}, res,
                         tool="microbench", label=MB_LABEL)
-            rows += 1
         want = [(op, k, t) for op in MB_OPS for t in self.mb_threads
                 for k in (("disjoint",) if t == 1 else ("disjoint", "shared"))]
         missing = ["%s%s/%d" % (op, "_shared" if k == "shared" else "", t)
