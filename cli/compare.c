@@ -127,11 +127,14 @@ static const struct xo compare_table[] = { XO_END };
 
 const struct cmd cmd_compare = {
 	.name = "compare",
-	.synopsis = "[--quick] [--layouts L,...] [--baselines B,...] [--experiments a,b,...] "
-		    "[--out DIR] [--json]",
+	.synopsis = "[--quick | --smoke] [--layouts L,...] [--baselines B,...] [--experiments a,...,l] "
+		    "[--repeat N] [--gen-cores G] [--out DIR] [--json]",
 	.summary = "compare the layouts with memcached and Redis on a veth testbed (report, plots)",
 	.doc = "Runs bench/compare/compare.py with the arguments as given; "
-	       "'xdpkv compare --help' lists them.  Needs root.  docs/compare.md.",
+	       "'xdpkv compare --help' lists them and the experiments (j: scaling with server "
+	       "cores, l: the in-kernel microbenchmark at 1 ... nproc threads).  "
+	       "'xdpkv compare --experiments j,l --repeat 3' runs both for every layout.  "
+	       "Needs root.  docs/compare.md.",
 	.opts = compare_table,
 	.opts_size = 0,
 	.run = run_compare,

@@ -10,26 +10,27 @@ else()
   set(XKV_CMP_CLI ${CMAKE_BINARY_DIR}/cli/xdpkv)
 endif()
 set(XKV_CMP_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_smoke)
-set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,percpu)
+# every layout compare knows (servers.XDP_LAYOUTS), lru --no-common-lru included
+set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,lru_no_common_lru,percpu,lru_percpu,set_assoc)
 set(XKV_CMP_BASELINES memcached-udp,redis)
 
 add_test(NAME compare_smoke
-  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsmoke --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsm$$ --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
           ${XKV_CMP_CLI} ${XKV_CMP_OUT} ${XKV_CMP_LAYOUTS} ${XKV_CMP_BASELINES}
           ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
   RUN_SERIAL TRUE
-  TIMEOUT 120
+  TIMEOUT 180
   LABELS "e2e;compare")
 
-# (j) on this machine's cores: the reflector, the null store and hash_map at
+# (j) on this machine's cores: the reflector, the null store, hash_map and set_assoc at
 # every core count the machine allows (one on 2 CPUs), four mixes, checked
 # by check.py --experiments j (capacity > 0, as many NAPI threads at work as
 # cores, SVG beside the PNG, start and end recorded).
 set(XKV_CMP_SCALING_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_scaling_smoke)
 add_test(NAME compare_scaling_smoke
-  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --experiments j --prefix xcs$$ --layouts hash_map --baselines none --out \"$1\" && /usr/bin/python3 \"$2\" \"$1\" --layouts hash_map --baselines '' --experiments j"
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --experiments j --prefix xcs$$ --layouts hash_map,set_assoc --baselines none --out \"$1\" && /usr/bin/python3 \"$2\" \"$1\" --layouts hash_map,set_assoc --baselines '' --experiments j"
           ${XKV_CMP_CLI} ${XKV_CMP_SCALING_OUT} ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_scaling_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
@@ -40,10 +41,30 @@ set_tests_properties(compare_scaling_smoke PROPERTIES
 # (k) persistence alone, tiny: xdpkv snapshot/restore and Redis BGSAVE/RDB load
 # on the smoke dataset; every system must have its row, all items, times > 0.
 add_test(NAME compare_persistence_smoke
-  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcpsmk --experiments k --layouts hash_map --baselines redis --out \"$1\" && /usr/bin/python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))[\"rows\"] if x[\"experiment\"]==\"k\"]; print(r); ok=sorted(x[\"system\"] for x in r)==[\"redis\",\"xdpkv/hash_map\"] and all(x[\"items\"]==10000 and x[\"snapshot_s\"]>0 and x[\"restore_s\"]>0 and x[\"file_bytes\"] for x in r); sys.exit(0 if ok else 1)' \"$1/results.json\""
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcp$$ --experiments k --layouts hash_map --baselines redis --out \"$1\" && /usr/bin/python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))[\"rows\"] if x[\"experiment\"]==\"k\"]; print(r); ok=sorted(x[\"system\"] for x in r)==[\"redis\",\"xdpkv/hash_map\"] and all(x[\"items\"]==10000 and x[\"snapshot_s\"]>0 and x[\"restore_s\"]>0 and x[\"file_bytes\"] for x in r); sys.exit(0 if ok else 1)' \"$1/results.json\""
           ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_persist)
 set_tests_properties(compare_persistence_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
   RUN_SERIAL TRUE
   TIMEOUT 120
   LABELS "e2e;compare")
+
+# (l) the in-kernel microbenchmark from compare: the null store and every
+# layout at 1 ... nproc threads (GET hit, SET; disjoint and shared keys), two
+# repetitions of a few hundred runs each (--smoke: --benchmark_min_time
+# 0.0005), checked by check.py --experiments l (every point, ns > 0, both
+# repetitions, replies validated, table and plot).  Needs bench/microbench
+# (Google Benchmark; bench/ is added after tests/, so its condition is
+# checked here the same way).
+find_package(benchmark QUIET)
+if(benchmark_FOUND)
+  set(XKV_CMP_MB_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_microbench_smoke)
+  add_test(NAME compare_microbench_smoke
+    COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --experiments l --repeat 2 --prefix xcm$$ --layouts \"$2\" --baselines none --out \"$1\" && /usr/bin/python3 \"$3\" \"$1\" --layouts \"$2\" --baselines '' --experiments l"
+            ${XKV_CMP_CLI} ${XKV_CMP_MB_OUT} ${XKV_CMP_LAYOUTS} ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
+  set_tests_properties(compare_microbench_smoke PROPERTIES
+    ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
+    RUN_SERIAL TRUE
+    TIMEOUT 240
+    LABELS "e2e;compare")
+endif()

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Check an 'xdpkv compare' output directory (the compare_smoke test):
 
-  check.py DIR --layouts L,... --baselines B,... [--experiments a,h,i | j]
+  check.py DIR --layouts L,... --baselines B,... [--experiments a,h,i | j | l]
 
 Fails unless DIR has results.json, results.csv, report.md and at least one
 PNG that the report links with an SVG beside it, the run completed without
@@ -14,10 +14,16 @@ split (i) that adds up; where the in-kernel generator ran, the reflector and
 the null store beside them.  With j: every layout, the reflector and the null
 store have a capacity > 0 at every core count and mix, the NAPI threads that
 did the work are as many as the cores, and the report gives the ratios.
+With l: the null store and every layout have a microbenchmark point for
+GET hit and SET at every thread count recorded (disjoint keys, and shared
+keys above one thread), each with ns per request > 0, as many repetitions as
+--repeat asked for, and replies the microbenchmark validated before timing;
+the report has its table and plot.
 """
 import argparse
 import json
 import os
+import re
 import sys
 
 
@@ -61,6 +67,8 @@ def main():
     rows = res.get("rows", [])
     if "j" in a.experiments:
         check_scaling(res, rows, md, [l for l in a.layouts.split(",") if l], need)
+    if "l" in a.experiments:
+        check_microbench(res, rows, md, [l for l in a.layouts.split(",") if l], need)
     if not set("ahi") & set(a.experiments):
         print("%d check(s) failed" % len(bad) if bad else "all checks passed")
         return 1 if bad else 0
@@ -110,8 +118,34 @@ def check_scaling(res, rows, md, layouts, need):
                      (s, n, mix, rr and rr[0].get("queues_busy")))
                 need(rr and not rr[0].get("errors"), "(j) %s, %d cores, %s: no error replies"
                      % (s, n, mix))
-    need("the ratio to the reflector" in md and "×)" in md and "j_scaling.png" in md,
+    need("the ratio to the reflector" in md and re.search(r"\(\d+\.\d\d×", md) and
+         "j_scaling.png" in md,
          "report.md has (j) with the ratios and its plot")
+
+
+def check_microbench(res, rows, md, layouts, need):
+    mb = res.get("testbed", {}).get("microbench") or {}
+    threads = mb.get("threads") or []
+    need(threads and threads[0] == 1 and threads[-1] == res["machine"].get("nproc"),
+         "(l) thread counts recorded, 1 to nproc (%s)" % threads)
+    n = res.get("config", {}).get("repeat", 1)
+    ll = [r for r in rows if r["experiment"] == "l"]
+    for s in ["xdpkv/null"] + ["xdpkv/" + l for l in layouts]:
+        for op in mb.get("ops") or ["get_hit", "set"]:
+            for t in threads:
+                for keys in ("disjoint",) if t == 1 else ("disjoint", "shared"):
+                    what = "(l) %s %s, %s keys, %d thread(s)" % (s, op, keys, t)
+                    rr = [r for r in ll if r["system"] == s and r["op"] == op and
+                          r["keys"] == keys and r["threads"] == t]
+                    need(len(rr) == 1 and (rr[0].get("ns_per_op") or 0) > 0,
+                         "%s: one point, ns per request > 0 (%s)" %
+                         (what, [r.get("ns_per_op") for r in rr]))
+                    need(rr and (rr[0].get("validated_replies") or 0) > 0,
+                         "%s: replies validated before timing" % what)
+                    need(rr and (n == 1 or len(rr[0].get("ns_per_op_runs") or []) == n),
+                         "%s: %d repetition(s)" % (what, n))
+    need("the ratio to the same system's one thread" in md and "l_microbench.png" in md,
+         "report.md has (l) with the ratios to one thread and its plot")
 
 
 if __name__ == "__main__":

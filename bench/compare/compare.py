@@ -4,7 +4,9 @@
 veth testbed (docs/compare.md).
 
   xdpkv compare [--quick | --smoke] [--layouts L,...] [--baselines B,...]
-                [--experiments a,b,...] [--out DIR] [--json]
+                [--experiments a,b,...] [--repeat N] [--out DIR] [--json]
+  xdpkv compare --experiments j,l --repeat 3     (scaling and microbenchmark,
+                                                  every layout)
 
 Experiments:
   a  max throughput per key distribution (socket client, closed loop; and
@@ -21,11 +23,16 @@ Experiments:
   j  scaling with server cores: server capacity (in-kernel generator) of
      each XDP layout and the reflector at 1, 2, 4 ... server cores, for
      read-heavy, write-heavy, Zipf 0.99 and single-hot-key mixes
+  k  persistence: xdpkv snapshot / restore against Redis BGSAVE / RDB load
+  l  the in-kernel microbenchmark (bench/microbench, BPF_PROG_TEST_RUN) of
+     each layout and the null store at 1, 2, 4 ... nproc threads at once,
+     GET hit and SET, disjoint and shared keys: ns per request and the
+     ratio to one thread (no testbed traffic; every reply validated first)
 
 Writes DIR/results.json, results.csv, report.md and one PNG per experiment
 (default DIR: ./results/<timestamp>).  Progress and ETA on stderr.  Needs
 root.  Environment: XDPKV (the CLI; set by 'xdpkv compare'), XKV_LOADGEN,
-XKV_XDPGEN, XKV_KVEXP (override the tools' paths).
+XKV_XDPGEN, XKV_KVEXP, XKV_MICROBENCH (override the tools' paths).
 """
 
 import argparse
@@ -33,6 +40,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -46,7 +54,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 import servers  # noqa: E402
 from servers import CompareError, env, run, tb  # noqa: E402
 
-EXPERIMENTS = "abcdefghijk"
+EXPERIMENTS = "abcdefghijkl"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -59,6 +67,7 @@ EXP_TITLES = {
     "i": "Share of requests per xdpkv path",
     "j": "Scaling with server cores",
     "k": "Persistence: snapshot and restore",
+    "l": "In-kernel microbenchmark, 1…nproc threads, shared and disjoint keys",
 }
 
 # (j) the mixes: name -> writes (%), key distribution, keys (None: all)
@@ -87,8 +96,41 @@ def scaling_cores(nproc, gen_cores=None):
     return gen, server, counts
 
 
+def microbench_threads(nproc):
+    """(l) thread counts: 1, 2, 4 ... and nproc itself (1 and 2 on 2 CPUs;
+    1, 2, 4, 8, 16 on 16)."""
+    counts, n = [], 1
+    while n <= max(1, nproc):
+        counts.append(n)
+        n *= 2
+    if counts[-1] != max(1, nproc):
+        counts.append(nproc)
+    return counts
+
+
+# (l) the operations: microbenchmark name -> what it sends (bench/README.md)
+MB_OPS = ("get_hit", "set")
+
+
+def microbench_filter(layout, threads):
+    """The --benchmark_filter that selects (l)'s points of one layout: GET hit
+    and SET, disjoint keys (OP/LAYOUT) and shared (OP_shared/LAYOUT), at the
+    thread counts given (Google Benchmark appends /threads:N for N > 1)."""
+    more = [str(n) for n in threads if n > 1]
+    t = "(/threads:(%s))?" % "|".join(more) if more else ""
+    return "^(%s)(_shared)?/%s/manual_time%s$" % ("|".join(MB_OPS), layout, t)
+
+
 def cpu_list(cpus):
     return ",".join(str(c) for c in cpus)
+
+
+def microbench_sizes(mb, threads):
+    """(l) the microbenchmark's store size and keys per thread: its threads x
+    keys must fit the preloaded entries (microbench refuses otherwise), so on
+    a machine with many CPUs each thread gets fewer keys."""
+    return dict(mb, keys=max(1, min(mb["keys"], mb["entries"] // (2 * threads))))
+
 
 # ---- settings ---------------------------------------------------------------------
 
@@ -99,6 +141,7 @@ FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
             key_sizes=[16, 32, 64, 128], value_sizes=[128, 256, 512, 1024],
             scan_ratios=[0, 5, 25, 50], scan_len=10,
             kvexp_items=1_000_000, xdpgen=True, kvexp_scale=20,
+            mb=dict(entries=1 << 20, keys=4096, min_time=0.1),
             kvexp=dict(key_sizes="16,64,128,250", value_sizes="32,128,512,1024",
                        fills="10,50,95", capacity=65536, ratios="0.5,0.9,1.0,1.5",
                        stale_keys=4096, rounds=4))
@@ -109,12 +152,14 @@ QUICK = dict(keys=100_000, duration=2.0, warmup=0.5, depth=32,
              key_sizes=[16, 128], value_sizes=[128, 1024],
              scan_ratios=[0, 25], scan_len=10,
              kvexp_items=100_000, xdpgen=True, kvexp_scale=1,
+             mb=dict(entries=1 << 18, keys=2048, min_time=0.02),
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=8192,
                         ratios="0.5,1.0,1.5", stale_keys=1024, rounds=2))
 SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16,
              dists=["uniform"], fractions=[0.5], writes=[0, 100],
              key_sizes=[16], value_sizes=[128], scan_ratios=[25], scan_len=4,
              kvexp_items=10_000, xdpgen=True, kvexp_scale=0.5,
+             mb=dict(entries=1 << 16, keys=1024, min_time=0.0005),
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=2048,
                         ratios="1.0", stale_keys=256, rounds=1))
 BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
@@ -125,6 +170,8 @@ KVEXP_EST = {"memory": 12, "lost": 30, "stale": 3}
 SOCKET_LABEL = "end-to-end, socket client, client CPU-bound"
 XDPGEN_LABEL = "server capacity, in-kernel generator"
 SCALING_LABEL = "server capacity at N server cores, in-kernel generator (N threads)"
+MB_LABEL = ("in-kernel microbenchmark: ns per request in the XDP program "
+            "(BPF_PROG_TEST_RUN, repeat=1), N threads at once")
 # Measured with xdpgen beside the layouts, same run, same path: the bare XDP_TX
 # reflector (the ceiling) and the null store (the handler without a map).
 CEILINGS = ("reflector", "xdpkv/null")
@@ -172,6 +219,7 @@ def tools(xdpkv):
         "loadgen": find_tool("XKV_LOADGEN", b + "/loadgen/xkv-loadgen"),
         "xdpgen": find_tool("XKV_XDPGEN", b + "/xdpgen/xkv-xdpgen", b + "/xdpgen/xdpgen"),
         "kvexp": find_tool("XKV_KVEXP", b + "/kvexp/xkv-kvexp", b + "/kvexp/kvexp"),
+        "microbench": find_tool("XKV_MICROBENCH", b + "/microbench"),
     }
 
 
@@ -233,6 +281,9 @@ class Runner:
         self.server_cpu = int(os.environ.get("TB_SERVER_CPU", "1"))
         # (j): generator CPUs, server CPUs, core counts
         self.scaling = scaling_cores(os.cpu_count() or 1, args.gen_cores)
+        # (l): thread counts, and the microbenchmark's sizes on this machine
+        self.mb_threads = microbench_threads(os.cpu_count() or 1)
+        self.mb = microbench_sizes(settings["mb"], self.mb_threads[-1])
         self.sys = None          # running System
         self.sys_key = None      # (name, cfg tuple)
         self.bpf_stats = servers.BpfStats()
@@ -543,6 +594,90 @@ class Runner:
                               (s.name, p["mix"], ncores, len(busy_q), ncores))
         return res
 
+    def microbench_step(self, name):
+        """(l) bench/microbench for one layout (or the null store): GET hit
+        and SET at every thread count, disjoint and shared keys, --repeat
+        repetitions.  The microbenchmark validates every reply before it
+        times (and exits 1 on a wrong one); a point with an error, or one
+        missing, fails the step.  One row per (op, keys, threads): the
+        repetition with the median ns/op, every repetition's in ns_per_op_runs."""
+        self.stop_system()  # no testbed traffic while it runs
+        layout = name.split("/", 1)[1]
+        mb, n = self.mb, self.s.get("repeat", 1)
+        cmd = [self.tools["microbench"], "--xkv_entries=%d" % mb["entries"],
+               "--xkv_keys=%d" % mb["keys"], "--xkv_max_threads=%d" % self.mb_threads[-1],
+               "--benchmark_filter=" + microbench_filter(layout, self.mb_threads),
+               "--benchmark_min_time=%g" % mb["min_time"],
+               "--benchmark_repetitions=%d" % n, "--benchmark_format=json"]
+        est = self.microbench_est()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300 + 5 * est)
+        except subprocess.TimeoutExpired:
+            raise CompareError("microbench did not finish within %d s" % (300 + 5 * est))
+        with open(os.path.join(self.logdir, "microbench-%s.json" % layout), "w") as f:
+            f.write(p.stdout)
+        with open(os.path.join(self.logdir, "microbench-%s.log" % layout), "w") as f:
+            f.write(" ".join(cmd) + "\n" + p.stderr)
+        m = re.search(r"# (\d+) benchmarks, (\d+) replies validated", p.stderr)
+        try:
+            j = json.loads(p.stdout)
+        except ValueError:
+            raise CompareError("microbench exited with %d and printed no JSON: %s" %
+                               (p.returncode, p.stderr.strip()[-600:]))
+        runs, errs = {}, []
+        for b in j.get("benchmarks", []):
+            if b.get("run_type", "iteration") != "iteration":
+                continue
+            mm = re.match(r"^(get_hit|set)(_shared)?/%s/" % re.escape(layout),
+                          b.get("run_name") or b["name"])
+            if not mm:
+                continue
+            if b.get("error_occurred"):
+                errs.append("%s: %s" % (b["name"], b.get("error_message")))
+                continue
+            threads = int(b.get("threads", 1))
+            key = (mm.group(1), "shared" if mm.group(2) else "disjoint", threads)
+            runs.setdefault(key, []).append(b)
+        for (op, keys, threads), bs in sorted(runs.items()):
+            bs.sort(key=lambda b: b.get("ns_per_op") or 0)
+            med = bs[(len(bs) - 1) // 2]  # of two: the faster (throughput: the higher)
+            res = {"ns_per_op": round(med["ns_per_op"], 2),
+                   "p50_ns": round(med.get("p50_ns", 0), 2),
+                   "null_ns": round(med.get("null_ns", 0), 2),
+                   "x_null": round(med.get("x_null", 0), 4),
+                   "busy_share": round(med.get("busy_share", 0), 5),
+                   "live_items": int(med.get("live_items", 0)),
+                   "iterations": med.get("iterations"),
+                   "validated_replies": int(m.group(2)) if m else None,
+                   "loadavg_1m": round(os.getloadavg()[0], 2)}
+            if n > 1:
+                res.update(ns_per_op_runs=[round(b["ns_per_op"], 2) for b in bs], repeat=n)
+            self.record("l", name, {"op": op, "keys": keys, "threads": threads}, res,
+                        tool="microbench", label=MB_LABEL)
+        want = [(op, k, t) for op in MB_OPS for t in self.mb_threads
+                for k in (("disjoint",) if t == 1 else ("disjoint", "shared"))]
+        missing = ["%s%s/%d" % (op, "_shared" if k == "shared" else "", t)
+                   for op, k, t in want if len(runs.get((op, k, t), [])) != n]
+        bad = errs + (["no result (or not %d repetitions) for %s" % (n, ", ".join(missing))]
+                      if missing else [])
+        if p.returncode != 0 and not bad:
+            bad.append("exited with %d: %s" % (p.returncode, p.stderr.strip()[-600:]))
+        if not m:
+            bad.append("no count of validated replies on its stderr")
+        if bad:
+            raise CompareError("microbench %s: %s" % (layout, "; ".join(bad)))
+
+    def microbench_est(self):
+        """Seconds one layout's (l) step takes: per point and repetition
+        about 6x the manual min time in wall time (docs/results.md: 217 of
+        them at 0.1 s in 126 s; each timed run is a syscall, the null store's
+        runs are interleaved) plus validation; per step ~14 s to load the
+        layout's and the null store's programs (5-11 s each, measured on the
+        loaded 2-CPU machine) and the preload."""
+        pts = len(MB_OPS) * (2 * len(self.mb_threads) - 1)
+        return (pts * (0.1 + 6 * self.mb["min_time"]) * self.s.get("repeat", 1) +
+                14 + self.mb["entries"] / 200000)
+
     # -- the plan --
     def systems(self):
         names = []
@@ -608,6 +743,11 @@ class Runner:
                         continue
                     add("d", {"key_size": BASE_KEY, "value_size": v},
                         cfg=self.cfg(BASE_KEY, v), est=pt + 3)
+        if "l" in exps:
+            # last: it needs no server (the testbed's stay stopped), the null
+            # store first (the floor), then every layout
+            for name in ["xdpkv/null"] + ["xdpkv/" + l for l in self.args.layouts]:
+                steps.append((name, self.cfg(), "l", {}, self.microbench_est(), "microbench"))
         return steps
 
     def scaling_steps(self, name):
@@ -625,6 +765,9 @@ class Runner:
 
     def run_step(self, step):
         name, cfg, exp, params, est, kind = step
+        if kind == "microbench":  # no server: BPF_PROG_TEST_RUN in-process
+            self.microbench_step(name)
+            return
         s = self.ensure(name, cfg)
         p = dict(params)
         if exp == "d":
@@ -725,6 +868,11 @@ class Runner:
                                              "j" in self.args.experiments):
                 self.notes.append("a/j: the in-kernel generator (xdpgen) was not built: server "
                                   "capacity is not measured")
+        if not self.tools["microbench"]:
+            steps = [st for st in steps if st[5] != "microbench"]
+            if "l" in self.args.experiments:
+                self.notes.append("l: bench/microbench was not built (it needs Google Benchmark, "
+                                  "libbenchmark-dev): not measured")
         if "j" in self.args.experiments and not self.scaling:
             self.notes.append("j: needs 2 or more CPUs and --gen-cores below them (%d CPUs): "
                               "not measured" % (os.cpu_count() or 1))
@@ -733,7 +881,7 @@ class Runner:
         kv = self.kvexp_subs() if self.tools["kvexp"] else []
         self.steps_total = len(steps) + len(kv)
         # a server start: ~2 s, then the preload (measured: 100k keys in 0.4-2.2 s)
-        starts = len(set((st[0], str(st[1])) for st in steps))
+        starts = len(set((st[0], str(st[1])) for st in steps if st[5] != "microbench"))
         self.total_est = sum(st[4] for st in steps) + starts * (2 + self.s["keys"] / 80000)
         self.total_est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
         log("plan: %d measurements, estimated %s" % (self.steps_total, fmt_s(self.total_est)))
@@ -830,13 +978,14 @@ def parse_args(argv):
     ap.add_argument("--smoke", action="store_true",
                     help="the test suite's setting: tiny and fast (< 90 s); implies --quick's "
                          "tools; default experiments a,h,i")
-    ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS),
-                    help="xdpkv layouts (default: all of them)")
+    ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS), metavar="L,...",
+                    help="xdpkv layouts (default: all of them, %s; lru_no_common_lru is lru "
+                         "attached with --no-common-lru)" % ",".join(servers.XDP_LAYOUTS))
     ap.add_argument("--baselines", default=None,
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp (default: all four; "
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..k, comma-separated (default: all; --smoke: a,h,i)")
+                    help="letters a..l, comma-separated (default: all; --smoke: a,h,i)")
     ap.add_argument("--no-ceilings", action="store_true",
                     help="(a) without the reflector and null-store capacity rows that the "
                          "layouts' in-kernel-generator numbers are reported against")
@@ -845,9 +994,11 @@ def parse_args(argv):
                          "server (default: half the CPUs, rounded up)")
     ap.add_argument("--out", default=None, help="output directory (default results/<timestamp>)")
     ap.add_argument("--json", action="store_true", help="print results.json on stdout at the end")
-    ap.add_argument("--repeat", type=int, default=None,
-                    help="runs per socket-client point, the median is reported "
-                         "(default 1; a shared machine is noisy)")
+    ap.add_argument("--repeat", type=int, default=None, metavar="N",
+                    help="runs of every point: socket client, in-kernel generator ((a), (j)) "
+                         "and microbenchmark repetitions ((l)); the median is reported, the "
+                         "min-max as the range and the error bars (1..20, default 1; a shared "
+                         "machine is noisy)")
     ap.add_argument("--keys", type=int, default=None, help="override the key space")
     ap.add_argument("--duration", type=float, default=None, help="override seconds per point")
     ap.add_argument("--prefix", default=None, help=argparse.SUPPRESS)
@@ -874,12 +1025,16 @@ def parse_args(argv):
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..k)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..l)" % e)
     if a.gen_cores is not None and not 1 <= a.gen_cores < (os.cpu_count() or 1):
         ap.error("--gen-cores: 1..%d on this machine (the server needs a CPU)" %
                  ((os.cpu_count() or 1) - 1))
     if not a.layouts and not a.baselines:
         ap.error("nothing to compare: no layouts and no baselines")
+    if a.repeat is not None and not 1 <= a.repeat <= 20:
+        ap.error("--repeat: 1..20")
+    if a.render and not os.path.isfile(os.path.join(a.render, "results.json")):
+        ap.error("--render: %s has no results.json" % a.render)
     return a
 
 
@@ -890,8 +1045,6 @@ def settings_for(a):
     if a.duration:
         s["duration"] = a.duration
     if a.repeat:
-        if not 1 <= a.repeat <= 20:
-            sys.exit("xdpkv compare: --repeat: 1..20")
         s["repeat"] = a.repeat
     return s
 
@@ -975,6 +1128,13 @@ def inner(a):
         "baselines get an XDP_PASS program on the server veth so their packets take "
         "the same NAPI path to the server CPU as xdpkv's",
     ]
+    if "l" in a.experiments:
+        placement.append(
+            "(l) bench/microbench in the root namespace, no testbed traffic (its servers "
+            "stopped): thread t pinned to CPU t, %s threads; %d entries preloaded per layout, "
+            "%d request keys per thread, --benchmark_min_time %g per point" % (
+                ", ".join(str(n) for n in r.mb_threads), r.mb["entries"], r.mb["keys"],
+                r.mb["min_time"]))
     if "j" in a.experiments and r.scaling:
         placement.append(
             "(j) veth queues: %s per end; generator CPUs %s (N xdpgen threads on the first N), "
@@ -1006,6 +1166,9 @@ def inner(a):
             "queues": int(os.environ.get("TB_QUEUES", "1")),
             "scaling": ({"gen_cpus": r.scaling[0], "server_cpus": r.scaling[1],
                          "core_counts": r.scaling[2]} if r.scaling else None),
+            "microbench": ({"threads": r.mb_threads, "entries": r.mb["entries"],
+                            "keys_per_thread": r.mb["keys"], "min_time": r.mb["min_time"],
+                            "ops": list(MB_OPS)} if "l" in a.experiments else None),
             "placement": placement,
         },
         "machine": dict(machine_info(), date_start=date_start, date_end=date_end,
@@ -1022,7 +1185,7 @@ def inner(a):
         print(json.dumps(res, indent=1))
     if status.startswith("interrupted"):
         sys.exit(130)
-    if status != "complete":
+    if status != "complete" or r.errors:  # a failed measurement: its error is in the report
         sys.exit(1)
 
 

@@ -63,6 +63,18 @@ NOTES = {
          "the same store (the keys are overwritten), the commands' own timings (fsync "
          "included). Redis: BGSAVE until its forked child is done, and DEBUG RELOAD NOSAVE "
          "(the RDB load alone), by wall clock.",
+    "l": "The in-kernel microbenchmark (bench/microbench; bench/README.md): each request is "
+         "one BPF_PROG_TEST_RUN (repeat = 1) of the XDP program on a real frame, timed by the "
+         "kernel, every reply validated before timing; no network, no testbed traffic. N "
+         "threads at once, thread t pinned to CPU t: **disjoint** keys (each thread its own "
+         "keys) and **shared** keys (every thread walks the same keys: the same buckets, LRU "
+         "nodes and cache lines). GET hit and SET (an overwrite) of 16-byte keys, 128-byte "
+         "values. ns per request as each thread sees it (the mean over its requests, averaged "
+         "over the threads), and the ratio to one thread: 1.0× means N threads each run as "
+         "fast as one alone; above 1 is what sharing the map (locks, LRU lists, cache lines) "
+         "and the machine's cores costs. The null store (the handler without a map) is the "
+         "floor: what it loses with more threads is the harness's and the machine's, not a "
+         "map's.",
 }
 
 CONTEXT = (
@@ -157,24 +169,49 @@ def plt_mod():
         return None
 
 
-def save(plt, fig, outdir, name, made):
-    """NAME (a .png) and, beside it, the same figure as SVG (vector)."""
-    fig.tight_layout()
+def save(plt, fig, outdir, name, made, rect=None):
+    """NAME (a .png) and, beside it, the same figure as SVG (vector).  rect:
+    the part of the figure the panels may fill (room for a shared legend)."""
+    fig.tight_layout(rect=rect)
     fig.savefig(os.path.join(outdir, name), dpi=110)
     fig.savefig(os.path.join(outdir, svg_name(name)))
     plt.close(fig)
     made.append(name)
 
 
+def shared_legend(fig, axs):
+    """One legend for every panel, below them (the panels' own go): with many
+    systems a legend per panel covers the lines.  Returns save()'s rect."""
+    handles, labels = {}, []
+    for ax in [a for row in axs for a in row]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in handles:
+                handles[lab] = h
+                labels.append(lab)
+        if ax.get_legend():
+            ax.get_legend().remove()
+    rows = (len(labels) + 4) // 5
+    fig.legend([handles[x] for x in labels], labels, loc="lower center", ncol=min(5, len(labels)),
+               fontsize=8)
+    return (0, 0.035 * rows + 0.01, 1, 1)
+
+
 def svg_name(png):
     return png[:-4] + ".svg"
 
 
-def spread(r, scale=1.0):
-    """(below, above) the row's throughput: its --repeat runs' min and max,
-    or None with fewer than two runs."""
-    runs = [x for x in r.get("throughput_runs") or [] if x is not None]
-    v = r.get("throughput_ops")
+def runs_of(r, key):
+    """The --repeat runs of a row's value key: throughput_ops ->
+    throughput_runs, any other key K -> K_runs."""
+    rk = "throughput_runs" if key == "throughput_ops" else key + "_runs"
+    return [x for x in r.get(rk) or [] if x is not None]
+
+
+def spread(r, scale=1.0, key="throughput_ops"):
+    """(below, above) the row's value (default its throughput): its --repeat
+    runs' min and max, or None with fewer than two runs."""
+    runs = runs_of(r, key)
+    v = r.get(key)
     if len(runs) < 2 or v is None:
         return None
     return ((v - min(runs)) * scale, (max(runs) - v) * scale)
@@ -185,6 +222,7 @@ COLORS = {"memcached-udp": "tab:blue", "memcached-tcp": "tab:cyan", "redis": "ta
           "xdpkv/hash_map": "tab:orange", "xdpkv/array_fnv": "tab:green",
           "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple",
           "xdpkv/lru_percpu": "tab:pink", "xdpkv/set_assoc": "tab:olive",
+          "xdpkv/lru_no_common_lru": "darkred",
           "reflector": "black", "xdpkv/null": "tab:gray"}
 
 
@@ -209,13 +247,14 @@ def bars(ax, groups, series, values, ylabel, title, errs=None):
 
 
 def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0, mark=None):
-    """One line per system; error bars from --repeat on throughput; mark(r):
-    true for points drawn with a red ring (e.g. runs with timeouts)."""
+    """One line per system; error bars from --repeat (the rows' ykey runs, see
+    runs_of); mark(r): true for points drawn with a red ring (e.g. runs with
+    timeouts)."""
     by = {}
     for r in res_rows:
         if r.get(ykey) is None or r.get(xkey) is None:
             continue
-        e = spread(r, scale) if ykey == "throughput_ops" else None
+        e = spread(r, scale, ykey)
         by.setdefault(r["system"], []).append((r[xkey], r[ykey] * scale, e,
                                                bool(mark and mark(r))))
     marked = False
@@ -405,6 +444,7 @@ def plot_all(res, outdir):
                      fontsize=10)
         save(plt, fig, outdir, "i_paths.png", made)
     plot_scaling(plt, res, outdir, made)
+    plot_microbench(plt, res, outdir, made)
     return made, None
 
 
@@ -439,7 +479,7 @@ def plot_scaling(plt, res, outdir, made):
         rows = [r for r in j if r["mix"] == mix]
         lines(axs[0][i], rows, "cores", "throughput_ops", "server cores", "kreplies/s",
               "(j) %s: replies/s" % mix, scale=1e-3)
-        ratio = [dict(r, ratio=r["throughput_ops"] / ceil[(mix, r["cores"])])
+        ratio = [ratio_row(r, ceil[(mix, r["cores"])])
                  for r in rows if r["system"] != "reflector" and r.get("throughput_ops") and
                  ceil.get((mix, r["cores"]))]
         lines(axs[1][i], ratio, "cores", "ratio", "server cores", "× reflector",
@@ -451,14 +491,74 @@ def plot_scaling(plt, res, outdir, made):
                 ax.set_xticks(cores)
                 ax.set_xticklabels([str(c) for c in cores])
         axs[1][i].axhline(1.0, color="black", lw=0.8, ls="--")
-        axs[1][i].set_ylim(0, max([1.1] + [1.1 * r["ratio"] for r in ratio]))
-    save(plt, fig, outdir, "j_scaling.png", made)
+        axs[1][i].set_ylim(0, max([1.1] + [1.1 * x for r in ratio
+                                            for x in [r["ratio"]] + r["ratio_runs"]]))
+    save(plt, fig, outdir, "j_scaling.png", made, rect=shared_legend(fig, axs))
+
+
+def ratio_row(r, ref):
+    """(j) a row with its ratio to the reflector's median, and each of its
+    --repeat runs' (ratio_runs: the error bars of the ratio panel)."""
+    return dict(r, ratio=r["throughput_ops"] / ref,
+                ratio_runs=[t / ref for t in runs_of(r, "throughput_ops")])
 
 
 def scaling_ceiling(j):
     """(mix, cores) -> the reflector's replies/s in the same run."""
     return {(r["mix"], r["cores"]): r["throughput_ops"] for r in j
             if r["system"] == "reflector" and r.get("throughput_ops")}
+
+
+MB_PANELS = (("get_hit", "disjoint"), ("get_hit", "shared"), ("set", "disjoint"),
+             ("set", "shared"))
+
+
+def microbench_points(res):
+    """(l) rows by panel: (op, keys) -> rows, each with ratio1 (ns/op over the
+    same system's one-thread ns/op) and ratio1_runs.  One thread has no shared
+    variant (one thread shares with nobody): its disjoint row is in both."""
+    rr = rows_of(res, "l")
+    one = {(r["system"], r["op"]): r for r in rr if r["threads"] == 1}
+    out = {}
+    for op, keys in MB_PANELS:
+        pts = []
+        for r in rr:
+            if r["op"] != op or not (r["keys"] == keys or r["threads"] == 1):
+                continue
+            base = one.get((r["system"], op), {}).get("ns_per_op")
+            if base:
+                r = dict(r, ratio1=r["ns_per_op"] / base,
+                         ratio1_runs=[x / base for x in runs_of(r, "ns_per_op")])
+            pts.append(r)
+        if pts:
+            out[(op, keys)] = pts
+    return out
+
+
+def plot_microbench(plt, res, outdir, made):
+    """(l) ns per request and the ratio to one thread against threads, one
+    column per (operation, keys)."""
+    panels = microbench_points(res)
+    if not panels:
+        return
+    fig, axs = plt.subplots(2, len(panels), figsize=(4.2 * len(panels) + 1, 7.5), squeeze=False)
+    threads = sorted({r["threads"] for rr in panels.values() for r in rr})
+    for i, ((op, keys), rows) in enumerate(panels.items()):
+        what = "GET hit" if op == "get_hit" else "SET"
+        lines(axs[0][i], rows, "threads", "ns_per_op", "threads", "ns per request",
+              "(l) %s, %s keys" % (what, keys))
+        lines(axs[1][i], [r for r in rows if r.get("ratio1")], "threads", "ratio1", "threads",
+              "× one thread", "(l) %s, %s keys: ratio to one thread" % (what, keys))
+        axs[1][i].axhline(1.0, color="black", lw=0.8, ls="--")
+        for ax in (axs[0][i], axs[1][i]):
+            if len(threads) > 2:
+                ax.set_xscale("log", base=2)
+            ax.set_xticks(threads)
+            ax.set_xticklabels([str(t) for t in threads])
+        axs[0][i].set_ylim(bottom=0)
+        axs[1][i].set_ylim(0, max([1.5] + [1.1 * x for r in rows if r.get("ratio1")
+                                            for x in [r["ratio1"]] + r["ratio1_runs"]]))
+    save(plt, fig, outdir, "l_microbench.png", made, rect=shared_legend(fig, axs))
 
 
 SOCKET = "end-to-end, socket client, client CPU-bound"
@@ -703,7 +803,9 @@ def md_j(res, L):
         c = tp(r)
         t, ref = r.get("throughput_ops"), ceil.get((r["mix"], r["cores"]))
         if r["system"] != "reflector" and t and ref:
-            c += " (%.2f×)" % (t / ref)
+            runs = runs_of(r, "throughput_ops")
+            c += " (%.2f×%s)" % (t / ref, ", %.2f–%.2f" % (min(runs) / ref, max(runs) / ref)
+                                 if len(runs) > 1 else "")
         c += ", %s / %s µs" % (num(r.get("server_cpu_us_per_req"), "%.3f"),
                                num(r.get("server_threads_us_per_req"), "%.3f"))
         if r.get("queues_busy") is not None and r["queues_busy"] != r["cores"]:
@@ -727,6 +829,51 @@ def md_j(res, L):
              "ratios to it mean little.\n" % (
                  "median of --repeat runs, min–max" if any(r.get("repeat") for r in j)
                  else "one run"))
+    if any(r.get("repeat") for r in j):
+        L.append("\nWith --repeat, the ratio's range (and the error bars of the ratio panel) "
+                 "are the layout's min and max run over the reflector's median run.\n")
+
+
+def md_l(res, L):
+    panels = microbench_points(res)
+    if not panels:
+        return
+    rr = rows_of(res, "l")
+    rep_ = any(r.get("repeat") for r in rr)
+
+    def cell(r):
+        v = num(r.get("ns_per_op"), "%.0f")
+        runs = runs_of(r, "ns_per_op")
+        if len(runs) > 1:
+            v += " (%.0f–%.0f)" % (min(runs), max(runs))
+        if r["threads"] > 1 and r.get("ratio1"):
+            v += ", %.2f×" % r["ratio1"]
+            if len(r.get("ratio1_runs") or []) > 1:
+                v += " (%.2f–%.2f)" % (min(r["ratio1_runs"]), max(r["ratio1_runs"]))
+        if r.get("busy_share"):
+            v += ", %.1f%% busy" % (100 * r["busy_share"])
+        return v
+    for (op, keys), rows in panels.items():
+        L.append("\n**%s, %s keys** (ns per request%s)\n\n" % (
+            "GET hit" if op == "get_hit" else "SET (overwrite)", keys,
+            "; one thread: the same run as disjoint" if keys == "shared" else ""))
+        md_grid(res, L, "l", "threads", lambda n: "%d thread%s" % (n, "s" if n > 1 else ""),
+                cell, rows)
+    one = [r for r in rr if r["threads"] == 1 and r["op"] == "get_hit"]
+    if one:
+        L.append("\nOne thread, GET hit, × the null store of the same run (`x_null`): %s.\n" %
+                 ", ".join("%s %.2f×" % (r["system"].replace("xdpkv/", ""), r["x_null"])
+                           for r in one if r.get("x_null")))
+    val = {r["system"]: r.get("validated_replies") for r in rr}
+    L.append("\nCells: ns per request (%s), then at N threads the ratio to the same system's "
+             "one thread (1.00× = no slowdown; its range: each repetition over the one-thread "
+             "median). *busy*: shared-key SETs that found the entry being written and were "
+             "passed to the slow path (a correct answer, not an error). Replies validated before "
+             "timing: %s. Per-repetition numbers, p50, the null store's ns in the same run "
+             "(`null_ns`) and `live_items`: results.json / results.csv; the microbenchmark's own "
+             "JSON: logs/microbench-LAYOUT.json.\n" % (
+                 "median of --repeat repetitions, min–max" if rep_ else "one repetition",
+                 ", ".join("%s %s" % (s.replace("xdpkv/", ""), num(v)) for s, v in val.items())))
 
 
 def generic_table(rows):
@@ -752,10 +899,10 @@ def md_k(res, L):
 
 
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
-      "i": md_i, "j": md_j, "k": md_k}
+      "i": md_i, "j": md_j, "k": md_k, "l": md_l}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
-       "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png"}
+       "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png"}
 
 
 def write_md(path, res, pngs, plot_note):

@@ -20,7 +20,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CALL = os.path.join(HERE, "tb-call.sh")
 
-XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc")
+XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "lru_no_common_lru", "percpu", "lru_percpu",
+               "set_assoc")
+# compare's layouts that are a variant loaded with an attach option: name ->
+# (--variant, attach options).  The names are the microbenchmark's (bench/README.md).
+ATTACH_AS = {"lru_no_common_lru": ("lru", ["--no-common-lru"])}
 BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp")
 MC_PORT = 11211
 REDIS_PORT = 6379
@@ -354,7 +358,8 @@ class XdpkvSystem(System):
     def start(self, cfg):
         dev = env("TB_SRV_DEV")
         size = [] if self.layout == "null" else ["--entries", cfg["entries"]]  # no store
-        tb("tb_xdpkv", "--variant", self.layout, "attach", dev, "--mode", "native", *size,
+        variant, opts = ATTACH_AS.get(self.layout, (self.layout, []))
+        tb("tb_xdpkv", "--variant", variant, "attach", dev, "--mode", "native", *size, *opts,
            "--key-size", cfg["key_size"], "--value-size", max(cfg["value_size"], 64),
            "--port", MC_PORT)
         self.attached = True
