@@ -54,6 +54,8 @@ xkv_e2e(e2e_memaslap_lru_percpu_native_1024 60 memaslap.sh lru_percpu native 102
 xkv_e2e(e2e_raw_set_assoc 90 raw.sh set_assoc native)
 xkv_e2e(e2e_writers_set_assoc 60 writers.sh set_assoc)
 xkv_e2e(e2e_memaslap_set_assoc_native_1024 60 memaslap.sh set_assoc native 1024)
+# lru with --no-common-lru (one LRU list per CPU): the exact replies
+xkv_e2e(e2e_raw_lru_no_common_lru 90 raw.sh lru_no_common_lru native)
 # --hash-seed: random by default, kept by a re-attach, another one refused,
 # a snapshot restored under another seed, --fnv-unseeded (issue 9)
 xkv_e2e(e2e_hashseed_array_fnv 90 hashseed.sh array_fnv)

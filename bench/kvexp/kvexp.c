@@ -198,11 +198,30 @@ static void kv_close(struct kv *kv)
 	memset(kv, 0, sizeof(*kv));
 }
 
+/* "lru_no_common_lru" is lru loaded with --no-common-lru (BPF_F_NO_COMMON_LRU),
+ * named as the microbenchmark and compare name it: the registry's layout
+ * and the flag it adds, or NULL. */
+#define KV_NO_COMMON_LRU "lru_no_common_lru"
+static const char *kv_layout_base(const char *layout, __u32 *flags)
+{
+	if (!strcmp(layout, KV_NO_COMMON_LRU)) {
+		*flags |= XKV_CFG_NO_COMMON_LRU;
+		return "lru";
+	}
+	return xkv_layout_find(layout) ? layout : NULL;
+}
+
 static int kv_load(struct kv *kv, const char *layout, __u32 entries, __u32 klen, __u32 vlen,
 		   __u32 flags, char *err, size_t errlen)
 {
 	struct xkv_config cfg;
 	memset(kv, 0, sizeof(*kv));
+	const char *base = kv_layout_base(layout, &flags);
+	if (!base) {
+		snprintf(err, errlen, "unknown layout %s", layout);
+		return -EINVAL;
+	}
+	layout = base;
 	kv->L = xkv_layout_find(layout);
 	if (!kv->L || xkv_config_defaults(&cfg, layout)) {
 		snprintf(err, errlen, "unknown layout %s", layout);
@@ -861,6 +880,7 @@ static void usage(FILE *f)
 		"       xkv-kvexp stale  [--layout percpu] [--keys K] [--rounds R] [--key-size K]\n"
 		"                        [--value-size V] [--set-cpu 0] [--get-cpu 1]\n"
 		"                        [--steering split|random] [--seed S] [--json]\n"
+		"Layouts: those of `xdpkv layouts`, and lru_no_common_lru (lru with --no-common-lru).\n"
 		"Defaults: layouts hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc; memory --items 1000000 (--quick:\n"
 		"100000), key sizes 16,64,128,250, value sizes 32,128,512,1024; lost --capacity 65536,\n"
 		"key 16, value 32; stale --keys 4096 --rounds 4.  Needs root (exit 77 otherwise).\n");
@@ -896,8 +916,10 @@ static void parse_layouts(const char *flag, const char *arg)
 	char *copy = strdup(arg), *save = NULL, *tok;
 	o.layouts.n = 0;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!xkv_layout_find(tok))
-			die("%s: unknown layout \"%s\" (see `xdpkv layouts`)", flag, tok);
+		__u32 f = 0;
+		if (!kv_layout_base(tok, &f))
+			die("%s: unknown layout \"%s\" (see `xdpkv layouts`; also %s: lru with "
+			    "--no-common-lru)", flag, tok, KV_NO_COMMON_LRU);
 		if (o.layouts.n == MAX_LIST)
 			die("%s: too many layouts", flag);
 		o.layouts.v[o.layouts.n++] = tok; /* copy is kept for the process */

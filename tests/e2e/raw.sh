@@ -4,6 +4,7 @@
 #
 #   tests/e2e/raw.sh LAYOUT [MODE]
 #
+# LAYOUT lru_no_common_lru: lru attached with --no-common-lru.
 # rawclient.py (plain sockets, client namespace) runs its fixture table:
 # set/get/delete on the fast path, version, stats, append, prepend, gets, cas,
 # touch, gat, verbosity (passed on, slow path), a 1000-byte
@@ -31,8 +32,19 @@ tb_up "$prefix"
 # written); a random seed would make a collision a matter of luck.
 unseeded=()
 [[ $layout == array_fnv ]] && unseeded=(--fnv-unseeded)
+no_common=0
+if [[ $layout == lru_no_common_lru ]]; then
+	layout=lru no_common=1
+	unseeded=(--no-common-lru)
+fi
 tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --mode "$mode" --entries 4096 \
 	--key-size "$key_size" --value-size 4096 --port "$TB_PORT" "${unseeded[@]}" || tb_die "xdpkv attach failed"
+if ((no_common)); then
+	flags=$(bpftool map show pinned "$TB_PIN_DIR/store" -j |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["flags"])')
+	((flags & 2)) || tb_die "the store map's flags are $flags: BPF_F_NO_COMMON_LRU (2) is not set"
+	echo "store map flags $flags: BPF_F_NO_COMMON_LRU set"
+fi
 tb_pin_napi
 tb_serve_start
 
