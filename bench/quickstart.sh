@@ -88,10 +88,12 @@ EOF
 rows=()
 bad=()
 run_layout() {
-	local l=$1 log=$TB_TMP/memaslap.$1.log
+	local l=$1 log=$TB_TMP/memaslap.$1.log variant=$1 extra=()
+	# lru_no_common_lru: lru with --no-common-lru (one LRU list per CPU)
+	[[ $l == lru_no_common_lru ]] && variant=lru extra=(--no-common-lru)
 	say "---- $l ----"
-	tb_xdpkv --variant "$l" attach "$TB_SRV_DEV" --mode native --entries "$entries" \
-		--key-size 16 --value-size 256 --binary-keys >&2
+	tb_xdpkv --variant "$variant" attach "$TB_SRV_DEV" --mode native --entries "$entries" \
+		--key-size 16 --value-size 256 --binary-keys "${extra[@]}" >&2
 	tb_pin_napi
 	tb_serve_start
 	tb_xdpkv load "$TB_SRV_DEV" --generate "$items" >&2
@@ -126,6 +128,9 @@ run_layout() {
 
 for l in $layouts; do
 	run_layout "$l"
+	if [[ $l == lru ]]; then
+		run_layout lru_no_common_lru
+	fi
 done
 
 # ---- 5. the table -------------------------------------------------------------------

@@ -20,6 +20,8 @@ cat "$out"
 "$XDPKV" layouts --json | python3 -c '
 import json, sys
 want = [l["name"] for l in json.load(sys.stdin)]
+if "lru" in want:
+    want.append("lru_no_common_lru")  # lru again, with --no-common-lru
 got = json.load(open(sys.argv[1]))
 rows = {r["layout"]: r for r in got["layouts"]}
 bad = []
