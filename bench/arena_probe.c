@@ -3,10 +3,10 @@
  * this kernel?  docs/layouts.md ("BPF arena: the probe") records what it
  * printed on the project's machine.
  *
- * The toolchain here (clang 14, libbpf 1.1) predates arenas: clang cannot emit
- * the address-space cast and libbpf does not know the map type.  So the probe
- * talks to the kernel directly: it creates the map with bpf_map_create and
- * loads hand-assembled programs with bpf_prog_load.
+ * It needs no compiler with BPF address spaces (the default clang here is 14,
+ * which cannot emit the address-space cast; arena_c_probe.c does the same in C
+ * with clang >= 18), so it talks to the kernel directly: it creates the map
+ * with bpf_map_create and loads hand-assembled programs with bpf_prog_load.
  *
  *   1. create an arena of 4 pages (BPF_F_MMAPABLE), mmap it, write page 0
  *      from userspace (the page is allocated by the fault);
@@ -29,10 +29,10 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "arena_probe.h"
 
-#define MAP_TYPE_ARENA 33        /* enum bpf_map_type, Linux 6.9 */
 #define ADDR_SPACE_CAST 1        /* insn.off of BPF_ALU64|BPF_MOV|BPF_X, Linux 6.9 */
-#define PAGES 4
+#define PAGES ARENA_PROBE_PAGES
 #define MAGIC 0x5eedf00dcafe0001ull
 
 #define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
@@ -47,24 +47,10 @@
 
 static char vlog[1 << 16];
 
-/* the verifier's reason: the last line of its log that is not the
- * "processed N insns" summary (quotes made safe for the JSON line) */
+/* the verifier's reason for the last refusal */
 static const char *log_tail(void)
 {
-	for (;;) {
-		size_t n = strlen(vlog);
-		while (n && vlog[n - 1] == '\n')
-			vlog[--n] = 0;
-		char *p = strrchr(vlog, '\n');
-		char *line = p ? p + 1 : vlog;
-		if (strncmp(line, "processed ", 10) || line == vlog) {
-			for (char *q = line; *q; q++)
-				if (*q == '"' || *q == '\\')
-					*q = '\'';
-			return line;
-		}
-		*p = 0;
-	}
+	return arena_probe_reason(vlog);
 }
 
 static int load(enum bpf_prog_type type, __u32 flags, const struct bpf_insn *insns, size_t n)
@@ -82,15 +68,15 @@ int main(void)
 
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
 	/* 1. the map, mmapped; page 0 written from userspace */
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
-	int arena = bpf_map_create(MAP_TYPE_ARENA, "probe_arena", 0, 0, PAGES, &mo);
+	void *m;
+	int arena = arena_probe_create("probe_arena", &m);
 	if (arena < 0) {
 		printf("arena map: cannot create (%s): this kernel has no BPF arena\n", strerror(errno));
 		printf("{\"arena_map\":false,\"errno\":%d}\n", errno);
 		return 0;
 	}
-	__u8 *mm = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, arena, 0);
-	if (mm == MAP_FAILED) {
+	__u8 *mm = m;
+	if (m == MAP_FAILED) {
 		perror("arena_probe: mmap");
 		return 1;
 	}
