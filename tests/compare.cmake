@@ -14,6 +14,15 @@ set(XKV_CMP_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_smoke)
 set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,lru_no_common_lru,percpu,lru_percpu,set_assoc)
 set(XKV_CMP_BASELINES memcached-udp,redis)
 
+# xdpkv over TCP with the kernel fast path off (xdpkv-tcp) and on
+# (xdpkv-tcp-kernel): both answer, and each row says which path did
+add_test(NAME compare_tcp_smoke
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xct$$ --layouts hash_map --baselines xdpkv-tcp,xdpkv-tcp-kernel --out \"$1\" && /usr/bin/python3 \"$2\" \"$1\" --layouts hash_map --baselines xdpkv-tcp,xdpkv-tcp-kernel && /usr/bin/python3 -c 'import json,sys; r={x[\"system\"]: x for x in json.load(open(sys.argv[1]))[\"rows\"] if x[\"system\"].startswith(\"xdpkv-tcp\")}; print(r); u=r[\"xdpkv-tcp\"]; k=r[\"xdpkv-tcp-kernel\"]; sys.exit(0 if u[\"tcp_kernel\"]==0 and u[\"tcp_userspace\"]>0 and k[\"tcp_kernel\"]+k[\"tcp_userspace\"]>0 and u[\"throughput_ops\"]>0 and k[\"throughput_ops\"]>0 else 1)' \"$1/results.json\""
+          ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_tcp_smoke ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
+set_tests_properties(compare_tcp_smoke PROPERTIES
+  ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
+  RUN_SERIAL TRUE TIMEOUT 180 LABELS "e2e;compare")
+
 add_test(NAME compare_smoke
   COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsm$$ --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
           ${XKV_CMP_CLI} ${XKV_CMP_OUT} ${XKV_CMP_LAYOUTS} ${XKV_CMP_BASELINES}

@@ -955,6 +955,11 @@ def path_share(before, after):
     sl = after["requests"]["slow"] - before["requests"]["slow"]
     out = {"fast_served": f, "slow_served": sl,
            "fast_share": round(f / (f + sl), 4) if f + sl else None}
+    # TCP: requests the sk_skb verdict answered in the kernel and serve's
+    tk = after.get("tcp", {}).get("kernel", 0) - before.get("tcp", {}).get("kernel", 0)
+    tu = after.get("tcp", {}).get("userspace", 0) - before.get("tcp", {}).get("userspace", 0)
+    if tk or tu:
+        out.update({"tcp_kernel": tk, "tcp_userspace": tu, "tcp_kernel_share": round(tk / (tk + tu), 4)})
     cf, cb = after["counters"]["fast"], before["counters"]["fast"]
     for k in ("pass_room", "pass_cmd", "pass_busy", "pass_malformed"):
         if k in cf:
@@ -982,7 +987,7 @@ def parse_args(argv):
                     help="xdpkv layouts (default: all of them, %s; lru_no_common_lru is lru "
                          "attached with --no-common-lru)" % ",".join(servers.XDP_LAYOUTS))
     ap.add_argument("--baselines", default=None,
-                    help="memcached-udp,memcached-tcp,redis,xdpkv-tcp (default: all four; "
+                    help="memcached-udp,memcached-tcp,redis,xdpkv-tcp,xdpkv-tcp-kernel (default: all five; "
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
                     help="letters a..l, comma-separated (default: all; --smoke: a,h,i)")

@@ -25,7 +25,7 @@ XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "lru_no_common_lru", "percpu", "l
 # compare's layouts that are a variant loaded with an attach option: name ->
 # (--variant, attach options).  The names are the microbenchmark's (bench/README.md).
 ATTACH_AS = {"lru_no_common_lru": ("lru", ["--no-common-lru"])}
-BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp")
+BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp", "xdpkv-tcp-kernel")
 MC_PORT = 11211
 REDIS_PORT = 6379
 
@@ -359,6 +359,7 @@ class XdpkvSystem(System):
         dev = env("TB_SRV_DEV")
         size = [] if self.layout == "null" else ["--entries", cfg["entries"]]  # no store
         variant, opts = ATTACH_AS.get(self.layout, (self.layout, []))
+        opts = opts + getattr(self, "attach_opts", [])
         tb("tb_xdpkv", "--variant", variant, "attach", dev, "--mode", "native", *size, *opts,
            "--key-size", cfg["key_size"], "--value-size", max(cfg["value_size"], 64),
            "--port", MC_PORT)
@@ -405,14 +406,18 @@ class XdpkvSystem(System):
 
 
 class XdpkvTcpSystem(XdpkvSystem):
-    """xdpkv over TCP: hash_map attached as usual, the same client speaking
-    memcached over TCP to `xdpkv serve` (userspace, same maps; TCP never
-    reaches the XDP program)."""
+    """xdpkv over TCP: hash_map, the same client speaking memcached over TCP.
+    xdpkv-tcp: attached with --no-tcp-fast-path, so `xdpkv serve` answers
+    every request in userspace from the same maps; xdpkv-tcp-kernel:
+    attached as by default, the sk_skb verdict answering in the kernel what it
+    can (common/tcp.bpf.h; one request per segment, the credit rule) and serve
+    the rest.  Each row records how many requests each path answered."""
     proto = "mc-tcp"
 
-    def __init__(self, xdpkv, log):
+    def __init__(self, xdpkv, log, kernel=False):
         super().__init__("hash_map", xdpkv, log)
-        self.name = "xdpkv-tcp"
+        self.name = "xdpkv-tcp-kernel" if kernel else "xdpkv-tcp"
+        self.attach_opts = [] if kernel else ["--no-tcp-fast-path"]
 
     def start(self, cfg):
         super().start(cfg)
@@ -578,8 +583,8 @@ def _redis_keys(info):
 def make_system(name, xdpkv, log):
     if name == "reflector":
         return ReflectorSystem(xdpkv, log)
-    if name == "xdpkv-tcp":
-        return XdpkvTcpSystem(xdpkv, log)
+    if name in ("xdpkv-tcp", "xdpkv-tcp-kernel"):
+        return XdpkvTcpSystem(xdpkv, log, kernel=name == "xdpkv-tcp-kernel")
     if name.startswith("xdpkv/"):
         return XdpkvSystem(name[6:], xdpkv, log)
     if name.startswith("memcached-"):
