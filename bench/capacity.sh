@@ -206,16 +206,18 @@ prog_run() {
 	run "$t" get 0 "$duration"
 	bpftool prog show id "$id" --json >"$TB_TMP/prog1.json" || tb_die "bpftool prog show id $id"
 	stats_restore
-	python3 - "$t" "$r" "$TB_TMP/prog0.json" "$TB_TMP/prog1.json" >>"$samples" <<'PY' || tb_die "$t: no program time"
+	python3 - "$t" "$r" "$TB_TMP/prog0.json" "$TB_TMP/prog1.json" "$TB_TMP/run.json" >>"$samples" <<'PY' || tb_die "$t: no program time"
 import json, sys
 t, r, a, b = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
+run = json.load(open(sys.argv[5]))  # xdpgen's report of this same run
 ns = b.get("run_time_ns", 0) - a.get("run_time_ns", 0)
 n = b.get("run_cnt", 0) - a.get("run_cnt", 0)
 if n <= 0 or ns <= 0:
     sys.stderr.write("[capacity] %s: bpf_stats counted no runs (run_cnt %d, run_time_ns %d)\n" % (t, n, ns))
     sys.exit(1)
 print(json.dumps({"round": r, "target": t, "workload": "get", "kind": "prog_time",
-                  "prog_ns_per_run": ns / n, "prog_runs": n}))
+                  "prog_ns_per_run": ns / n, "prog_runs": n,
+                  "server_ns_per_reply": run["server_ns_per_reply"]}))
 PY
 	log "round $r $t program time: $(tail -1 "$samples")"
 }
@@ -283,6 +285,10 @@ for w in ("get", "set"):
               and e.get("kind") == "prog_time"]
         if pt:
             res["prog_ns_per_run"] = stats(pt)
+            # the server's ns per reply in those same runs (statistics on)
+            res["prog_run_server_ns_per_reply"] = stats(
+                [e["server_ns_per_reply"] for e in s if e["target"] == t and e["workload"] == w
+                 and e.get("kind") == "prog_time"])
         out["results"].setdefault(w, {})[t] = res
         if t == "reflector" and w == "get":
             ceil = res["replies_per_s"]["median"]
