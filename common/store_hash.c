@@ -353,6 +353,10 @@ long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entri
  * found by one more batch from hi and dropped.  If the token were ever not a
  * bucket index the walk would stay correct for one range (lo 0, hi the end). */
 
+#ifndef SCAN_BATCH
+#define SCAN_BATCH 8192
+#endif
+
 __u64 xkv_hash_span(const struct xkv_store *s)
 {
 	__u64 n = 1;
@@ -432,8 +436,8 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 {
 	int c = copies(s);
 	size_t vsz = (size_t)c * s->cfg.entry_size;
-	struct keyset past = { .keys = malloc((size_t)BATCH * s->cfg.key_size) };
-	__u8 *keys = malloc((size_t)BATCH * s->cfg.key_size), *vals = malloc(BATCH * vsz);
+	struct keyset past = { .keys = malloc((size_t)SCAN_BATCH * s->cfg.key_size) };
+	__u8 *keys = malloc((size_t)SCAN_BATCH * s->cfg.key_size), *vals = malloc(SCAN_BATCH * vsz);
 	__u32 in = lo > UINT32_MAX ? UINT32_MAX : (__u32)lo, out = 0;
 	bool first = true;
 	long total = 0;
@@ -447,7 +451,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 	if (lo >= xkv_hash_span(s) && hi != UINT64_MAX)
 		goto done;
 	for (;;) {
-		__u32 cnt = BATCH;
+		__u32 cnt = SCAN_BATCH;
 		int e = bpf_map_lookup_batch(s->store_fd, &in, &out, keys, vals, &cnt, &opts);
 		int err = e ? errno : 0;
 		if (e && first && (err == EINVAL || err == EOPNOTSUPP || err == 524 /* ENOTSUPP */)) {
@@ -468,7 +472,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 		retries = 0;
 		bool last = err == ENOENT || out >= hi;
 		if (last && hi != UINT64_MAX && cnt) {
-			__u8 *pvals = malloc(BATCH * vsz);
+			__u8 *pvals = malloc(SCAN_BATCH * vsz);
 			int r = pvals ? keys_past(s, (__u32)hi, cnt, &past, pvals) : -ENOMEM;
 			free(pvals);
 			if (r) {
