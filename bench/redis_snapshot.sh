@@ -12,10 +12,10 @@
 # and values, checked by count and by a sample of keys.  Then, each timed by
 # wall clock around the command:
 #   xdpkv snapshot --compress lz4|none --threads 1|2, xdpkv restore into a
-#   fresh hash_map;  redis SAVE (foreground, rdbcompression yes = LZF: Redis's
+#   fresh hash_map (both on every CPU, as Redis's processes are);  redis SAVE (foreground, rdbcompression yes = LZF: Redis's
 #   default), BGSAVE (fork, until the child is done), and a restart that loads
 #   the RDB (until INFO says loading:0).
-# One JSON line per measurement on stdout.  Needs root and redis-server.
+# One JSON line per measurement on stdout (with the CPUs and the load average).  Needs root and redis-server.
 # Environment: SNAP_THREADS (default "1 2"), SNAP_CODECS (default "lz4 none").
 # Both stores must fit in memory at once: it checks MemAvailable first
 # (2.5 M x 1 KB: ~3 GB for xdpkv's map, ~3.5 GB for Redis, ~3 GB more while
@@ -46,8 +46,9 @@ emit() { # system op detail seconds bytes
 	python3 -c 'import json,sys
 s = float(sys.argv[4]); n = int(sys.argv[6])
 print(json.dumps({"system": sys.argv[1], "op": sys.argv[2], "detail": sys.argv[3], "seconds": round(s, 3),
-                  "file_bytes": int(sys.argv[5]), "items": n, "items_per_s": round(n / s) if s > 0 else None}))' \
-		"$@" "$n"
+                  "file_bytes": int(sys.argv[5]), "items": n, "items_per_s": round(n / s) if s > 0 else None,
+                  "cpus": int(sys.argv[7]), "loadavg": sys.argv[8]}))' \
+		"$@" "$n" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 attach() {
 	tb_xdpkv attach "$TB_SRV_DEV" --replace --entries "$n" --key-size 16 --value-size "$vlen" >/dev/null ||
@@ -97,7 +98,7 @@ for codec in $codecs; do
 	for th in $threads; do
 		rm -f "$dir/x.snap"; sync
 		t0=$(now)
-		tb_xdpkv snapshot "$TB_SRV_DEV" "$dir/x.snap" --compress "$codec" --threads "$th" >/dev/null ||
+		tb_xdpkv_allcpus snapshot "$TB_SRV_DEV" "$dir/x.snap" --compress "$codec" --threads "$th" >/dev/null ||
 			tb_die "snapshot failed"
 		t1=$(now)
 		emit xdpkv snapshot "$codec, $th thread(s), fsync" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$(stat -c %s "$dir/x.snap")"
@@ -108,7 +109,7 @@ keep_codec=${codecs%% *}
 for th in $threads; do
 	attach
 	t0=$(now)
-	tb_xdpkv restore "$TB_SRV_DEV" "$dir/keep.snap" --threads "$th" >/dev/null || tb_die "restore failed"
+	tb_xdpkv_allcpus restore "$TB_SRV_DEV" "$dir/keep.snap" --threads "$th" >/dev/null || tb_die "restore failed"
 	t1=$(now)
 	[[ $(live) -eq $n ]] || tb_die "restore left $(live) items"
 	emit xdpkv restore "$keep_codec, $th thread(s), into an empty hash_map" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \

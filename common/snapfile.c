@@ -255,36 +255,42 @@ int xkv_snap_put_block(struct xkv_snap_writer *w, const void *raw, size_t len, _
 {
 	if (len > XKV_SNAP_BLOCK_MAX)
 		return -E2BIG;
-	size_t cap = sizeof(struct xkv_snap_blk) + codec_bound(w->codec, len);
-	__u8 *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	struct xkv_snap_blk *b = (void *)buf;
-	__u8 *payload = buf + sizeof(*b);
-	size_t n = compress(w->codec, w->level, raw, len, payload, cap - sizeof(*b));
-	memset(b, 0, sizeof(*b));
-	b->codec = (__u32)w->codec;
-	if (!n || n >= len) { /* incompressible: store it as it is */
-		memcpy(payload, raw, len);
-		n = len;
-		b->codec = XKV_CODEC_NONE;
+	struct xkv_snap_blk b = { .codec = (__u32)w->codec };
+	/* codec none, or a block that does not shrink: the payload is raw
+	 * itself, written from where it is (no copy) */
+	__u8 *buf = NULL;
+	const void *payload = raw;
+	size_t n = len;
+	if (w->codec != XKV_CODEC_NONE) {
+		size_t cap = codec_bound(w->codec, len);
+		if (!(buf = malloc(cap)))
+			return -ENOMEM;
+		n = compress(w->codec, w->level, raw, len, buf, cap);
+		if (n && n < len)
+			payload = buf;
+		else
+			n = len;
 	}
-	b->magic = XKV_SNAP_BLK_MAGIC;
-	b->raw_len = (__u32)len;
-	b->comp_len = (__u32)n;
-	b->items = items;
-	b->payload_csum = XXH3_64bits(payload, n);
-	b->hdr_csum = blk_csum(b);
+	if (payload == raw)
+		b.codec = XKV_CODEC_NONE;
+	b.magic = XKV_SNAP_BLK_MAGIC;
+	b.raw_len = (__u32)len;
+	b.comp_len = (__u32)n;
+	b.items = items;
+	b.payload_csum = XXH3_64bits(payload, n);
+	b.hdr_csum = blk_csum(&b);
 
 	pthread_mutex_lock(&w->mu);
 	__u64 off = w->off;
-	w->off += sizeof(*b) + n;
+	w->off += sizeof(b) + n;
 	w->hdr.items += items;
 	w->hdr.blocks++;
 	w->hdr.raw_bytes += len;
 	pthread_mutex_unlock(&w->mu);
 
-	int e = pwrite_all(w->fd, buf, sizeof(*b) + n, off);
+	int e = pwrite_all(w->fd, &b, sizeof(b), off);
+	if (!e)
+		e = pwrite_all(w->fd, payload, n, off + sizeof(b));
 	free(buf);
 	if (e) {
 		pthread_mutex_lock(&w->mu);

@@ -353,6 +353,20 @@ long xkv_hash_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entri
  * found by one more batch from hi and dropped.  If the token were ever not a
  * bucket index the walk would stay correct for one range (lo 0, hi the end). */
 
+/* Elements per lookup_batch call: the kernel still copies bucket by bucket
+ * inside a call, so larger batches only save system calls (docs/results.md,
+ * "Snapshots"); the buffer stays under SCAN_BATCH_BYTES (per-CPU values are
+ * one copy per CPU). */
+#define SCAN_BATCH 8192u
+#define SCAN_BATCH_MIN 256u
+#define SCAN_BATCH_BYTES (16u << 20)
+
+static __u32 scan_batch(size_t vsz)
+{
+	size_t n = SCAN_BATCH_BYTES / vsz;
+	return n > SCAN_BATCH ? SCAN_BATCH : n < SCAN_BATCH_MIN ? SCAN_BATCH_MIN : (__u32)n;
+}
+
 __u64 xkv_hash_span(const struct xkv_store *s)
 {
 	__u64 n = 1;
@@ -432,8 +446,9 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 {
 	int c = copies(s);
 	size_t vsz = (size_t)c * s->cfg.entry_size;
-	struct keyset past = { .keys = malloc((size_t)BATCH * s->cfg.key_size) };
-	__u8 *keys = malloc((size_t)BATCH * s->cfg.key_size), *vals = malloc(BATCH * vsz);
+	__u32 batch = scan_batch(vsz);
+	struct keyset past = { .keys = malloc((size_t)batch * s->cfg.key_size) };
+	__u8 *keys = malloc((size_t)batch * s->cfg.key_size), *vals = malloc(batch * vsz);
 	__u32 in = lo > UINT32_MAX ? UINT32_MAX : (__u32)lo, out = 0;
 	bool first = true;
 	long total = 0;
@@ -447,7 +462,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 	if (lo >= xkv_hash_span(s) && hi != UINT64_MAX)
 		goto done;
 	for (;;) {
-		__u32 cnt = BATCH;
+		__u32 cnt = batch;
 		int e = bpf_map_lookup_batch(s->store_fd, &in, &out, keys, vals, &cnt, &opts);
 		int err = e ? errno : 0;
 		if (e && first && (err == EINVAL || err == EOPNOTSUPP || err == 524 /* ENOTSUPP */)) {
@@ -468,7 +483,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 		retries = 0;
 		bool last = err == ENOENT || out >= hi;
 		if (last && hi != UINT64_MAX && cnt) {
-			__u8 *pvals = malloc(BATCH * vsz);
+			__u8 *pvals = malloc(batch * vsz);
 			int r = pvals ? keys_past(s, (__u32)hi, cnt, &past, pvals) : -ENOMEM;
 			free(pvals);
 			if (r) {

@@ -170,6 +170,41 @@ static void test_format(void)
 		      "%d blocks (%s)", specs[i], n, N, blocks, n < 0 ? err : "exact");
 	}
 
+	/* a block lz4 cannot shrink (random bytes) is stored raw, marked codec none,
+	 * and reads back exactly; so is every block of a codec-none file */
+	{
+		struct xkv_snap_writer *w;
+		struct xkv_snap_info info = { .layout = "test", .key_cap = 250, .val_cap = 4096, .entries = 1 };
+		__u8 val[4096], buf[4200], key[] = "noise";
+		unsigned seed = 12345;
+		for (size_t v = 0; v < sizeof(val); v++)
+			val[v] = (__u8)((seed = seed * 1103515245u + 12345u) >> 16);
+		struct xkv_snap_item it = { .key = key, .klen = 5, .val = val, .vlen = sizeof(val), .flags = 7 };
+		size_t len = xkv_snap_item_put(buf, &it);
+		for (int k = 0; k < 2; k++) {
+			int codec = k ? XKV_CODEC_NONE : XKV_CODEC_LZ4;
+			path_of(p, sizeof(p), "raw.snap");
+			bool ok = !xkv_snap_create(&w, p, &info, codec, 0, err, sizeof(err)) &&
+				  !xkv_snap_put_block(w, buf, len, 1) && !xkv_snap_commit(w, err, sizeof(err));
+			struct xkv_snap_reader r;
+			__u8 *raw = NULL;
+			struct xkv_snap_item got = { 0 };
+			const __u8 *q2;
+			ok = ok && !xkv_snap_open(&r, p, false, err, sizeof(err));
+			if (ok) {
+				ok = r.nblk == 1 && r.blk[0].h.codec == XKV_CODEC_NONE &&
+				     r.blk[0].h.comp_len == len && r.blk[0].h.raw_len == len &&
+				     !xkv_snap_read_block(&r, 0, &raw) && (q2 = raw) &&
+				     xkv_snap_item_next(&q2, raw + len, &got) == 1 && got.vlen == sizeof(val) &&
+				     got.klen == 5 && got.flags == 7 && !memcmp(got.val, val, sizeof(val));
+				free(raw);
+				xkv_snap_close(&r);
+			}
+			CHECK(ok, "%s: a block of random bytes is stored raw (codec none, %zu bytes) and "
+			      "reads back exactly", k ? "codec none" : "lz4", len);
+		}
+	}
+
 	/* lz4 file for the damage tests */
 	path_of(p, sizeof(p), "good.snap");
 	path_of(q, sizeof(q), "bad.snap");

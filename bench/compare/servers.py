@@ -395,11 +395,12 @@ class XdpkvSystem(System):
 
     def persistence(self):
         """(j) snapshot the preloaded store, restore the file into it: the
-        commands' own --json timings (the same code as 'xdpkv snapshot')."""
+        commands' own --json timings (the same code as 'xdpkv snapshot'), on
+        every CPU as their threads expect (tb_xdpkv pins to one)."""
         dev, f = env("TB_SRV_DEV"), os.path.join(env("TB_TMP"), "compare-j.snap")
-        snap = json.loads(tb("tb_xdpkv", "snapshot", dev, f, "--compress", "lz4", "--json",
+        snap = json.loads(tb("tb_xdpkv_allcpus", "snapshot", dev, f, "--compress", "lz4", "--json",
                              timeout=600))
-        rest = json.loads(tb("tb_xdpkv", "restore", dev, f, "--json", timeout=600))
+        rest = json.loads(tb("tb_xdpkv_allcpus", "restore", dev, f, "--json", timeout=600))
         os.unlink(f)
         return {"items": snap["items"], "snapshot_s": snap["seconds"], "file_bytes": snap.get("compressed_bytes"),
                 "restore_s": rest["seconds"], "restored": rest["stored"], "threads": snap.get("threads")}

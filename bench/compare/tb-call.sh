@@ -39,6 +39,6 @@ pin_spread() {
 
 (($#)) || { echo "usage: $0 FUNCTION [ARGS...]" >&2; exit 2; }
 case $1 in
-tb_pin_napi | tb_srv | tb_cli | tb_xdpkv | pin_client_napi | pin_spread) "$@" ;;
+tb_pin_napi | tb_srv | tb_cli | tb_xdpkv | tb_xdpkv_allcpus | pin_client_napi | pin_spread) "$@" ;;
 *) echo "tb-call: unknown function '$1'" >&2; exit 2 ;;
 esac

@@ -11,6 +11,7 @@
 #   tb_up PREFIX             create it (PREFIX: at most 13 characters) and arm a
 #                            trap so tb_down runs on EXIT, INT and TERM
 #   tb_xdpkv ARGS...         run the CLI in the server namespace (foreground)
+#   tb_xdpkv_allcpus ARGS... the same, on every CPU (snapshot, restore: threads)
 #   tb_srv CMD...            run CMD in the server namespace on the server CPU
 #   tb_cli CMD...            run CMD in the client namespace on the client CPU
 #   tb_srv_bg CMD...         same as tb_srv, in the background; PID in TB_LAST_PID,
@@ -168,6 +169,9 @@ tb_up() {
 tb_srv() { tb_run nsenter --net="/run/netns/$TB_SRV_NS" -- taskset -c "$TB_SERVER_CPU" "$@"; }
 tb_cli() { tb_run nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$TB_CLIENT_CPU" "$@"; }
 tb_xdpkv() { tb_srv "$XDPKV" "$@"; }
+# The CLI in the server's namespace on every CPU, for the commands that split
+# their work over threads (snapshot, restore): tb_xdpkv pins to one CPU.
+tb_xdpkv_allcpus() { tb_run nsenter --net="/run/netns/$TB_SRV_NS" -- "$XDPKV" "$@"; }
 
 # nsenter and taskset exec, so $! is the process itself (a function run
 # with & would put a subshell in between).
