@@ -349,6 +349,7 @@ class System:
 class XdpkvSystem(System):
     kind = "xdpkv"
     proto = "mc-udp"
+    attach_opts = ()  # more `xdpkv attach` options (XdpkvTcpSystem)
 
     def __init__(self, layout, xdpkv, log):
         super().__init__("xdpkv/" + layout, xdpkv, log)
@@ -359,7 +360,7 @@ class XdpkvSystem(System):
         dev = env("TB_SRV_DEV")
         size = [] if self.layout == "null" else ["--entries", cfg["entries"]]  # no store
         variant, opts = ATTACH_AS.get(self.layout, (self.layout, []))
-        opts = opts + getattr(self, "attach_opts", [])
+        opts = [*opts, *self.attach_opts]
         tb("tb_xdpkv", "--variant", variant, "attach", dev, "--mode", "native", *size, *opts,
            "--key-size", cfg["key_size"], "--value-size", max(cfg["value_size"], 64),
            "--port", MC_PORT)
@@ -418,7 +419,7 @@ class XdpkvTcpSystem(XdpkvSystem):
     def __init__(self, xdpkv, log, kernel=False):
         super().__init__("hash_map", xdpkv, log)
         self.name = "xdpkv-tcp-kernel" if kernel else "xdpkv-tcp"
-        self.attach_opts = [] if kernel else ["--no-tcp-fast-path"]
+        self.attach_opts = () if kernel else ("--no-tcp-fast-path",)
 
     def start(self, cfg):
         super().start(cfg)
