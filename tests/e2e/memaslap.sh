@@ -66,8 +66,24 @@ status_json >"$TB_TMP/status.before.json" || tb_die "xdpkv status --json failed"
 	((ops >= 10000000)) || # a run meant to be killed (tests/e2e/teardown.sh)
 	tb_die "E2E_OPS=$ops can create more keys than --entries $entries holds"
 log=$TB_TMP/memaslap.log
-tb_cli memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$TB_TMP/memaslap.cfg" -T 1 -c 16 -w 1k \
-	-x "$ops" --verify=0.1 -b >"$log" 2>&1 || { cat "$log"; tb_die "memcaslap exited with $?"; }
+run_memaslap() {
+	tb_cli memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$TB_TMP/memaslap.cfg" -T 1 -c 16 -w 1k \
+		-x "$ops" --verify=0.1 -b >"$log" 2>&1
+}
+rc=0
+run_memaslap || rc=$?
+if ((rc)) && grep -q "ms_sort_udp_packet: Assertion" "$log"; then
+	# memaslap's own bug (libmemcached issue #16, seen against memcached too):
+	# its UDP reply sorter asserts when a reply carries another request id than
+	# the one it waits for, and aborts.  Said, then run once more from here (the
+	# counters' deltas are the second run's); a second abort fails the test.
+	cat "$log"
+	echo "memcaslap aborted in its UDP reply sorter (a known memaslap bug): running it once more"
+	status_json >"$TB_TMP/status.before.json" || tb_die "xdpkv status --json failed"
+	rc=0
+	run_memaslap || rc=$?
+fi
+((rc == 0)) || { cat "$log"; tb_die "memcaslap exited with $rc"; }
 
 # the slow path pushes its counters every 100 ms and when it stops
 tb_serve_stop || tb_die "xdpkv serve did not stop cleanly: $(cat "$TB_TMP/serve.log")"
