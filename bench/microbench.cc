@@ -361,18 +361,37 @@ std::string store_keys(Bench &b, const std::vector<uint32_t> &ks)
 	return store_keys(b.store, b.name, ks);
 }
 
+/* The preload moves from CPU to CPU, one batch each: an LRU map with
+ * BPF_F_NO_COMMON_LRU (lru --no-common-lru, lru_percpu) keeps one LRU list
+ * per CPU, each of entries / nCPU nodes, and an update takes its node from
+ * the writing CPU's list, so a writer on one CPU can hold only 1/nCPU of
+ * the map (on 16 CPUs 16,384 of 262,144: the rest evict each other). */
 int preload(Bench &b)
 {
 	std::vector<uint32_t> ks;
-	for (uint32_t base = 0; base < opt.entries; base += opt.batch) {
+	cpu_set_t old;
+	bool pinned = !sched_getaffinity(0, sizeof(old), &old);
+	std::vector<int> cpus; /* every online CPU, not only this thread's */
+	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); pinned && c < n && c < CPU_SETSIZE; c++)
+		cpus.push_back((int)c);
+	uint32_t n = 0;
+	for (uint32_t base = 0; base < opt.entries; base += opt.batch, n++) {
+		if (!cpus.empty()) {
+			cpu_set_t one;
+			CPU_ZERO(&one);
+			CPU_SET(cpus[n % cpus.size()], &one);
+			sched_setaffinity(0, sizeof(one), &one);
+		}
 		ks.clear();
 		for (uint32_t k = base; k < opt.entries && k < base + opt.batch; k++)
 			ks.push_back(k);
 		b.err = store_keys(b, ks);
 		if (!b.err.empty())
-			return -1;
+			break;
 	}
-	return 0;
+	if (pinned)
+		sched_setaffinity(0, sizeof(old), &old);
+	return b.err.empty() ? 0 : -1;
 }
 
 /* set_assoc: is key k's bucket one thread i % g_max_threads may use?  Threads
@@ -399,12 +418,22 @@ bool bucket_ok(const Bench &b, uint32_t k, uint32_t i)
 int choose_keys(Bench &b)
 {
 	uint32_t nkeys = opt.keys * g_max_threads;
-	uint32_t stride = std::max(1u, opt.entries / nkeys), next = 0;
+	uint32_t stride = std::max(1u, opt.entries / nkeys);
+	/* set_assoc: one cursor per thread (a thread's keys come from 1/T of
+	 * the buckets: one shared cursor passes T keys to find one and, with T
+	 * above the stride, runs out of keys), wrapping round to the start
+	 * once before it gives up; every key is used once */
+	uint32_t classes = !b.null_store && !strcmp(b.store.cfg.layout, "set_assoc") ? g_max_threads : 1;
+	std::vector<uint32_t> next(classes, 0);
+	std::vector<bool> used(opt.entries, false);
 	auto it = std::make_unique<xkv_item>();
 	for (uint32_t i = 0; i < nkeys; i++) {
-		uint32_t k = std::max(next, i * stride);
-		for (; k < opt.entries && !b.null_store; k++) {
-			if (!bucket_ok(b, k, i))
+		uint32_t &nx = next[i % classes];
+		uint32_t start = std::max(nx, i * stride), k = start, tried = 0;
+		for (; !b.null_store && tried < opt.entries; tried++, k = k + 1 < opt.entries ? k + 1 : 0) {
+			if (classes == 1 && k < start)
+				break; /* one cursor: no wrap (the keys stay in order) */
+			if (used[k] || !bucket_ok(b, k, i))
 				continue;
 			std::string ks = key_text(k), v = value_for(k);
 			int r = b.L->get(&b.store, ks.data(), kKeyLen, it.get());
@@ -415,13 +444,14 @@ int choose_keys(Bench &b)
 			if (r == 1 && it->len == kValLen && !memcmp(it->data, v.data(), kValLen))
 				break;
 		}
-		if (k >= opt.entries) {
+		if (!b.null_store && (tried >= opt.entries || (classes == 1 && k < start))) {
 			b.err = b.name + ": only " + std::to_string(i) + " of the " + std::to_string(nkeys) +
 				" request keys are stored (" + std::to_string(b.live) + " live items)";
 			return -1;
 		}
 		b.keys.push_back(k);
-		next = k + 1;
+		used[k] = true;
+		nx = k + 1;
 	}
 	return 0;
 }

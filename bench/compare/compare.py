@@ -562,6 +562,9 @@ class Runner:
         tb("pin_spread", cpu_list(server), cpu_list(gen))
         try:
             napi = servers.napi_pids(env("TB_SRV_DEV"))
+            # the CPUs each queue's thread runs on in this step: read now,
+            # the finally below pins them all back to the one server CPU
+            aff = {pid: servers.affinity(pid) for pid in napi}
             res, j = self.xdpgen(s, p["dist"], p["write"], cpus=gen[:ncores],
                                  server_cpus=server, keys=p.get("keys"), napi=napi)
         finally:
@@ -574,7 +577,7 @@ class Runner:
         # queue's thread gets no tick; on a busy machine a working one may
         # get well under half the run)
         busy_q = [pid for pid in napi if ticks[pid] >= max(1, 0.02 * hz * el)]
-        used = sorted({c for pid in busy_q for c in servers.affinity(pid)})
+        used = sorted({c for pid in busy_q for c in aff.get(pid, [])})
         per_cpu = dict(zip(j.get("server_cpus") or [], j.get("server_busy_pct_per_cpu") or []))
         busy_s = sum(per_cpu.get(c, 0) for c in used) / 100.0 * el
         # the NAPI threads' own CPU time: on a shared machine the cores' busy

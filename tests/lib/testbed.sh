@@ -77,7 +77,10 @@ tb_hash() { printf '%s' "$1" | cksum | cut -d' ' -f1; }
 tb_check_env() {
 	[[ $(id -u) == 0 ]] || tb_die "must run as root"
 	local t
-	for t in ip nsenter taskset clang; do
+	local tools=(ip nsenter taskset)
+	# clang only compiles xdp_pass.bpf.c when no built object is given
+	[[ -n ${TB_XDP_PASS_OBJ:-} && -f $TB_XDP_PASS_OBJ ]] || tools+=(clang)
+	for t in "${tools[@]}"; do
 		command -v "$t" >/dev/null || tb_die "missing tool: $t"
 	done
 	if ! mountpoint -q /sys/fs/bpf; then
