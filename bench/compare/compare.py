@@ -1004,9 +1004,10 @@ def parse_args(argv):
     ap.add_argument("--json", action="store_true", help="print results.json on stdout at the end")
     ap.add_argument("--repeat", type=int, default=None, metavar="N",
                     help="runs of every point: socket client, in-kernel generator ((a), (j)) "
-                         "and microbenchmark repetitions ((l)); the median is reported, the "
-                         "min-max as the range and the error bars (1..20, default 1; a shared "
-                         "machine is noisy)")
+                         "and microbenchmark repetitions ((l)); the median run is reported (with "
+                         "an even N the upper of the two middle runs: every number of a cell "
+                         "comes from one run), the min-max as the range and the error bars "
+                         "(1..20, default 1; a shared machine is noisy; odd N recommended)")
     ap.add_argument("--keys", type=int, default=None, help="override the key space")
     ap.add_argument("--duration", type=float, default=None, help="override seconds per point")
     ap.add_argument("--prefix", default=None, help=argparse.SUPPRESS)

@@ -827,7 +827,8 @@ def md_j(res, L):
              "the NAPI threads (the XDP program's) ran less than 90%% of the time per core, so "
              "the rate is the generator's or a busy machine's, not the server's capacity, and "
              "ratios to it mean little.\n" % (
-                 "median of --repeat runs, min–max" if any(r.get("repeat") for r in j)
+                 "the median of --repeat runs (with an even --repeat the upper middle one), "
+                 "min–max" if any(r.get("repeat") for r in j)
                  else "one run"))
     if any(r.get("repeat") for r in j):
         L.append("\nWith --repeat, the ratio's range (and the error bars of the ratio panel) "
