@@ -3,12 +3,14 @@
 #
 #   bench/devkit-run.sh OUTDIR [--budget SECONDS] [--l-share PCT] [--layouts L,...] [--l-layouts L,...]
 #                              [--j-repeat N] [--j-duration S] [--l-repeat N]
+#                              [--setting quick|smoke] [--kit DIR]
 #
-# Runs from the repository root, as root, with ./devkit beside it.  Checks the
+# Runs as root, with the kit in ./devkit of the repository (or --kit DIR).  Checks the
 # kit first (glibc, every packed tool runs, bpffs mounted or mountable), writes
 # the machine's description to OUTDIR/machine.txt, then
 #   (l) xdpkv compare --quick --experiments l  (microbenchmark, 1..nproc threads)
 #   (j) xdpkv compare --quick --experiments j  (server capacity at 1, 2, 4 ...
+#   (--setting smoke: compare's --smoke sizes instead, for ctest devkit_smoke)
 #       server cores per layout, against the reflector and the null store)
 # each with its share of --budget (default 480 s; (l) gets --l-share, default
 # 20 %).  A part that runs out of time is stopped with SIGINT: compare writes
@@ -18,12 +20,12 @@
 # `xdpkv compare --render OUTDIR/j`).  Exit status: 0 when both parts wrote a
 # results.json, 1 otherwise.
 set -uo pipefail
-(($# >= 1)) || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-[[ $1 == -h || $1 == --help ]] && { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+(($# >= 1)) || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ $1 == -h || $1 == --help ]] && { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 out=$1
 shift
 budget=480 lshare=20 layouts=hash_map,array_fnv,lru,lru_no_common_lru,percpu,set_assoc,lru_percpu
-jrep=1 jdur=1 lrep=3 llayouts=
+jrep=1 jdur=1 lrep=3 llayouts= setting=quick kit=
 while (($#)); do
 	case $1 in
 	--budget) budget=$2; shift 2 ;;
@@ -33,6 +35,8 @@ while (($#)); do
 	--j-repeat) jrep=$2; shift 2 ;;
 	--j-duration) jdur=$2; shift 2 ;;
 	--l-repeat) lrep=$2; shift 2 ;;
+	--setting) setting=$2; shift 2 ;;
+	--kit) kit=$(cd "$2" && pwd) || exit 2; shift 2 ;;
 	*) echo "devkit-run.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -40,9 +44,11 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo" || exit 1
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-[[ -f devkit/env.sh ]] || { echo "devkit-run.sh: no ./devkit (bench/devkit.sh packs it)" >&2; exit 1; }
+[[ $setting == quick || $setting == smoke ]] || { echo "devkit-run.sh: --setting quick or smoke" >&2; exit 2; }
+kit=${kit:-$repo/devkit}
+[[ -f $kit/env.sh ]] || { echo "devkit-run.sh: no kit in $kit (bench/devkit.sh packs it)" >&2; exit 1; }
 # shellcheck source=/dev/null
-. devkit/env.sh
+. "$kit/env.sh"
 t0=$(date +%s)
 log() { echo "[devkit-run +$(($(date +%s) - t0))s] $*" | tee -a "$out/run.log" >&2; }
 
@@ -55,7 +61,7 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || { log "cannot mount
 bad=0
 for c in "ip -V" "ss -V" "bpftool version" "sysctl -n kernel.ostype" "$XDPKV --version" \
 	"$PYTHON -c 'import json, subprocess, argparse, csv, platform, statistics'" \
-	"devkit/build/bench/xdpgen/xdpgen --help" "devkit/build/bench/microbench --benchmark_list_tests=true" \
+	"$DEVKIT/build/bench/xdpgen/xdpgen --help" "$DEVKIT/build/bench/microbench --benchmark_list_tests=true" \
 	"nsenter --version" "taskset --version" "timeout --version"; do
 	if ! eval "$c" >/dev/null 2>>"$out/run.log"; then
 		log "does not run here: $c"
@@ -72,7 +78,7 @@ done
 	cat /etc/os-release 2>/dev/null | grep -E "^PRETTY_NAME"
 	echo "python: $($PYTHON --version 2>&1) ($PYTHON)"
 	echo "xdpkv: $($XDPKV --version 2>&1)"
-	echo "kit: $(head -1 devkit/env.sh)"
+	echo "kit: $(head -1 "$DEVKIT/env.sh")"
 	command -v lscpu >/dev/null && lscpu
 } >"$out/machine.txt" 2>&1
 log "machine: $(nproc) CPUs, $(uname -r); budget ${budget}s"
@@ -95,9 +101,9 @@ part() { # NAME SECONDS ARGS...
 	tail -5 "$out/$name.stderr" | sed 's/^/    /' >&2
 }
 lsecs=$((budget * lshare / 100))
-part l "$lsecs" --quick --experiments l --baselines none --repeat "$lrep" --layouts "${llayouts:-$layouts}"
+part l "$lsecs" --$setting --experiments l --baselines none --repeat "$lrep" --layouts "${llayouts:-$layouts}"
 left=$((budget - ($(date +%s) - t0)))
-part j "$left" --quick --experiments j --baselines none --repeat "$jrep" --duration "$jdur" --layouts "$layouts"
+part j "$left" --$setting --experiments j --baselines none --repeat "$jrep" --duration "$jdur" --layouts "$layouts"
 # one file back: the device tool returns a limited number of files
 tar -C "$out" -czf "$out.tar.gz" . && log "packed $out.tar.gz"
 log "done, exit $rc"

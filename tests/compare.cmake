@@ -77,3 +77,13 @@ if(benchmark_FOUND)
     TIMEOUT 240
     LABELS "e2e;compare")
 endif()
+
+# bench/devkit.sh + bench/devkit-run.sh: the kit for a machine without
+# compiler or iproute2 is complete (every library inside it), and (l) and (j)
+# run from it alone in a minimal environment (tests/devkit_smoke.sh).
+add_test(NAME devkit_smoke
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/devkit_smoke.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(devkit_smoke PROPERTIES
+  RUN_SERIAL TRUE
+  TIMEOUT 240
+  LABELS "e2e;compare")

@@ -3,12 +3,13 @@
 # only what is missing, so a second run is quick.  Needs root.
 set -euo pipefail
 # clang-19: the one BPF object that needs BPF address spaces (bench/arena_c_probe.bpf.c)
+# patchelf: bench/devkit.sh (the kit's executables find its libraries by rpath)
 PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
       libbenchmark-dev libxxhash-dev libzstd-dev liblz4-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
       iproute2 procps util-linux python3 python3-matplotlib
-      dpkg-dev groff-base man-db systemd systemd-container)
+      dpkg-dev groff-base man-db systemd systemd-container patchelf)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
