@@ -833,6 +833,32 @@ def md_j(res, L):
     if any(r.get("repeat") for r in j):
         L.append("\nWith --repeat, the ratio's range (and the error bars of the ratio panel) "
                  "are the layout's min and max run over the reflector's median run.\n")
+    # The same comparison by CPU per reply, which needs no saturated reflector:
+    # where the generator cannot feed the reflector (⚠ above), this is the
+    # fair ratio; where both are saturated it matches the capacity ratio.
+    ref_us = {(r["mix"], r["cores"]): r["server_threads_us_per_req"] for r in j
+              if r["system"] == "reflector" and r.get("server_threads_us_per_req")}
+    if ref_us:
+        L.append("\n**By CPU per reply** (the reflector's NAPI-thread µs per reply over the "
+                 "system's, same mix and core count: the share of the reflector's capacity the "
+                 "system would reach if both were saturated; it does not depend on the "
+                 "generator keeping up)\n\n")
+        xs = sorted({r["cores"] for r in j})
+        mixes = [m for m in ("read", "write", "zipf", "hotkey") if any(r["mix"] == m for r in j)]
+        body = []
+        for s_ in systems_in(j):
+            if s_ == "reflector":
+                continue
+            line = [s_]
+            for mix in mixes:
+                for n in xs:
+                    r = next((x for x in j if x["system"] == s_ and x["mix"] == mix and
+                              x["cores"] == n), None)
+                    ref, us = ref_us.get((mix, n)), r and r.get("server_threads_us_per_req")
+                    line.append("%.2f×" % (ref / us) if ref and us else "–")
+            body.append(line)
+        L.append(table(["system"] + ["%s, %d" % (m, n) for m in mixes for n in xs], body))
+        L.append("\nColumns: mix, server cores.\n")
 
 
 def md_l(res, L):
