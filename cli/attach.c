@@ -393,19 +393,25 @@ bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, siz
 }
 
 /* Re-attach without --hash-seed/--fnv-unseeded: the kept items sit where the
- * pinned seed put them, so the new program takes that seed, not a new one. */
+ * pinned seed put them, so the new program takes that seed, not a new one.
+ * An arena store is kept at the address it was created with, always. */
 static int keep_pinned_seed(const struct attach_opts *o, const struct prior *pr, struct xkv_config *cfg)
 {
 	struct xkv_config old;
 	char err[XKV_ERRLEN];
-	if (!pr->pins || o->hash_seed || o->fnv_unseeded || !xkv_layout_find_any(cfg->layout)->hash_seeded)
+	bool seed = !o->hash_seed && !o->fnv_unseeded && xkv_layout_find_any(cfg->layout)->hash_seeded;
+	if (!pr->pins || (!seed && !cfg->arena_base))
 		return 0;
 	if (xkv_pins_cfg(o->ifc.name, &old, err, sizeof(err))) {
 		xerr("attach: %s", err);
 		return EXIT_SYS;
 	}
-	if (!strncmp(old.layout, cfg->layout, sizeof(old.layout)))
+	if (strncmp(old.layout, cfg->layout, sizeof(old.layout)))
+		return 0;
+	if (seed)
 		cfg->hash_seed = old.hash_seed;
+	if (cfg->arena_base && old.arena_base)
+		cfg->arena_base = old.arena_base;
 	return 0;
 }
 
