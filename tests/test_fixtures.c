@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,6 +33,7 @@
 #include "refmodel.h"
 #include "array_fnv/slot.h"
 #include "set_assoc/bucket.h"
+#include "arena/table.h"
 
 #define FAM4 1
 #define FAM6 2
@@ -1555,6 +1557,45 @@ static void case_arena_window(struct run *r)
 	case_done(r, &w);
 }
 
+/* arena: every process maps the arena at the address in cfg.arena_base.  A
+ * second open in this process shares the mapping; an open at an address
+ * something else occupies fails, naming the address. */
+static void case_arena_address(struct run *r)
+{
+	struct where w = { .r = r, .name = "arena address: shared in a process, occupied refused by name", .fam = FAM4 };
+	struct xkv_store s2;
+	char err[XKV_ERRLEN] = "", want[32];
+	int e = xkv_store_adopt(&s2, &r->st, dup(r->st.store_fd), &r->st.cfg, err, sizeof(err));
+	if (e || s2.mm != r->st.mm)
+		fail(&w, "second open of the same arena: %s, mapped at %p, first at %p", e ? err : "ok", s2.mm,
+		     r->st.mm);
+	if (!e)
+		xkv_store_drop(&s2); /* the first mapping stays */
+	if (*(volatile __u64 *)r->st.mm != XKV_AR_READY)
+		fail(&w, "the first mapping went with the second");
+	/* another window, occupied by an anonymous mapping */
+	__u64 other = r->st.cfg.arena_base - XKV_AR_WINDOW_BYTES * (XKV_AR_BASES - 1);
+	void *p = mmap((void *)(uintptr_t)other, XKV_AR_PAGE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)(uintptr_t)other) {
+		fail(&w, "test bug: cannot occupy %#llx", (unsigned long long)other);
+	} else {
+		struct xkv_config c = r->st.cfg;
+		c.arena_base = other;
+		snprintf(want, sizeof(want), "%#llx", (unsigned long long)other);
+		err[0] = 0;
+		e = xkv_store_adopt(&s2, &r->st, dup(r->st.store_fd), &c, err, sizeof(err));
+		if (!e || !strstr(err, want))
+			fail(&w, "open at occupied %s: %s (%s)", want, e ? "refused" : "accepted", err);
+		if (!e)
+			xkv_store_drop(&s2);
+		else
+			close(s2.store_fd);
+		munmap(p, XKV_AR_PAGE);
+	}
+	case_done(r, &w);
+}
+
 /* set_assoc, one bucket (entries 1 rounds up to the ways): CLOCK.  The
  * bucket fills without evicting; a get hit sets a way's reference bit; a new
  * key then evicts the first way from the hand without one (clearing the bits
@@ -1989,6 +2030,7 @@ static const struct {
 	{ "array_fnv", 8, 0, case_array_collision, FIXTURE_SEED },
 	{ "set_assoc", 1, 0, case_set_assoc_clock, FIXTURE_SEED },
 	{ "arena", 4, 0, case_arena_window, FIXTURE_SEED },
+	{ "arena", 64, 0, case_arena_address, FIXTURE_SEED },
 	{ "lru", 16, 0, case_lru_evict },
 	{ "lru", 15, XKV_CFG_NO_COMMON_LRU, case_lru_cpu_lists },
 	{ "percpu", 8, 0, case_percpu },
