@@ -34,17 +34,21 @@ struct {
 
 #define XKV_KEY_IN_VALUE 1
 #define XKV_STORE_MATCH(sc, e) ((e)->klen == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
-/* Out of the arena word by word: a helper cannot take an arena pointer (the
- * program holds it as a 32-bit offset into the arena).  len <= 2047, so
- * (o & XKV_RMASK) + 2048 stays inside reply[]. */
+/* Out of the arena in aligned words into the scratch entry (unused by a
+ * get), then to the reply by the helper: no helper can take an arena
+ * pointer (the program holds it as a 32-bit offset into the arena), and a
+ * word copy straight to reply[o] (any o) compiles to byte moves.  The
+ * handler checked len <= cfg.val_cap, the room after sc->entry. */
 #define XKV_STORE_COPY_VALUE(sc, o, e, len)                                         \
 	do {                                                                        \
+		__u64 *to_ = (__u64 *)(sc)->entry.data;                             \
+		const __u64 *from_ = (const __u64 *)(e)->data + cfg.key_size / 8;   \
 		for (__u32 w_ = 0; w_ < 2048 / 8; w_++) {                           \
 			if (w_ * 8 >= (len))                                        \
 				break;                                              \
-			*(__u64 *)&(sc)->reply[((o) & XKV_RMASK) + w_ * 8] =        \
-				*(const __u64 *)&(e)->data[XKV_VOFF + w_ * 8];      \
+			to_[w_] = from_[w_];                                        \
 		}                                                                   \
+		bpf_probe_read_kernel(&(sc)->reply[(o) & XKV_RMASK], (len), to_);   \
 	} while (0)
 
 /* The arena as the program reaches it: the user address, cast to the
