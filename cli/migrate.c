@@ -58,6 +58,7 @@ static int new_config(const struct mig_opts *o, const struct xkv_config *old, st
 	char err[XKV_ERRLEN];
 
 	*cfg = *old; /* port, mode, access options, clock offset: as they are */
+	cfg->arena_base = 0; /* a new arena gets its own address (the old one stays mapped meanwhile) */
 	if (o->layout) {
 		const struct xkv_layout *L = xkv_layout_find(o->layout);
 		if (!L) {

@@ -213,6 +213,9 @@ static int open_arena(struct xkv_store *s)
 		h->entries = s->cfg.entries;
 		h->stride = s->slot_stride;
 		__atomic_store_n(&h->ready, XKV_AR_READY, __ATOMIC_RELEASE);
+	} else if (h->entries != s->cfg.entries || h->stride != s->slot_stride) {
+		close_arena(s); /* made for another size: the pinned cfg is not this arena's */
+		return -EPROTO;
 	}
 	return 0;
 }
