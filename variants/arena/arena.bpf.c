@@ -34,6 +34,7 @@ struct {
 
 #define XKV_KEY_IN_VALUE 1
 #define XKV_STORE_MATCH(sc, e) ((e)->klen == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
+#include "array_fnv/slot_del.bpf.h"
 /* Out of the arena in aligned words into the scratch entry (unused by a
  * get), then to the reply by the helper: no helper can take an arena
  * pointer (the program holds it as a 32-bit offset into the arena), and a
@@ -180,16 +181,7 @@ static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *s
 	int j = xkv_ar_find(sc, home);
 	if (j < 0)
 		return 0;
-	struct xkv_entry *e = slot_at(xkv_ar_slot(home, (__u32)j & (XKV_AR_WINDOW - 1), cfg.entries));
-	__u32 own = slot_lock(e);
-	if (!own)
-		return -EBUSY;
-	int found = e->wtime_ns && XKV_STORE_MATCH(sc, e);
-	if (found)
-		e->wtime_ns = 0;
-	if (!slot_unlock(e, own))
-		return -EBUSY;
-	return found;
+	return slot_del(sc, slot_at(xkv_ar_slot(home, (__u32)j & (XKV_AR_WINDOW - 1), cfg.entries)));
 }
 
 #include "handler.bpf.h"
