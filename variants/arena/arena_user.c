@@ -324,7 +324,7 @@ static int store_try(struct xkv_store *s, void *where, xkv_decide_fn fn, void *a
 	return robbed ? XKV_ROBBED : rc; /* robbed: a thief emptied a slot or stored its own value */
 }
 
-static const struct xkv_slot_ops slot_ops = { .locate = home_of, .try = store_try };
+static const struct xkv_slot_ops slot_ops = { .locate = home_of, .try = store_try, .table_off = XKV_AR_TABLE_OFF };
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
 {
@@ -349,26 +349,6 @@ static int del(struct xkv_store *s, const void *key, __u32 klen)
 	return 0;
 }
 
-static long count(struct xkv_store *s)
-{
-	return xkv_slots_count(s, table(s));
-}
-
-static int flush(struct xkv_store *s)
-{
-	return xkv_slots_flush(s, table(s), steal_ns);
-}
-
-static __u64 span(const struct xkv_store *s)
-{
-	return s->cfg.entries;
-}
-
-static long scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
-{
-	return xkv_slots_scan(s, table(s), lo, hi, fn, arg, busy);
-}
-
 const struct xkv_layout xkv_layout_arena = {
 	.name = "arena",
 	.summary = "BPF_MAP_TYPE_ARENA, open addressing: a key in one of 4 slots from keyed hash(key) % entries",
@@ -383,10 +363,6 @@ const struct xkv_layout xkv_layout_arena = {
 	.close = close_arena,
 	.slot_ops = &slot_ops,
 	.get = get,
-	XKV_SLOTS_STORES,
 	.del = del,
-	.count = count,
-	.flush = flush,
-	.span = span,
-	.scan = scan,
+	XKV_SLOTS_ACCESSOR,
 };

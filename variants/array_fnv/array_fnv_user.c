@@ -130,26 +130,6 @@ static int del(struct xkv_store *s, const void *key, __u32 klen)
 	return live;
 }
 
-static long count(struct xkv_store *s)
-{
-	return xkv_slots_count(s, s->mm);
-}
-
-static int flush(struct xkv_store *s)
-{
-	return xkv_slots_flush(s, s->mm, steal_ns);
-}
-
-static __u64 span(const struct xkv_store *s)
-{
-	return s->cfg.entries;
-}
-
-static long scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
-{
-	return xkv_slots_scan(s, s->mm, lo, hi, fn, arg, busy);
-}
-
 const struct xkv_layout xkv_layout_array_fnv = {
 	.name = "array_fnv",
 	.summary = "BPF_MAP_TYPE_ARRAY, slot = keyed hash(key) % entries (BMC-style cache)",
@@ -162,10 +142,6 @@ const struct xkv_layout xkv_layout_array_fnv = {
 	.close = xkv_slots_unmap,
 	.slot_ops = &slot_ops,
 	.get = get,
-	XKV_SLOTS_STORES,
 	.del = del,
-	.count = count,
-	.flush = flush,
-	.span = span,
-	.scan = scan,
+	XKV_SLOTS_ACCESSOR,
 };

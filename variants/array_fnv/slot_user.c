@@ -233,24 +233,25 @@ int xkv_slot_fill(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32
 	return fresh | evicts << 1;
 }
 
-static struct xkv_entry *slot_in(const struct xkv_store *s, __u8 *base, __u64 i)
+static struct xkv_entry *slot_in(const struct xkv_store *s, __u64 i)
 {
-	return (struct xkv_entry *)(base + i * s->slot_stride);
+	return (struct xkv_entry *)((__u8 *)s->mm + s->L->slot_ops->table_off + i * s->slot_stride);
 }
 
-long xkv_slots_count(struct xkv_store *s, __u8 *base)
+long xkv_slots_count(struct xkv_store *s)
 {
 	__u64 now = xkv_now_ns();
 	long n = 0;
 	for (__u32 i = 0; i < s->cfg.entries; i++)
-		n += xkv_entry_live(slot_in(s, base, i), now);
+		n += xkv_entry_live(slot_in(s, i), now);
 	return n;
 }
 
-int xkv_slots_flush(struct xkv_store *s, __u8 *base, __u64 steal_ns)
+int xkv_slots_flush(struct xkv_store *s)
 {
+	__u64 steal_ns = xkv_wedge_steal_ns();
 	for (__u32 i = 0; i < s->cfg.entries; i++) {
-		struct xkv_entry *e = slot_in(s, base, i);
+		struct xkv_entry *e = slot_in(s, i);
 		__u32 own;
 		if (!e->wtime_ns)
 			continue;
@@ -262,7 +263,12 @@ int xkv_slots_flush(struct xkv_store *s, __u8 *base, __u64 steal_ns)
 	return 0;
 }
 
-long xkv_slots_scan(struct xkv_store *s, __u8 *base, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
+__u64 xkv_slots_span(const struct xkv_store *s)
+{
+	return s->cfg.entries;
+}
+
+long xkv_slots_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
 {
 	struct xkv_entry *buf = malloc(s->cfg.entry_size);
 	__u64 end = hi < s->cfg.entries ? hi : s->cfg.entries, now = xkv_now_ns();
@@ -270,7 +276,7 @@ long xkv_slots_scan(struct xkv_store *s, __u8 *base, __u64 lo, __u64 hi, xkv_vis
 	if (!buf)
 		return -ENOMEM;
 	for (__u64 i = lo; i < end; i++) {
-		int r = xkv_slot_visit(s, slot_in(s, base, i), buf, now, fn, arg, &n, busy);
+		int r = xkv_slot_visit(s, slot_in(s, i), buf, now, fn, arg, &n, busy);
 		if (r) {
 			n = r;
 			break;

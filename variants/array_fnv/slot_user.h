@@ -94,6 +94,7 @@ struct xkv_slot_where {
 struct xkv_slot_ops {
 	__u32 (*locate)(const struct xkv_store *s, const __u8 *k, __u32 klen); /* -> where.at */
 	xkv_store_try_fn try; /* where: a struct xkv_slot_where */
+	__u32 table_off;      /* slot 0 in the mapping (arena: past its header) */
 };
 /* set, set_if and add (only where no live item is replaced: -EEXIST the
  * key's, -EADDRINUSE another key's) of a layout with slot_ops */
@@ -101,10 +102,9 @@ int xkv_slots_set(struct xkv_store *s, const void *key, __u32 klen, const struct
 int xkv_slots_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
 		     struct xkv_entry *n);
 int xkv_slots_add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n);
-#define XKV_SLOTS_STORES .set = xkv_slots_set, .set_if = xkv_slots_set_if, .add = xkv_slots_add
 
 /* The slots of array_fnv and arena (cfg.entries of s->slot_stride bytes from
- * base), for both accessors. */
+ * slot_ops->table_off in s->mm), for both accessors. */
 /* mend for a slot: empty it */
 void xkv_slot_mend(struct xkv_store *s, void *at, __u32 own);
 /* Does slot e hold key k (packed, klen bytes)? */
@@ -114,9 +114,15 @@ bool xkv_slot_match(const struct xkv_store *s, const struct xkv_entry *e, const 
  * another key overwritten (as the XDP side counts them). */
 int xkv_slot_fill(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32 klen, const struct xkv_entry *n,
 		  int *die);
-/* count, flush and scan (xkv_layout) over the slots */
-long xkv_slots_count(struct xkv_store *s, __u8 *base);
-int xkv_slots_flush(struct xkv_store *s, __u8 *base, __u64 steal_ns);
-long xkv_slots_scan(struct xkv_store *s, __u8 *base, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy);
+/* count, flush, span and scan (xkv_layout) over the slots of a layout with slot_ops */
+long xkv_slots_count(struct xkv_store *s);
+int xkv_slots_flush(struct xkv_store *s);
+__u64 xkv_slots_span(const struct xkv_store *s);
+long xkv_slots_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy);
+/* The accessor fields those give a layout (get and del are its own). */
+#define XKV_SLOTS_ACCESSOR                                                                 \
+	.set = xkv_slots_set, .set_if = xkv_slots_set_if, .add = xkv_slots_add,            \
+	.count = xkv_slots_count, .flush = xkv_slots_flush, .span = xkv_slots_span,        \
+	.scan = xkv_slots_scan
 
 #endif
