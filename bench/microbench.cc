@@ -1063,6 +1063,8 @@ std::string m_undo_prepare(MStore &b, MOp op, const std::vector<uint32_t> &keys,
 			   std::vector<MUndo> *undo)
 {
 	const xkv_config &c = b.store.cfg;
+	if (b.layout == "arena") /* a key's slot is any of its window's: not undone here */
+		return "arena: not in the matrix (its undo knows array_fnv's and set_assoc's slots only)";
 	for (uint32_t k : keys) {
 		MUndo u;
 		u.key = k;
@@ -1252,7 +1254,11 @@ void register_matrix()
 
 const char *const kLayouts[] = {"null", "null_nochecks", "hash_map", "hash_map_nochecks",
 				"array_fnv", "array_fnv_unseeded", "lru", "lru_no_common_lru", "percpu",
-				"lru_percpu", "set_assoc"};
+				"lru_percpu", "set_assoc",
+#ifdef XKV_HAVE_ARENA
+				"arena",
+#endif
+};
 
 void register_all()
 {

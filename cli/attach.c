@@ -219,10 +219,10 @@ static const struct xo attach_table[] = {
 	{ "no-common-lru", 0, XO_BOOL, offsetof(struct attach_opts, no_common_lru), NULL,
 	  "lru: an LRU list per CPU, each evicting from its own entries/CPUs share; entries rounded up to a multiple of the CPUs (BPF_F_NO_COMMON_LRU)" },
 	{ "hash-seed", 0, XO_STR, offsetof(struct attach_opts, hash_seed), "SEED",
-	  "array_fnv, set_assoc: key of the hash that places keys (64-bit, decimal or 0x hex); default: "
+	  "array_fnv, set_assoc, arena: key of the hash that places keys (64-bit, decimal or 0x hex); default: "
 	  "random at attach (getrandom), the pinned one on re-attach; 0 = unseeded FNV-1a (BMC's placement)" },
 	{ "fnv-unseeded", 0, XO_BOOL, offsetof(struct attach_opts, fnv_unseeded), NULL,
-	  "array_fnv, set_assoc: place keys by plain FNV-1a, as BMC does (--hash-seed 0): clients can compute "
+	  "array_fnv, set_assoc, arena: place keys by plain FNV-1a, as BMC does (--hash-seed 0): clients can compute "
 	  "which keys collide" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
@@ -313,7 +313,7 @@ static int hash_seed_opt(const struct attach_opts *o, const struct xkv_layout *L
 	if (o->fnv_unseeded || !L->hash_seeded) {
 		if (o->fnv_unseeded && !L->hash_seeded) {
 			xerr("attach: --fnv-unseeded applies to the layouts that place keys themselves "
-			     "(array_fnv, set_assoc), not %s", L->name);
+			     "(array_fnv, set_assoc, arena), not %s", L->name);
 			return EXIT_USAGE;
 		}
 		return 0;
@@ -393,19 +393,25 @@ bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, siz
 }
 
 /* Re-attach without --hash-seed/--fnv-unseeded: the kept items sit where the
- * pinned seed put them, so the new program takes that seed, not a new one. */
+ * pinned seed put them, so the new program takes that seed, not a new one.
+ * An arena store is kept at the address it was created with, always. */
 static int keep_pinned_seed(const struct attach_opts *o, const struct prior *pr, struct xkv_config *cfg)
 {
 	struct xkv_config old;
 	char err[XKV_ERRLEN];
-	if (!pr->pins || o->hash_seed || o->fnv_unseeded || !xkv_layout_find_any(cfg->layout)->hash_seeded)
+	bool seed = !o->hash_seed && !o->fnv_unseeded && xkv_layout_find_any(cfg->layout)->hash_seeded;
+	if (!pr->pins || (!seed && !cfg->arena_base))
 		return 0;
 	if (xkv_pins_cfg(o->ifc.name, &old, err, sizeof(err))) {
 		xerr("attach: %s", err);
 		return EXIT_SYS;
 	}
-	if (!strncmp(old.layout, cfg->layout, sizeof(old.layout)))
+	if (strncmp(old.layout, cfg->layout, sizeof(old.layout)))
+		return 0;
+	if (seed)
 		cfg->hash_seed = old.hash_seed;
+	if (cfg->arena_base && old.arena_base)
+		cfg->arena_base = old.arena_base;
 	return 0;
 }
 

@@ -58,6 +58,7 @@ static int new_config(const struct mig_opts *o, const struct xkv_config *old, st
 	char err[XKV_ERRLEN];
 
 	*cfg = *old; /* port, mode, access options, clock offset: as they are */
+	cfg->arena_base = 0; /* a new arena gets its own address (the old one stays mapped meanwhile) */
 	if (o->layout) {
 		const struct xkv_layout *L = xkv_layout_find(o->layout);
 		if (!L) {
@@ -200,8 +201,9 @@ static void report(const struct mig_run *m)
 		printf("  %llu did not fit: %.16s is full (%u entries)\n", (unsigned long long)(r->full + ms->full),
 		       c->layout, c->entries);
 	if (r->collisions + ms->collisions)
-		printf("  %llu lost to array_fnv collisions (another key held the slot)\n",
-		       (unsigned long long)(r->collisions + ms->collisions));
+		printf("  %llu lost to %.16s collisions (another key held the slot%s)\n",
+		       (unsigned long long)(r->collisions + ms->collisions), c->layout,
+		       strcmp(c->layout, "arena") ? "" : ", every slot of the window");
 	if (r->evicted)
 		printf("  about %llu evicted by lru to make room (%u entries; estimated: new items - growth)\n",
 		       (unsigned long long)r->evicted, c->entries);

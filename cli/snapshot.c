@@ -254,8 +254,8 @@ static void restore_text(const struct snap_opts *o, const struct xkv_store *s, c
 	if (r->busy)
 		printf("  %llu not stored: their slot stayed busy\n", (unsigned long long)r->busy);
 	if (r->collisions)
-		printf("  %llu stored over a live item of another key in the same slot (array_fnv "
-		       "collisions: %llu items lost)\n", (unsigned long long)r->collisions,
+		printf("  %llu stored over a live item of another key in the same slot (%s "
+		       "collisions: %llu items lost)\n", (unsigned long long)r->collisions, s->L->name,
 		       (unsigned long long)r->collisions);
 	if (r->evicted)
 		printf("  about %llu evicted by lru to make room (%u entries; estimated: new items - growth)\n",

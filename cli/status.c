@@ -43,6 +43,8 @@ struct status {
 static const char *map_type_str(__u32 t)
 {
 	const char *s = libbpf_bpf_map_type_str(t);
+	if (!s && t == 33) /* BPF_MAP_TYPE_ARENA: newer than the system libbpf (1.1) */
+		return "arena";
 	return s ? s : "?";
 }
 

@@ -58,6 +58,10 @@ struct xkv_config {
 	 * (hash.h); 0 = unseeded FNV-1a.  Added after the 72 bytes of before:
 	 * a cfg pinned by an older xdpkv reads as 0, which is what it used. */
 	__u64 hash_seed;
+	/* arena: the user address the store's arena is mapped at in every
+	 * process (map_extra at creation; variants/arena/table.h).  0 for the
+	 * other layouts, and in a cfg pinned before it existed. */
+	__u64 arena_base;
 };
 #define XKV_CFG_NO_PREALLOC 1u
 #define XKV_CFG_KEY_IN_VALUE 2u /* array_fnv */

@@ -21,6 +21,12 @@
 #define XKV_VOFF (XKV_KEY_IN_VALUE ? cfg.key_size : 0)
 #define XKV_TEXT 16       /* reply text starts after udp + frame header */
 #define XKV_RMASK 2047    /* offsets into reply[] while writing */
+/* Copy the len (<= 2047) value bytes of item e to reply[o].  A layout whose
+ * items are not kernel memory a helper can read (arena) defines its own. */
+#ifndef XKV_STORE_COPY_VALUE
+#define XKV_STORE_COPY_VALUE(sc, o, e, len) \
+	bpf_probe_read_kernel(&(sc)->reply[(o) & XKV_RMASK], (len), &(e)->data[XKV_VOFF])
+#endif
 
 static __always_inline void put_lit(struct xkv_scratch *sc, __u32 *o, const char *s, __u32 n)
 {
@@ -148,7 +154,7 @@ static long get_one(__u32 i, void *vctx)
 		return 1;
 	}
 	if (len)
-		bpf_probe_read_kernel(&sc->reply[o & XKV_RMASK], len, &e->data[XKV_VOFF]);
+		XKV_STORE_COPY_VALUE(sc, o, e, len);
 	o += len;
 	PUT_LIT(sc, &o, "\r\n");
 	barrier();

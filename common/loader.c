@@ -309,6 +309,12 @@ static int store_finish(struct xkv_store *s, char *err, size_t errlen)
 		return xkv_errf(err, errlen, -EINVAL, "cannot count CPUs");
 	if (s->L->open) {
 		int e = s->L->open(s);
+		if ((e == -EEXIST || e == -EINVAL) && s->cfg.arena_base)
+			return xkv_errf(err, errlen, e,
+					"cannot map the %s store's arena at %#llx, the address it was created with "
+					"and the only one the kernel allows: %s (something else in this process "
+					"occupies it?)", s->L->name, (unsigned long long)s->cfg.arena_base,
+					e == -EEXIST ? "the address is taken" : strerror(-e));
 		if (e)
 			return xkv_errf(err, errlen, e, "cannot open the %s store: %s", s->L->name, strerror(-e));
 	}
@@ -364,7 +370,8 @@ int xkv_object_make_store(struct bpf_object *obj, char *err, size_t errlen)
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, "store");
 	if (!m)
 		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no store map");
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m));
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m),
+		    .map_extra = bpf_map__map_extra(m)); /* the arena's user address */
 	int fd = bpf_map_create(bpf_map__type(m), "store", bpf_map__key_size(m), bpf_map__value_size(m),
 				bpf_map__max_entries(m), &o);
 	if (fd < 0)

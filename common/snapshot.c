@@ -460,7 +460,9 @@ int xkv_restore(struct xkv_store *s, const char *path, const struct xkv_snap_opt
 		__u64 fresh = atomic_load(&c.new_items);
 		res->evicted = live1 >= 0 && fresh > grew ? fresh - grew : 0;
 	}
-	res->collisions = s->L->map_type == BPF_MAP_TYPE_ARRAY ? atomic_load(&c.overwrites) : 0;
+	/* the layouts that store over another key's live item (array_fnv,
+	 * set_assoc, arena) count it in overwrites */
+	res->collisions = s->L->key_in_value ? atomic_load(&c.overwrites) : 0;
 	snprintf(res->layout, sizeof(res->layout), "%s", r.hdr_ok ? r.hdr.layout : "?");
 	res->threads = n;
 	res->items = atomic_load(&c.items);

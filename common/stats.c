@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "xdpkv.h"
 
@@ -86,6 +87,13 @@ long long xkv_map_memory(int map_fd)
 		if (sscanf(line, "memlock: %lld", &v) == 1)
 			break;
 	fclose(f);
+	/* An arena (type 33) says 0: its pages are counted when allocated, not
+	 * in memlock.  The arena layout allocates every page at attach, so its
+	 * pages (max_entries) are its memory. */
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	if (v == 0 && !bpf_obj_get_info_by_fd(map_fd, &info, &len) && info.type == 33)
+		v = (long long)info.max_entries * sysconf(_SC_PAGESIZE);
 	return v;
 }
 

@@ -23,6 +23,7 @@ extern "C" {
 
 struct xkv_store;
 struct xkv_entry;
+struct xkv_slot_ops;
 
 /* A live item met by a scan: its key bytes, the entry header (expiry, flags,
  * len) and the value bytes.  Non-zero stops the scan (returned by it). */
@@ -61,6 +62,9 @@ struct xkv_layout {
 	__u32 map_opts;
 	/* places keys with hash.h's keyed hash: cfg.hash_seed applies */
 	bool hash_seeded;
+	/* optional: array_fnv, arena: the slot stores' hooks behind the shared
+	 * set, set_if and add of variants/array_fnv/slot_user.c */
+	const struct xkv_slot_ops *slot_ops;
 	/* optional: the layout's own checks and rounding at the end of
 	 * xkv_config_finish (set_assoc: entries to whole buckets) */
 	int (*finish)(struct xkv_config *cfg, char *err, size_t errlen);

@@ -10,7 +10,8 @@ else()
   set(XKV_CMP_CLI ${CMAKE_BINARY_DIR}/cli/xdpkv)
 endif()
 set(XKV_CMP_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_smoke)
-# every layout compare knows (servers.XDP_LAYOUTS), lru --no-common-lru included
+# every layout compare knows (servers.XDP_LAYOUTS), lru --no-common-lru included,
+# but arena (in compare's defaults since it exists; not yet in this smoke run)
 set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,lru_no_common_lru,percpu,lru_percpu,set_assoc)
 set(XKV_CMP_BASELINES memcached-udp,redis)
 

@@ -54,6 +54,17 @@ xkv_e2e(e2e_memaslap_lru_percpu_native_1024 60 memaslap.sh lru_percpu native 102
 xkv_e2e(e2e_raw_set_assoc 90 raw.sh set_assoc native)
 xkv_e2e(e2e_writers_set_assoc 60 writers.sh set_assoc)
 xkv_e2e(e2e_memaslap_set_assoc_native_1024 60 memaslap.sh set_assoc native 1024)
+# arena (only where a clang >= 18 built it): as set_assoc, and in the TCP,
+# hash-seed and snapshot lists below
+set(XKV_E2E_ARENA)
+if(CLANG_ARENA)
+  set(XKV_E2E_ARENA arena)
+  xkv_e2e(e2e_raw_arena 90 raw.sh arena native)
+  xkv_e2e(e2e_writers_arena 60 writers.sh arena)
+  xkv_e2e(e2e_memaslap_arena_native_1024 60 memaslap.sh arena native 1024)
+  xkv_e2e(e2e_hashseed_arena 90 hashseed.sh arena)
+  xkv_e2e(e2e_snapshot_arena 90 snapshot.sh arena hash_map)
+endif()
 # lru with --no-common-lru (one LRU list per CPU): the exact replies
 xkv_e2e(e2e_raw_lru_no_common_lru 90 raw.sh lru_no_common_lru native)
 # --hash-seed: random by default, kept by a re-attach, another one refused,
@@ -71,13 +82,13 @@ xkv_e2e(e2e_acl 90 acl.sh hash_map)
 # memcached over TCP (xdpkv serve): pymemcache, python-memcache and the
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).
-xkv_e2e(e2e_tcp 120 tcp.sh ${XKV_E2E_LAYOUTS} set_assoc)
+xkv_e2e(e2e_tcp 150 tcp.sh ${XKV_E2E_LAYOUTS} set_assoc ${XKV_E2E_ARENA})
 # The TCP fast path (sk_skb verdict, common/tcp.bpf.h): the same reply bytes
 # with it and without it (pipelines split at every byte boundary, commands
 # only userspace serves in between), pymemcache and memccp/memccat, the
 # share counter; per layout (~60 s each; hash_map also attach
 # --no-tcp-fast-path, ~100 s).
-foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc)
+foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc ${XKV_E2E_ARENA})
   xkv_e2e(e2e_tcpfast_${l} 200 tcpfast.sh ${l})
 endforeach()
 # Snapshots, restore into the same and another layout, dump -> import (issue 8).

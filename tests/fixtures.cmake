@@ -5,7 +5,7 @@ add_executable(test_fixtures
   ${CMAKE_CURRENT_LIST_DIR}/refmodel.c)
 target_include_directories(test_fixtures PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_fixtures PRIVATE xdpkv_core)
-foreach(layout hash_map array_fnv lru percpu lru_percpu set_assoc)
+foreach(layout ${XKV_LAYOUTS})
   add_test(NAME fixtures_${layout} COMMAND test_fixtures --layout ${layout})
 endforeach()
 
@@ -16,6 +16,10 @@ target_link_libraries(test_torn PRIVATE xdpkv_core pthread)
 add_test(NAME torn_array_fnv COMMAND test_torn --layout array_fnv --seconds 2)
 # set_assoc: the same promise, through its per-way sequence counters.
 add_test(NAME torn_set_assoc COMMAND test_torn --layout set_assoc --seconds 2)
+# arena: the same, with a store holding two counters (home slot, then its slot).
+if(CLANG_ARENA)
+  add_test(NAME torn_arena COMMAND test_torn --layout arena --seconds 2)
+endif()
 
 # array_fnv: a userspace writer killed inside a slot does not wedge it for good.
 add_executable(test_wedge ${CMAKE_CURRENT_LIST_DIR}/test_wedge.c ${CMAKE_CURRENT_LIST_DIR}/pktbuild.c)
@@ -26,3 +30,8 @@ set_tests_properties(wedge_array_fnv PROPERTIES TIMEOUT 60)
 # set_assoc: the same with a writer killed inside a bucket.
 add_test(NAME wedge_set_assoc COMMAND test_wedge --layout set_assoc)
 set_tests_properties(wedge_set_assoc PROPERTIES TIMEOUT 60)
+# arena: a writer killed inside a slot (array_fnv's repair, over the arena's mmap).
+if(CLANG_ARENA)
+  add_test(NAME wedge_arena COMMAND test_wedge --layout arena)
+  set_tests_properties(wedge_arena PROPERTIES TIMEOUT 60)
+endif()

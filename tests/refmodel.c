@@ -156,6 +156,36 @@ static __u32 set_place(struct rm_store *s, __u32 b, int64_t now, struct xkv_stat
 	return w;
 }
 
+/* RM_PROBE: the slot a new key takes in its window, dropping what was there;
+ * counts store_new or overwrites in delta */
+static __u32 probe_place(struct rm_store *s, const void *key, __u32 klen, int64_t now, struct xkv_stats *delta)
+{
+	__u32 home = slot_of(s, key, klen), win = s->cfg.entries < 4 ? s->cfg.entries : 4;
+	struct rm_item *oldest = NULL;
+	for (__u32 j = 0; j < win; j++) {
+		__u32 t = (home + j) % s->cfg.entries;
+		struct rm_item *it = NULL;
+		for (__u32 i = 0; i < s->n && !it; i++)
+			if (s->items[i].way == t)
+				it = &s->items[i];
+		if (it && alive(it, now)) {
+			if (!oldest || it->wrote < oldest->wrote)
+				oldest = it;
+			continue;
+		}
+		if (it)
+			drop(s, it);
+		if (delta)
+			delta->v[XKV_STAT_store_new]++;
+		return t;
+	}
+	__u32 t = oldest->way;
+	drop(s, oldest);
+	if (delta)
+		delta->v[XKV_STAT_overwrites]++;
+	return t;
+}
+
 /* the item sharing key's array slot (another key), if any */
 static struct rm_item *slot_rival(const struct rm_store *s, const void *key, __u32 klen)
 {
@@ -220,6 +250,10 @@ static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 f
 		way = set_place(s, set_of(s, key, klen), now, delta);
 		is_new = 0; /* counted by set_place */
 	}
+	if (!it && s->cfg.kind == RM_PROBE) {
+		way = probe_place(s, key, klen, now, delta);
+		is_new = 0; /* counted by probe_place */
+	}
 	if (!it) {
 		if (s->n == s->cap) {
 			s->cap = s->cap ? s->cap * 2 : 16;
@@ -244,6 +278,7 @@ static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 f
 	it->flags = flags;
 	it->expire = expiry(exptime, now);
 	it->used = ++s->clock;
+	it->wrote = it->used;
 	return PUT_OK;
 }
 

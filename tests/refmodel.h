@@ -31,6 +31,10 @@ enum rm_kind {
 		       * bucket's hand, a way whose reference bit (set by a get hit)
 		       * is set loses it and is passed, the first without is evicted
 		       * and the hand moves past it */
+	RM_PROBE,   /* arena: home = hash(key) % entries; a key lives in one of the
+		     * min(4, entries) slots from home on (wrapping); a new key takes
+		     * the first without a live item, else replaces the live item
+		     * written longest ago in that window */
 };
 
 /* A network in the one form the policy uses for both families: IPv6 as
@@ -76,7 +80,7 @@ struct rm_config {
 	__u32 entries;
 	__u16 port;
 	int counts_new;  /* the layout counts store_new */
-	__u64 hash_seed; /* RM_ARRAY, RM_SET_ASSOC: placement hash key (hash.h; 0 = FNV-1a) */
+	__u64 hash_seed; /* RM_ARRAY, RM_SET_ASSOC, RM_PROBE: placement hash key (hash.h; 0 = FNV-1a) */
 	__u32 ways;      /* RM_SET_ASSOC: ways per bucket */
 	int binary_keys; /* --binary-keys: only NUL is refused in keys */
 	struct rm_policy pol;
@@ -93,7 +97,8 @@ struct rm_item {
 	__u8 *val;
 	int64_t expire;  /* unix seconds; RM_NEVER, RM_EXPIRED, or the moment it dies */
 	__u64 used;      /* last use, for RM_LRU and RM_LRU_PERCPU */
-	__u32 way;       /* RM_SET_ASSOC: the way it occupies in its bucket */
+	__u32 way;       /* RM_SET_ASSOC: the way it occupies in its bucket; RM_PROBE: its slot */
+	__u64 wrote;     /* RM_PROBE: when it was last written (the store's clock) */
 	__u64 cas;       /* cas unique (the slow-path model; see rm_cas_fn) */
 };
 

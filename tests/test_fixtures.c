@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,6 +33,7 @@
 #include "refmodel.h"
 #include "array_fnv/slot.h"
 #include "set_assoc/bucket.h"
+#include "arena/table.h"
 
 #define FAM4 1
 #define FAM6 2
@@ -1327,7 +1329,7 @@ static int layout_open(struct run *r, const char *name, __u32 entries, const str
 		.kind = !strcmp(name, "array_fnv") ? RM_ARRAY : !strcmp(name, "lru") ? RM_LRU :
 			!strcmp(name, "percpu") ? RM_PERCPU :
 			!strcmp(name, "lru_percpu") ? RM_LRU_PERCPU :
-			!strcmp(name, "set_assoc") ? RM_SET_ASSOC : RM_HASH,
+			!strcmp(name, "set_assoc") ? RM_SET_ASSOC : !strcmp(name, "arena") ? RM_PROBE : RM_HASH,
 		.hash_seed = r->st.cfg.hash_seed,
 		.ways = xkv_sa_ways(r->st.cfg.entry_size),
 		.key_cap = r->st.cfg.key_cap,
@@ -1335,7 +1337,7 @@ static int layout_open(struct run *r, const char *name, __u32 entries, const str
 		.entries = r->st.cfg.entries,
 		.port = r->st.cfg.port,
 		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru") ||
-			      !strcmp(name, "lru_percpu") || !strcmp(name, "set_assoc"),
+			      !strcmp(name, "lru_percpu") || !strcmp(name, "set_assoc") || !strcmp(name, "arena"),
 		.binary_keys = !!(flags & XKV_CFG_BINARY_KEYS),
 	};
 	if (policy_install(r, t)) {
@@ -1481,6 +1483,116 @@ static void case_array_collision(struct run *r)
 	check_store(&w, &m, keys, kl, 2);
 out:
 	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* arena, 4 slots (one window holds the whole table, from each key's home
+ * on): a full window takes a new key only by replacing the item written
+ * longest ago; a deleted slot is taken first (no tombstones: the keys
+ * stored past it are still found); a key stored again stays where it is
+ * and counts as written now; the accessor stores by the same rule.  Every
+ * step is checked against the model (refmodel.c, RM_PROBE), the counters
+ * also by hand. */
+/* A store counted store_new +nw and overwrites +ov (d: the counters' change). */
+static void counted(struct where *w, const struct xkv_stats *d, __u64 nw, __u64 ov, const char *what)
+{
+	if (d->v[XKV_STAT_store_new] != nw || d->v[XKV_STAT_overwrites] != ov)
+		fail(w, "%s: store_new +%llu overwrites +%llu, expected +%llu +%llu", what,
+		     (unsigned long long)d->v[XKV_STAT_store_new], (unsigned long long)d->v[XKV_STAT_overwrites],
+		     (unsigned long long)nw, (unsigned long long)ov);
+}
+
+static void case_arena_window(struct run *r)
+{
+	struct where w = { .r = r, .name = "arena window: first free slot, else the oldest write", .fam = FAM4 };
+	struct rm_store m;
+	struct xkv_stats d;
+	char key[8][16], line[160], want[160];
+	__u8 keys[8][XKV_KEY_MAX];
+	__u32 kl[8];
+
+	rm_store_init(&m, &r->mc);
+	for (__u32 i = 0; i < 8; i++) {
+		snprintf(key[i], sizeof(key[i]), "win%u", i);
+		kl[i] = (__u32)strlen(key[i]);
+		memcpy(keys[i], key[i], kl[i]);
+	}
+	flush_store(r);
+	for (__u32 i = 0; i < 4; i++) { /* fill: every store new */
+		snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+		counted(&w, &d, 1, 0, "filling the table");
+	}
+	/* a hole: the other three are still found */
+	snprintf(line, sizeof(line), "delete %s\r\n", key[1]);
+	xdp_req(&w, &m, line, TX, XKV_R_DELETED, NULL);
+	snprintf(line, sizeof(line), "get %s %s %s %s\r\n", key[0], key[1], key[2], key[3]);
+	snprintf(want, sizeof(want), "VALUE %s 0 1\r\nv\r\nVALUE %s 2 1\r\nv\r\nVALUE %s 3 1\r\nv\r\nEND\r\n",
+		 key[0], key[2], key[3]);
+	xdp_req(&w, &m, line, TX, want, NULL);
+	/* the hole is taken: new, nothing replaced */
+	snprintf(line, sizeof(line), "set %s 4 0 1\r\nn\r\n", key[4]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	counted(&w, &d, 1, 0, "store into the hole");
+	/* key 0 written again in place: neither new nor a replacement */
+	snprintf(line, sizeof(line), "set %s 10 0 1\r\nw\r\n", key[0]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	counted(&w, &d, 0, 0, "store of a present key");
+	/* full: key 2, now the oldest write, is replaced */
+	snprintf(line, sizeof(line), "set %s 5 0 1\r\nf\r\n", key[5]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
+	counted(&w, &d, 0, 1, "store into a full window");
+	snprintf(line, sizeof(line), "get %s %s %s\r\n", key[2], key[0], key[5]);
+	snprintf(want, sizeof(want), "VALUE %s 10 1\r\nw\r\nVALUE %s 5 1\r\nf\r\nEND\r\n", key[0], key[5]);
+	xdp_req(&w, &m, line, TX, want, NULL);
+	/* the accessor: key 3 is the oldest now */
+	__u8 v = 'u';
+	seed_one(&w, &m, key[6], 6, 0, &v, 1);
+	snprintf(line, sizeof(line), "get %s %s\r\n", key[3], key[6]);
+	snprintf(want, sizeof(want), "VALUE %s 6 1\r\nu\r\nEND\r\n", key[6]);
+	xdp_req(&w, &m, line, TX, want, NULL);
+	w.step = 0;
+	check_store(&w, &m, keys, kl, 8);
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* arena: every process maps the arena at the address in cfg.arena_base.  A
+ * second open in this process shares the mapping; an open at an address
+ * something else occupies fails, naming the address. */
+static void case_arena_address(struct run *r)
+{
+	struct where w = { .r = r, .name = "arena address: shared in a process, occupied refused by name", .fam = FAM4 };
+	struct xkv_store s2;
+	char err[XKV_ERRLEN] = "", want[32];
+	int e = xkv_store_adopt(&s2, &r->st, dup(r->st.store_fd), &r->st.cfg, err, sizeof(err));
+	if (e || s2.mm != r->st.mm)
+		fail(&w, "second open of the same arena: %s, mapped at %p, first at %p", e ? err : "ok", s2.mm,
+		     r->st.mm);
+	if (!e)
+		xkv_store_drop(&s2); /* the first mapping stays */
+	if (*(volatile __u64 *)r->st.mm != XKV_AR_READY)
+		fail(&w, "the first mapping went with the second");
+	/* another window, occupied by an anonymous mapping */
+	__u64 other = r->st.cfg.arena_base - XKV_AR_WINDOW_BYTES * (XKV_AR_BASES - 1);
+	void *p = mmap((void *)(uintptr_t)other, XKV_AR_PAGE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)(uintptr_t)other) {
+		fail(&w, "test bug: cannot occupy %#llx", (unsigned long long)other);
+	} else {
+		struct xkv_config c = r->st.cfg;
+		c.arena_base = other;
+		snprintf(want, sizeof(want), "%#llx", (unsigned long long)other);
+		err[0] = 0;
+		e = xkv_store_adopt(&s2, &r->st, dup(r->st.store_fd), &c, err, sizeof(err));
+		if (!e || !strstr(err, want))
+			fail(&w, "open at occupied %s: %s (%s)", want, e ? "refused" : "accepted", err);
+		if (!e)
+			xkv_store_drop(&s2);
+		else
+			close(s2.store_fd);
+		munmap(p, XKV_AR_PAGE);
+	}
 	case_done(r, &w);
 }
 
@@ -1917,6 +2029,8 @@ static const struct {
 	{ "array_fnv", 8, 0, case_array_collision, 0 },
 	{ "array_fnv", 8, 0, case_array_collision, FIXTURE_SEED },
 	{ "set_assoc", 1, 0, case_set_assoc_clock, FIXTURE_SEED },
+	{ "arena", 4, 0, case_arena_window, FIXTURE_SEED },
+	{ "arena", 64, 0, case_arena_address, FIXTURE_SEED },
 	{ "lru", 16, 0, case_lru_evict },
 	{ "lru", 15, XKV_CFG_NO_COMMON_LRU, case_lru_cpu_lists },
 	{ "percpu", 8, 0, case_percpu },
@@ -1981,7 +2095,7 @@ static void check_map_opts(struct run *r, const char *name)
 	xkv_config_defaults(&cfg, name);
 	cfg.hash_seed = 42;
 	int e = xkv_config_finish(&cfg, err, sizeof(err));
-	int want_ok = !strcmp(name, "array_fnv") || !strcmp(name, "set_assoc");
+	int want_ok = !strcmp(name, "array_fnv") || !strcmp(name, "set_assoc") || !strcmp(name, "arena");
 	if (want_ok ? e != 0 : (e != -EINVAL || !strstr(err, "--hash-seed"))) {
 		fprintf(stderr, "FAIL [%s] --hash-seed: %s (%s)\n", name,
 			want_ok ? "refused" : "accepted, or refused without naming it", err);

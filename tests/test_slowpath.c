@@ -800,9 +800,9 @@ static void t_counters(struct env *e)
 	want.v[XKV_STAT_get_misses] = 2;
 	want.v[XKV_STAT_stores] = 3;
 	/* a, x and n were new; counted by the layouts that count new items
-	 * (as their XDP side does: array_fnv, lru, lru_percpu, set_assoc) */
+	 * (as their XDP side does: array_fnv, lru, lru_percpu, set_assoc, arena) */
 	if (!strcmp(e->layout, "array_fnv") || !strcmp(e->layout, "lru") ||
-	    !strcmp(e->layout, "lru_percpu") || !strcmp(e->layout, "set_assoc"))
+	    !strcmp(e->layout, "lru_percpu") || !strcmp(e->layout, "set_assoc") || !strcmp(e->layout, "arena"))
 		want.v[XKV_STAT_store_new] = 3;
 	want.v[XKV_STAT_deletes] = 1;
 	want.v[XKV_STAT_delete_misses] = 1;
@@ -2371,7 +2371,8 @@ static void t_model_run(struct env *e, __u64 seed, int steps, bool udp)
 	int seen[M_OUTCOMES] = {};
 	struct mrun r = { .e = e, .rng = seed * 2654435761u + 1, .udp = udp };
 	struct rm_config cfg = {
-		.kind = !strcmp(e->layout, "array_fnv") ? RM_ARRAY : RM_HASH,
+		.kind = !strcmp(e->layout, "array_fnv") ? RM_ARRAY : !strcmp(e->layout, "arena") ? RM_PROBE : RM_HASH,
+		.hash_seed = e->s.cfg.hash_seed,
 		.key_cap = XKV_KEY_MAX, .val_cap = VAL_CAP, .entries = ENTRIES, .port = 11211,
 	};
 	struct xkv_buf req = {}, got = {};

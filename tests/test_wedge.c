@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* A userspace writer killed inside an array_fnv slot (or a set_assoc bucket,
  * with --layout set_assoc: "slot" below is then the key's bucket, its
- * counter the bucket's lock) must not wedge it for good (issue 6, issue 9).  A forked child stores through the real accessor with
+ * counter the bucket's lock; or an arena slot, with --layout arena: the
+ * key's home slot, where it is stored in an empty table) must not wedge it for good (issue 6, issue 9).  A forked child stores through the real accessor with
  * XDPKV_TEST_DIE_IN_SLOT=1, which makes set() SIGKILL itself halfway through
  * the value, the slot held (odd).  Then:
  *   1. at once: the accessor answers -EBUSY for that key, fast; the XDP
@@ -16,7 +17,7 @@
  * after the timeout, it learns so on release, takes the slot again and
  * rewrites its whole value once continued.
  *
- *   test_wedge [--layout array_fnv|set_assoc]   exit 1 on a failed check */
+ *   test_wedge [--layout array_fnv|set_assoc|arena]   exit 1 on a failed check */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include "xdpkv.h"
 #include "array_fnv/slot.h"
 #include "set_assoc/bucket.h"
+#include "arena/table.h"
 #include "pktbuild.h"
 
 #define STEAL_MS 200
@@ -157,7 +159,22 @@ static __u32 *slot_of(const char *key)
 		__u32 b = xkv_sa_bucket_of(h, xkv_sa_buckets(st.cfg.entries, st.cfg.entry_size));
 		return &((struct xkv_sa_bucket *)((__u8 *)st.mm + (size_t)b * st.slot_stride))->seq;
 	}
-	return &((struct xkv_entry *)((__u8 *)st.mm + (size_t)(h % st.cfg.entries) * st.slot_stride))->seq;
+	size_t off = !strcmp(st.cfg.layout, "arena") ? XKV_AR_TABLE_OFF : 0;
+	return &((struct xkv_entry *)((__u8 *)st.mm + off + (size_t)(h % st.cfg.entries) * st.slot_stride))->seq;
+}
+
+/* Is key's slot clear of KEY's (ke)?  Another slot; for arena, also neither
+ * window holding the other's home slot, so that no store of one key
+ * touches the other's counter. */
+static bool apart(const char *key, __u32 *ke)
+{
+	__u32 *o = slot_of(key);
+	if (strcmp(st.cfg.layout, "arena"))
+		return o != ke;
+	size_t d = (size_t)((__u8 *)o - (__u8 *)ke) / st.slot_stride, n = st.cfg.entries;
+	if (o < ke)
+		d = n - (size_t)((__u8 *)ke - (__u8 *)o) / st.slot_stride;
+	return d >= XKV_AR_WINDOW && n - d >= XKV_AR_WINDOW;
 }
 
 int main(int argc, char **argv)
@@ -168,15 +185,15 @@ int main(int argc, char **argv)
 	const char *layout = "array_fnv";
 
 	if (argc == 3 && !strcmp(argv[1], "--layout") &&
-	    (!strcmp(argv[2], "array_fnv") || !strcmp(argv[2], "set_assoc")))
+	    (!strcmp(argv[2], "array_fnv") || !strcmp(argv[2], "set_assoc") || !strcmp(argv[2], "arena")))
 		layout = argv[2];
 	else if (argc != 1) {
-		fprintf(stderr, "usage: %s [--layout array_fnv|set_assoc]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--layout array_fnv|set_assoc|arena]\n", argv[0]);
 		return 2;
 	}
 	setenv("XDPKV_SLOT_STEAL_MS", STR(STEAL_MS), 1); /* read when a store opens */
 	xkv_config_defaults(&cfg, layout);
-	if (!strcmp(layout, "set_assoc"))
+	if (strcmp(layout, "array_fnv"))
 		cfg.hash_seed = 0x243f6a8885a308d3ull; /* keyed, as attach makes it */
 	cfg.entries = 64;
 	cfg.key_cap = 16;
@@ -195,7 +212,7 @@ int main(int argc, char **argv)
 	__u32 *ke = slot_of(KEY);
 	for (int i = 0, n = 0; n < NOTHER; i++) {
 		snprintf(others[n], sizeof(others[n]), "o%d", i);
-		if (slot_of(others[n]) != ke)
+		if (apart(others[n], ke))
 			n++;
 	}
 	int ok = !uset(&st, KEY, "old-value");

@@ -32,6 +32,13 @@
 
 #include "xdpkv.h"
 
+/* every layout this build has (arena: only with clang >= 18) */
+#ifdef XKV_HAVE_ARENA
+#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc,arena"
+#else
+#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc"
+#endif
+
 #define MAX_LIST 16
 #define HDR_LEN (ETH_HLEN + 20 + 8 + XKV_UDP_HDR_LEN)
 #define PKT_MAX (HDR_LEN + XKV_REQ_MAX)
@@ -881,7 +888,7 @@ static void usage(FILE *f)
 		"                        [--value-size V] [--set-cpu 0] [--get-cpu 1]\n"
 		"                        [--steering split|random] [--seed S] [--json]\n"
 		"Layouts: those of `xdpkv layouts`, and lru_no_common_lru (lru with --no-common-lru).\n"
-		"Defaults: layouts hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc; memory --items 1000000 (--quick:\n"
+		"Defaults: layouts " KV_DEFAULT_LAYOUTS "; memory --items 1000000 (--quick:\n"
 		"100000), key sizes 16,64,128,250, value sizes 32,128,512,1024; lost --capacity 65536,\n"
 		"key 16, value 32; stale --keys 4096 --rounds 4.  Needs root (exit 77 otherwise).\n");
 }
@@ -948,7 +955,7 @@ static void defaults(void)
 {
 	static const __u32 ks[] = {16, 64, 128, 250}, vs[] = {32, 128, 512, 1024}, fs[] = {10, 50, 95};
 	static const double rs[] = {0.5, 0.9, 1.0, 1.5};
-	parse_layouts("--layouts", "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc");
+	parse_layouts("--layouts", KV_DEFAULT_LAYOUTS);
 	o.key_sizes.n = 4;
 	o.value_sizes.n = 4;
 	o.fills.n = 3;

@@ -2,7 +2,7 @@
 # Install the Debian 12 packages xdpkv needs to build, test and benchmark;
 # only what is missing, so a second run is quick.  Needs root.
 set -euo pipefail
-# clang-19: the one BPF object that needs BPF address spaces (bench/arena_c_probe.bpf.c)
+# clang-19: the BPF objects that need BPF address spaces (variants/arena, bench/arena_c_probe.bpf.c)
 # patchelf: bench/devkit.sh (the kit's executables find its libraries by rpath)
 PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev

@@ -21,6 +21,7 @@ struct {
 
 #define XKV_KEY_IN_VALUE 1
 #define XKV_STORE_MATCH(sc, e) ((e)->klen == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
+#include "array_fnv/slot_del.bpf.h"
 
 /* FNV-1a over up to 250 key bytes is a long loop: a global function, so the
  * verifier walks it once instead of at every call site. */
@@ -69,15 +70,7 @@ static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *s
 	struct xkv_entry *e = bpf_map_lookup_elem(&store, &idx);
 	if (!e || !e->wtime_ns || !XKV_STORE_MATCH(sc, e))
 		return 0;
-	__u32 own = slot_lock(e);
-	if (!own)
-		return -EBUSY;
-	int found = e->wtime_ns && XKV_STORE_MATCH(sc, e);
-	if (found)
-		e->wtime_ns = 0;
-	if (!slot_unlock(e, own))
-		return -EBUSY;
-	return found;
+	return slot_del(sc, e);
 }
 
 #include "handler.bpf.h"

@@ -20,21 +20,9 @@ static __u64 steal_ns = XKV_SLOT_STEAL_MS * 1000000ull;
  * slot, =stop SIGSTOP (a writer that is only slow); once per process */
 static int die_in_slot;
 
-/* A slot whose writer died inside: its bytes may be half written; empty it. */
-static void mend(struct xkv_store *s, void *at, __u32 own)
-{
-	struct xkv_entry *e = at;
-	(void)s;
-	(void)own;
-	e->wtime_ns = 0;
-	e->expire_ns = 0;
-	e->len = 0;
-	e->klen = 0;
-}
-
 static __u32 repair(struct xkv_store *s, struct xkv_entry *e, __u32 q0)
 {
-	return xkv_seq_repair(s, &e->seq, q0, steal_ns, e, s->cfg.entry_size, mend);
+	return xkv_seq_repair(s, &e->seq, q0, steal_ns, e, s->cfg.entry_size, xkv_slot_mend);
 }
 
 static int open_slots(struct xkv_store *s)
@@ -49,11 +37,6 @@ static struct xkv_entry *slot(struct xkv_store *s, __u32 i)
 	return (struct xkv_entry *)((__u8 *)s->mm + (size_t)i * s->slot_stride);
 }
 
-static bool match(const struct xkv_store *s, const struct xkv_entry *e, const __u8 *k, __u32 klen)
-{
-	return e->klen == klen && !memcmp(e->data, k, s->cfg.key_size);
-}
-
 static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it)
 {
 	__u8 k[XKV_KEY_MAX + 8];
@@ -65,7 +48,7 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 		return -ENOMEM;
 	__u32 q0 = slot_seq(e);
 	int r = xkv_slot_read(s, e, buf, xkv_now_ns());
-	if (r == 1 && match(s, buf, k, klen)) {
+	if (r == 1 && xkv_slot_match(s, buf, k, klen)) {
 		xkv_slot_item(s, buf, it);
 	} else if (r == 1) {
 		r = 0;
@@ -87,31 +70,8 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
  * whose writer died inside comes back repaired, i.e. empty. */
 static int take(struct xkv_store *s, struct xkv_entry *e, __u32 *own)
 {
-	return xkv_seq_take(s, &e->seq, own, steal_ns, e, s->cfg.entry_size, mend);
+	return xkv_seq_take(s, &e->seq, own, steal_ns, e, s->cfg.entry_size, xkv_slot_mend);
 }
-
-/* Write n (key k) into slot e, whose writer side this thread holds.
- * Returns what it counts: bit 0 a new item, bit 1 an item of another key
- * overwritten (as the XDP side counts them, array_fnv.bpf.c). */
-static int fill_slot(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32 klen,
-		     const struct xkv_entry *n)
-{
-	int fresh = !e->wtime_ns || (!match(s, e, k, klen) && !xkv_entry_live(e, n->wtime_ns));
-	int evicts = !fresh && !match(s, e, k, klen);
-	slot_put_head(e, n, klen);
-	memcpy(e->data, k, s->cfg.key_size);
-	xkv_slot_put_value(e->data + s->cfg.key_size, n, &die_in_slot);
-	return fresh | evicts << 1;
-}
-
-/* Where a store goes: the packed key and its slot; only_free (add): leave a
- * slot that holds a live item alone. */
-struct where {
-	__u8 k[XKV_KEY_MAX + 8];
-	__u32 klen;
-	bool only_free;
-	struct xkv_entry *e;
-};
 
 /* One try of a store under the slot's lock (xkv_slot_store): fn decides
  * from the live item of this key in the slot, so the read, the decision
@@ -120,22 +80,22 @@ struct where {
 static int store_try(struct xkv_store *s, void *where, xkv_decide_fn fn, void *arg, struct xkv_item *it,
 		     struct xkv_entry *n)
 {
-	struct where *at = where;
-	struct xkv_entry *e = at->e;
+	struct xkv_slot_where *at = where;
+	struct xkv_entry *e = slot(s, at->at);
 	__u32 own;
 	int rc;
 	if (take(s, e, &own))
 		return -EBUSY;
 	if (at->only_free && e->wtime_ns && xkv_entry_live(e, xkv_now_ns())) {
-		rc = match(s, e, at->k, at->klen) ? -EEXIST : -EADDRINUSE;
+		rc = xkv_slot_match(s, e, at->k, at->klen) ? -EEXIST : -EADDRINUSE;
 		slot_unlock(e, own);
 		return rc;
 	}
-	if (fn && (rc = xkv_slot_decide(s, match(s, e, at->k, at->klen) ? e : NULL, fn, arg, it, n))) {
+	if (fn && (rc = xkv_slot_decide(s, xkv_slot_match(s, e, at->k, at->klen) ? e : NULL, fn, arg, it, n))) {
 		slot_unlock(e, own);
 		return rc;
 	}
-	int counts = fill_slot(s, e, at->k, at->klen, n);
+	int counts = xkv_slot_fill(s, e, at->k, at->klen, n, &die_in_slot);
 	if (!slot_unlock(e, own))
 		return XKV_ROBBED; /* a thief emptied the slot or stored its own value */
 	s->new_items += counts & 1;
@@ -143,34 +103,12 @@ static int store_try(struct xkv_store *s, void *where, xkv_decide_fn fn, void *a
 	return 0;
 }
 
-/* set_if; with fn NULL, set */
-static int store_at(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
-		    struct xkv_entry *n, bool only_free)
+static __u32 locate(const struct xkv_store *s, const __u8 *k, __u32 klen)
 {
-	struct where at = { .klen = klen, .only_free = only_free };
-	if (xkv_key_pack(&s->cfg, key, klen, at.k))
-		return -EINVAL;
-	at.e = slot(s, slot_index(s->cfg.hash_seed, at.k, klen, s->cfg.entries));
-	return xkv_slot_store(s, &at, fn, arg, n, store_try);
+	return slot_index(s->cfg.hash_seed, k, klen, s->cfg.entries);
 }
 
-static int store(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
-		 struct xkv_entry *n)
-{
-	return store_at(s, key, klen, fn, arg, n, false);
-}
-
-static int set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
-{
-	return store(s, key, klen, NULL, NULL, (struct xkv_entry *)n);
-}
-
-/* add (migrate's copier): only into a slot without a live item;
- * -EEXIST: this key's, -EADDRINUSE: another key's (a collision) */
-static int add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
-{
-	return store_at(s, key, klen, NULL, NULL, (struct xkv_entry *)n, true);
-}
+static const struct xkv_slot_ops slot_ops = { .locate = locate, .try = store_try };
 
 static int del(struct xkv_store *s, const void *key, __u32 klen)
 {
@@ -181,7 +119,7 @@ static int del(struct xkv_store *s, const void *key, __u32 klen)
 	__u32 own;
 	if (take(s, e, &own))
 		return -EBUSY;
-	int found = e->wtime_ns && match(s, e, k, klen);
+	int found = e->wtime_ns && xkv_slot_match(s, e, k, klen);
 	int live = found && xkv_entry_live(e, xkv_now_ns());
 	if (found)
 		e->wtime_ns = 0;
@@ -190,53 +128,6 @@ static int del(struct xkv_store *s, const void *key, __u32 klen)
 	 * stored; nothing to redo for a delete */
 	slot_unlock(e, own);
 	return live;
-}
-
-static long count(struct xkv_store *s)
-{
-	__u64 now = xkv_now_ns();
-	long n = 0;
-	for (__u32 i = 0; i < s->cfg.entries; i++)
-		n += xkv_entry_live(slot(s, i), now);
-	return n;
-}
-
-static int flush(struct xkv_store *s)
-{
-	for (__u32 i = 0; i < s->cfg.entries; i++) {
-		struct xkv_entry *e = slot(s, i);
-		__u32 own;
-		if (!e->wtime_ns)
-			continue;
-		if (take(s, e, &own))
-			return -EBUSY;
-		e->wtime_ns = 0;
-		slot_unlock(e, own); /* robbed: the thief emptied it, or stored after the flush */
-	}
-	return 0;
-}
-
-static __u64 span(const struct xkv_store *s)
-{
-	return s->cfg.entries;
-}
-
-static long scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
-{
-	struct xkv_entry *buf = malloc(s->cfg.entry_size);
-	__u64 end = hi < s->cfg.entries ? hi : s->cfg.entries, now = xkv_now_ns();
-	long n = 0;
-	if (!buf)
-		return -ENOMEM;
-	for (__u64 i = lo; i < end; i++) {
-		int r = xkv_slot_visit(s, slot(s, (__u32)i), buf, now, fn, arg, &n, busy);
-		if (r) {
-			n = r;
-			break;
-		}
-	}
-	free(buf);
-	return n;
 }
 
 const struct xkv_layout xkv_layout_array_fnv = {
@@ -249,13 +140,8 @@ const struct xkv_layout xkv_layout_array_fnv = {
 	.elf = elf,
 	.open = open_slots,
 	.close = xkv_slots_unmap,
+	.slot_ops = &slot_ops,
 	.get = get,
-	.set = set,
-	.set_if = store,
-	.add = add,
 	.del = del,
-	.count = count,
-	.flush = flush,
-	.span = span,
-	.scan = scan,
+	XKV_SLOTS_ACCESSOR,
 };

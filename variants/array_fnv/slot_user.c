@@ -205,3 +205,109 @@ int xkv_slot_visit(const struct xkv_store *s, const struct xkv_entry *e, struct 
 	(*n)++;
 	return 0;
 }
+
+void xkv_slot_mend(struct xkv_store *s, void *at, __u32 own)
+{
+	struct xkv_entry *e = at;
+	(void)s;
+	(void)own;
+	e->wtime_ns = 0;
+	e->expire_ns = 0;
+	e->len = 0;
+	e->klen = 0;
+}
+
+bool xkv_slot_match(const struct xkv_store *s, const struct xkv_entry *e, const __u8 *k, __u32 klen)
+{
+	return e->klen == klen && !memcmp(e->data, k, s->cfg.key_size);
+}
+
+int xkv_slot_fill(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32 klen, const struct xkv_entry *n,
+		  int *die)
+{
+	int fresh = !e->wtime_ns || (!xkv_slot_match(s, e, k, klen) && !xkv_entry_live(e, n->wtime_ns));
+	int evicts = !fresh && !xkv_slot_match(s, e, k, klen);
+	slot_put_head(e, n, klen);
+	memcpy(e->data, k, s->cfg.key_size);
+	xkv_slot_put_value(e->data + s->cfg.key_size, n, die);
+	return fresh | evicts << 1;
+}
+
+static struct xkv_entry *slot_in(const struct xkv_store *s, __u64 i)
+{
+	return (struct xkv_entry *)((__u8 *)s->mm + s->L->slot_ops->table_off + i * s->slot_stride);
+}
+
+long xkv_slots_count(struct xkv_store *s)
+{
+	__u64 now = xkv_now_ns();
+	long n = 0;
+	for (__u32 i = 0; i < s->cfg.entries; i++)
+		n += xkv_entry_live(slot_in(s, i), now);
+	return n;
+}
+
+int xkv_slots_flush(struct xkv_store *s)
+{
+	__u64 steal_ns = xkv_wedge_steal_ns();
+	for (__u32 i = 0; i < s->cfg.entries; i++) {
+		struct xkv_entry *e = slot_in(s, i);
+		__u32 own;
+		if (!e->wtime_ns)
+			continue;
+		if (xkv_seq_take(s, &e->seq, &own, steal_ns, e, s->cfg.entry_size, xkv_slot_mend))
+			return -EBUSY;
+		e->wtime_ns = 0;
+		slot_unlock(e, own); /* robbed: the thief emptied it, or stored after the flush */
+	}
+	return 0;
+}
+
+__u64 xkv_slots_span(const struct xkv_store *s)
+{
+	return s->cfg.entries;
+}
+
+long xkv_slots_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy)
+{
+	struct xkv_entry *buf = malloc(s->cfg.entry_size);
+	__u64 end = hi < s->cfg.entries ? hi : s->cfg.entries, now = xkv_now_ns();
+	long n = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (__u64 i = lo; i < end; i++) {
+		int r = xkv_slot_visit(s, slot_in(s, i), buf, now, fn, arg, &n, busy);
+		if (r) {
+			n = r;
+			break;
+		}
+	}
+	free(buf);
+	return n;
+}
+
+static int slots_store(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		       struct xkv_entry *n, bool only_free)
+{
+	struct xkv_slot_where w = { .klen = klen, .only_free = only_free };
+	if (xkv_key_pack(&s->cfg, key, klen, w.k))
+		return -EINVAL;
+	w.at = s->L->slot_ops->locate(s, w.k, klen);
+	return xkv_slot_store(s, &w, fn, arg, n, s->L->slot_ops->try);
+}
+
+int xkv_slots_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	return slots_store(s, key, klen, NULL, NULL, (struct xkv_entry *)n, false);
+}
+
+int xkv_slots_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		     struct xkv_entry *n)
+{
+	return slots_store(s, key, klen, fn, arg, n, false);
+}
+
+int xkv_slots_add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n)
+{
+	return slots_store(s, key, klen, NULL, NULL, (struct xkv_entry *)n, true);
+}

@@ -83,4 +83,46 @@ __u32 xkv_seq_repair(struct xkv_store *s, __u32 *seq, __u32 q0, __u64 steal_ns, 
 int xkv_seq_take(struct xkv_store *s, __u32 *seq, __u32 *own, __u64 steal_ns, void *at, size_t len,
 		 xkv_mend_fn mend);
 
+/* Where a slot store goes: the packed key, add's only_free, and the layout's
+ * place for it (array_fnv: the slot index; arena: the home slot). */
+struct xkv_slot_where {
+	__u8 k[XKV_KEY_MAX + 8];
+	__u32 klen;
+	bool only_free;
+	__u32 at;
+};
+struct xkv_slot_ops {
+	__u32 (*locate)(const struct xkv_store *s, const __u8 *k, __u32 klen); /* -> where.at */
+	xkv_store_try_fn try; /* where: a struct xkv_slot_where */
+	__u32 table_off;      /* slot 0 in the mapping (arena: past its header) */
+};
+/* set, set_if and add (only where no live item is replaced: -EEXIST the
+ * key's, -EADDRINUSE another key's) of a layout with slot_ops */
+int xkv_slots_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n);
+int xkv_slots_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,
+		     struct xkv_entry *n);
+int xkv_slots_add(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *n);
+
+/* The slots of array_fnv and arena (cfg.entries of s->slot_stride bytes from
+ * slot_ops->table_off in s->mm), for both accessors. */
+/* mend for a slot: empty it */
+void xkv_slot_mend(struct xkv_store *s, void *at, __u32 own);
+/* Does slot e hold key k (packed, klen bytes)? */
+bool xkv_slot_match(const struct xkv_store *s, const struct xkv_entry *e, const __u8 *k, __u32 klen);
+/* Write n (key k) into slot e, whose writer side the caller holds (die:
+ * xkv_slot_put_value's).  What it counts: bit 0 a new item, bit 1 an item of
+ * another key overwritten (as the XDP side counts them). */
+int xkv_slot_fill(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32 klen, const struct xkv_entry *n,
+		  int *die);
+/* count, flush, span and scan (xkv_layout) over the slots of a layout with slot_ops */
+long xkv_slots_count(struct xkv_store *s);
+int xkv_slots_flush(struct xkv_store *s);
+__u64 xkv_slots_span(const struct xkv_store *s);
+long xkv_slots_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy);
+/* The accessor fields those give a layout (get and del are its own). */
+#define XKV_SLOTS_ACCESSOR                                                                 \
+	.set = xkv_slots_set, .set_if = xkv_slots_set_if, .add = xkv_slots_add,            \
+	.count = xkv_slots_count, .flush = xkv_slots_flush, .span = xkv_slots_span,        \
+	.scan = xkv_slots_scan
+
 #endif
