@@ -429,8 +429,12 @@ int choose_keys(Bench &b)
 	auto it = std::make_unique<xkv_item>();
 	for (uint32_t i = 0; i < nkeys; i++) {
 		uint32_t &nx = next[i % classes];
-		uint32_t start = std::max(nx, i * stride), k = start, tried = 0;
-		for (; !b.null_store && tried < opt.entries; tried++, k = k + 1 < opt.entries ? k + 1 : 0) {
+		uint32_t start = std::max(nx, i * stride), k, tried = 0;
+		if (start >= opt.entries && !b.null_store && classes > 1)
+			start = 0; /* this cursor passed the end: wrap (used[] keeps keys distinct) */
+		k = start;
+		for (; !b.null_store && start < opt.entries && tried < opt.entries;
+		     tried++, k = k + 1 < opt.entries ? k + 1 : 0) {
 			if (classes == 1 && k < start)
 				break; /* one cursor: no wrap (the keys stay in order) */
 			if (used[k] || !bucket_ok(b, k, i))
@@ -444,13 +448,14 @@ int choose_keys(Bench &b)
 			if (r == 1 && it->len == kValLen && !memcmp(it->data, v.data(), kValLen))
 				break;
 		}
-		if (!b.null_store && (tried >= opt.entries || (classes == 1 && k < start))) {
+		if (!b.null_store && (start >= opt.entries || tried >= opt.entries || (classes == 1 && k < start))) {
 			b.err = b.name + ": only " + std::to_string(i) + " of the " + std::to_string(nkeys) +
 				" request keys are stored (" + std::to_string(b.live) + " live items)";
 			return -1;
 		}
 		b.keys.push_back(k);
-		used[k] = true;
+		if (k < opt.entries) /* the null store's keys may run past entries */
+			used[k] = true;
 		nx = k + 1;
 	}
 	return 0;
