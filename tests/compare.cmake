@@ -11,8 +11,11 @@ else()
 endif()
 set(XKV_CMP_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_smoke)
 # every layout compare knows (servers.XDP_LAYOUTS), lru --no-common-lru included,
-# but arena (in compare's defaults since it exists; not yet in this smoke run)
+# and arena where it is built (a clang >= 18: CLANG_ARENA)
 set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,lru_no_common_lru,percpu,lru_percpu,set_assoc)
+if(CLANG_ARENA)
+  string(APPEND XKV_CMP_LAYOUTS ",arena")
+endif()
 set(XKV_CMP_BASELINES memcached-udp,redis)
 
 # xdpkv over TCP with the kernel fast path off (xdpkv-tcp) and on
