@@ -189,6 +189,8 @@ struct attach_opts {
 	struct xo_iface ifc;
 	int mode;
 	unsigned entries, key_size, value_size, port;
+	unsigned big_memory;     /* MiB; 0: the default */
+	bool no_big;
 	bool no_prealloc, no_common_lru, binary_keys, serve;
 	const char *hash_seed;   /* --hash-seed as given (NULL: random, or the pinned one) */
 	bool fnv_unseeded;
@@ -212,6 +214,11 @@ static const struct xo attach_table[] = {
 	  "largest key in bytes (default 64)", 1, XKV_KEY_MAX },
 	{ "value-size", 's', XO_U32, offsetof(struct attach_opts, value_size), "V",
 	  "largest value in bytes (default 1024)", 1, XKV_VAL_MAX },
+	{ "big-memory", 0, XO_U32, offsetof(struct attach_opts, big_memory), "MIB",
+	  "memory for values longer than --value-size, up to memcached's 1 MiB item size, which only the "
+	  "slow path serves (default 64; 4 KiB per 3712-byte chunk, allocated as used)", 1, 1 << 20 },
+	{ "no-big-values", 0, XO_BOOL, offsetof(struct attach_opts, no_big), NULL,
+	  "no values above --value-size at all: SERVER_ERROR object too large for cache" },
 	{ "port", 'p', XO_U32, offsetof(struct attach_opts, port), "P",
 	  "UDP port to answer on (default 11211)", 1, 65535 },
 	{ "no-prealloc", 0, XO_BOOL, offsetof(struct attach_opts, no_prealloc), NULL,
@@ -341,6 +348,10 @@ static int build_config(const struct attach_opts *o, const char *variant, struct
 		cfg->key_cap = o->key_size;
 	if (o->value_size)
 		cfg->val_cap = o->value_size;
+	if (o->big_memory)
+		cfg->big_chunks = (__u32)(((__u64)o->big_memory << 20) / XKV_BIG_ELEM);
+	if (o->no_big)
+		cfg->big_chunks = 0;
 	if (o->port)
 		cfg->port = (__u16)o->port;
 	if (o->no_prealloc)
@@ -822,6 +833,10 @@ static int run_attach(void *vo, const struct global_opts *g)
 		xerr("attach: --reset-acl keeps the store and drops its lists; --replace drops both: one of them");
 		return EXIT_USAGE;
 	}
+	if (o->big_memory && o->no_big) {
+		xerr("attach: --big-memory sizes the values above --value-size, --no-big-values refuses them: one of them");
+		return EXIT_USAGE;
+	}
 	if (o->restore && access(o->restore, R_OK)) {
 		xerr("attach: --restore %s: %s", o->restore, strerror(errno));
 		return EXIT_USAGE;
@@ -835,7 +850,7 @@ static int run_attach(void *vo, const struct global_opts *g)
 const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
-		    "[--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
+		    "[--big-memory MIB | --no-big-values] [--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
 		    "[--binary-keys] [--serve] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--replace] "

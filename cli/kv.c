@@ -73,7 +73,10 @@ static int run_get(void *vo, const struct global_opts *g)
 		free(it);
 		return rc;
 	}
-	int e = s.L->get(&s, o->key, (__u32)strlen(o->key), it);
+	__u8 *big = NULL;
+	size_t big_cap = 0;
+	int e = xkv_item_get_whole(&s, o->key, (__u32)strlen(o->key), it, &big, &big_cap);
+	const __u8 *val = e == 1 && it->len > s.cfg.val_cap ? big : it->data;
 	if (e < 0) {
 		rc = sys_fail("get", o->key, e);
 	} else if (e == 0) {
@@ -83,10 +86,10 @@ static int run_get(void *vo, const struct global_opts *g)
 		printf("{\"key\":");
 		json_cstr(stdout, o->key);
 		printf(",\"flags\":%u,\"value\":", it->flags);
-		json_str(stdout, it->data, it->len);
+		json_str(stdout, val, it->len);
 		printf(",\"expire\":%lld}\n", expire_unix(&s, it->expire_ns));
 	} else {
-		fwrite(it->data, 1, it->len, stdout);
+		fwrite(val, 1, it->len, stdout);
 		if (!o->raw)
 			putchar('\n');
 		if (g->verbose)
@@ -97,6 +100,7 @@ static int run_get(void *vo, const struct global_opts *g)
 		rc = EXIT_SYS;
 	xkv_store_close(&s);
 	free(it);
+	free(big);
 	return rc;
 }
 
@@ -131,16 +135,34 @@ static int store_item(struct xkv_store *s, const struct kv_opts *o)
 	size_t len = strlen(o->value);
 	int e = -EBUSY;
 
-	if (len > s->cfg.val_cap) {
-		xerr("set: value is %zu bytes; this store holds at most %u (--value-size at attach)", len,
-		     s->cfg.val_cap);
+	if (len > xkv_val_max(s)) {
+		xerr("set: value is %zu bytes; this store holds at most %u (%s at attach)", len,
+		     xkv_val_max(s), xkv_big_on(s) ? "memcached's item size" : "--value-size; no --big-memory");
 		return EXIT_USAGE;
 	}
-	struct xkv_entry *ent = xkv_entry_make(s, o->flags, o->exptime, o->value, (__u32)len);
+	bool big = len > s->cfg.val_cap;
+	struct xkv_entry *ent = xkv_entry_make(s, o->flags, o->exptime, o->value, big ? 0 : (__u32)len);
 	if (!ent)
 		return sys_fail("set", "allocating the entry", -ENOMEM);
+	if (big) { /* the value in the big map's chunks first (docs/protocol.md, "Large values") */
+		ent->len = (__u32)len;
+		e = xkv_big_put(s, o->key, (__u32)strlen(o->key), ent->wtime_ns, (const __u8 *)o->value,
+				(__u32)len);
+		if (e) {
+			free(ent);
+			if (e == -ENOMEM) {
+				xerr("set: %s: the big map is full (--big-memory at attach); serve frees "
+				     "the chunks of replaced values", o->key);
+				return EXIT_SYS;
+			}
+			return sys_fail("set", o->key, e);
+		}
+		e = -EBUSY;
+	}
 	for (int tries = 0; tries < 100 && e == -EBUSY; tries++)
 		e = s->L->set(s, o->key, (__u32)strlen(o->key), ent);
+	if (e && big)
+		xkv_big_del(s, o->key, (__u32)strlen(o->key), ent->wtime_ns, (__u32)len);
 	free(ent);
 	if (!e) {
 		printf("stored\n");

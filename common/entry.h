@@ -62,6 +62,10 @@ struct xkv_config {
 	 * process (map_extra at creation; variants/arena/table.h).  0 for the
 	 * other layouts, and in a cfg pinned before it existed. */
 	__u64 arena_base;
+	/* --big-memory: chunks the big map may hold (below); 0 = no values
+	 * above val_cap (and in a cfg pinned before it existed) */
+	__u32 big_chunks;
+	__u32 _pad2;
 };
 #define XKV_CFG_NO_PREALLOC 1u
 #define XKV_CFG_KEY_IN_VALUE 2u /* array_fnv */
@@ -75,6 +79,39 @@ struct xkv_config {
 #define XKV_CFG_NO_TCP_FAST 256u /* --no-tcp-fast-path: serve answers TCP in userspace only */
 #define XKV_CFG_NO_COMMON_LRU 128u /* --no-common-lru (lru): BPF_F_NO_COMMON_LRU, an LRU list
 				    * per CPU, each with entries / possible CPUs elements */
+
+/* Values longer than val_cap (up to XKV_BIG_MAX): the store's entry holds
+ * the header only (len > val_cap is the mark, no value bytes); the value is
+ * in the "big" map, a hash map without preallocation, in chunks keyed by
+ * the item's key, its write stamp and the chunk's number.  A write puts the
+ * chunks first, then the entry; a reader takes the entry, then the chunks
+ * of its stamp (missing ones: the item was replaced meanwhile, read again).
+ * XDP and the TCP verdict never read it: an entry with len > val_cap goes to
+ * the slow path (get_one's length check).  Chunks nobody's entry points at
+ * (overwritten or deleted from XDP, evicted, expired, flushed) are removed
+ * by serve's collector (bigval.c).  The sizes keep one element of the
+ * kernel's hash map (its ~48-byte element header, key and value) within a
+ * 4 KiB allocation. */
+struct xkv_big_key {
+	__u64 stamp;          /* the entry's wtime_ns */
+	__u32 idx;            /* chunk number, from 0 */
+	__u32 klen;
+	__u8 key[XKV_KEY_SIZE(XKV_KEY_MAX)]; /* zero-padded */
+};
+#define XKV_BIG_CHUNK 3712
+struct xkv_big_chunk {
+	__u32 len;            /* bytes used in data */
+	__u32 total;          /* the value's length (as the entry says) */
+	__u8 data[XKV_BIG_CHUNK];
+};
+#define XKV_BIG_ELEM 4096u    /* what one chunk costs, as sized above */
+#define XKV_BIG_DEFAULT_MB 64 /* --big-memory default (memcached's default -m) */
+
+/* The value bytes an entry holds itself: all of them, or none for a big one. */
+static inline __u32 xkv_inline_len(__u32 len, __u32 val_cap)
+{
+	return len <= val_cap ? len : 0;
+}
 
 #define XKV_EXPTIME_MAX 0xffffffffll /* year 2106 */
 

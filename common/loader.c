@@ -37,6 +37,7 @@ int xkv_config_defaults(struct xkv_config *cfg, const char *layout)
 	cfg->entries = 65536;
 	cfg->key_cap = 64;
 	cfg->val_cap = 1024;
+	cfg->big_chunks = (XKV_BIG_DEFAULT_MB << 20) / XKV_BIG_ELEM;
 	cfg->port = XKV_DEFAULT_PORT;
 	cfg->mode = XKV_MODE_NATIVE;
 	return xkv_layout_find_any(cfg->layout) ? 0 : -EINVAL;
@@ -160,6 +161,12 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 		xkv_errf(err, errlen, 0, "cannot size the entry_sink map: %s", strerror(-e));
 		goto out;
 	}
+	/* the big values' chunks (entry.h): --big-memory; a map needs one entry */
+	m = bpf_object__find_map_by_name(obj, "big");
+	if (m && (e = bpf_map__set_max_entries(m, cfg->big_chunks ? cfg->big_chunks : 1))) {
+		xkv_errf(err, errlen, 0, "cannot size the big map: %s", strerror(-e));
+		goto out;
+	}
 	/* the rate limiter's LRU is preallocated: no room when it is off */
 	m = bpf_object__find_map_by_name(obj, "ratelimit");
 	if (m && (e = bpf_map__set_max_entries(m, cfg->rate_limit ? XKV_RL_ENTRIES : 1))) {
@@ -256,6 +263,8 @@ static const struct {
 	{ "tcp_socks", "tcp_socks", offsetof(struct xkv_store, tcp_socks_fd) },
 	{ "tcp_conns", "tcp_conns", offsetof(struct xkv_store, tcp_conns_fd) },
 	{ "tcp_paid", "tcp_paid", offsetof(struct xkv_store, tcp_paid_fd) },
+	/* values above --value-size (entry.h, bigval.c) */
+	{ "big", "big", offsetof(struct xkv_store, big_fd) },
 };
 #define XKV_NMAPS (sizeof(xkv_maps) / sizeof(xkv_maps[0]))
 #define MAP_FD(s, i) ((int *)((char *)(s) + xkv_maps[i].off))
@@ -585,6 +594,10 @@ static int reuse_pins(struct bpf_object *obj, const char *ifname, bool with_stor
 				continue; /* made by an older xdpkv: a new one is pinned */
 			return xkv_errf(err, errlen, e, "cannot open %s: %s", p, strerror(-e));
 		}
+		/* the big values stay through a re-attach, in the map they are in
+		 * (its --big-memory kept): sized as the pinned one */
+		if (!strcmp(xkv_maps[i].map, "big") && bpf_map__max_entries(m) != info.max_entries)
+			bpf_map__set_max_entries(m, info.max_entries);
 		map_diff(m, &info, d, sizeof(d));
 		if (!d[0])
 			e = bpf_map__reuse_fd(m, fd); /* dups fd */

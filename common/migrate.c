@@ -35,7 +35,7 @@ static int copy_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_e
 	struct xkv_entry *e = t->e;
 
 	atomic_fetch_add(&c->items, 1);
-	if (klen > to->cfg.key_cap || src->len > to->cfg.val_cap) {
+	if (klen > to->cfg.key_cap) {
 		atomic_fetch_add(&c->too_big, 1);
 		return 0;
 	}
@@ -43,13 +43,22 @@ static int copy_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_e
 		atomic_fetch_add(&c->bad_key, 1);
 		return 0;
 	}
-	memset(e, 0, to->cfg.entry_size);
-	e->expire_ns = src->expire_ns;
-	e->wtime_ns = src->wtime_ns;
-	e->flags = src->flags;
-	e->len = src->len;
-	e->klen = klen;
-	memcpy(e->data, val, src->len);
+	/* the value inline or in chunks, as the new store's value size says */
+	int b = xkv_big_carry(c->from, to, key, klen, src, src->len > c->from->cfg.val_cap ? NULL : val, e);
+	if (b == -E2BIG) {
+		atomic_fetch_add(&c->too_big, 1);
+		return 0;
+	}
+	if (b == -ESTALE) { /* replaced while copying: the slow path mirrors the new one */
+		atomic_fetch_add(&c->newer, 1);
+		return 0;
+	}
+	if (b == -ENOMEM) {
+		atomic_fetch_add(&c->full, 1);
+		return 0;
+	}
+	if (b)
+		return b;
 	int r = -EBUSY;
 	for (int i = 0; i < MIG_BUSY_TRIES && r == -EBUSY; i++)
 		r = to->L->add(to, key, klen, e);

@@ -47,6 +47,16 @@ struct {
 	__type(value, struct xkv_stats);
 } stats SEC(".maps");
 
+/* Values longer than cfg.val_cap, in chunks (entry.h): written and read by
+ * userspace only; max_entries is --big-memory's, set at load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct xkv_big_key);
+	__type(value, struct xkv_big_chunk);
+} big SEC(".maps");
+
 /* ---- the access policy (policy.h, docs/security.md) ---- */
 #define XKV_ACL_TRIE(name)                                   \
 	struct {                                             \

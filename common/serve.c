@@ -433,6 +433,11 @@ static void *keeper_main(void *arg)
 			}
 			if (now >= next_count) {
 				xkv_slow_count_refresh(k->sl);
+				/* the chunks of big values nobody points at any more */
+				struct xkv_big_census cs;
+				if (xkv_slow_big_collect(k->sl, &cs) >= 0 && cs.removed && k->o->verbose)
+					fprintf(stderr, "xdpkv slow path: %llu chunks of replaced or removed big values freed\n",
+						(unsigned long long)cs.removed);
 				next_count = now + count_ns;
 			}
 			pthread_mutex_lock(&k->mu);

@@ -32,7 +32,7 @@
 #include "tcpfast.h"
 
 #define TCP_IN_FIRST 4096                 /* a connection's first input buffer */
-#define TCP_IN_CAP (64 * 1024)            /* its largest: one whole request */
+#define TCP_IN_CAP XKV_STREAM_BIG_REQ_MAX /* its largest: one whole request */
 #define TCP_OUT_HIGH (256 * 1024)         /* queued reply bytes above which reading stops */
 #define TCP_OUT_KEEP (64 * 1024)          /* a drained queue larger than this is freed */
 #define TCP_EVENTS 64
@@ -41,7 +41,7 @@
 #define TCP_PUSH_MS 100                   /* counters to the map at least this often */
 #define TCP_PUSH_CALLS 256                /* ... or after this many reads served */
 
-_Static_assert(XKV_STREAM_REQ_MAX <= TCP_IN_CAP, "the input buffer holds a whole request");
+_Static_assert(XKV_STREAM_BIG_REQ_MAX <= TCP_IN_CAP, "the input buffer holds a whole request");
 
 struct tcp_conn {
 	int fd;

@@ -123,6 +123,11 @@ struct xkv_slow {
 	bool mig_copied;         /* the copier is done: no more tombstones */
 	struct xkv_buf tombs;    /* keys deleted while copying: u8 length, bytes */
 	struct xkv_slow_mig_stats ms; /* under mig_mu */
+	/* values above val_cap: one collection of the big map at a time; what
+	 * the last one found (stats), the chunks removed ever (__atomic) */
+	pthread_mutex_t big_mu;
+	struct xkv_big_census big_last;
+	__u64 big_removed;
 };
 enum { MIG_NONE, MIG_MIRROR, MIG_SWITCHED };
 
@@ -279,6 +284,7 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 	for (int i = 0; i < SLOW_STRIPES; i++)
 		pthread_mutex_init(&sl->stripe[i], NULL);
 	pthread_mutex_init(&sl->mig_mu, NULL);
+	pthread_mutex_init(&sl->big_mu, NULL);
 	pthread_rwlockattr_t ra;
 	pthread_rwlockattr_init(&ra);
 	/* a switch must not wait behind a stream of requests */
@@ -340,6 +346,9 @@ struct slow_cmd {
 	__u32 klen;
 	bool key_b;
 	__u8 key_buf[XKV_KEY_MAX];
+	/* a storage command's data block: buf + data_off, or (a block longer
+	 * than the parse buffer, on a stream) in the stream's own buffer */
+	const __u8 *data;
 };
 
 /* Per-thread scratch (~180 KiB, allocated on a thread's first request and
@@ -353,13 +362,22 @@ struct slow_scratch {
 	struct xkv_req req;
 	struct xkv_item item;
 	struct xkv_store store;
+	__u8 *big;               /* a value above val_cap, read from its chunks */
+	size_t big_cap;
 };
 static pthread_once_t slow_once = PTHREAD_ONCE_INIT;
 static pthread_key_t slow_key;
 
+static void slow_scratch_free(void *p)
+{
+	struct slow_scratch *sc = p;
+	free(sc->big);
+	free(sc);
+}
+
 static void slow_key_make(void)
 {
-	pthread_key_create(&slow_key, free);
+	pthread_key_create(&slow_key, slow_scratch_free);
 }
 
 static struct slow_scratch *slow_scratch(void)
@@ -438,6 +456,51 @@ static int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv
 	return ret == 1 && flushed(c->sl, it->wtime_ns) ? 0 : ret;
 }
 
+/* A big value (len > val_cap) into the thread's buffer: 1, 0 when its
+ * chunks are gone (the item was replaced meanwhile), <0 -errno. */
+static int big_load(struct slow_cmd *c, const void *key, __u32 klen, __u64 stamp, __u32 len,
+		    const __u8 **val)
+{
+	struct slow_scratch *sc = c->sc;
+	if (sc->big_cap < len) {
+		__u8 *p = realloc(sc->big, len);
+		if (!p)
+			return -ENOMEM;
+		sc->big = p;
+		sc->big_cap = len;
+	}
+	*val = sc->big;
+	return xkv_big_get(c->s, key, klen, stamp, len, sc->big);
+}
+
+/* The value of an entry a write returned (inline or in chunks). */
+static int entry_val(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_entry *e,
+		     const __u8 **val)
+{
+	if (e->len <= c->s->cfg.val_cap) {
+		*val = e->data;
+		return 1;
+	}
+	return big_load(c, key, klen, e->wtime_ns, e->len, val);
+}
+
+/* store_get with the value: *val points at it (it->data, or the thread's
+ * big buffer).  A big item replaced between the two reads is read again. */
+static int store_get_val(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_item *it,
+			 const __u8 **val)
+{
+	for (int i = 0; i < SLOW_BUSY_TRIES; i++) {
+		int ret = store_get(c, key, klen, it);
+		*val = it->data;
+		if (ret != 1 || it->len <= c->s->cfg.val_cap)
+			return ret;
+		ret = big_load(c, key, klen, it->wtime_ns, it->len, val);
+		if (ret != 0)
+			return ret;
+	}
+	return -EBUSY;
+}
+
 static int store_del(struct slow_cmd *c, const void *key, __u32 klen)
 {
 	return RETRY_BUSY(c->s->L->del(c->s, key, klen));
@@ -480,9 +543,12 @@ static int answer(struct slow_cmd *c, const char *line)
 
 /* A stored value as memcached's incr reads it: decimal digits (trailing
  * spaces allowed, as memcached pads shrunk values), fitting in 64 bits. */
-static int value_u64(const struct xkv_item *it, __u64 *out)
+static int value_u64(const struct xkv_item *it, __u32 val_cap, __u64 *out)
 {
 	struct xkv_tok t = { .off = 0, .len = it->len };
+
+	if (it->len > val_cap || it->len > 64) /* more than 20 digits and some spaces */
+		return -1;
 
 	while (t.len && it->data[t.len - 1] == ' ')
 		t.len--;
@@ -498,7 +564,8 @@ static int value_u64(const struct xkv_item *it, __u64 *out)
  * layout allows: docs/protocol.md, "Atomicity"). */
 enum wr_mode { WR_SET, WR_ADD, WR_REPLACE, WR_APPEND, WR_PREPEND, WR_TOUCH, WR_INCR, WR_DECR };
 /* set_if's verdicts (>0); WR_STORED: stored */
-enum wr_out { WR_STORED, WR_NOT_STORED, WR_EXISTS, WR_NOT_FOUND, WR_NON_NUMERIC, WR_TOO_LARGE };
+enum wr_out { WR_STORED, WR_NOT_STORED, WR_EXISTS, WR_NOT_FOUND, WR_NON_NUMERIC, WR_TOO_LARGE,
+	      WR_NEED_BIG /* internal: append/prepend to or into a big value (big_rmw) */ };
 
 struct wr {
 	const struct xkv_store *s;
@@ -513,6 +580,11 @@ struct wr {
 	__u64 expire_ttl;
 	__u64 delta, initial;    /* incr, decr */
 	bool created;            /* out: the item was made by vivify */
+	/* a value above val_cap: its chunks are put before set_if, under the
+	 * stamp the entry gets (0: a fresh one at the decision) */
+	__u64 stamp;
+	__u64 old_stamp;         /* out: the item replaced, when it was big */
+	__u32 old_len;
 };
 
 static __u64 key_hash(const void *key, __u32 klen)
@@ -534,6 +606,8 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 	__u64 v = 0;
 
 	w->created = false;
+	w->old_len = cur && cur->len > cap ? cur->len : 0;
+	w->old_stamp = cur ? cur->wtime_ns : 0;
 	e->seq = 0;
 	e->klen = 0;
 	if (!cur) {
@@ -568,10 +642,10 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		if (w->has_cas && cur->wtime_ns != w->cas)
 			return WR_EXISTS;
 	}
-	e->wtime_ns = xkv_write_stamp();
+	e->wtime_ns = w->stamp ? w->stamp : xkv_write_stamp();
 	if (w->mode == WR_INCR || w->mode == WR_DECR) {
 		if (cur) {
-			if (value_u64(cur, &v))
+			if (value_u64(cur, cap, &v))
 				return WR_NON_NUMERIC;
 			if (w->mode == WR_INCR)
 				v += w->delta; /* wraps at 2^64, as memcached */
@@ -583,7 +657,7 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		e->expire_ns = cur ? cur->expire_ns : w->expire_ns;
 	} else if (cur && (w->mode == WR_APPEND || w->mode == WR_PREPEND)) {
 		if ((__u64)cur->len + w->bytes > cap)
-			return WR_TOO_LARGE;
+			return WR_NEED_BIG; /* or too large: big_rmw says */
 		bool after = w->mode == WR_APPEND;
 		memcpy(e->data + (after ? 0 : w->bytes), cur->data, cur->len);
 		memcpy(e->data + (after ? cur->len : 0), w->data, w->bytes);
@@ -591,13 +665,13 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		e->flags = cur->flags;    /* memcached keeps the item's flags and expiry */
 		e->expire_ns = cur->expire_ns;
 	} else if (w->mode == WR_TOUCH) {
-		memcpy(e->data, cur->data, cur->len);
+		memcpy(e->data, cur->data, xkv_inline_len(cur->len, cap)); /* big: the chunks stay */
 		e->len = cur->len;
 		e->flags = cur->flags;
 		e->wtime_ns = cur->wtime_ns; /* a touch keeps the cas, as memcached */
 		e->expire_ns = cur->expire_ns;
 	} else {
-		memcpy(e->data, w->data, w->bytes);
+		memcpy(e->data, w->data, xkv_inline_len(w->bytes, cap)); /* big: in chunks already */
 		e->len = w->bytes;
 		e->flags = w->flags;
 		e->expire_ns = w->expire_ns;
@@ -619,8 +693,142 @@ static int set_if_plain(struct xkv_store *s, const void *key, __u32 klen, xkv_de
 	return rc ? rc : s->L->set(s, key, klen, e);
 }
 
-/* Run the write w on key.  0 with the stored entry in *out (free it), a
- * wr_out verdict > 0, or <0 -errno. */
+/* Chunks no item points at go after this long (a write puts its chunks
+ * before its entry: younger ones may be one in progress). */
+#define SLOW_BIG_GRACE_NS (2ull * 1000000000ull)
+
+/* The big map is full: remove the chunks nobody points at (not while a
+ * migration runs: the new store's items are not looked at).  Returns the
+ * chunks removed (by this call or a concurrent one), 0 if none could be. */
+static __u64 big_collect_now(struct slow_cmd *c)
+{
+	struct xkv_slow *sl = c->sl;
+	struct xkv_big_census cs;
+
+	if (sl->mig_state != MIG_NONE)
+		return 0;
+	pthread_mutex_lock(&sl->big_mu);
+	long r = xkv_big_collect(c->s, SLOW_BIG_GRACE_NS, &cs);
+	if (r >= 0) {
+		sl->big_last = cs;
+		__atomic_add_fetch(&sl->big_removed, cs.removed, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&sl->big_mu);
+	return r >= 0 ? cs.removed : 0;
+}
+
+long xkv_slow_big_collect(struct xkv_slow *sl, struct xkv_big_census *out)
+{
+	struct slow_cmd c = { .sl = sl, .s = sl->s };
+	struct xkv_big_census cs = {};
+	long r = 0;
+
+	xkv_slow_hold(sl);
+	if (xkv_big_on(sl->s) && sl->mig_state == MIG_NONE) {
+		pthread_mutex_lock(&sl->big_mu);
+		r = xkv_big_collect(c.s, SLOW_BIG_GRACE_NS, &cs);
+		if (r >= 0) {
+			sl->big_last = cs;
+			__atomic_add_fetch(&sl->big_removed, cs.removed, __ATOMIC_RELAXED);
+		}
+		pthread_mutex_unlock(&sl->big_mu);
+	}
+	xkv_slow_release(sl);
+	if (out)
+		*out = cs;
+	return r;
+}
+
+/* One set_if of w on key (under its stripe lock), with a value above
+ * val_cap put in chunks first, under the stamp its entry gets.  The
+ * chunks of a big item it replaced are removed after (readers of the old
+ * version read the entry again); a write that did not store removes its own. */
+static int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
+		      struct xkv_entry *e)
+{
+	struct xkv_store *s = c->s;
+	bool big = w->data && w->bytes > s->cfg.val_cap && w->mode != WR_TOUCH;
+	int ret;
+
+	w->stamp = 0;
+	w->old_len = 0;
+	if (big) {
+		if (w->mode == WR_APPEND || w->mode == WR_PREPEND)
+			return WR_NEED_BIG;
+		if (w->bytes > xkv_val_max(s))
+			return WR_TOO_LARGE;
+		w->stamp = xkv_write_stamp();
+		ret = xkv_big_put(s, key, klen, w->stamp, w->data, w->bytes);
+		if (ret == -ENOMEM && big_collect_now(c))
+			ret = xkv_big_put(s, key, klen, w->stamp, w->data, w->bytes);
+		if (ret)
+			return ret;
+	}
+	if (s->L->set_if)
+		ret = RETRY_BUSY(s->L->set_if(s, key, klen, wr_decide, w, e));
+	else
+		ret = RETRY_BUSY(set_if_plain(s, key, klen, wr_decide, w, e, &c->sc->item));
+	if (big && ret != 0)
+		xkv_big_del(s, key, klen, w->stamp, w->bytes);
+	if (ret == 0 && w->old_len && w->old_stamp != e->wtime_ns)
+		xkv_big_del(s, key, klen, w->old_stamp, w->old_len);
+	return ret;
+}
+
+/* append / prepend where the item or the result is above val_cap: read the
+ * whole value, make the new one, store it only over the item read (its
+ * cas); another writer between the two: again. */
+static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
+		   struct xkv_entry *e)
+{
+	struct xkv_item *it = &c->sc->item;
+
+	for (int i = 0; i < SLOW_BUSY_TRIES; i++) {
+		const __u8 *val;
+		int hit = store_get_val(c, key, klen, it, &val);
+		if (hit < 0)
+			return hit;
+		struct wr w2 = *w;
+		if (!hit) {
+			if (!w->vivify)
+				return WR_NOT_STORED;
+			w2.mode = WR_ADD; /* N: the data alone makes the item */
+			int r = write_once(c, key, klen, &w2, e);
+			if (r == WR_NOT_STORED)
+				continue; /* made meanwhile */
+			w->created = r == WR_STORED;
+			return r;
+		}
+		if (w->has_cas && it->wtime_ns != w->cas)
+			return WR_EXISTS;
+		__u64 total = (__u64)it->len + w->bytes;
+		if (total > xkv_val_max(c->s))
+			return WR_TOO_LARGE;
+		__u8 *buf = malloc(total ? total : 1);
+		if (!buf)
+			return -ENOMEM;
+		bool after = w->mode == WR_APPEND;
+		memcpy(buf + (after ? 0 : w->bytes), val, it->len);
+		memcpy(buf + (after ? it->len : 0), w->data, w->bytes);
+		/* memcached keeps the item's flags and expiry */
+		w2.mode = WR_REPLACE;
+		w2.has_cas = true;
+		w2.cas = it->wtime_ns;
+		w2.data = buf;
+		w2.bytes = (__u32)total;
+		w2.flags = it->flags;
+		w2.expire_ns = it->expire_ns;
+		int r = write_once(c, key, klen, &w2, e);
+		free(buf);
+		if (r != WR_EXISTS && r != WR_NOT_FOUND)
+			return r;
+	}
+	return -EBUSY;
+}
+
+/* Run the write w on key.  0 with the stored entry in *out (free it; a big
+ * value's bytes are not in it: entry_val), a wr_out verdict > 0, or <0
+ * -errno. */
 static int slow_write(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 		      struct xkv_entry **out)
 {
@@ -639,10 +847,9 @@ static int slow_write(struct slow_cmd *c, const void *key, __u32 klen, struct wr
 	if (xkv_slow_flush_busy(c->sl) && store_get(c, key, klen, it) == 0 &&
 	    RETRY_BUSY(s->L->get(s, key, klen, it)) == 1)
 		RETRY_BUSY(s->L->del(s, key, klen));
-	if (s->L->set_if)
-		ret = RETRY_BUSY(s->L->set_if(s, key, klen, wr_decide, w, e));
-	else
-		ret = RETRY_BUSY(set_if_plain(s, key, klen, wr_decide, w, e, it));
+	ret = write_once(c, key, klen, w, e);
+	if (ret == WR_NEED_BIG)
+		ret = big_rmw(c, key, klen, w, e);
 	pthread_mutex_unlock(mu);
 	c->d->v[XKV_STAT_store_new] += s->new_items;
 	c->d->v[XKV_STAT_overwrites] += s->overwrites;
@@ -694,6 +901,7 @@ static int cmd_get(struct slow_cmd *c)
 		const __u8 *key = tok_ptr(c, t);
 		__u32 klen = r->tok[t].len;
 		struct xkv_entry *e = NULL;
+		const __u8 *val = it->data;
 		int ret;
 
 		STAT(c, get_keys);
@@ -703,14 +911,17 @@ static int cmd_get(struct slow_cmd *c)
 				it->flags = e->flags;
 				it->len = e->len;
 				it->wtime_ns = e->wtime_ns;
-				memcpy(it->data, e->data, e->len);
+				ret = entry_val(c, key, klen, e, &val); /* 0: replaced since: a miss */
+				if (val == e->data) {
+					memcpy(it->data, e->data, e->len);
+					val = it->data;
+				}
 				free(e);
-				ret = 1;
 			} else if (ret == WR_NOT_FOUND) {
 				ret = 0;
 			}
 		} else {
-			ret = store_get(c, key, klen, it);
+			ret = store_get_val(c, key, klen, it, &val);
 		}
 		if (ret < 0)
 			return stop(reply_store_errno(c, ret));
@@ -718,7 +929,7 @@ static int cmd_get(struct slow_cmd *c)
 			STAT(c, get_misses);
 			continue;
 		}
-		__u32 len = it->len < sizeof(it->data) ? it->len : (__u32)sizeof(it->data);
+		__u32 len = it->len;
 		char tail[64];
 		int tl = with_cas ? snprintf(tail, sizeof(tail), " %u %u %llu\r\n", it->flags, len,
 					     (unsigned long long)it->wtime_ns)
@@ -728,7 +939,7 @@ static int cmd_get(struct slow_cmd *c)
 		STAT(c, get_hits);
 		if (PUT_LIT(c->out, XKV_R_VALUE) || xkv_buf_put(c->out, key, klen) ||
 		    xkv_buf_put(c->out, tail, (size_t)tl) ||
-		    xkv_buf_put(c->out, it->data, len) || PUT_LIT(c->out, "\r\n"))
+		    xkv_buf_put(c->out, val, len) || PUT_LIT(c->out, "\r\n"))
 			return -1;
 	}
 	return PUT_LIT(c->out, XKV_R_END);
@@ -747,11 +958,11 @@ static int cmd_store(struct slow_cmd *c)
 	struct xkv_req *r = c->r;
 	struct xkv_entry *e;
 
-	if (r->bytes > c->s->cfg.val_cap) /* the parser checked val_cap too */
+	if (r->bytes > xkv_val_max(c->s)) /* the parser checked it too */
 		return reply_err(c, XKV_E_TOO_LARGE);
 	struct wr w = {
 		.mode = modes[r->op], .has_cas = r->op == XKV_OP_CAS, .cas = r->num,
-		.data = c->buf + r->data_off, .bytes = r->bytes, .flags = r->flags,
+		.data = c->data, .bytes = r->bytes, .flags = r->flags,
 		.expire_ns = xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns),
 	};
 	int ret = slow_write(c, tok_ptr(c, 1), r->tok[1].len, &w, &e);
@@ -785,17 +996,22 @@ static int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has
 	int ret = 0;
 
 	pthread_mutex_lock(mu);
-	if (has_cas || xkv_slow_flush_busy(c->sl)) {
-		int r = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
+	bool must = has_cas || xkv_slow_flush_busy(c->sl);
+	bool looked = must || xkv_big_on(c->s); /* a big item's chunks go with it */
+	int r = 0;
+	if (looked) {
+		r = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
 		/* flushed but not walked yet: already gone */
 		gone = r == 1 && flushed(c->sl, it->wtime_ns);
-		if (r < 0)
+		if (r < 0 && must)
 			ret = r;
 		else if (has_cas && r == 1 && !gone && it->wtime_ns != cas)
 			ret = WR_EXISTS;
 	}
 	if (!ret)
 		ret = store_del(c, key, klen);
+	if (ret == 1 && looked && r == 1 && it->len > c->s->cfg.val_cap)
+		xkv_big_del(c->s, key, klen, it->wtime_ns, it->len);
 	pthread_mutex_unlock(mu);
 	return gone && ret >= 0 && ret != WR_EXISTS ? 0 : ret;
 }
@@ -1114,15 +1330,26 @@ static int cmd_mg(struct slow_cmd *c)
 	} else {
 		ret = 1;
 	}
+	const __u8 *val = NULL;
 	if (ret == 1 && !e) { /* a plain read */
 		struct xkv_item *it = &c->sc->item;
-		ret = store_get(c, key, klen, it);
+		ret = store_get_val(c, key, klen, it, &val);
 		if (ret == 1) {
-			e = xkv_entry_make(c->s, it->flags, 0, it->data, it->len);
+			bool big = it->len > c->s->cfg.val_cap;
+			e = xkv_entry_make(c->s, it->flags, 0, it->data, big ? 0 : it->len);
 			if (!e)
 				return reply_err(c, XKV_E_OOM);
+			e->len = it->len;
 			e->expire_ns = it->expire_ns;
 			e->wtime_ns = it->wtime_ns;
+			if (!big)
+				val = e->data;
+		}
+	} else if (ret == 1 && f.v) { /* written here: its value (0: replaced since, a miss) */
+		ret = entry_val(c, key, klen, e, &val);
+		if (ret != 1) {
+			free(e);
+			e = NULL;
 		}
 	}
 	if (ret < 0)
@@ -1144,7 +1371,7 @@ static int cmd_mg(struct slow_cmd *c)
 		if (over_budget(c, e->len + 2)) {
 			c->out->len = start;
 			err = -1;
-		} else if (xkv_buf_put(c->out, e->data, e->len) || PUT_LIT(c->out, "\r\n")) {
+		} else if (xkv_buf_put(c->out, val, e->len) || PUT_LIT(c->out, "\r\n")) {
 			err = -1;
 		}
 	}
@@ -1171,7 +1398,7 @@ static int cmd_ms(struct slow_cmd *c)
 		bad = R_INVALID_FLAG; /* invalidate: no stale items here */
 	if (bad)
 		return reply_err_line(c, bad);
-	struct wr w = { .mode = WR_SET, .has_cas = f.has_C, .cas = f.C, .data = c->buf + r->data_off,
+	struct wr w = { .mode = WR_SET, .has_cas = f.has_C, .cas = f.C, .data = c->data,
 			.bytes = r->bytes, .flags = f.F, .expire_ns = f.has_T ? meta_expire(c, f.T) : 0,
 			.vivify = f.has_N };
 	switch (f.M) {
@@ -1367,7 +1594,18 @@ static int cmd_stats(struct slow_cmd *c)
 	}
 	err |= STAT_U(c, "limit_items", s->cfg.entries);
 	err |= STAT_U(c, "limit_maxbytes", (__u64)s->cfg.entries * s->cfg.entry_size);
-	err |= STAT_U(c, "item_size_max", s->cfg.val_cap);
+	err |= STAT_U(c, "item_size_max", xkv_val_max(s));
+	if (xkv_big_on(s)) { /* values above val_cap (docs/protocol.md, "Large values") */
+		pthread_mutex_lock(&c->sl->big_mu);
+		struct xkv_big_census cs = c->sl->big_last;
+		pthread_mutex_unlock(&c->sl->big_mu);
+		err |= STAT_U(c, "inline_value_max", s->cfg.val_cap);
+		err |= STAT_U(c, "big_chunks", cs.chunks);
+		err |= STAT_U(c, "big_chunks_max", (__u64)s->cfg.big_chunks);
+		err |= STAT_U(c, "big_items", cs.items);
+		err |= STAT_U(c, "big_bytes", cs.bytes);
+		err |= STAT_U(c, "big_chunks_removed", __atomic_load_n(&c->sl->big_removed, __ATOMIC_RELAXED));
+	}
 	err |= STAT_U(c, "key_size_max", s->cfg.key_cap);
 	long long mem = xkv_map_memory(s->store_fd);
 	if (mem >= 0)
@@ -1489,17 +1727,29 @@ static void mirror_key(struct xkv_slow *sl, struct xkv_store *old, const __u8 *k
 			tomb_add(sl, key, klen);
 		return;
 	}
-	if (klen > m->cfg.key_cap || it->len > m->cfg.val_cap || xkv_key_check(&m->cfg, key, klen) != XKV_OK) {
+	if (klen > m->cfg.key_cap || xkv_key_check(&m->cfg, key, klen) != XKV_OK) {
 		sl->ms.too_big++;
 		return;
 	}
-	struct xkv_entry *e = xkv_entry_make(m, it->flags, 0, it->data, it->len);
+	struct xkv_entry *e = xkv_entry_make(m, 0, 0, NULL, 0);
 	if (!e) {
 		sl->ms.failed++;
 		return;
 	}
-	e->expire_ns = it->expire_ns;
-	e->wtime_ns = it->wtime_ns;
+	/* the value inline or in chunks, as the new store's value size says */
+	struct xkv_entry hdr = { .expire_ns = it->expire_ns, .wtime_ns = it->wtime_ns,
+				 .flags = it->flags, .len = it->len };
+	r = xkv_big_carry(old, m, key, klen, &hdr, it->len > old->cfg.val_cap ? NULL : it->data, e);
+	if (r) {
+		free(e);
+		if (r == -E2BIG)
+			sl->ms.too_big++;
+		else if (r == -ENOMEM)
+			sl->ms.full++;
+		else
+			sl->ms.failed++;
+		return;
+	}
 	/* add first: whether the key is new is known exactly (lru evictions) */
 	r = RETRY_BUSY(m->L->add(m, key, klen, e));
 	sl->ms.created += r == 0;
@@ -1737,11 +1987,12 @@ static void parse_at(struct slow_cmd *c, size_t off, size_t tlen, int *err)
 {
 	c->buf = c->sc->text + off;
 	c->r->key_cap = c->s->cfg.key_cap;
-	c->r->val_cap = c->s->cfg.val_cap;
+	c->r->val_cap = xkv_val_max(c->s);
 	c->r->binary_keys = !!(c->s->cfg.flags & XKV_CFG_BINARY_KEYS);
 	*err = xkv_parse(c->buf, (__u32)(tlen - off), c->r);
 	if (!*err && c->r->op == XKV_OP_MS)
 		*err = frame_ms(c, tlen - off);
+	c->data = c->buf + (c->r->data_off & (SLOW_BUF / 2 - 1));
 }
 
 
@@ -1945,9 +2196,25 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		size_t need = (size_t)c->r->data_off + c->r->bytes + 2;
 		if (len < need)
 			return XKV_STREAM_MORE;
-		tlen = need;
-		slow_load_text(c->sc, p, tlen);
-		parse_at(c, 0, tlen, &err);
+		if (need <= XKV_PARSE_SPAN) {
+			tlen = need;
+			slow_load_text(c->sc, p, tlen);
+			parse_at(c, 0, tlen, &err);
+		} else {
+			/* a value above the parse buffer (only a big one): the
+			 * line is parsed, the block stays where it is, and its
+			 * end is checked here as the parser would */
+			tlen = need;
+			if (p[need - 2] == '\r' && p[need - 1] == '\n') {
+				/* the verdict cleared op: the command word again */
+				const struct xkv_tok *w = &c->r->tok[0];
+				c->r->op = xkv_tok_is(c->buf, w, "set", 3) ? XKV_OP_SET
+									   : xkv_parse_slow_op(c->buf, w);
+				c->r->err = err = XKV_OK;
+				c->r->next = (__u32)need;
+				c->data = p + c->r->data_off;
+			}
+		}
 	}
 	*used = tlen; /* == c->r->next when err == XKV_OK */
 	if (err == XKV_E_UNKNOWN && c->r->ntok == 1 && xkv_tok_is(c->buf, &c->r->tok[0], "quit", 4))

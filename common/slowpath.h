@@ -35,12 +35,12 @@ void xkv_buf_free(struct xkv_buf *b);
 /* Bounds on what one request may ask for; 0 = the default. */
 struct xkv_slow_limits {
 	__u32 max_keys;  /* keys per get (default 256, at most XKV_SLOW_MAX_KEYS_CAP) */
-	__u32 max_reply; /* reply bytes per request, frame headers included (default 1 MiB,
-			  * at most 65535 full datagrams) */
+	__u32 max_reply; /* reply bytes per request, frame headers included (default 2 MiB:
+			  * one value of XKV_BIG_MAX and more; at most 65535 full datagrams) */
 };
 #define XKV_SLOW_MAX_KEYS 256
 #define XKV_SLOW_MAX_KEYS_CAP 4095   /* the parser's token array, less the command */
-#define XKV_SLOW_MAX_REPLY (1u << 20)
+#define XKV_SLOW_MAX_REPLY (2u << 20)
 #define XKV_R_TOO_MANY_KEYS "SERVER_ERROR too many keys\r\n"
 #define XKV_R_REPLY_LARGE   "SERVER_ERROR reply too large\r\n"
 
@@ -64,6 +64,11 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 /* Cancels a flush_all still waiting for its delay; one that is due or
  * running is finished first. */
 void xkv_slow_free(struct xkv_slow *sl);
+/* Remove the big map's chunks that no item points at (xkv_big_collect;
+ * not while a migration runs) and keep what it found for stats.  serve's
+ * housekeeping calls it; a store whose big map is full does too.  Returns
+ * the chunks kept or -errno. */
+long xkv_slow_big_collect(struct xkv_slow *sl, struct xkv_big_census *out);
 /* Recount the store's live items for stats (walks the map: call it off the
  * request thread).  Returns the count or -errno. */
 long xkv_slow_count_refresh(struct xkv_slow *sl);
@@ -132,6 +137,9 @@ void xkv_slow_release(struct xkv_slow *sl);
  * parser's buffer.  Longer: CLIENT_ERROR line too long, then close. */
 #define XKV_STREAM_LINE_MAX (45 * 1024)
 #define XKV_STREAM_REQ_MAX (XKV_STREAM_LINE_MAX + 2 + XKV_VAL_MAX + 2)
+/* ... and with a value above --value-size: its data block is not copied
+ * into the parse buffer, it is used where the stream holds it */
+#define XKV_STREAM_BIG_REQ_MAX (XKV_STREAM_LINE_MAX + 2 + XKV_BIG_MAX + 2)
 
 /* One connection's state between calls; zero it when it opens. */
 struct xkv_slow_stream {

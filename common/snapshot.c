@@ -113,6 +113,9 @@ struct snap_thr {
 	__u8 *buf;
 	size_t len;
 	__u32 items;
+	__u8 *big;            /* a value above val_cap, from its chunks */
+	size_t big_cap;
+	struct xkv_item *it;
 };
 
 static int snap_flush(struct snap_thr *t)
@@ -128,6 +131,32 @@ static int snap_flush(struct snap_thr *t)
 static int snap_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_entry *e, const __u8 *val)
 {
 	struct snap_thr *t = arg;
+	struct xkv_entry cur;
+	if (e->len > t->c->s->cfg.val_cap) {
+		/* a big value: its chunks; replaced since the scan read it: the
+		 * item as it is now (or none) */
+		if (t->big_cap < e->len) {
+			__u8 *p = realloc(t->big, e->len);
+			if (!p)
+				return -ENOMEM;
+			t->big = p;
+			t->big_cap = e->len;
+		}
+		int r = xkv_big_get(t->c->s, key, klen, e->wtime_ns, e->len, t->big);
+		if (r == 0) {
+			if (!t->it && !(t->it = malloc(sizeof(*t->it))))
+				return -ENOMEM;
+			r = xkv_item_get_whole(t->c->s, key, klen, t->it, &t->big, &t->big_cap);
+			if (r == 0)
+				return 0; /* gone */
+			cur = (struct xkv_entry){ .expire_ns = t->it->expire_ns, .wtime_ns = t->it->wtime_ns,
+						  .flags = t->it->flags, .len = t->it->len };
+			e = &cur;
+		}
+		if (r < 0)
+			return r;
+		val = e->len > t->c->s->cfg.val_cap ? t->big : t->it->data;
+	}
 	struct xkv_snap_item it = {
 		.key = key, .klen = klen, .val = val, .vlen = e->len, .flags = e->flags,
 		.expire_unix_ns = e->expire_ns ? (__u64)((__s64)e->expire_ns + t->c->s->cfg.realtime_off_ns) : 0,
@@ -151,7 +180,7 @@ static void *snap_worker(void *arg)
 	__u64 lo, hi, busy = 0;
 	xkv_scan_range(c->span, t->idx, c->nthr, &lo, &hi);
 	/* a block holds at least one item, whatever its size */
-	t->buf = malloc(c->block + xkv_snap_item_size(XKV_KEY_MAX, XKV_VAL_MAX, true));
+	t->buf = malloc(c->block + xkv_snap_item_size(XKV_KEY_MAX, XKV_BIG_MAX, true));
 	if (!t->buf) {
 		first_error(&c->error, -ENOMEM);
 		return NULL;
@@ -163,6 +192,8 @@ static void *snap_worker(void *arg)
 	else if (r >= 0)
 		first_error(&c->error, snap_flush(t));
 	free(t->buf);
+	free(t->big);
+	free(t->it);
 	return NULL;
 }
 
@@ -266,6 +297,21 @@ static void bad_block(struct rest_ctx *c, size_t i, const char *why)
 	}
 }
 
+/* Count one item's store result r by what it was; 0, or r when it is an
+ * error that ends the restore. */
+static int rest_count(struct rest_thr *t, int r)
+{
+	if (!r)
+		atomic_fetch_add(&t->c->stored, 1);
+	else if (r == -ENOMEM || r == -E2BIG)
+		atomic_fetch_add(&t->c->full, 1);
+	else if (r == -EBUSY)
+		atomic_fetch_add(&t->c->busy, 1);
+	else
+		return r;
+	return 0;
+}
+
 /* Store the batch; items the store refuses are counted by why.  0 or -errno. */
 static int rest_flush(struct rest_thr *t)
 {
@@ -282,19 +328,36 @@ static int rest_flush(struct rest_thr *t)
 		}
 		/* item i was refused (a batch stops at the first error): why? */
 		const struct xkv_entry *e = (const void *)en;
-		int e2 = s->L->set(s, k, e->klen, e);
-		if (!e2)
-			atomic_fetch_add(&t->c->stored, 1);
-		else if (e2 == -ENOMEM || e2 == -E2BIG)
-			atomic_fetch_add(&t->c->full, 1);
-		else if (e2 == -EBUSY)
-			atomic_fetch_add(&t->c->busy, 1);
-		else
+		int e2 = rest_count(t, s->L->set(s, k, e->klen, e));
+		if (e2)
 			return e2;
 		i++;
 	}
 	t->n = 0;
 	return 0;
+}
+
+/* A value above val_cap: its chunks, then its entry, at once (not batched). */
+static int rest_big(struct rest_thr *t, const struct xkv_snap_item *it, __u64 expire)
+{
+	struct xkv_store *s = &t->s;
+	if (xkv_key_check(&s->cfg, it->key, it->klen) != XKV_OK) {
+		atomic_fetch_add(&t->c->bad_key, 1);
+		return 0;
+	}
+	struct xkv_entry hdr = { .expire_ns = expire, .flags = it->flags, .len = it->vlen,
+				 .wtime_ns = it->has_cas && it->cas ? it->cas : xkv_write_stamp() };
+	struct xkv_entry *e = malloc(s->cfg.entry_size);
+	if (!e)
+		return -ENOMEM;
+	int r = xkv_big_carry(NULL, s, it->key, it->klen, &hdr, it->val, e);
+	if (!r) {
+		r = s->L->set(s, it->key, it->klen, e);
+		if (r)
+			xkv_big_del(s, it->key, it->klen, hdr.wtime_ns, it->vlen);
+	}
+	free(e);
+	return rest_count(t, r);
 }
 
 /* Append one item to the batch, or count why it cannot go in.  0 or -errno. */
@@ -313,10 +376,12 @@ static int rest_add(struct rest_thr *t, const struct xkv_snap_item *it)
 		}
 		expire = (__u64)mono;
 	}
-	if (it->klen > s->cfg.key_cap || it->vlen > s->cfg.val_cap) {
+	if (it->klen > s->cfg.key_cap || it->vlen > xkv_val_max(s)) {
 		atomic_fetch_add(&t->c->too_big, 1);
 		return 0;
 	}
+	if (it->vlen > s->cfg.val_cap)
+		return rest_big(t, it, expire);
 	if (xkv_key_check(&s->cfg, it->key, it->klen) != XKV_OK || xkv_key_pack(&s->cfg, it->key, it->klen, k)) {
 		atomic_fetch_add(&t->c->bad_key, 1);
 		return 0;

@@ -41,16 +41,16 @@ static int lookup_raw(const struct xkv_store *s, const __u8 *k, __u8 *vals)
 static const struct xkv_entry *live_entry(const struct xkv_store *s, const __u8 *vals)
 {
 	const struct xkv_entry *e = newest_live(s, vals, copies(s), xkv_now_ns());
-	return e && e->len <= s->cfg.val_cap ? e : NULL;
+	return e && e->len <= XKV_BIG_MAX ? e : NULL;
 }
 
-static void item_from(const struct xkv_entry *e, struct xkv_item *it)
+static void item_from(const struct xkv_store *s, const struct xkv_entry *e, struct xkv_item *it)
 {
 	it->flags = e->flags;
 	it->len = e->len;
 	it->expire_ns = e->expire_ns;
 	it->wtime_ns = e->wtime_ns;
-	memcpy(it->data, e->data, e->len);
+	memcpy(it->data, e->data, xkv_inline_len(e->len, s->cfg.val_cap));
 }
 
 int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it)
@@ -65,7 +65,7 @@ int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_it
 	if (rc == 1) {
 		const struct xkv_entry *e = live_entry(s, vals);
 		if (e)
-			item_from(e, it);
+			item_from(s, e, it);
 		else
 			rc = 0;
 	}
@@ -114,7 +114,7 @@ static int hash_put(struct xkv_store *s, const void *key, __u32 klen, const stru
 	__u8 k[XKV_KEY_MAX + 8];
 	if (xkv_key_pack(&s->cfg, key, klen, k))
 		return -EINVAL;
-	if (e->len > s->cfg.val_cap)
+	if (e->len > XKV_BIG_MAX)
 		return -E2BIG;
 	int n = copies(s), rc = 0;
 	const void *v = e;
@@ -157,11 +157,11 @@ static int set_if_once(struct xkv_store *s, const __u8 *k, xkv_decide_fn fn, voi
 	const struct xkv_entry *cur = present ? live_entry(s, vals) : NULL;
 	__u64 stamp = cur ? cur->wtime_ns : 0;
 	if (cur)
-		item_from(cur, it);
+		item_from(s, cur, it);
 	int rc = fn(arg, cur ? it : NULL, e);
 	if (rc)
 		return rc;
-	if (e->len > s->cfg.val_cap)
+	if (e->len > XKV_BIG_MAX)
 		return -E2BIG;
 	if (present) {
 		/* Has a writer been here since the read?  What lands between this
@@ -432,7 +432,7 @@ static long scan_iterate(struct xkv_store *s, xkv_visit_fn fn, void *arg, __u8 *
 		if (bpf_map_lookup_elem(s->store_fd, key, vals))
 			continue; /* deleted meanwhile */
 		const struct xkv_entry *e = newest_live(s, vals, copies(s), xkv_now_ns());
-		if (!e || e->len > s->cfg.val_cap)
+		if (!e || e->len > XKV_BIG_MAX)
 			continue;
 		int r = fn(arg, key, (__u32)strnlen((const char *)key, s->cfg.key_size), e, e->data);
 		if (r)
@@ -497,7 +497,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 			if (last && past.n && keyset_has(&past, k))
 				continue;
 			const struct xkv_entry *en = newest_live(s, vals + i * vsz, c, now);
-			if (!en || en->len > s->cfg.val_cap)
+			if (!en || en->len > XKV_BIG_MAX)
 				continue;
 			int r = fn(arg, k, (__u32)strnlen((const char *)k, s->cfg.key_size), en, en->data);
 			if (r) {

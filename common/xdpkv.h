@@ -146,6 +146,8 @@ struct xkv_store {
 	int acl_fd[XKV_ACL__N], acl_gen_fd, host_fd, local_fd, rl_fd, tcp_fd;
 	/* the TCP fast path (tcpfast.h): connections, bytes passed, bytes paid */
 	int tcp_socks_fd, tcp_conns_fd, tcp_paid_fd;
+	/* values above val_cap (bigval.c); -1 where the object has none */
+	int big_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */
 	void *mm;               /* array_fnv, set_assoc: mmapped slots / buckets */
 	size_t mm_len;
@@ -263,6 +265,54 @@ struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 e
 /* Store n items (see xkv_layout.set_batch); keys packed (xkv_key_pack), entries
  * of cfg.entry_size bytes with the value at e->data.  Returns stored or -errno. */
 long xkv_store_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
+
+/* ---- values above val_cap (common/bigval.c; entry.h has the design) ---- */
+
+/* Does the store keep values above cfg.val_cap (a big map, --big-memory > 0)? */
+bool xkv_big_on(const struct xkv_store *s);
+/* The largest value the store takes: XKV_BIG_MAX with a big map, else val_cap. */
+__u32 xkv_val_max(const struct xkv_store *s);
+/* Put the chunks of a value of len bytes (> cfg.val_cap) for key at the
+ * stamp its entry will carry; the entry is written after.  0, -ENOMEM (the
+ * big map is full, or the kernel out of memory), -E2BIG (no big map, or len
+ * over XKV_BIG_MAX), -errno; nothing is left behind on a failure. */
+int xkv_big_put(const struct xkv_store *s, const void *key, __u32 klen, __u64 stamp, const __u8 *val,
+		__u32 len);
+/* Read the value of the entry (key, stamp, len) into out (len bytes): 1,
+ * 0 when a chunk is missing (the item was replaced or removed meanwhile:
+ * read the entry again), -errno. */
+int xkv_big_get(const struct xkv_store *s, const void *key, __u32 klen, __u64 stamp, __u32 len,
+		__u8 *out);
+/* Remove them (missing ones are skipped). */
+void xkv_big_del(const struct xkv_store *s, const void *key, __u32 klen, __u64 stamp, __u32 len);
+/* The item at key with its whole value: the header in it, the value in
+ * it->data, or for a big one in *buf (grown as needed, *cap its size; the
+ * caller frees it).  1 hit, 0 miss, <0 -errno. */
+int xkv_item_get_whole(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it,
+		       __u8 **buf, size_t *cap);
+/* Make e (to's entry_size bytes) the entry of an item of from (header src;
+ * value val, NULL for one of from's big values, read from its chunks) for
+ * the store to, its write stamp kept: a value above to's val_cap gets its
+ * chunks in to's big map first (none to write when from's are in the same
+ * map).  from may be NULL (val holds the value).  0; -E2BIG when to cannot
+ * hold it; -ESTALE when from's chunks are gone (the item was replaced);
+ * -ENOMEM; -errno. */
+int xkv_big_carry(const struct xkv_store *from, const struct xkv_store *to, const void *key, __u32 klen,
+		  const struct xkv_entry *src, const __u8 *val, struct xkv_entry *e);
+
+/* What a collection found. */
+struct xkv_big_census {
+	__u64 chunks;    /* kept */
+	__u64 items;     /* big items live in the store */
+	__u64 bytes;     /* their value bytes */
+	__u64 removed;   /* chunks removed: no live item has their stamp */
+	__u64 capacity;  /* the big map's max_entries */
+};
+/* Remove the chunks no live item points at (overwritten or deleted by XDP,
+ * evicted, expired, flushed) that are older than grace_ns (a write puts its
+ * chunks before its entry).  Walks the big map and looks each (key, stamp)
+ * up in the store once.  Returns the chunks kept or -errno. */
+long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census *out);
 
 /* ---- access policy (common/policy.c, docs/security.md) ---- */
 

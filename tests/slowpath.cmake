@@ -14,4 +14,7 @@ set_tests_properties(slowpath_stream PROPERTIES TIMEOUT 120)
 # Random request streams, every layout, TCP and UDP entries, each reply
 # against the reference model (tests/refmodel.c); the seed is printed.
 add_test(NAME slowpath_model COMMAND test_slowpath model)
+# Values above --value-size (the big map), every layout, TCP and UDP entries.
+add_test(NAME slowpath_bigvals COMMAND test_slowpath bigvals)
+set_tests_properties(slowpath_bigvals PROPERTIES TIMEOUT 180)
 set_tests_properties(slowpath_model PROPERTIES TIMEOUT 120)

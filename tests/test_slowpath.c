@@ -133,6 +133,10 @@ struct env {
 	struct xkv_stats delta;
 };
 
+/* The big map's size for the next env_open (chunks; 0: no values above
+ * val_cap, which the tests written before it assume). */
+static __u32 env_big_chunks;
+
 /* cfg_flags, max_amp: as attach would set them at load. */
 static int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 val_cap,
 			__u32 cfg_flags, __u32 max_amp)
@@ -151,6 +155,7 @@ static int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 
 	cfg.key_cap = XKV_KEY_MAX;
 	cfg.flags |= cfg_flags;
 	cfg.max_amp = max_amp;
+	cfg.big_chunks = env_big_chunks;
 	if (xkv_config_finish(&cfg, err, sizeof(err))) {
 		printf("FAIL %s: config: %s\n", layout, err);
 		return -1;
@@ -3317,6 +3322,197 @@ static int run_daemon(void)
 	return 0;
 }
 
+/* ---- values above --value-size: the big map (docs/protocol.md, "Large values") ---- */
+
+/* One request stream on a fresh connection, fed in pieces of `step` bytes
+ * (0: at once); the replies. */
+static void stream_ask(struct env *e, const struct xkv_buf *req, size_t step, struct xkv_buf *out)
+{
+	struct conn c = {};
+	size_t off = 0;
+	do {
+		size_t n = step && req->len - off > step ? step : req->len - off;
+		feed(e, &c, req->p + off, n);
+		off += n;
+	} while (off < req->len && !c.closed);
+	out->len = 0;
+	tput(out, c.out.p, c.out.len);
+	conn_free(&c);
+}
+
+static void expect_stream(struct env *e, const char *what, const struct xkv_buf *req, size_t step,
+			  const struct xkv_buf *want)
+{
+	struct xkv_buf out = {};
+	stream_ask(e, req, step, &out);
+	int ok = out.len == want->len && !memcmp(out.p, want->p, want->len);
+	report(ok, "%s: %s", e->layout, what);
+	if (!ok)
+		show_diff(out.p ? out.p : (const __u8 *)"", out.len, want->p, want->len);
+	xkv_buf_free(&out);
+}
+
+static long big_map_count(struct env *e)
+{
+	struct xkv_big_key k, n;
+	long c = 0;
+	for (void *p = NULL; !bpf_map_get_next_key(e->s.big_fd, p, &n); p = &k, c++)
+		k = n;
+	return c;
+}
+
+#define BIG_N 100000u
+
+static void t_bigvals(struct env *e)
+{
+	static __u8 val[XKV_BIG_MAX + 1], val2[XKV_BIG_MAX];
+	struct xkv_buf req = {}, want = {}, out = {};
+	char v[64];
+
+	flush_store(e);
+	fill(val, sizeof(val), 3);
+	fill(val2, sizeof(val2), 4);
+	/* set and get of 100000 bytes, the request arriving in pieces */
+	tprintf(&req, "set big 7 0 %u\r\n", BIG_N);
+	tput(&req, val, BIG_N);
+	tprintf(&req, "\r\nget big\r\n");
+	tprintf(&want, "STORED\r\nVALUE big 7 %u\r\n", BIG_N);
+	tput(&want, val, BIG_N);
+	tprintf(&want, "\r\nEND\r\n");
+	expect_stream(e, "set + get of 100000 bytes (--value-size 8192), in 1000-byte pieces", &req, 1000, &want);
+	long chunks = big_map_count(e);
+	report(chunks == (BIG_N + XKV_BIG_CHUNK - 1) / XKV_BIG_CHUNK, "%s: %ld chunks in the big map (want %u)",
+	       e->layout, chunks, (BIG_N + XKV_BIG_CHUNK - 1) / XKV_BIG_CHUNK);
+	/* the XDP side answers it nowhere: the UDP slow path does, framed */
+	req.len = 0;
+	tprintf(&req, "get big\r\n");
+	want.len = 0;
+	tprintf(&want, "VALUE big 7 %u\r\n", BIG_N);
+	tput(&want, val, BIG_N);
+	tprintf(&want, "\r\nEND\r\n");
+	expect_framed(e, "get of 100000 bytes over UDP", &req, &want, (int)((want.len + 1391) / 1392));
+
+	/* memcached's item size exactly, and one byte more */
+	req.len = 0;
+	tprintf(&req, "set max 0 0 %u\r\n", XKV_BIG_MAX);
+	tput(&req, val2, XKV_BIG_MAX);
+	tprintf(&req, "\r\nset over 0 0 %u\r\n", XKV_BIG_MAX + 1);
+	tput(&req, val, XKV_BIG_MAX + 1);
+	tprintf(&req, "\r\nget max over\r\n");
+	want.len = 0;
+	tprintf(&want, "STORED\r\n%sVALUE max 0 %u\r\n", XKV_R_TOO_LARGE, XKV_BIG_MAX);
+	tput(&want, val2, XKV_BIG_MAX);
+	tprintf(&want, "\r\nEND\r\n");
+	expect_stream(e, "1 MiB stored, 1 MiB + 1 too large (its block swallowed)", &req, 65536, &want);
+
+	/* append / prepend across the cap and onto a big value; cas; touch; gat */
+	req.len = 0;
+	tprintf(&req, "set a 3 0 8000\r\n");
+	tput(&req, val, 8000);
+	tprintf(&req, "\r\nappend a 0 0 500\r\n");
+	tput(&req, val2, 500);
+	tprintf(&req, "\r\nprepend a 0 0 9000\r\n");
+	tput(&req, val2 + 1000, 9000);
+	tprintf(&req, "\r\nget a\r\n");
+	want.len = 0;
+	tprintf(&want, "STORED\r\nSTORED\r\nSTORED\r\nVALUE a 3 17500\r\n");
+	tput(&want, val2 + 1000, 9000);
+	tput(&want, val, 8000);
+	tput(&want, val2, 500);
+	tprintf(&want, "\r\nEND\r\n");
+	expect_stream(e, "append across --value-size, prepend onto a big value", &req, 0, &want);
+
+	struct xkv_item *it = malloc(sizeof(*it));
+	int hit = e->s.L->get(&e->s, "a", 1, it);
+	__u64 cas = hit == 1 ? it->wtime_ns : 0;
+	req.len = 0;
+	tprintf(&req, "cas a 9 0 9000 %llu\r\n", (unsigned long long)(cas + 1));
+	tput(&req, val, 9000);
+	tprintf(&req, "\r\ncas a 9 0 9000 %llu\r\n", (unsigned long long)cas);
+	tput(&req, val, 9000);
+	tprintf(&req, "\r\ntouch a 100\r\nincr a 1\r\ngat 200 a\r\nmg a v s f\r\n");
+	want.len = 0;
+	tprintf(&want, "EXISTS\r\nSTORED\r\nTOUCHED\r\n%sVALUE a 9 9000\r\n",
+		"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+	tput(&want, val, 9000);
+	tprintf(&want, "\r\nEND\r\nVA 9000 s9000 f9\r\n");
+	tput(&want, val, 9000);
+	tprintf(&want, "\r\n");
+	expect_stream(e, "cas (wrong, right), touch, incr (non-numeric), gat, mg v of a big value", &req, 0, &want);
+
+	/* a replaced or deleted big value takes its chunks along */
+	req.len = 0;
+	tprintf(&req, "set big 0 0 1\r\nx\r\ndelete a\r\ndelete max\r\nget big a max\r\n");
+	want.len = 0;
+	tprintf(&want, "STORED\r\nDELETED\r\nDELETED\r\nVALUE big 0 1\r\nx\r\nEND\r\n");
+	expect_stream(e, "a big value overwritten by a small one, two deleted", &req, 0, &want);
+	chunks = big_map_count(e);
+	report(chunks == 0, "%s: the big map empty again (%ld chunks)", e->layout, chunks);
+
+	/* what the XDP side does to a big item (an overwrite or delete from
+	 * there) leaves chunks nobody points at: the collector frees them once
+	 * they are older than its grace (2 s) */
+	req.len = 0;
+	tprintf(&req, "set orphan 0 0 20000\r\n");
+	tput(&req, val, 20000);
+	tprintf(&req, "\r\n");
+	stream_ask(e, &req, 0, &out);
+	int r = e->s.L->del(&e->s, "orphan", 6); /* as XDP's delete does */
+	struct xkv_big_census cs;
+	long kept = xkv_slow_big_collect(e->sl, &cs);
+	report(r == 1 && kept == 6 && cs.removed == 0, "%s: orphaned chunks kept while young (%ld kept, %llu removed)",
+	       e->layout, kept, (unsigned long long)cs.removed);
+	usleep(2100 * 1000);
+	kept = xkv_slow_big_collect(e->sl, &cs);
+	report(kept == 0 && cs.removed == 6, "%s: and freed after the grace (%ld kept, %llu removed)", e->layout,
+	       kept, (unsigned long long)cs.removed);
+	ask(e, "stats\r\n", 7, &out);
+	int ok = !stat_field(&out, "item_size_max", v, sizeof(v)) && atol(v) == (long)XKV_BIG_MAX;
+	ok &= !stat_field(&out, "big_chunks_removed", v, sizeof(v)) && atol(v) == 6;
+	report(ok, "%s: stats: item_size_max 1 MiB, big_chunks_removed 6", e->layout);
+	free(it);
+	xkv_buf_free(&req);
+	xkv_buf_free(&want);
+	xkv_buf_free(&out);
+}
+
+/* A full big map: the store says so, as memcached does when out of memory. */
+static void t_big_full(void)
+{
+	struct env e;
+	static __u8 val[40000];
+	struct xkv_buf req = {}, want = {};
+
+	env_big_chunks = 8; /* 29696 bytes */
+	if (env_open(&e, "hash_map", 1024, 1024)) {
+		env_big_chunks = 0;
+		n_fail++;
+		return;
+	}
+	env_big_chunks = 0;
+	fill(val, sizeof(val), 5);
+	tprintf(&req, "set f 0 0 20000\r\n");
+	tput(&req, val, 20000);
+	tprintf(&req, "\r\nset g 0 0 20000\r\n");
+	tput(&req, val, 20000);
+	tprintf(&req, "\r\nget g\r\n");
+	tprintf(&want, "STORED\r\n%sEND\r\n", XKV_R_OOM);
+	expect_stream(&e, "a second 20000-byte value does not fit 8 chunks: out of memory, nothing stored", &req,
+		      0, &want);
+	report(big_map_count(&e) == 6, "%s: the first value's 6 chunks only", e.layout);
+	xkv_buf_free(&req);
+	xkv_buf_free(&want);
+	env_close(&e);
+}
+
+static void run_bigvals(void)
+{
+	env_big_chunks = 1024; /* 4 MiB */
+	each_layout(t_bigvals);
+	env_big_chunks = 0;
+	t_big_full();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "unit";
@@ -3328,10 +3524,12 @@ int main(int argc, char **argv)
 		run_daemon();
 	else if (!strcmp(mode, "stream"))
 		run_stream();
+	else if (!strcmp(mode, "bigvals"))
+		run_bigvals();
 	else if (!strcmp(mode, "model"))
 		run_model(argc > 2 ? strtoull(argv[2], NULL, 0) : 0, argc > 3 ? atoi(argv[3]) : 0);
 	else {
-		fprintf(stderr, "usage: %s unit|daemon|stream|model [seed [steps]]\n", argv[0]);
+		fprintf(stderr, "usage: %s unit|daemon|stream|bigvals|model [seed [steps]]\n", argv[0]);
 		return 2;
 	}
 	printf("%d passed, %d failed\n", n_pass, n_fail);

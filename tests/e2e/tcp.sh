@@ -12,7 +12,8 @@
 #     stats, with checked values (tcpclient.py clients);
 #   - exact replies: pipelining, quit, errors, gets/cas/touch/gat/gats/verbosity, mg/mn,
 #     one byte per write (raw);
-#   - libmemcached-tools: memccp, memccat, memcrm, memcstat, memcflush.
+#   - libmemcached-tools: memccp, memccat (a 700000-byte file too), memcrm, memcstat, memcflush;
+#   values above --value-size (the big map) up to 1 MiB with every client.
 # Once (first layout): 200 connections at once; a client that never reads
 # its replies while another one is served and the server's memory stays
 # bounded; a client that leaves mid-value; a source outside --allow (a third
@@ -63,10 +64,14 @@ libmemcached() { # the libmemcached tools, from the client namespace
 	local dir; dir=$(mktemp -d "$TB_TMP/mc.XXXXXX")
 	local s="--servers=$S4:$P"
 	head -c 1500 /dev/urandom >"$dir/blob.bin"
+	head -c 700000 /dev/urandom >"$dir/large.bin"
 	printf 'hello from memccp\n' >"$dir/note.txt"
-	check "memccp stores two files" tb_cli memccp "$s" "$dir/blob.bin" "$dir/note.txt"
+	check "memccp stores three files" tb_cli memccp "$s" "$dir/blob.bin" "$dir/note.txt" "$dir/large.bin"
 	tb_cli memccat "$s" --file="$dir/got.bin" blob.bin || true
 	check "memccat returns the binary file byte for byte" cmp -s "$dir/blob.bin" "$dir/got.bin"
+	tb_cli memccat "$s" --file="$dir/got-large.bin" large.bin || true
+	check "memccat returns the 700000-byte file (above --value-size: the big map)" \
+		cmp -s "$dir/large.bin" "$dir/got-large.bin"
 	check "memccat returns the text file" test "$(tb_cli memccat "$s" note.txt)" = "hello from memccp"
 	check "memcrm removes it" tb_cli memcrm "$s" note.txt
 	check "memccat of the removed key fails" \

@@ -89,7 +89,7 @@ int xkv_slot_read(const struct xkv_store *s, const struct xkv_entry *e, struct x
 			memcpy(buf->data, e->data, s->cfg.key_size + len);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (slot_seq(e) == s1)
-			return xkv_entry_live(buf, now) && buf->len <= s->cfg.val_cap &&
+			return xkv_entry_live(buf, now) && buf->len <= XKV_BIG_MAX &&
 			       buf->klen && buf->klen <= s->cfg.key_cap;
 	}
 	return -EBUSY;
@@ -151,23 +151,23 @@ void xkv_slot_item(const struct xkv_store *s, const struct xkv_entry *buf, struc
 	it->len = buf->len;
 	it->expire_ns = buf->expire_ns;
 	it->wtime_ns = buf->wtime_ns;
-	memcpy(it->data, buf->data + s->cfg.key_size, buf->len);
+	memcpy(it->data, buf->data + s->cfg.key_size, xkv_inline_len(buf->len, s->cfg.val_cap));
 }
 
 int xkv_slot_decide(const struct xkv_store *s, const struct xkv_entry *cur, xkv_decide_fn fn, void *arg,
 		    struct xkv_item *it, struct xkv_entry *n)
 {
-	bool hit = cur && xkv_entry_live(cur, xkv_now_ns()) && cur->len <= s->cfg.val_cap;
+	bool hit = cur && xkv_entry_live(cur, xkv_now_ns()) && cur->len <= XKV_BIG_MAX;
 	if (hit)
 		xkv_slot_item(s, cur, it);
 	int rc = fn(arg, hit ? it : NULL, n);
-	return !rc && n->len > s->cfg.val_cap ? -E2BIG : rc;
+	return !rc && n->len > XKV_BIG_MAX ? -E2BIG : rc;
 }
 
 int xkv_slot_store(struct xkv_store *s, void *at, xkv_decide_fn fn, void *arg, struct xkv_entry *n,
 		   xkv_store_try_fn try)
 {
-	if (!fn && n->len > s->cfg.val_cap)
+	if (!fn && n->len > XKV_BIG_MAX)
 		return -E2BIG;
 	struct xkv_item *it = fn ? malloc(sizeof(*it)) : NULL;
 	if (fn && !it)
@@ -179,15 +179,16 @@ int xkv_slot_store(struct xkv_store *s, void *at, xkv_decide_fn fn, void *arg, s
 	return rc;
 }
 
-void xkv_slot_put_value(__u8 *v, const struct xkv_entry *n, int *die)
+void xkv_slot_put_value(const struct xkv_store *s, __u8 *v, const struct xkv_entry *n, int *die)
 {
+	__u32 len = xkv_inline_len(n->len, s->cfg.val_cap); /* a big value: none here */
 	if (*die) { /* halfway through the value */
-		memcpy(v, n->data, n->len / 2);
+		memcpy(v, n->data, len / 2);
 		int sig = *die;
 		*die = 0;
 		raise(sig);
 	}
-	memcpy(v, n->data, n->len);
+	memcpy(v, n->data, len);
 }
 
 int xkv_slot_visit(const struct xkv_store *s, const struct xkv_entry *e, struct xkv_entry *buf, __u64 now,
@@ -229,7 +230,7 @@ int xkv_slot_fill(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32
 	int evicts = !fresh && !xkv_slot_match(s, e, k, klen);
 	slot_put_head(e, n, klen);
 	memcpy(e->data, k, s->cfg.key_size);
-	xkv_slot_put_value(e->data + s->cfg.key_size, n, die);
+	xkv_slot_put_value(s, e->data + s->cfg.key_size, n, die);
 	return fresh | evicts << 1;
 }
 

@@ -57,7 +57,7 @@ int xkv_slot_store(struct xkv_store *s, void *at, xkv_decide_fn fn, void *arg, s
 		   xkv_store_try_fn try);
 /* Write n's value at v; with die (test_wedge's signal, once per process)
  * die halfway through it. */
-void xkv_slot_put_value(__u8 *v, const struct xkv_entry *n, int *die);
+void xkv_slot_put_value(const struct xkv_store *s, __u8 *v, const struct xkv_entry *n, int *die);
 /* One slot of a scan: a live item in e is copied whole and given to fn;
  * *n counts visits, *busy slots a writer held.  fn's non-zero return, or 0. */
 int xkv_slot_visit(const struct xkv_store *s, const struct xkv_entry *e, struct xkv_entry *buf, __u64 now,

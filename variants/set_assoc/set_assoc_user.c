@@ -213,7 +213,7 @@ static int store_try(struct xkv_store *s, void *where, xkv_decide_fn fn, void *a
 	if (fresh || evicts)
 		b->ref[w] = 0;
 	memcpy(e->data, at->k, s->cfg.key_size);
-	xkv_slot_put_value(e->data + s->cfg.key_size, n, &die_in_slot);
+	xkv_slot_put_value(s, e->data + s->cfg.key_size, n, &die_in_slot);
 	int ok = seq_unlock(&e->seq, own);
 	if (!seq_unlock(&b->seq, own) || !ok)
 		return XKV_ROBBED; /* a thief emptied our way */
