@@ -1387,18 +1387,18 @@ static void t_limits(void)
 {
 	struct env e;
 	struct xkv_buf req = {}, out = {};
-	static __u8 val[5000];
+	static __u8 val[VAL_CAP];
 	char err[64];
 
 	printf("== hash_map, request limits\n");
 	if (env_open(&e, "hash_map", 1024, VAL_CAP))
 		return (void)n_fail++;
 	struct xkv_slow_limits dl = xkv_slow_limits_of(e.sl);
-	report(dl.max_keys == 256 && dl.max_reply == 1u << 20, "defaults: max_keys %u max_reply %u",
+	report(dl.max_keys == 256 && dl.max_reply == 2u << 20, "defaults: max_keys %u max_reply %u",
 	       dl.max_keys, dl.max_reply);
 	fill(val, sizeof(val), 4);
-	tprintf(&req, "set v 0 0 5000\r\n");
-	tput(&req, val, 5000);
+	tprintf(&req, "set v 0 0 %d\r\n", VAL_CAP);
+	tput(&req, val, VAL_CAP);
 	tprintf(&req, "\r\nset s 0 0 1\r\ns\r\n");
 	ask(&e, req.p, req.len, &out);
 
@@ -1426,8 +1426,8 @@ static void t_limits(void)
 	EXPECTL(&e, "a set before a get of 300 keys does not run", &req, XKV_R_TOO_MANY_KEYS);
 	report(!strcmp(peek(&e, "z"), ""), "hash_map: z not stored ('%s')", peek(&e, "z"));
 
-	/* 1 MiB: 200 copies of 5000 bytes fit, 220 do not */
-	for (int n = 200; n <= 220; n += 20) {
+	/* 2 MiB: 240 copies of 8192 bytes fit, 256 do not */
+	for (int n = 240; n <= 256; n += 16) {
 		req.len = 0;
 		tprintf(&req, "get");
 		for (int i = 0; i < n; i++)
@@ -1435,13 +1435,13 @@ static void t_limits(void)
 		tprintf(&req, "\r\n");
 		__u64 before = e.delta.v[XKV_STAT_drop_oversize];
 		ask(&e, req.p, req.len, &out);
-		size_t full = (size_t)n * (sizeof("VALUE v 0 5000\r\n") - 1 + 5000 + 2) + 5;
-		int ok = n == 200 ? out.len == full
+		size_t full = (size_t)n * (sizeof("VALUE v 0 8192\r\n") - 1 + VAL_CAP + 2) + 5;
+		int ok = n == 240 ? out.len == full
 				  : out.len == strlen(XKV_R_REPLY_LARGE) &&
 					    !memcmp(out.p, XKV_R_REPLY_LARGE, out.len) &&
 					    e.delta.v[XKV_STAT_drop_oversize] == before + 1;
-		report(ok, "hash_map: get of %d x 5000 bytes (%zu bytes): %s (%zu bytes)", n, full,
-		       n == 200 ? "served" : "reply too large", out.len);
+		report(ok, "hash_map: get of %d x %d bytes (%zu bytes): %s (%zu bytes)", n, VAL_CAP, full,
+		       n == 240 ? "served" : "reply too large", out.len);
 	}
 	/* the buffer stays bounded: 9000 stats in one datagram */
 	req.len = 0;

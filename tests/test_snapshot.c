@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
+#include <bpf/bpf.h>
 #include "snapshot.h"
 
 static int fails;
@@ -325,6 +326,17 @@ struct store {
 	struct xkv_store s;
 };
 
+/* The big map's chunks for the next store_open (0: no values above val_cap). */
+static __u32 store_big_chunks;
+
+static unsigned small_of(unsigned n)
+{
+	unsigned small = 0;
+	for (unsigned i = 0; i < n; i++)
+		small += 50 + i % 200 <= 100;
+	return small;
+}
+
 static int store_open(struct store *st, const char *layout, __u32 entries, __u32 val_cap)
 {
 	char err[XKV_ERRLEN];
@@ -335,6 +347,7 @@ static int store_open(struct store *st, const char *layout, __u32 entries, __u32
 	cfg.entries = entries;
 	cfg.val_cap = val_cap;
 	cfg.key_cap = 32;
+	cfg.big_chunks = store_big_chunks;
 	if (xkv_config_finish(&cfg, err, sizeof(err)) || !(st->obj = xkv_object_open(&cfg, err, sizeof(err))) ||
 	    xkv_object_load(st->obj, err, sizeof(err)) ||
 	    xkv_store_from_object(&st->s, NULL, st->obj, err, sizeof(err))) {
@@ -485,6 +498,39 @@ static void test_store(void)
 		      (unsigned long long)res.stored);
 		store_close(&b);
 	}
+	/* with a big map: the values above 100 B go there, and come back whole */
+	store_big_chunks = 4096;
+	if (!store_open(&b, "lru", 8192, 100)) {
+		xkv_restore(&b.s, p, &ro, &res, err, sizeof(err));
+		struct xkv_item *ia = malloc(sizeof(*ia)), *ib = malloc(sizeof(*ib));
+		__u8 *big = NULL;
+		size_t cap = 0;
+		unsigned same = 0, bigs = 0;
+		__u8 k[XKV_KEY_MAX + 8];
+		for (__u32 i = 0; ia && ib; ) {
+			/* every source item: the same value, flags and cas read back */
+			int kl = bpf_map_get_next_key(a.s.store_fd, i ? k : NULL, k) ? -1 : (int)strnlen((char *)k, a.s.cfg.key_size);
+			if (kl < 0)
+				break;
+			i++;
+			if (a.s.L->get(&a.s, k, (__u32)kl, ia) != 1 ||
+			    xkv_item_get_whole(&b.s, k, (__u32)kl, ib, &big, &cap) != 1)
+				continue;
+			const __u8 *v = ib->len > 100 ? big : ib->data;
+			bigs += ib->len > 100;
+			same += ia->len == ib->len && ia->flags == ib->flags && ia->wtime_ns == ib->wtime_ns &&
+				!memcmp(ia->data, v, ia->len);
+		}
+		CHECK(res.too_big == 0 && res.stored == N && same == N && bigs == N - small_of(N),
+		      "into values <= 100 B with a big map: %llu too big, %llu stored, %u read back the same "
+		      "(%u from chunks)", (unsigned long long)res.too_big, (unsigned long long)res.stored, same,
+		      bigs);
+		free(ia);
+		free(ib);
+		free(big);
+		store_close(&b);
+	}
+	store_big_chunks = 0;
 	store_close(&a);
 }
 
