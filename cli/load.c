@@ -131,18 +131,28 @@ static int add(struct batch *b, const char *key, __u32 klen, __u32 flags, long l
 	__u8 *k = b->keys + (size_t)b->n * s->cfg.key_size;
 	struct xkv_entry *e = (void *)(b->ents + (size_t)b->n * s->cfg.entry_size);
 
-	if (vlen > s->cfg.val_cap || xkv_key_check(&s->cfg, key, klen) != XKV_OK ||
+	if (vlen > xkv_val_max(s) || xkv_key_check(&s->cfg, key, klen) != XKV_OK ||
 	    xkv_key_pack(&s->cfg, key, klen, k)) {
 		b->failed++;
 		return -1;
 	}
-	memset(e, 0, s->cfg.entry_size);
-	e->expire_ns = xkv_expire_ns(exptime, b->now, s->cfg.realtime_off_ns);
-	e->wtime_ns = cas ? cas : xkv_write_stamp();
-	e->flags = flags;
-	e->len = vlen;
-	e->klen = klen;
-	memcpy(e->data, val, vlen);
+	struct xkv_entry hdr = { .expire_ns = xkv_expire_ns(exptime, b->now, s->cfg.realtime_off_ns),
+				 .wtime_ns = cas ? cas : xkv_write_stamp(), .flags = flags, .len = vlen };
+	if (vlen > s->cfg.val_cap) {
+		/* above --value-size: its chunks, then its entry, now (not batched) */
+		int r = xkv_big_carry(NULL, s, key, klen, &hdr, val, e);
+		if (!r && (r = s->L->set(s, key, klen, e)))
+			xkv_big_del(s, key, klen, hdr.wtime_ns, vlen);
+		memset(e, 0, s->cfg.entry_size);
+		if (r) {
+			b->reason = b->reason ? b->reason : r;
+			b->failed++;
+		} else {
+			b->stored++;
+		}
+		return 0;
+	}
+	xkv_big_carry(NULL, s, key, klen, &hdr, val, e); /* inline: a copy, cannot fail */
 	if (++b->n == b->cap)
 		return flush(b);
 	return 0;

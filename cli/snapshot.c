@@ -244,7 +244,7 @@ static void restore_text(const struct snap_opts *o, const struct xkv_store *s, c
 		printf("  %llu expired before they could be restored (not stored)\n", (unsigned long long)r->expired);
 	if (r->too_big)
 		printf("  %llu did not fit: key or value larger than this store's (keys <= %u B, values <= %u B)\n",
-		       (unsigned long long)r->too_big, s->cfg.key_cap, s->cfg.val_cap);
+		       (unsigned long long)r->too_big, s->cfg.key_cap, xkv_val_max(s));
 	if (r->bad_key)
 		printf("  %llu keys refused by this store (control bytes: attach with --binary-keys)\n",
 		       (unsigned long long)r->bad_key);
@@ -364,13 +364,17 @@ static const struct xo dump_table[] = {
 
 struct dump_ctx {
 	FILE *f;
-	const struct xkv_store *s;
+	struct xkv_store *s;
+	struct xkv_big_reader big; /* values above --value-size */
 };
 
 static int dump_item(void *arg, const __u8 *key, __u32 klen, const struct xkv_entry *e, const __u8 *val)
 {
 	struct dump_ctx *d = arg;
 	long long exp = 0;
+	int r = xkv_big_resolve(d->s, &d->big, key, klen, &e, &val);
+	if (r <= 0)
+		return r; /* 0: gone meanwhile */
 	if (e->expire_ns) { /* unix seconds, rounded up: the item lives until then */
 		long long ns = (long long)e->expire_ns + d->s->cfg.realtime_off_ns;
 		exp = ns / 1000000000ll + (ns % 1000000000ll != 0);
@@ -403,6 +407,7 @@ static int run_dump(void *vo, const struct global_opts *g)
 		return rc;
 	}
 	long n = s.L->scan(&s, 0, UINT64_MAX, dump_item, &d, &busy);
+	xkv_big_reader_free(&d.big);
 	if (fflush(d.f) || (!out && fclose(d.f)))
 		n = n < 0 ? n : -errno;
 	xkv_store_close(&s);

@@ -266,3 +266,40 @@ int xkv_big_carry(const struct xkv_store *from, const struct xkv_store *to, cons
 	free(tmp);
 	return r;
 }
+
+int xkv_big_resolve(struct xkv_store *s, struct xkv_big_reader *br, const __u8 *key, __u32 klen,
+		    const struct xkv_entry **e, const __u8 **val)
+{
+	if ((*e)->len <= s->cfg.val_cap)
+		return 1;
+	if (br->cap < (*e)->len) {
+		__u8 *p = realloc(br->buf, (*e)->len);
+		if (!p)
+			return -ENOMEM;
+		br->buf = p;
+		br->cap = (*e)->len;
+	}
+	int r = xkv_big_get(s, key, klen, (*e)->wtime_ns, (*e)->len, br->buf);
+	if (r == 0) { /* replaced since the scan read it: the item as it is now */
+		if (!br->it && !(br->it = malloc(sizeof(*br->it))))
+			return -ENOMEM;
+		r = xkv_item_get_whole(s, key, klen, br->it, &br->buf, &br->cap);
+		if (r != 1)
+			return r;
+		br->cur = (struct xkv_entry){ .expire_ns = br->it->expire_ns, .wtime_ns = br->it->wtime_ns,
+					      .flags = br->it->flags, .len = br->it->len };
+		*e = &br->cur;
+		*val = br->it->len > s->cfg.val_cap ? br->buf : br->it->data;
+		return 1;
+	}
+	if (r == 1)
+		*val = br->buf;
+	return r;
+}
+
+void xkv_big_reader_free(struct xkv_big_reader *br)
+{
+	free(br->buf);
+	free(br->it);
+	memset(br, 0, sizeof(*br));
+}

@@ -113,9 +113,7 @@ struct snap_thr {
 	__u8 *buf;
 	size_t len;
 	__u32 items;
-	__u8 *big;            /* a value above val_cap, from its chunks */
-	size_t big_cap;
-	struct xkv_item *it;
+	struct xkv_big_reader big; /* a value above val_cap, from its chunks */
 };
 
 static int snap_flush(struct snap_thr *t)
@@ -131,32 +129,9 @@ static int snap_flush(struct snap_thr *t)
 static int snap_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_entry *e, const __u8 *val)
 {
 	struct snap_thr *t = arg;
-	struct xkv_entry cur;
-	if (e->len > t->c->s->cfg.val_cap) {
-		/* a big value: its chunks; replaced since the scan read it: the
-		 * item as it is now (or none) */
-		if (t->big_cap < e->len) {
-			__u8 *p = realloc(t->big, e->len);
-			if (!p)
-				return -ENOMEM;
-			t->big = p;
-			t->big_cap = e->len;
-		}
-		int r = xkv_big_get(t->c->s, key, klen, e->wtime_ns, e->len, t->big);
-		if (r == 0) {
-			if (!t->it && !(t->it = malloc(sizeof(*t->it))))
-				return -ENOMEM;
-			r = xkv_item_get_whole(t->c->s, key, klen, t->it, &t->big, &t->big_cap);
-			if (r == 0)
-				return 0; /* gone */
-			cur = (struct xkv_entry){ .expire_ns = t->it->expire_ns, .wtime_ns = t->it->wtime_ns,
-						  .flags = t->it->flags, .len = t->it->len };
-			e = &cur;
-		}
-		if (r < 0)
-			return r;
-		val = e->len > t->c->s->cfg.val_cap ? t->big : t->it->data;
-	}
+	int r = xkv_big_resolve(t->c->s, &t->big, key, klen, &e, &val); /* above val_cap */
+	if (r <= 0)
+		return r; /* 0: gone meanwhile */
 	struct xkv_snap_item it = {
 		.key = key, .klen = klen, .val = val, .vlen = e->len, .flags = e->flags,
 		.expire_unix_ns = e->expire_ns ? (__u64)((__s64)e->expire_ns + t->c->s->cfg.realtime_off_ns) : 0,
@@ -192,8 +167,7 @@ static void *snap_worker(void *arg)
 	else if (r >= 0)
 		first_error(&c->error, snap_flush(t));
 	free(t->buf);
-	free(t->big);
-	free(t->it);
+	xkv_big_reader_free(&t->big);
 	return NULL;
 }
 

@@ -300,6 +300,21 @@ int xkv_item_get_whole(struct xkv_store *s, const void *key, __u32 klen, struct 
 int xkv_big_carry(const struct xkv_store *from, const struct xkv_store *to, const void *key, __u32 klen,
 		  const struct xkv_entry *src, const __u8 *val, struct xkv_entry *e);
 
+/* For a scan's visitor (snapshot, dump): the whole value of the entry
+ * *e it was given, *val its inline bytes.  A big one is read into br's
+ * buffer; one replaced since the scan read it is taken as it is now (*e
+ * and *val then point into br).  1, 0 when the item is gone, -errno.
+ * Free br with xkv_big_reader_free. */
+struct xkv_big_reader {
+	__u8 *buf;
+	size_t cap;
+	struct xkv_item *it;
+	struct xkv_entry cur;
+};
+int xkv_big_resolve(struct xkv_store *s, struct xkv_big_reader *br, const __u8 *key, __u32 klen,
+		    const struct xkv_entry **e, const __u8 **val);
+void xkv_big_reader_free(struct xkv_big_reader *br);
+
 /* What a collection found. */
 struct xkv_big_census {
 	__u64 chunks;    /* kept */

@@ -101,6 +101,10 @@ xkv_e2e(e2e_snapshot_set_assoc 90 snapshot.sh set_assoc hash_map)
 # failed request), another size refused, --replace, --restore, SIGHUP (issue 8).
 xkv_e2e(e2e_reattach 120 reattach.sh)
 xkv_e2e(e2e_migrate 120 migrate.sh)
+# values above --value-size (the big map) through TCP, UDP/XDP, get, dump,
+# snapshot/restore and migrate
+xkv_e2e(e2e_bigvals_hash_map 120 bigvals.sh hash_map)
+xkv_e2e(e2e_bigvals_array_fnv 120 bigvals.sh array_fnv)
 # What xdpkv@.service runs (under its CapabilityBoundingSet, a fake
 # NOTIFY_SOCKET) and status --prometheus through a strict reader (issue 8).
 xkv_e2e(e2e_service_prometheus 90 service.sh lru)
