@@ -30,15 +30,7 @@ tb_up "${E2E_PREFIX:-xb$$}"
 S4=$TB_SRV_IP4 P=$TB_PORT T=$TB_TMP
 mkdir -p "$T/vals"
 client() { tb_cli $PY "$here/bigclient.py" "$@"; }
-serve() {
-	tb_serve_start --threads 2
-	local i
-	for i in $(seq 100); do
-		nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$P" | grep -q . && return 0
-		sleep 0.05
-	done
-	tb_die "xdpkv serve did not listen on TCP port $P"
-}
+serve() { tb_serve_tcp_start; }
 unseeded=()
 [[ $layout == array_fnv ]] && unseeded=(--fnv-unseeded)
 

@@ -45,16 +45,7 @@ tb_evil_up
 S4=$TB_SRV_IP4 S6=$TB_SRV_IP6 P=$TB_PORT
 client() { tb_cli $PY "$here/tcpclient.py" "$@"; }
 
-tcp_listening() {
-	nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$P" 2>/dev/null | grep -q .
-}
-serve() { # ARGS: start serve, wait for its TCP listener
-	tb_serve_start --threads 2 "$@"
-	local i
-	for i in $(seq 100); do tcp_listening && return 0; sleep 0.05; done
-	cat "$TB_TMP/serve.log" >&2
-	tb_die "xdpkv serve did not listen on TCP port $P"
-}
+serve() { tb_serve_tcp_start "$@"; }
 slow_counter() { # counter $1 of the slow-path slot
 	tb_xdpkv status "$TB_SRV_DEV" --json |
 		$PY -c 'import json,sys; print(json.load(sys.stdin)["counters"]["slow"][sys.argv[1]])' "$1"

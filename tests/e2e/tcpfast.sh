@@ -33,15 +33,7 @@ done
 tb_up "${E2E_PREFIX:-xf$$}"
 S4=$TB_SRV_IP4 P=$TB_PORT
 client() { tb_cli $PY "$here/tcpfastclient.py" "$@"; }
-serve() { # ARGS: start serve, wait for its TCP listener
-	tb_serve_start --threads 2 "$@"
-	local i
-	for i in $(seq 100); do
-		nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$P" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	tb_die "xdpkv serve did not listen on TCP port $P"
-}
+serve() { tb_serve_tcp_start "$@"; }
 counter() { # PATH NAME: a counter of the fast or the slow slot
 	sleep 0.3 # the slow path pushes its counters every 100 ms
 	tb_xdpkv status "$TB_SRV_DEV" --json |

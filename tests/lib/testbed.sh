@@ -210,6 +210,19 @@ tb_serve_start() {
 	tb_die "xdpkv serve did not bind UDP port $TB_PORT within 5 s"
 }
 
+# tb_serve_start with 2 TCP worker threads, then wait for its TCP listener too.
+tb_serve_tcp_start() {
+	tb_serve_start --threads 2 "$@"
+	local i
+	for i in $(seq 100); do
+		nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$TB_PORT" 2>/dev/null | grep -q . &&
+			return 0
+		sleep 0.05
+	done
+	cat "$TB_TMP/serve.log" >&2
+	tb_die "xdpkv serve did not listen on TCP port $TB_PORT"
+}
+
 tb_serve_stop() {
 	[[ -n $TB_SERVE_PID ]] || return 0
 	kill -TERM "$TB_SERVE_PID" 2>/dev/null
