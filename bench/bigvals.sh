@@ -37,7 +37,7 @@ XDPKV=$build/cli/xdpkv
 command -v memcached >/dev/null || { echo "bench/bigvals.sh: memcached is needed" >&2; exit 2; }
 # shellcheck source=../tests/lib/testbed.sh
 . "$here/../tests/lib/testbed.sh"
-tb_up "xbv$$"
+tb_up "${BIGVALS_PREFIX:-xbv$$}"
 # xdpkv attached throughout (the XDP program sees every frame, memcached's
 # too: one receive path for both), NAPI pinned once it exists
 vs=1024
