@@ -768,6 +768,12 @@ int xdpkv(struct xdp_md *ctx)
 			stat_inc(st, XKV_STAT_drop_reply);
 			return XDP_DROP;
 		}
+		/* a value above --value-size that the big map takes (entry.h):
+		 * the slow path stores it */
+		if (err == XKV_E_TOO_LARGE && cfg.big_chunks && r->bytes <= XKV_BIG_MAX) {
+			stat_inc(st, XKV_STAT_pass_cmd);
+			return XDP_PASS;
+		}
 		return xkv_reply_err(ctx, a, sc, st, err);
 	}
 	if (XKV_GUARDED && xkv_op_writes(r->op) && !acl_has(sc, &acl_write)) {

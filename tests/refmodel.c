@@ -779,6 +779,10 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		enum xkv_stat counter;
 		const char *p = storage_problem(c, &l, noreply, after, rest, &flags, &exptime,
 						&bytes, &counter);
+		if (p && counter == XKV_STAT_err_too_large && c->big_max && bytes <= c->big_max) {
+			pass(r, XKV_STAT_pass_cmd); /* the big map's: serve stores it */
+			return;
+		}
 		if (p) {
 			error_reply(r, p, counter);
 			return;

@@ -83,6 +83,7 @@ struct rm_config {
 	__u64 hash_seed; /* RM_ARRAY, RM_SET_ASSOC, RM_PROBE: placement hash key (hash.h; 0 = FNV-1a) */
 	__u32 ways;      /* RM_SET_ASSOC: ways per bucket */
 	int binary_keys; /* --binary-keys: only NUL is refused in keys */
+	__u32 big_max;   /* values above val_cap up to this go to the slow path (the big map); 0: none */
 	struct rm_policy pol;
 };
 

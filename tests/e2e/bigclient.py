@@ -65,6 +65,14 @@ def cmd_paths(host, port, out):
           f"UDP get of 5000 bytes: {n} datagrams, the value byte for byte")
     got, n = udp_ask(host, port, b"get s1\r\n")
     check(got == b"VALUE s1 7 100\r\n" + vals["s1"] + b"\r\nEND\r\n", "UDP get of an inline value")
+    # UDP set above --value-size: the XDP program passes it on (the big map's), serve stores it
+    u1 = value(1500, 6)
+    got, _ = udp_ask(host, port, b"set u1 3 0 1500\r\n" + u1 + b"\r\n")
+    check(got == b"STORED\r\n", f"UDP set of 1500 bytes (--value-size 512) through XDP: {got!r}")
+    check(c.get("u1") == u1, "... read back over TCP")
+    vals["u1"] = u1
+    got, _ = udp_ask(host, port, b"set u2 0 0 2000000\r\n")
+    check(got == b"SERVER_ERROR object too large for cache\r\n", f"UDP set over 1 MiB: refused by XDP ({got!r})")
     removed0 = stat(c, "big_chunks_removed")
     # a delete the XDP program answers itself: the chunks stay until the collector
     got, _ = udp_ask(host, port, b"delete b2\r\n")
