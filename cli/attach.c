@@ -216,7 +216,7 @@ static const struct xo attach_table[] = {
 	  "largest value in bytes (default 1024)", 1, XKV_VAL_MAX },
 	{ "big-memory", 0, XO_U32, offsetof(struct attach_opts, big_memory), "MIB",
 	  "memory for values longer than --value-size, up to memcached's 1 MiB item size, which only the "
-	  "slow path serves (default 64; 4 KiB per 3712-byte chunk, allocated as used)", 1, 1 << 20 },
+	  "slow path serves (default 64; 4 KiB per 3712-byte chunk, allocated as used)", 1, 65536 },
 	{ "no-big-values", 0, XO_BOOL, offsetof(struct attach_opts, no_big), NULL,
 	  "no values above --value-size at all: SERVER_ERROR object too large for cache" },
 	{ "port", 'p', XO_U32, offsetof(struct attach_opts, port), "P",

@@ -137,8 +137,9 @@ long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census 
 	if (bpf_obj_get_info_by_fd(s->big_fd, &info, &ilen))
 		return -errno;
 	/* the keys first (the map changes under a walk that deletes), then
-	 * one look at the store per (key, stamp) */
-	size_t cap = info.max_entries + 64, n = 0;
+	 * one look at the store per (key, stamp); the list grows with the map
+	 * (272 bytes per 4 KiB chunk), not with its max_entries */
+	size_t cap = 1024, n = 0;
 	struct xkv_big_key *keys = malloc(cap * sizeof(*keys));
 	struct xkv_item *it = malloc(sizeof(*it));
 	long rc = 0;
@@ -146,14 +147,22 @@ long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census 
 		rc = -ENOMEM;
 		goto out;
 	}
-	struct xkv_big_key *prev = NULL;
-	while (n < cap) {
-		if (bpf_map_get_next_key(s->big_fd, prev, &keys[n])) {
+	for (;;) {
+		if (n == cap) {
+			struct xkv_big_key *k2 = realloc(keys, 2 * cap * sizeof(*keys));
+			if (!k2) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			keys = k2;
+			cap *= 2;
+		}
+		if (bpf_map_get_next_key(s->big_fd, n ? &keys[n - 1] : NULL, &keys[n])) {
 			if (errno != ENOENT)
 				rc = -errno;
 			break;
 		}
-		prev = &keys[n++];
+		n++;
 	}
 	if (rc)
 		goto out;

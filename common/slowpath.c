@@ -547,7 +547,7 @@ static int value_u64(const struct xkv_item *it, __u32 val_cap, __u64 *out)
 {
 	struct xkv_tok t = { .off = 0, .len = it->len };
 
-	if (it->len > val_cap || it->len > 64) /* more than 20 digits and some spaces */
+	if (it->len > val_cap) /* a big value: not a number (its bytes are not in it) */
 		return -1;
 
 	while (t.len && it->data[t.len - 1] == ' ')
@@ -1601,7 +1601,8 @@ static int cmd_stats(struct slow_cmd *c)
 		pthread_mutex_unlock(&c->sl->big_mu);
 		err |= STAT_U(c, "inline_value_max", s->cfg.val_cap);
 		err |= STAT_U(c, "big_chunks", cs.chunks);
-		err |= STAT_U(c, "big_chunks_max", (__u64)s->cfg.big_chunks);
+		/* the map's own size (a re-attach keeps the pinned one), once counted */
+		err |= STAT_U(c, "big_chunks_max", cs.capacity ? cs.capacity : (__u64)s->cfg.big_chunks);
 		err |= STAT_U(c, "big_items", cs.items);
 		err |= STAT_U(c, "big_bytes", cs.bytes);
 		err |= STAT_U(c, "big_chunks_removed", __atomic_load_n(&c->sl->big_removed, __ATOMIC_RELAXED));
