@@ -3324,6 +3324,8 @@ static int run_daemon(void)
 
 /* ---- values above --value-size: the big map (docs/protocol.md, "Large values") ---- */
 
+#define R_BUSY_LINE "SERVER_ERROR busy\r\n"
+
 /* One request stream on a fresh connection, fed in pieces of `step` bytes
  * (0: at once); the replies. */
 static void stream_ask(struct env *e, const struct xkv_buf *req, size_t step, struct xkv_buf *out)
@@ -3476,6 +3478,87 @@ static void t_bigvals(struct env *e)
 	xkv_buf_free(&out);
 }
 
+/* Writers replace one big value with another (20000 'a' bytes, 30000 'b'
+ * bytes, and an inline 100 'c' bytes) while readers get it: every reply is
+ * one whole version (the stamp is in each chunk's key), never a mix. */
+struct torn_arg {
+	struct env *e;
+	int writer;
+	volatile int *stop;
+	long reads, torn, busy, seen[3];
+};
+
+static void *torn_main(void *p)
+{
+	struct torn_arg *a = p;
+	struct xkv_buf req = {}, out = {};
+	static const struct { char ch; unsigned n; } vers[] = { { 'a', 20000 }, { 'b', 30000 }, { 'c', 100 } };
+	unsigned i = 0;
+	while (!*a->stop) {
+		req.len = 0;
+		if (a->writer) {
+			unsigned v = i++ % 3;
+			tprintf(&req, "set tk 0 0 %u\r\n", vers[v].n);
+			for (unsigned j = 0; j < vers[v].n; j++)
+				tput(&req, &vers[v].ch, 1);
+			tprintf(&req, "\r\n");
+			stream_ask(a->e, &req, 0, &out);
+			continue;
+		}
+		tprintf(&req, "get tk\r\n");
+		stream_ask(a->e, &req, 0, &out);
+		a->reads++;
+		unsigned n;
+		int hdr;
+		if (out.len > 0 && !memcmp(out.p, R_BUSY_LINE, strlen(R_BUSY_LINE))) {
+			a->busy++;
+			continue;
+		}
+		if (out.len == 5 && !memcmp(out.p, "END\r\n", 5))
+			continue; /* before the first set */
+		if (sscanf((const char *)out.p, "VALUE tk 0 %u\r\n%n", &n, &hdr) != 1 ||
+		    (size_t)hdr + n + 7 != out.len) {
+			a->torn++;
+			continue;
+		}
+		char ch = (char)out.p[hdr];
+		int ok = (ch == 'a' && n == 20000) || (ch == 'b' && n == 30000) || (ch == 'c' && n == 100);
+		for (unsigned j = 0; ok && j < n; j++)
+			ok = out.p[hdr + j] == (__u8)ch;
+		a->torn += !ok;
+		if (ok)
+			a->seen[ch - 'a']++;
+	}
+	xkv_buf_free(&req);
+	xkv_buf_free(&out);
+	return NULL;
+}
+
+static void t_big_torn(struct env *e)
+{
+	enum { W = 2, R = 2 };
+	struct torn_arg a[W + R];
+	pthread_t th[W + R];
+	volatile int stop = 0;
+	for (int i = 0; i < W + R; i++) {
+		a[i] = (struct torn_arg){ .e = e, .writer = i < W, .stop = &stop };
+		pthread_create(&th[i], NULL, torn_main, &a[i]);
+	}
+	usleep(1500 * 1000);
+	stop = 1;
+	long reads = 0, torn = 0, busy = 0, seen[3] = { 0 };
+	for (int i = 0; i < W + R; i++) {
+		pthread_join(th[i], NULL);
+		reads += a[i].reads, torn += a[i].torn, busy += a[i].busy;
+		for (int v = 0; v < 3; v++)
+			seen[v] += a[i].seen[v];
+	}
+	/* every version was read at least once, or the test proved nothing */
+	report(seen[0] && seen[1] && seen[2] && torn == 0,
+	       "%s: %ld gets while 2 writers replace a big value: %ld / %ld / %ld whole (20000 a, 30000 b, "
+	       "100 c), %ld torn, %ld busy", e->layout, reads, seen[0], seen[1], seen[2], torn, busy);
+}
+
 /* A full big map: the store says so, as memcached does when out of memory. */
 static void t_big_full(void)
 {
@@ -3509,6 +3592,7 @@ static void run_bigvals(void)
 {
 	env_big_chunks = 1024; /* 4 MiB */
 	each_layout(t_bigvals);
+	each_layout(t_big_torn);
 	env_big_chunks = 0;
 	t_big_full();
 }
