@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include <bpf/bpf.h>
 #include "cli.h"
 
 struct status_opts {
@@ -33,6 +34,8 @@ struct status {
 	bool attached, legacy;
 	unsigned prog_id;
 	long live;
+	long big_chunks;        /* values above --value-size: chunks in use; -1: no big map */
+	__u32 big_max;
 	long long mem;
 	struct xkv_stats fast, slow, *cpu;
 	/* derived: see docs/cli.md "status" */
@@ -48,6 +51,24 @@ static const char *map_type_str(__u32 t)
 	return s ? s : "?";
 }
 
+/* Values above --value-size: the big map's chunks now (a walk of its keys)
+ * and its size. */
+static void big_count(struct status *st)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	struct xkv_big_key k, n;
+
+	st->big_chunks = -1;
+	st->big_max = 0;
+	if (!xkv_big_on(&st->s) || bpf_obj_get_info_by_fd(st->s.big_fd, &info, &ilen))
+		return;
+	st->big_max = info.max_entries;
+	st->big_chunks = 0;
+	for (void *p = NULL; !bpf_map_get_next_key(st->s.big_fd, p, &n); p = &k, st->big_chunks++)
+		k = n;
+}
+
 static int collect(struct status *st, const char *ifname, bool percpu)
 {
 	int rc = open_pinned(&st->s, "status", ifname);
@@ -61,6 +82,7 @@ static int collect(struct status *st, const char *ifname, bool percpu)
 	st->attached = xdpkv_prog_on(st->ifindex, &st->prog_id, &st->legacy, NULL, 0);
 	st->live = st->s.L->count(&st->s);
 	st->mem = xkv_map_memory(st->s.store_fd);
+	big_count(st);
 	if (percpu && !(st->cpu = calloc(st->s.ncpus, sizeof(*st->cpu))))
 		return EXIT_SYS;
 	if ((e = xkv_stats_read(&st->s, XKV_STATS_FAST, &st->fast, st->cpu)) ||
@@ -162,6 +184,12 @@ static void print_text(const struct status *st, bool percpu)
 		printf("  %-14s %s\n", "placement", c->hash_seed ?
 		       "keyed hash (SipHash-1-3, secret seed set at attach)" :
 		       "unseeded FNV-1a (BMC's): clients can compute which keys collide");
+	if (st->big_chunks >= 0)
+		printf("  %-14s up to 1 MiB: %ld of %u chunks in use, %u B of value each (--big-memory %u MiB)\n",
+		       "large values", st->big_chunks, st->big_max, XKV_BIG_CHUNK,
+		       (unsigned)((st->big_max * 4096ULL) >> 20));
+	else
+		printf("  %-14s none above --value-size (--no-big-values)\n", "large values");
 	if (st->live >= 0)
 		printf("  %-14s %ld (%.1f%% of capacity)\n", "live items", st->live,
 		       pct((unsigned long long)st->live, c->entries));
@@ -241,6 +269,11 @@ static void print_json(const struct status *st, bool percpu)
 	       c->flags & XKV_CFG_NO_PREALLOC ? "true" : "false",
 	       c->flags & XKV_CFG_NO_COMMON_LRU ? "true" : "false",
 	       c->flags & XKV_CFG_BINARY_KEYS ? "true" : "false", st->live, st->mem);
+	if (st->big_chunks >= 0)
+		printf(",\"big\":{\"chunks\":%ld,\"chunks_max\":%u,\"chunk_bytes\":%u}", st->big_chunks,
+		       st->big_max, XKV_BIG_CHUNK);
+	else
+		printf(",\"big\":null");
 	printf(",\"placement\":%s", !st->s.L->hash_seeded ? "null" :
 	       c->hash_seed ? "\"keyed\"" : "\"fnv1a-unseeded\"");
 	printf(",\"bytes_per_entry\":%.2f", st->mem >= 0 ? (double)st->mem / c->entries : -1.0);
