@@ -53,6 +53,7 @@ static int null_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv
 		it->len = e->len;
 		it->expire_ns = e->expire_ns;
 		it->wtime_ns = e->wtime_ns;
+		it->state = e->klen & XKV_ENT_STATE;
 		memcpy(it->data, e->data, e->len);
 	}
 	free(buf);

@@ -22,10 +22,23 @@ struct xkv_entry {
 	__u32 seq;       /* array_fnv sequence counter: odd while a writer is inside */
 	__u32 flags;     /* client flags, round-trip as u32 */
 	__u32 len;       /* value bytes */
-	__u32 klen;      /* key bytes (array_fnv compares it with the stored key) */
+	__u32 klen;      /* low 16 bits: key bytes (array_fnv compares them with the stored
+			  * key); above: the meta state (XKV_ENT_STALE, XKV_ENT_WON) */
 	__u8 data[];     /* [key (array_fnv only)] value, padded to 8 */
 };
 #define XKV_ENTRY_HDR ((__u32)sizeof(struct xkv_entry))
+
+/* The meta protocol's per-item state (memcached's ITEM_STALE and
+ * ITEM_TOKEN_SENT), in klen's upper bits: keys are at most 250 bytes, and
+ * every writer that stores klen afresh (an XDP set, any slow-path write
+ * that makes a new item) clears them, as a new item in memcached starts
+ * without them.  Only the slow path sets them: md I / ms I mark an item
+ * stale, mg marks that it sent the win token (W).  A pinned store from
+ * before them reads as "no state". */
+#define XKV_ENT_KLEN 0xffffu          /* klen & this: the key's length */
+#define XKV_ENT_STALE (1u << 16)      /* invalidated (md I, ms I): mg answers X */
+#define XKV_ENT_WON (1u << 17)        /* a client got the win token (W): mg answers Z */
+#define XKV_ENT_STATE (XKV_ENT_STALE | XKV_ENT_WON)
 
 /* value_size of the store map for a layout */
 #define XKV_ENTRY_SIZE(key_in_value, key_cap, val_cap) \

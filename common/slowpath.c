@@ -562,7 +562,9 @@ static int value_u64(const struct xkv_item *it, __u32 val_cap, __u64 *out)
  * runs under the key's stripe lock (one at a time per key in this process)
  * and through the layout's set_if (atomic against XDP writers as far as the
  * layout allows: docs/protocol.md, "Atomicity"). */
-enum wr_mode { WR_SET, WR_ADD, WR_REPLACE, WR_APPEND, WR_PREPEND, WR_TOUCH, WR_INCR, WR_DECR };
+enum wr_mode { WR_SET, WR_ADD, WR_REPLACE, WR_APPEND, WR_PREPEND, WR_TOUCH, WR_INCR, WR_DECR,
+	       WR_INVALIDATE, /* md I: the item stays, stale, with a new cas */
+	       WR_MARK_WON    /* mg: note that the win token went out (cas kept) */ };
 /* set_if's verdicts (>0); WR_STORED: stored */
 enum wr_out { WR_STORED, WR_NOT_STORED, WR_EXISTS, WR_NOT_FOUND, WR_NON_NUMERIC, WR_TOO_LARGE,
 	      WR_NEED_BIG /* internal: append/prepend to or into a big value (big_rmw) */ };
@@ -572,7 +574,9 @@ struct wr {
 	__u8 mode;               /* enum wr_mode */
 	bool has_cas;            /* store only over the item of this cas unique */
 	bool vivify;             /* append, prepend, incr, decr: a miss creates the item */
-	bool new_ttl;            /* give the item expire_ttl (touch, ma T, mg T) */
+	bool new_ttl;            /* give the item expire_ttl (touch, ma T, mg T, md I T) */
+	bool stale_ok;           /* ms I: a cas below the item's stores the value, stale */
+	__u32 state;             /* the meta state a new item gets (mg N: XKV_ENT_WON) */
 	__u64 cas;
 	const __u8 *data;        /* set, add, replace, append, prepend */
 	__u32 bytes, flags;
@@ -604,12 +608,13 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 	struct wr *w = arg;
 	__u32 cap = w->s->cfg.val_cap;
 	__u64 v = 0;
+	bool stale = false;
 
 	w->created = false;
 	w->old_len = cur && cur->len > cap ? cur->len : 0;
 	w->old_stamp = cur ? cur->wtime_ns : 0;
 	e->seq = 0;
-	e->klen = 0;
+	e->klen = w->state; /* the layout adds the key's length */
 	if (!cur) {
 		switch (w->mode) {
 		case WR_SET:
@@ -627,6 +632,8 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 			w->created = true;
 			break;
 		case WR_TOUCH:
+		case WR_INVALIDATE:
+		case WR_MARK_WON:
 			return WR_NOT_FOUND;
 		case WR_INCR:
 		case WR_DECR:
@@ -639,8 +646,16 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 	} else {
 		if (w->mode == WR_ADD)
 			return WR_NOT_STORED;
-		if (w->has_cas && cur->wtime_ns != w->cas)
-			return WR_EXISTS;
+		if (w->has_cas && cur->wtime_ns != w->cas) {
+			/* ms I: an older cas still stores, marked stale (memcached) */
+			if (!w->stale_ok || w->cas > cur->wtime_ns)
+				return WR_EXISTS;
+			stale = true;
+		}
+		if (w->mode == WR_MARK_WON && (cur->state & XKV_ENT_WON))
+			return WR_NOT_STORED; /* another client has the token */
+		if (w->mode == WR_INVALIDATE && cur->len > cap)
+			return WR_NEED_BIG; /* a new cas: its chunks again (big_rmw) */
 	}
 	e->wtime_ns = w->stamp ? w->stamp : xkv_write_stamp();
 	if (w->mode == WR_INCR || w->mode == WR_DECR) {
@@ -655,6 +670,8 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		e->len = (__u32)snprintf((char *)e->data, 24, "%" PRIu64, (uint64_t)v);
 		e->flags = cur ? cur->flags : 0;
 		e->expire_ns = cur ? cur->expire_ns : w->expire_ns;
+		if (cur) /* memcached changes the number in place: the state stays */
+			e->klen = cur->state;
 	} else if (cur && (w->mode == WR_APPEND || w->mode == WR_PREPEND)) {
 		if ((__u64)cur->len + w->bytes > cap)
 			return WR_NEED_BIG; /* or too large: big_rmw says */
@@ -664,17 +681,26 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		e->len = cur->len + w->bytes;
 		e->flags = cur->flags;    /* memcached keeps the item's flags and expiry */
 		e->expire_ns = cur->expire_ns;
-	} else if (w->mode == WR_TOUCH) {
-		memcpy(e->data, cur->data, xkv_inline_len(cur->len, cap)); /* big: the chunks stay */
+	} else if (w->mode == WR_TOUCH || w->mode == WR_MARK_WON || w->mode == WR_INVALIDATE) {
+		/* big: the chunks stay (the cas is kept; invalidate's are not big) */
+		memcpy(e->data, cur->data, xkv_inline_len(cur->len, cap));
 		e->len = cur->len;
 		e->flags = cur->flags;
-		e->wtime_ns = cur->wtime_ns; /* a touch keeps the cas, as memcached */
 		e->expire_ns = cur->expire_ns;
+		if (w->mode != WR_INVALIDATE)
+			e->wtime_ns = cur->wtime_ns; /* a touch keeps the cas, as memcached */
+		e->klen = w->mode == WR_TOUCH	   ? cur->state
+			  : w->mode == WR_MARK_WON ? cur->state | XKV_ENT_WON
+						   : XKV_ENT_STALE; /* the token may go out again */
 	} else {
 		memcpy(e->data, w->data, xkv_inline_len(w->bytes, cap)); /* big: in chunks already */
 		e->len = w->bytes;
 		e->flags = w->flags;
 		e->expire_ns = w->expire_ns;
+	}
+	if (stale) { /* memcached: the item's ttl and token stay */
+		e->expire_ns = cur->expire_ns;
+		e->klen = XKV_ENT_STALE | (cur->state & XKV_ENT_WON);
 	}
 	if (w->new_ttl)
 		e->expire_ns = w->expire_ttl;
@@ -775,9 +801,10 @@ static int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr
 	return ret;
 }
 
-/* append / prepend where the item or the result is above val_cap: read the
- * whole value, make the new one, store it only over the item read (its
- * cas); another writer between the two: again. */
+/* append / prepend where the item or the result is above val_cap, and md I
+ * of a big item (its new cas needs its chunks put again): read the whole
+ * value, make the new one, store it only over the item read (its cas);
+ * another writer between the two: again. */
 static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 		   struct xkv_entry *e)
 {
@@ -789,6 +816,9 @@ static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w
 		if (hit < 0)
 			return hit;
 		struct wr w2 = *w;
+		bool inval = w->mode == WR_INVALIDATE;
+		if (!hit && inval)
+			return WR_NOT_FOUND;
 		if (!hit) {
 			if (!w->vivify)
 				return WR_NOT_STORED;
@@ -809,9 +839,12 @@ static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w
 			return -ENOMEM;
 		bool after = w->mode == WR_APPEND;
 		memcpy(buf + (after ? 0 : w->bytes), val, it->len);
-		memcpy(buf + (after ? it->len : 0), w->data, w->bytes);
+		if (w->bytes)
+			memcpy(buf + (after ? it->len : 0), w->data, w->bytes);
 		/* memcached keeps the item's flags and expiry */
 		w2.mode = WR_REPLACE;
+		w2.new_ttl = inval && w->new_ttl;
+		w2.state = inval ? XKV_ENT_STALE : 0;
 		w2.has_cas = true;
 		w2.cas = it->wtime_ns;
 		w2.data = buf;
@@ -1057,10 +1090,10 @@ static int cmd_arith(struct slow_cmd *c)
 /* The flags of one meta command, read once (memcached's preparse). */
 struct mflags {
 	bool seen[128];
-	bool q, v, has_C, has_T, has_N, has_D, has_J, has_F;
+	bool q, v, has_C, has_T, has_N, has_D, has_J, has_F, has_R;
 	char M;
 	__u64 C, D, J;
-	__s64 T, N;
+	__s64 T, N, R;
 	__u32 F;
 };
 
@@ -1085,7 +1118,7 @@ static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allow
 		const struct xkv_tok *tk = &r->tok[t];
 		struct xkv_tok a = tok_arg(tk);
 		__u8 ch = *tok_ptr(c, t);
-		bool arg = strchr("OCDJTNFM", ch) != NULL;
+		bool arg = strchr("OCDJTNFMR", ch) != NULL;
 
 		if (!ch || ch >= 128 || !strchr(allowed, ch) || (!arg && tk->len != 1))
 			return R_INVALID_FLAG;
@@ -1116,11 +1149,13 @@ static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allow
 			break;
 		case 'T':
 		case 'N':
-			if (xkv_tok_s64(c->buf, &a, ch == 'T' ? &f->T : &f->N) ||
-			    (ch == 'T' ? f->T : f->N) < INT32_MIN || (ch == 'T' ? f->T : f->N) > INT32_MAX)
+		case 'R': {
+			__s64 *n = ch == 'T' ? &f->T : ch == 'N' ? &f->N : &f->R;
+			if (xkv_tok_s64(c->buf, &a, n) || *n < INT32_MIN || *n > INT32_MAX)
 				return R_BAD_TOKEN;
-			*(ch == 'T' ? &f->has_T : &f->has_N) = true;
+			*(ch == 'T' ? &f->has_T : ch == 'N' ? &f->has_N : &f->has_R) = true;
 			break;
+		}
 		case 'F':
 			if (xkv_tok_u64(c->buf, &a, 0xffffffffULL, &v))
 				return XKV_R_FORMAT;
@@ -1294,8 +1329,12 @@ static __u64 meta_expire(struct slow_cmd *c, __s64 secs)
 /* mg <key> <flag>*: v (value), f, t, c, k, s, O, q (a miss says nothing),
  * u (no LRU bump: accepted, there is none), T<ttl> (touch: new expiry, cas
  * kept), N<ttl> (a miss creates an empty item with that ttl and answers
- * for it with W: this client won the right to fill it).  A hit answers
- * "VA <bytes>" with v, else "HD", then the asked-for flags; a miss "EN". */
+ * for it with W: this client won the right to fill it), R<secs> (a hit
+ * with less ttl left wins the token too).  A hit answers "VA <bytes>" with
+ * v, else "HD", then the asked-for flags, then Z (the token went out
+ * before), X (the item is stale: md I, ms I) and W (this client won; the
+ * first to read a stale item wins too) as memcached orders them; a miss
+ * "EN". */
 static int cmd_mg(struct slow_cmd *c)
 {
 	struct mflags f;
@@ -1304,7 +1343,7 @@ static int cmd_mg(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	const char *bad = meta_flags(c, 2, "vftcksqOuTNb", &f);
+	const char *bad = meta_flags(c, 2, "vftcksqOuTNbR", &f);
 	if (bad)
 		return reply_err_line(c, bad);
 	const __u8 *key = c->key;
@@ -1316,7 +1355,8 @@ static int cmd_mg(struct slow_cmd *c)
 		/* N: a miss stores an empty item; T: a hit gets the new ttl */
 		struct wr w = { .mode = f.has_N ? WR_ADD : WR_TOUCH, .new_ttl = f.has_T,
 				.expire_ttl = f.has_T ? meta_expire(c, f.T) : 0,
-				.expire_ns = f.has_N ? meta_expire(c, f.N) : 0 };
+				.expire_ns = f.has_N ? meta_expire(c, f.N) : 0,
+				.state = f.has_N ? XKV_ENT_WON : 0 };
 		ret = slow_write(c, key, klen, &w, &e);
 		won = f.has_N && ret == WR_STORED;
 		if (ret == WR_NOT_STORED && f.has_T) { /* N found it: touch it */
@@ -1342,6 +1382,7 @@ static int cmd_mg(struct slow_cmd *c)
 			e->len = it->len;
 			e->expire_ns = it->expire_ns;
 			e->wtime_ns = it->wtime_ns;
+			e->klen = it->state;
 			if (!big)
 				val = e->data;
 		}
@@ -1359,10 +1400,27 @@ static int cmd_mg(struct slow_cmd *c)
 		return f.q ? 0 : PUT_LIT(c->out, "EN\r\n");
 	}
 	STAT(c, get_hits);
+	__u32 st = e->klen & XKV_ENT_STATE;
+	if (!won && !(st & XKV_ENT_WON) &&
+	    ((st & XKV_ENT_STALE) || (f.has_R && e->expire_ns && secs_left(e->expire_ns) < f.R))) {
+		/* the first to see it stale (or near its end) gets the token */
+		struct wr w = { .mode = WR_MARK_WON, .has_cas = true, .cas = e->wtime_ns };
+		struct xkv_entry *e2;
+		int r = slow_write(c, key, klen, &w, &e2);
+		if (r == WR_STORED)
+			won = true, free(e2);
+		else if (r == WR_NOT_STORED)
+			st |= XKV_ENT_WON; /* another client won it meanwhile */
+		/* else the item changed meanwhile: answered as read, no token */
+	}
 	size_t start = c->out->len;
 	err = f.v ? buf_printf(c->out, "VA %u", e->len) : PUT_LIT(c->out, "HD");
 	if (!err)
 		err = meta_ret(c, "ftcksO", e);
+	if (!err && !won && (st & XKV_ENT_WON))
+		err = PUT_LIT(c->out, " Z");
+	if (!err && (st & XKV_ENT_STALE))
+		err = PUT_LIT(c->out, " X");
 	if (!err && won)
 		err = PUT_LIT(c->out, " W");
 	if (!err)
@@ -1381,9 +1439,10 @@ static int cmd_mg(struct slow_cmd *c)
 
 /* ms <key> <datalen> <flag>*\r\n<data>\r\n: F (client flags), T (ttl), C
  * (compare cas), M (mode: S set, E add, A append, P prepend, R replace), N
- * (append/prepend: create on a miss, with that ttl), q (no HD), and the
- * return flags O, k, c (the new cas).  HD stored, NS not stored, EX cas
- * differs, NF cas given and no item. */
+ * (append/prepend: create on a miss, with that ttl), I (with C: a cas
+ * older than the item's stores the value anyway, stale, keeping the item's
+ * ttl and token), q (no HD), and the return flags O, k, c (the new cas).
+ * HD stored, NS not stored, EX cas differs, NF cas given and no item. */
 static int cmd_ms(struct slow_cmd *c)
 {
 	struct xkv_req *r = c->r;
@@ -1394,13 +1453,11 @@ static int cmd_ms(struct slow_cmd *c)
 	if (meta_key(c, &err))
 		return err;
 	const char *bad = meta_flags(c, 3, "FTCMNqOkcIb", &f);
-	if (!bad && f.seen['I'])
-		bad = R_INVALID_FLAG; /* invalidate: no stale items here */
 	if (bad)
 		return reply_err_line(c, bad);
 	struct wr w = { .mode = WR_SET, .has_cas = f.has_C, .cas = f.C, .data = c->data,
 			.bytes = r->bytes, .flags = f.F, .expire_ns = f.has_T ? meta_expire(c, f.T) : 0,
-			.vivify = f.has_N };
+			.vivify = f.has_N, .stale_ok = f.seen['I'] };
 	switch (f.M) {
 	case 0: case 'S': case 's': break;
 	case 'E': case 'e': w.mode = WR_ADD; break;
@@ -1433,8 +1490,10 @@ static int cmd_ms(struct slow_cmd *c)
 	return answer_wr(c, ret);
 }
 
-/* md <key> <flag>*: C (only if the cas is this), q (no HD, no NF), O, k.
- * HD deleted, NF no item, EX cas differs. */
+/* md <key> <flag>*: C (only if the cas is this), q (no HD, no NF), O, k,
+ * I (invalidate: the item stays, stale, with a new cas; the next mg wins
+ * the token), T (with I: a new ttl).  HD deleted (or invalidated), NF no
+ * item, EX cas differs. */
 static int cmd_md(struct slow_cmd *c)
 {
 	struct mflags f;
@@ -1442,16 +1501,28 @@ static int cmd_md(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	if (meta_flags(c, 2, "CqOkb", &f))
+	if (meta_flags(c, 2, "CqOkbIT", &f))
 		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
-	int ret = slow_delete(c, c->key, c->klen, f.has_C, f.C);
+	int ret;
+	if (f.seen['I']) {
+		struct wr w = { .mode = WR_INVALIDATE, .has_cas = f.has_C, .cas = f.C, .new_ttl = f.has_T,
+				.expire_ttl = f.has_T ? meta_expire(c, f.T) : 0 };
+		struct xkv_entry *e;
+		ret = slow_write(c, c->key, c->klen, &w, &e);
+		if (ret == WR_STORED)
+			free(e), ret = 1;
+		else if (ret == WR_NOT_FOUND)
+			ret = 0;
+	} else { /* T alone: ignored, as memcached */
+		ret = slow_delete(c, c->key, c->klen, f.has_C, f.C);
+	}
 	if (ret < 0)
 		return reply_store_errno(c, ret);
 	if (ret == WR_EXISTS)
 		return meta_line(c, "EX", "Ok", NULL);
-	if (ret > 0)
+	if (ret > 0 && !f.seen['I'])
 		STAT(c, deletes);
-	else
+	else if (ret == 0)
 		STAT(c, delete_misses);
 	if (f.q)
 		return 0;

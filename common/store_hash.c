@@ -50,6 +50,7 @@ static void item_from(const struct xkv_store *s, const struct xkv_entry *e, stru
 	it->len = e->len;
 	it->expire_ns = e->expire_ns;
 	it->wtime_ns = e->wtime_ns;
+	it->state = e->klen & XKV_ENT_STATE;
 	memcpy(it->data, e->data, xkv_inline_len(e->len, s->cfg.val_cap));
 }
 

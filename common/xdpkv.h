@@ -36,6 +36,7 @@ struct xkv_item {
 	__u32 len;
 	__u64 expire_ns;
 	__u64 wtime_ns;
+	__u32 state;            /* XKV_ENT_STALE | XKV_ENT_WON (entry.h) */
 	__u8 data[XKV_VAL_MAX];
 };
 

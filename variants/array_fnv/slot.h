@@ -83,14 +83,15 @@ static inline int slot_unlock(struct xkv_entry *e, __u32 own)
 }
 
 /* A writer inside slot e copies the new item's header (n: the entry being
- * stored, klen its key length); key and value bytes follow. */
+ * stored, klen its key length, n's meta state kept); key and value bytes
+ * follow. */
 static inline void slot_put_head(struct xkv_entry *e, const struct xkv_entry *n, __u32 klen)
 {
 	e->expire_ns = n->expire_ns;
 	e->wtime_ns = n->wtime_ns;
 	e->flags = n->flags;
 	e->len = n->len;
-	e->klen = klen;
+	e->klen = klen | (n->klen & XKV_ENT_STATE);
 }
 
 /* Slot of a key: the placement hash (hash.h: keyed by cfg.hash_seed, FNV-1a

@@ -90,7 +90,7 @@ int xkv_slot_read(const struct xkv_store *s, const struct xkv_entry *e, struct x
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (slot_seq(e) == s1)
 			return xkv_entry_live(buf, now) && buf->len <= XKV_BIG_MAX &&
-			       buf->klen && buf->klen <= s->cfg.key_cap;
+			       (buf->klen & XKV_ENT_KLEN) && (buf->klen & XKV_ENT_KLEN) <= s->cfg.key_cap;
 	}
 	return -EBUSY;
 }
@@ -151,6 +151,7 @@ void xkv_slot_item(const struct xkv_store *s, const struct xkv_entry *buf, struc
 	it->len = buf->len;
 	it->expire_ns = buf->expire_ns;
 	it->wtime_ns = buf->wtime_ns;
+	it->state = buf->klen & XKV_ENT_STATE;
 	memcpy(it->data, buf->data + s->cfg.key_size, xkv_inline_len(buf->len, s->cfg.val_cap));
 }
 
@@ -201,7 +202,7 @@ int xkv_slot_visit(const struct xkv_store *s, const struct xkv_entry *e, struct 
 		(*busy)++;
 	if (r != 1)
 		return 0;
-	if ((r = fn(arg, buf->data, buf->klen, buf, buf->data + s->cfg.key_size)))
+	if ((r = fn(arg, buf->data, buf->klen & XKV_ENT_KLEN, buf, buf->data + s->cfg.key_size)))
 		return r;
 	(*n)++;
 	return 0;
@@ -220,7 +221,7 @@ void xkv_slot_mend(struct xkv_store *s, void *at, __u32 own)
 
 bool xkv_slot_match(const struct xkv_store *s, const struct xkv_entry *e, const __u8 *k, __u32 klen)
 {
-	return e->klen == klen && !memcmp(e->data, k, s->cfg.key_size);
+	return (e->klen & XKV_ENT_KLEN) == klen && !memcmp(e->data, k, s->cfg.key_size);
 }
 
 int xkv_slot_fill(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32 klen, const struct xkv_entry *n,

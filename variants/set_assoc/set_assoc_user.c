@@ -42,7 +42,7 @@ static struct xkv_entry *way(const struct xkv_store *s, struct xkv_sa_bucket *b,
 
 static bool match(const struct xkv_store *s, const struct xkv_entry *e, const __u8 *k, __u32 klen)
 {
-	return e->klen == klen && !memcmp(e->data, k, s->cfg.key_size);
+	return (e->klen & XKV_ENT_KLEN) == klen && !memcmp(e->data, k, s->cfg.key_size);
 }
 
 /* A key's packed form, bucket and tag. */
