@@ -1473,6 +1473,9 @@ static int cmd_ms(struct slow_cmd *c)
 		w.expire_ns = meta_expire(c, f.N);
 	if (w.mode == WR_ADD)
 		w.has_cas = false; /* memcached: add with a cas is an add */
+	/* I: a stale store in set and replace modes only (memcached 1.6.18:
+	 * append and prepend answer EX) */
+	w.stale_ok = w.stale_ok && (w.mode == WR_SET || w.mode == WR_REPLACE);
 	int ret = slow_write(c, c->key, c->klen, &w, &e);
 	switch (ret) {
 	case WR_STORED:
@@ -1490,7 +1493,7 @@ static int cmd_ms(struct slow_cmd *c)
 	return answer_wr(c, ret);
 }
 
-/* md <key> <flag>*: C (only if the cas is this), q (no HD, no NF), O, k,
+/* md <key> <flag>*: C (only if the cas is this), q (no HD), O, k,
  * I (invalidate: the item stays, stale, with a new cas; the next mg wins
  * the token), T (with I: a new ttl).  HD deleted (or invalidated), NF no
  * item, EX cas differs. */
@@ -1524,7 +1527,7 @@ static int cmd_md(struct slow_cmd *c)
 		STAT(c, deletes);
 	else if (ret == 0)
 		STAT(c, delete_misses);
-	if (f.q)
+	if (f.q && ret > 0) /* memcached 1.6.18 hides HD only: NF still shows */
 		return 0;
 	return meta_line(c, ret > 0 ? "HD" : "NF", "Ok", NULL);
 }

@@ -1790,7 +1790,9 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "mg foo v x\r\n", "CLIENT_ERROR invalid flag\r\n" },
 	{ "mg foo vf\r\n", "CLIENT_ERROR invalid flag\r\n" },
 	{ "mg foo v v\r\n", "CLIENT_ERROR duplicate flag\r\n" },
-	{ "mg foo R30\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "mg foo R30\r\n", "HD\r\n" }, /* no ttl: R never wins */
+	{ "mg foo Rx\r\n", "CLIENT_ERROR bad token in command line format\r\n" },
+	{ "mg foo R\r\n", "CLIENT_ERROR bad token in command line format\r\n" },
 	{ "mg foo O123456789012345678901234567890123\r\n", "CLIENT_ERROR opaque token too long\r\n" },
 	{ "mg a\tb v\r\n", "CLIENT_ERROR bad key\r\n" },
 	/* mg T: new ttl, cas kept; N: a miss creates an empty item, W */
@@ -1798,7 +1800,7 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "mg foo Tx\r\n", "CLIENT_ERROR bad token in command line format\r\n" },
 	{ "mg nope T50 v\r\n", "EN\r\n" },
 	{ "mg viv N30 v t\r\n", "VA 0 t30 W\r\n\r\n" },
-	{ "mg viv N30 s\r\n", "HD s0\r\n" },
+	{ "mg viv N30 s\r\n", "HD s0 Z\r\n" }, /* the token went out: Z */
 	{ "mg foo N30 v\r\n", "VA 3\r\nbar\r\n" },
 	/* ms: set, flags, ttl, return flags, modes */
 	{ "ms foo 3 T0 F5\r\nbaz\r\n", "HD\r\n" },
@@ -1821,7 +1823,7 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "ms foo 1 MS q\r\nq\r\nmn\r\n", "MN\r\n" },
 	{ "ms foo 1 Mz\r\nq\r\n", "CLIENT_ERROR invalid mode for ms M token\r\n" },
 	{ "ms foo 1 MSS\r\nq\r\n", "CLIENT_ERROR incorrect length for M token\r\n" },
-	{ "ms foo 1 I\r\nq\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "ms foo 1 I\r\nq\r\n", "HD\r\n" }, /* I without C: a plain set */
 	{ "ms foo 1 Fx\r\nq\r\n", "CLIENT_ERROR bad command line format\r\n" },
 	/* ms C: compare and swap */
 	{ "ms foo 1 C1\r\nz\r\n", "EX\r\n" },
@@ -1865,7 +1867,7 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "md foo C1\r\n", "EX\r\n" },
 	{ "md foo q\r\nmn\r\n", "MN\r\n" },
 	{ "md foo\r\n", "NF\r\n" },
-	{ "md foo q\r\nmn\r\n", "MN\r\n" },
+	{ "md foo q\r\nmn\r\n", "NF\r\nMN\r\n" }, /* memcached 1.6.18: q hides HD only */
 	{ "md new O7 k C{c:new}\r\n", "HD O7 knew\r\n" },
 	{ "md new\r\n", "NF\r\n" },
 	{ "md foo x\r\n", "CLIENT_ERROR invalid or duplicate flag\r\n" },
@@ -1893,7 +1895,43 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "me\r\n", "CLIENT_ERROR bad command line format\r\n" },
 	/* quiet mode across a pipeline: only what is not nominal, then MN */
 	{ "ms p 1 q\r\n1\r\nmg p v q\r\nmg px v q\r\nmd px q\r\nma p q\r\nmg p v q\r\nmn\r\n",
-	  "VA 1\r\n1\r\nVA 1\r\n2\r\nMN\r\n" },
+	  "VA 1\r\n1\r\nNF\r\nVA 1\r\n2\r\nMN\r\n" },
+	/* invalidation and the win token (memcached 1.6.18's replies): md I
+	 * keeps the item, stale, with a new cas; the first mg wins (W), the
+	 * next see Z; classic get still answers it */
+	{ "set st 3 100 2\r\nhi\r\n", "STORED\r\n" },
+	{ "md st I T30 q\r\nmn\r\n", "MN\r\n" },
+	{ "get st\r\n", "VALUE st 3 2\r\nhi\r\nEND\r\n" },
+	{ "mg st v t f c\r\n", "VA 2 t30 f3 c{c:st} X W\r\nhi\r\n" },
+	{ "mg st v c\r\n", "VA 2 c{c:st} Z X\r\nhi\r\n" },
+	{ "mg st q k O1\r\n", "HD kst O1 Z X\r\n" },
+	{ "md st I C1\r\n", "EX\r\n" },
+	{ "md gone I\r\n", "NF\r\n" },
+	{ "md gone I q\r\nmn\r\n", "NF\r\nMN\r\n" },
+	{ "md st I T0\r\nmg st t s\r\n", "HD\r\nHD t-1 s2 X W\r\n" },
+	/* touch and incr keep the state; append makes a new item */
+	{ "touch st 50\r\nmg st t\r\n", "TOUCHED\r\nHD t50 Z X\r\n" },
+	{ "set num 0 0 2\r\n10\r\nmd num I\r\nincr num 1\r\nmg num v\r\n",
+	  "STORED\r\nHD\r\n11\r\nVA 2 X W\r\n11\r\n" },
+	{ "md num I\r\nma num v\r\nmg num s\r\n", "HD\r\nVA 2\r\n12\r\nHD s2 X W\r\n" },
+	{ "md num I\r\nappend num 0 0 1\r\nx\r\nmg num v\r\n", "HD\r\nSTORED\r\nVA 3\r\n12x\r\n" },
+	/* ms I: a cas older than the item's stores anyway, stale, the item's
+	 * ttl and token kept (set and replace modes; append answers EX); a
+	 * newer one is EX; without C, I does nothing */
+	{ "ms st 1 I C1 T99 F7\r\nz\r\nmg st v t f\r\n", "HD\r\nVA 1 t50 f7 Z X\r\nz\r\n" },
+	{ "ms st 1 I C{c:st}0\r\ny\r\n", "EX\r\n" },
+	{ "ms st 1 I C1 MR\r\ny\r\nmg st v\r\n", "HD\r\nVA 1 Z X\r\ny\r\n" },
+	{ "ms st 1 I C1 MA\r\nw\r\n", "EX\r\n" },
+	{ "ms st 1 I\r\nw\r\nmg st v\r\n", "HD\r\nVA 1\r\nw\r\n" },
+	{ "set fresh 0 0 1\r\na\r\nms fresh 1 I C1\r\nb\r\nmg fresh v\r\nmg fresh v\r\n",
+	  "STORED\r\nHD\r\nVA 1 X W\r\nb\r\nVA 1 Z X\r\nb\r\n" },
+	{ "set plain 0 0 1\r\na\r\nmd fresh I\r\nset fresh 0 0 1\r\nc\r\nmg fresh v\r\n",
+	  "STORED\r\nHD\r\nSTORED\r\nVA 1\r\nc\r\n" },
+	/* R: less ttl left than R wins the token, once */
+	{ "set r 0 100 1\r\na\r\nmg r R30 s\r\nmg r R200 s\r\nmg r R200 s\r\n",
+	  "STORED\r\nHD s1\r\nHD s1 W\r\nHD s1 Z\r\n" },
+	{ "mg nn N30 R10\r\nmg nn v\r\nmd nn I\r\nmg nn v\r\n",
+	  "HD W\r\nVA 0 Z\r\n\r\nHD\r\nVA 0 X W\r\n\r\n" },
 };
 
 static void t_meta(struct env *e)
