@@ -1409,6 +1409,8 @@ static int cmd_mg(struct slow_cmd *c)
 		int r = slow_write(c, key, klen, &w, &e2);
 		if (r == WR_STORED)
 			won = true, free(e2);
+		else if (r == WR_NOT_FOUND && f.has_T && e->expire_ns && e->expire_ns <= xkv_now_ns())
+			won = true; /* this mg's own T ended it: nobody else can win it */
 		else if (r == WR_NOT_STORED)
 			st |= XKV_ENT_WON; /* another client won it meanwhile */
 		/* else the item changed meanwhile: answered as read, no token */

@@ -276,6 +276,7 @@ static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 f
 	memcpy(it->val, val, len);
 	it->len = len;
 	it->flags = flags;
+	it->stale = it->won = 0; /* a new item: not stale, no token out */
 	it->expire = expiry(exptime, now);
 	it->used = ++s->clock;
 	it->wrote = it->used;
@@ -1403,7 +1404,10 @@ static int model_arith(struct rm_store *s, struct rm_item *it, int incr, __u64 d
 		return 1;
 	v = incr ? v + delta : v > delta ? v - delta : 0;
 	model_digits(v, d, &n);
-	model_store(s, it->key, it->klen, it->flags, it->expire, d, n, now);
+	int stale = it->stale, won = it->won; /* memcached changes the number in place */
+	it = model_store(s, it->key, it->klen, it->flags, it->expire, d, n, now);
+	it->stale = stale;
+	it->won = won;
 	return 0;
 }
 
@@ -1471,7 +1475,7 @@ struct mreq {
 	__u8 kbuf[XKV_KEY_MAX];
 	int has[128];
 	__u64 C, D, J;
-	int64_t T, N;
+	int64_t T, N, R;
 	__u32 F;
 	char M;
 };
@@ -1506,7 +1510,7 @@ static const char *meta_read(const struct rm_config *cfg, const struct line *l, 
 		__u8 f = l->p[i][0];
 		const __u8 *a = l->p[i] + 1;
 		__u32 an = l->len[i] - 1;
-		int with_arg = f && strchr("OCDJTNFM", f);
+		int with_arg = f && strchr("OCDJTNFMR", f);
 		if (f >= 128 || !f || !strchr(takes, f) || (!with_arg && an))
 			return inval;
 		if (m->has[f])
@@ -1518,7 +1522,8 @@ static const char *meta_read(const struct rm_config *cfg, const struct line *l, 
 			return one_error ? dup : "CLIENT_ERROR invalid numeric delta value\r\n";
 		if (f == 'J' && number(a, an, UINT64_MAX, &m->J))
 			return one_error ? dup : "CLIENT_ERROR invalid numeric initial value\r\n";
-		if ((f == 'T' || f == 'N') && signed_number(a, an, f == 'T' ? &m->T : &m->N))
+		if ((f == 'T' || f == 'N' || f == 'R') &&
+		    signed_number(a, an, f == 'T' ? &m->T : f == 'N' ? &m->N : &m->R))
 			return bad_tok;
 		if (f == 'F') {
 			__u64 v;
@@ -1558,7 +1563,7 @@ static void meta_key_out(struct rm_text *t, const struct mreq *m)
 /* code, then the return flags of `which` the request asked for, in its
  * order (it NULL: only O and k), then \r\n */
 static void meta_out(struct rm_text *t, const char *code, const char *which, const struct mreq *m,
-		     const struct rm_item *it, int64_t now, int won)
+		     const struct rm_item *it, int64_t now, const char *tail)
 {
 	const struct line *l = m->l;
 	out_str(t, code);
@@ -1584,8 +1589,8 @@ static void meta_out(struct rm_text *t, const char *code, const char *which, con
 			break;
 		}
 	}
-	if (won)
-		out_str(t, " W");
+	if (tail)
+		out_str(t, tail);
 	out_str(t, "\r\n");
 }
 
@@ -1599,11 +1604,11 @@ static int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 		    void *arg, struct rm_text *t)
 {
 	struct mreq m;
-	if (meta_begin(s, l, 2, "bvftcksqOuTN", 0, &m, t))
+	if (meta_begin(s, l, 2, "bvftcksqOuTNR", 0, &m, t))
 		return 0;
 	struct rm_item *it = present(s, m.key, m.klen, now);
 	int won = 0;
-	if (!it && m.has['N']) { /* vivify: an empty item, flags 0 */
+	if (!it && m.has['N']) { /* vivify: an empty item, flags 0, its token sent */
 		it = model_store(s, m.key, m.klen, 0, expiry(m.N, now), "", 0, now);
 		won = 1;
 	}
@@ -1616,10 +1621,20 @@ static int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 		it->expire = expiry(m.T, now);
 	if (won && new_cas(s, m.key, m.klen, 0, cas, arg, t, now))
 		return -1;
+	/* the token: to the first to read a stale item, or one with less ttl
+	 * left than R; Z to everyone after */
+	int z = it->won && !won, x = it->stale;
+	int ending = it->expire != RM_NEVER && (it->expire == RM_EXPIRED || it->expire - now < m.R);
+	if (!it->won && (it->stale || (m.has['R'] && ending)))
+		won = 1;
+	if (won)
+		it->won = 1;
+	char tail[8] = "";
+	snprintf(tail, sizeof(tail), "%s%s%s", z ? " Z" : "", x ? " X" : "", won ? " W" : "");
 	char code[24] = "HD";
 	if (m.has['v'])
 		snprintf(code, sizeof(code), "VA %u", it->len);
-	meta_out(t, code, "ftcksO", &m, it, now, won);
+	meta_out(t, code, "ftcksO", &m, it, now, tail);
 	if (m.has['v'])
 		meta_value(t, it);
 	return 0;
@@ -1632,7 +1647,7 @@ static int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, 
 	__u64 bytes;
 	if (l->n < 3 || number(l->p[2], l->len[2], 0x7ffffffd, &bytes))
 		return model_fault(t, "model: a malformed ms line", l);
-	const char *err = meta_read(&s->cfg, l, 3, "bFTCMNqOkc", 0, &m);
+	const char *err = meta_read(&s->cfg, l, 3, "bFTCMNqOkcI", 0, &m);
 	char mode = (char)(m.M >= 'a' && m.M <= 'z' ? m.M - 32 : m.M);
 	if (!err && m.M && !strchr("SEAPR", mode))
 		err = "CLIENT_ERROR invalid mode for ms M token\r\n";
@@ -1651,10 +1666,14 @@ static int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, 
 		fail = cas_given && mode == 'R' ? "NF" : "NS";
 	else if (cas_given && !it && (mode == 0 || mode == 'S'))
 		fail = "NF";
-	else if (cas_given && it && it->cas != m.C)
+	/* I: in set and replace modes a cas older than the item's still
+	 * stores, stale, keeping the item's ttl and token */
+	int stale = cas_given && it && it->cas != m.C && m.has['I'] && m.C < it->cas &&
+		    (mode == 0 || mode == 'S' || mode == 'R');
+	if (!fail && cas_given && it && it->cas != m.C && !stale)
 		fail = "EX";
 	if (fail) {
-		meta_out(t, fail, "Ok", &m, NULL, now, 0);
+		meta_out(t, fail, "Ok", &m, NULL, now, NULL);
 		return 0;
 	}
 	if ((mode == 'A' || mode == 'P') && it) {
@@ -1668,6 +1687,13 @@ static int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, 
 		memcpy(v + (app ? it->len : 0), data, bytes);
 		it = model_store(s, m.key, m.klen, it->flags, it->expire, v, it->len + (__u32)bytes, now);
 		free(v);
+	} else if (stale) {
+		int64_t expire = it->expire;
+		int won = it->won;
+		it = model_store(s, m.key, m.klen, m.F, 0, data, (__u32)bytes, now);
+		it->expire = expire;
+		it->stale = 1;
+		it->won = won;
 	} else {
 		/* append/prepend that vivify: N's ttl; else T's (none: never) */
 		int64_t ttl = (mode == 'A' || mode == 'P') ? m.N : m.has['T'] ? m.T : 0;
@@ -1676,25 +1702,36 @@ static int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, 
 	if (new_cas(s, m.key, m.klen, before, cas, arg, t, now))
 		return -1;
 	if (!m.has['q'])
-		meta_out(t, "HD", "Okc", &m, it, now, 0);
+		meta_out(t, "HD", "Okc", &m, it, now, NULL);
 	return 0;
 }
 
-static int model_md(struct rm_store *s, const struct line *l, int64_t now, struct rm_text *t)
+static int model_md(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn cas,
+		    void *arg, struct rm_text *t)
 {
 	struct mreq m;
-	if (meta_begin(s, l, 2, "bCqOk", 1, &m, t))
+	if (meta_begin(s, l, 2, "bCqOkIT", 1, &m, t))
 		return 0;
 	struct rm_item *it = present(s, m.key, m.klen, now);
 	if (it && m.has['C'] && it->cas != m.C) {
-		meta_out(t, "EX", "Ok", &m, NULL, now, 0);
+		meta_out(t, "EX", "Ok", &m, NULL, now, NULL);
 		return 0;
 	}
-	struct rm_item *any = find(s, m.key, m.klen);
-	if (any)
-		drop(s, any);
-	if (!m.has['q'])
-		meta_out(t, it ? "HD" : "NF", "Ok", &m, NULL, now, 0);
+	if (it && m.has['I']) { /* invalidate: stale, a new cas, the token free again */
+		__u64 before = it->cas;
+		it->stale = 1;
+		it->won = 0;
+		if (m.has['T'])
+			it->expire = expiry(m.T, now);
+		if (new_cas(s, m.key, m.klen, before, cas, arg, t, now))
+			return -1;
+	} else if (!m.has['I']) { /* T without I: ignored */
+		struct rm_item *any = find(s, m.key, m.klen);
+		if (any)
+			drop(s, any);
+	}
+	if (!m.has['q'] || !it) /* memcached 1.6.18: q hides HD, not NF */
+		meta_out(t, it ? "HD" : "NF", "Ok", &m, NULL, now, NULL);
 	return 0;
 }
 
@@ -1715,11 +1752,11 @@ static int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 	__u64 before = it ? it->cas : 0;
 
 	if (!it && !m.has['N']) {
-		meta_out(t, "NF", "Ok", &m, NULL, now, 0);
+		meta_out(t, "NF", "Ok", &m, NULL, now, NULL);
 		return 0;
 	}
 	if (it && m.has['C'] && it->cas != m.C) {
-		meta_out(t, "EX", "Ok", &m, NULL, now, 0);
+		meta_out(t, "EX", "Ok", &m, NULL, now, NULL);
 		return 0;
 	}
 	if (it) {
@@ -1743,7 +1780,7 @@ static int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 	char code[24] = "HD";
 	if (m.has['v'])
 		snprintf(code, sizeof(code), "VA %u", it->len);
-	meta_out(t, code, "tcOk", &m, it, now, 0);
+	meta_out(t, code, "tcOk", &m, it, now, NULL);
 	if (m.has['v'])
 		meta_value(t, it);
 	return 0;
@@ -1816,7 +1853,7 @@ int rm_slow_request(struct rm_store *s, const __u8 *req, size_t len, int64_t now
 	if (l.n >= 3 && tok_eq(&l, 0, "ms"))
 		return model_ms(s, &l, data, now, cas, arg, out);
 	if (l.n >= 2 && tok_eq(&l, 0, "md"))
-		return model_md(s, &l, now, out);
+		return model_md(s, &l, now, cas, arg, out);
 	if (l.n >= 2 && tok_eq(&l, 0, "ma"))
 		return model_ma(s, &l, now, cas, arg, out);
 	if (l.n >= 2 && tok_eq(&l, 0, "me"))

@@ -101,6 +101,8 @@ struct rm_item {
 	__u32 way;       /* RM_SET_ASSOC: the way it occupies in its bucket; RM_PROBE: its slot */
 	__u64 wrote;     /* RM_PROBE: when it was last written (the store's clock) */
 	__u64 cas;       /* cas unique (the slow-path model; see rm_cas_fn) */
+	int stale;       /* md I / ms I: mg answers X (memcached's ITEM_STALE) */
+	int won;         /* mg sent the win token W: later ones answer Z (ITEM_TOKEN_SENT) */
 };
 
 /* A source network's token bucket for the rate limit. */

@@ -18,3 +18,8 @@ add_test(NAME slowpath_model COMMAND test_slowpath model)
 add_test(NAME slowpath_bigvals COMMAND test_slowpath bigvals)
 set_tests_properties(slowpath_bigvals PROPERTIES TIMEOUT 180)
 set_tests_properties(slowpath_model PROPERTIES TIMEOUT 120)
+# The meta fixture table above, against the real memcached (Debian's 1.6.18):
+# every fixture answers as the table says, or is listed with its reason.
+add_test(NAME meta_vs_memcached COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/meta_vs_memcached.py
+  ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c)
+set_tests_properties(meta_vs_memcached PROPERTIES TIMEOUT 60)

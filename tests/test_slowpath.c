@@ -1966,7 +1966,8 @@ struct atom {
 	struct env *e;
 	pthread_barrier_t go;
 	int round_won[RACE_ROUNDS];   /* __atomic */
-	int mode;                     /* 0: add through the slow path, 1: set_if add direct, 2: cas loop */
+	int mode;                     /* 0: add through the slow path, 1: set_if add direct, 2: cas loop,
+				       * 3: mg of a stale item (the win token) */
 	int cas_ok;                   /* __atomic: cas loop successes */
 };
 
@@ -2006,6 +2007,11 @@ static void *atom_main(void *arg)
 			snprintf(req, sizeof(req), "add race 0 0 1\r\nx\r\n");
 			atom_ask(r, req, &out);
 			won = out.len == 8 && !memcmp(out.p, "STORED\r\n", 8);
+		} else if (r->mode == 3) {
+			atom_ask(r, "mg race\r\n", &out);
+			won = out.len == 8 && !memcmp(out.p, "HD X W\r\n", 8);
+			if (!won && !(out.len == 8 && !memcmp(out.p, "HD Z X\r\n", 8)))
+				won = -100; /* neither answer: the round fails */
 		} else if (r->mode == 1) {
 			struct xkv_entry *e = xkv_entry_make(s, 0, 0, NULL, 0);
 			int rc = -EBUSY;
@@ -2034,7 +2040,7 @@ static void *atom_main(void *arg)
 			}
 		}
 		if (won)
-			__atomic_add_fetch(&r->round_won[i], 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&r->round_won[i], won, __ATOMIC_RELAXED);
 		pthread_barrier_wait(&r->go); /* round over */
 	}
 	xkv_buf_free(&out);
@@ -2056,7 +2062,9 @@ static void atom_run(struct env *e, int mode)
 	for (int t = 0; t < RACE_THREADS; t++)
 		pthread_create(&th[t], NULL, atom_main, r);
 	for (int i = 0; i < RACE_ROUNDS; i++) {
-		if (mode != 2)
+		if (mode == 3)
+			EXPECT(e, "set race 0 0 1\r\nx\r\nmd race I\r\n", "STORED\r\nHD\r\n");
+		else if (mode != 2)
 			e->s.L->del(&e->s, "race", 4);
 		pthread_barrier_wait(&r->go);
 		pthread_barrier_wait(&r->go);
@@ -2073,10 +2081,11 @@ static void atom_run(struct env *e, int mode)
 		int bad = 0;
 		for (int i = 0; i < RACE_ROUNDS; i++)
 			bad += r->round_won[i] != 1;
-		report(!bad, "%s: %d rounds of %d concurrent %s of one key: exactly one stored each "
+		report(!bad, "%s: %d rounds of %d concurrent %s of one key: exactly one %s each "
 		       "(%d rounds wrong)", e->layout, RACE_ROUNDS, RACE_THREADS,
+		       mode == 3 ? "mg of a stale item" :
 		       mode ? "set_if adds, outside the slow path's key locks," : "add through the slow path",
-		       bad);
+		       mode == 3 ? "got the win token W (the others Z)" : "stored", bad);
 	}
 	pthread_barrier_destroy(&r->go);
 	free(r);
@@ -2093,6 +2102,7 @@ static void t_atomic(struct env *e)
 		report(0, "%s: the layout has no set_if accessor (struct xkv_layout): its conditional "
 		       "stores are not atomic against XDP writers", e->layout);
 	atom_run(e, 2);
+	atom_run(e, 3);
 }
 
 static int run_unit(void)
@@ -2263,6 +2273,7 @@ static void m_flags(struct mrun *r, struct xkv_buf *b, const char *opts, const c
 			continue;
 		switch (*o) {
 		case 'T': case 'N': tprintf(b, " %c%s", *o, ttl[*o == 'N']); break;
+		case 'R': tprintf(b, " R%s", pick(r, 2) ? "10" : "2000"); break; /* ttls: none or ~1000 s */
 		case 'C': tprintf(b, " C%llu", m_cas(r, key)); break;
 		case 'F': tprintf(b, " F%u", pick(r, 3) ? pick(r, 100) : 4294967295u); break;
 		case 'D': tprintf(b, " D%s", m_vals[pick(r, 5)]); break;
@@ -2326,7 +2337,7 @@ static void m_request(struct mrun *r, struct xkv_buf *req, unsigned *used, bool 
 	case 11: case 12: case 13: { /* mg */
 		bool b = false;
 		struct xkv_buf fl = {};
-		m_flags(r, &fl, "bvfcksOqTNu", k, &b);
+		m_flags(r, &fl, "bvfcksOqTNuR", k, &b);
 		bool timeless = m_t_ok(r, k, &fl);
 		tprintf(req, "mg %s", b ? m_keys_b64[ki] : k);
 		tput(req, fl.p, fl.len);
@@ -2338,7 +2349,7 @@ static void m_request(struct mrun *r, struct xkv_buf *req, unsigned *used, bool 
 		static const char *const modes[] = { "", " MS", " ME", " MA", " MP", " MR", " Ma", " Ms" };
 		bool b = false;
 		struct xkv_buf fl = {};
-		m_flags(r, &fl, "bFTCNqOkc", k, &b);
+		m_flags(r, &fl, "bFTCNqOkcI", k, &b);
 		tprintf(req, "ms %s %zu%s", b ? m_keys_b64[ki] : k, strlen(v), modes[pick(r, 8)]);
 		tput(req, fl.p, fl.len);
 		tprintf(req, "\r\n%s\r\n", v);
@@ -2348,7 +2359,7 @@ static void m_request(struct mrun *r, struct xkv_buf *req, unsigned *used, bool 
 	case 17: { /* md */
 		bool b = false;
 		struct xkv_buf fl = {};
-		m_flags(r, &fl, "bCqOk", k, &b);
+		m_flags(r, &fl, "bCqOkIT", k, &b);
 		tprintf(req, "md %s", b ? m_keys_b64[ki] : k);
 		tput(req, fl.p, fl.len);
 		tprintf(req, "\r\n");
@@ -2377,7 +2388,7 @@ static void m_request(struct mrun *r, struct xkv_buf *req, unsigned *used, bool 
 	default: { /* a flag error or a bad key encoding */
 		static const char *const bad[] = {
 			"mg %s v v\r\n", "mg %s h\r\n", "mg %s l\r\n", "mg %s E5\r\n", "md %s x\r\n",
-			"ma %s MX\r\n", "mg %s= b\r\n", "md %s= b\r\n", "ms %s 1 I\r\nx\r\n",
+			"ma %s MX\r\n", "mg %s= b\r\n", "md %s= b\r\n", "ms %s 1 I I\r\nx\r\n",
 			"ms %s 1 E9\r\nx\r\n", "ma %s D-1\r\n", "mg %s Tx\r\n",
 		};
 		tprintf(req, bad[pick(r, sizeof(bad) / sizeof(bad[0]))], k);
@@ -2404,7 +2415,7 @@ static void m_real(struct mrun *r, const struct xkv_buf *req, struct xkv_buf *ou
 static const char *const m_outcomes[] = {
 	"VALUE ", "END\r\n", "NOT_STORED", "EXISTS", "NOT_FOUND", "TOUCHED", "DELETED",
 	"CLIENT_ERROR cannot increment", "SERVER_ERROR", "VA ", "HD", "EN\r\n", "NS", "EX", "NF",
-	" W", " b", "ME ", "CLIENT_ERROR invalid flag", "CLIENT_ERROR error decoding key",
+	" W", " Z", " X", " b", "ME ", "CLIENT_ERROR invalid flag", "CLIENT_ERROR error decoding key",
 	"18446744073709551615\r\n",
 };
 enum { M_OUTCOMES = sizeof(m_outcomes) / sizeof(m_outcomes[0]) };
@@ -3479,6 +3490,24 @@ static void t_bigvals(struct env *e)
 	tput(&want, val, 9000);
 	tprintf(&want, "\r\n");
 	expect_stream(e, "cas (wrong, right), touch, incr (non-numeric), gat, mg v of a big value", &req, 0, &want);
+
+	/* md I of a big value: a new cas, so its chunks are put again under it
+	 * (the old ones go); stale, the token to the first mg */
+	hit = e->s.L->get(&e->s, "a", 1, it);
+	cas = hit == 1 ? it->wtime_ns : 0;
+	long before = big_map_count(e);
+	req.len = 0;
+	tprintf(&req, "md a I T0\r\nmg a v s f\r\nmg a s\r\n");
+	want.len = 0;
+	tprintf(&want, "HD\r\nVA 9000 s9000 f9 X W\r\n");
+	tput(&want, val, 9000);
+	tprintf(&want, "\r\nHD s9000 Z X\r\n");
+	expect_stream(e, "md I of a big value, then mg: X W, then Z X", &req, 0, &want);
+	hit = e->s.L->get(&e->s, "a", 1, it);
+	chunks = big_map_count(e);
+	report(hit == 1 && it->wtime_ns != cas && it->state == (XKV_ENT_STALE | XKV_ENT_WON) && chunks == before,
+	       "%s: invalidated: a new cas, stale and won, its chunks replaced (%ld chunks, %ld before)",
+	       e->layout, chunks, before);
 
 	/* a replaced or deleted big value takes its chunks along */
 	req.len = 0;
