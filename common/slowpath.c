@@ -346,6 +346,9 @@ struct slow_cmd {
 	__u32 klen;
 	bool key_b;
 	__u8 key_buf[XKV_KEY_MAX];
+	/* the source may write (its rights): mg takes the win token only then
+	 * (the token asks its holder to write the item) */
+	bool may_write;
 	/* a storage command's data block: buf + data_off, or (a block longer
 	 * than the parse buffer, on a stream) in the stream's own buffer */
 	const __u8 *data;
@@ -1401,7 +1404,7 @@ static int cmd_mg(struct slow_cmd *c)
 	}
 	STAT(c, get_hits);
 	__u32 st = e->klen & XKV_ENT_STATE;
-	if (!won && !(st & XKV_ENT_WON) &&
+	if (!won && !(st & XKV_ENT_WON) && c->may_write &&
 	    ((st & XKV_ENT_STALE) || (f.has_R && e->expire_ns && secs_left(e->expire_ns) < f.R))) {
 		/* the first to see it stale (or near its end) gets the token */
 		struct wr w = { .mode = WR_MARK_WON, .has_cas = true, .cas = e->wtime_ns };
@@ -2185,6 +2188,7 @@ static int slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, cons
 	slow_load_text(c.sc, dgram + XKV_UDP_HDR_LEN, tlen);
 
 	int scan;
+	c.may_write = rt.write;
 	drop = scan_datagram(&c, tlen, rt.write, &scan);
 	if (drop >= 0) {
 		delta->v[drop]++;
@@ -2306,6 +2310,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		STAT(c, drop_write_acl);
 		return XKV_STREAM_CLOSE;
 	}
+	c->may_write = rt->write;
 	/* memcached swallows the data block of a value too large to store */
 	if (err == XKV_E_TOO_LARGE)
 		st->swallow = (__u64)c->r->bytes + 2;

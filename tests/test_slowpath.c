@@ -1166,6 +1166,12 @@ static void t_access(struct env *e)
 	expect_from(e, &wr, "writer: set", "set w 0 0 1\r\nw\r\n", "STORED\r\n", XKV_STAT_requests);
 	expect_from(e, &rd, "reader: get", "get k\r\n", "VALUE k 0 3\r\nold\r\nEND\r\n", XKV_STAT_requests);
 	expect_from(e, &rd6, "IPv6 reader: get", "get k\r\n", "VALUE k 0 3\r\nold\r\nEND\r\n", XKV_STAT_requests);
+	/* a stale item: a reader sees X but never takes the win token (it could
+	 * not refill the item); the next writer to read it does */
+	EXPECT(e, "set st 0 0 1\r\nx\r\nmd st I\r\n", "STORED\r\nHD\r\n");
+	expect_from(e, &rd, "reader: mg of a stale item, X but no W", "mg st R100\r\n", "HD X\r\n", XKV_STAT_requests);
+	expect_from(e, &wr, "writer: mg of it, the token", "mg st\r\n", "HD X W\r\n", XKV_STAT_requests);
+	expect_from(e, &rd, "reader: then Z", "mg st\r\n", "HD Z X\r\n", XKV_STAT_requests);
 
 	/* refused sources: no reply, nothing changes, not a request */
 	__u64 reqs = e->delta.v[XKV_STAT_requests];
