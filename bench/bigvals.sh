@@ -46,8 +46,8 @@ tb_pin_napi
 tb_serve_tcp_start --threads 1
 MP=$((TB_PORT + 1))
 tb_srv_bg memcached -U 0 -p "$MP" -l "$TB_SRV_IP4" -m 1024 -t 1 -u nobody
-mc_pid=$TB_LAST_PID
-trap 'kill $mc_pid 2>/dev/null || true' EXIT
+# memcached is one of the testbed's processes: tb_down (armed by tb_up on
+# EXIT, INT, TERM) stops it with serve and removes namespaces and pins
 results=$TB_TMP/runs.jsonl
 : >"$results"
 
