@@ -187,7 +187,7 @@ static void print_text(const struct status *st, bool percpu)
 	if (st->big_chunks >= 0)
 		printf("  %-14s up to 1 MiB: %ld of %u chunks in use, %u B of value each (--big-memory %u MiB)\n",
 		       "large values", st->big_chunks, st->big_max, XKV_BIG_CHUNK,
-		       (unsigned)((st->big_max * 4096ULL) >> 20));
+		       (unsigned)(((__u64)st->big_max * XKV_BIG_ELEM) >> 20));
 	else
 		printf("  %-14s none above --value-size (--no-big-values)\n", "large values");
 	if (st->live >= 0)

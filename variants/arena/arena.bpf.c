@@ -33,8 +33,6 @@ struct {
 } store SEC(".maps");
 
 #define XKV_KEY_IN_VALUE 1
-#define XKV_STORE_MATCH(sc, e) \
-	(((e)->klen & XKV_ENT_KLEN) == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
 #include "array_fnv/slot_del.bpf.h"
 /* Out of the arena in aligned words into the scratch entry (unused by a
  * get), then to the reply by the helper: no helper can take an arena

@@ -20,8 +20,6 @@ struct {
 } store SEC(".maps");
 
 #define XKV_KEY_IN_VALUE 1
-#define XKV_STORE_MATCH(sc, e) \
-	(((e)->klen & XKV_ENT_KLEN) == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
 #include "array_fnv/slot_del.bpf.h"
 
 /* FNV-1a over up to 250 key bytes is a long loop: a global function, so the

@@ -94,6 +94,12 @@ static inline void slot_put_head(struct xkv_entry *e, const struct xkv_entry *n,
 	e->klen = klen | (n->klen & XKV_ENT_STATE);
 }
 
+/* BPF side: does slot entry e hold the request's key (sc: the handler's
+ * scratch)?  klen's meta state bits are not the key's (entry.h).  Used by
+ * every layout that keeps the key in the value (handler.bpf.h's hook). */
+#define XKV_STORE_MATCH(sc, e) \
+	(((e)->klen & XKV_ENT_KLEN) == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
+
 /* Slot of a key: the placement hash (hash.h: keyed by cfg.hash_seed, FNV-1a
  * when it is 0) modulo the number of slots.  key is the packed map key. */
 static inline __u32 slot_index(__u64 seed, const __u8 *key, __u32 klen, __u32 entries)

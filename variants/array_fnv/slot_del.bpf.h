@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The XDP side's delete in one slot (slot.h's protocol), shared by array_fnv
- * and arena.  Included after the variant defined XKV_STORE_MATCH. */
+ * and arena.  Included after slot.h, which defines XKV_STORE_MATCH. */
 #ifndef XDPKV_ARRAY_FNV_SLOT_DEL_BPF_H
 #define XDPKV_ARRAY_FNV_SLOT_DEL_BPF_H
 

@@ -18,8 +18,6 @@ struct {
 } store SEC(".maps");
 
 #define XKV_KEY_IN_VALUE 1
-#define XKV_STORE_MATCH(sc, e) \
-	(((e)->klen & XKV_ENT_KLEN) == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
 
 #define WAYS xkv_sa_ways(cfg.entry_size)
 #define STRIDE xkv_sa_stride(cfg.entry_size)

@@ -40,11 +40,6 @@ static struct xkv_entry *way(const struct xkv_store *s, struct xkv_sa_bucket *b,
 	return (struct xkv_entry *)((__u8 *)b + XKV_SA_HDR + (size_t)w * xkv_sa_stride(s->cfg.entry_size));
 }
 
-static bool match(const struct xkv_store *s, const struct xkv_entry *e, const __u8 *k, __u32 klen)
-{
-	return (e->klen & XKV_ENT_KLEN) == klen && !memcmp(e->data, k, s->cfg.key_size);
-}
-
 /* A key's packed form, bucket and tag. */
 struct where {
 	__u8 k[XKV_KEY_MAX + 8];
@@ -70,7 +65,7 @@ static int locate(const struct xkv_store *s, const void *key, __u32 klen, struct
 static int find(const struct xkv_store *s, const struct where *at)
 {
 	for (__u32 w = 0; w < ways(s); w++)
-		if (at->b->tag[w] == at->tag && match(s, way(s, at->b, w), at->k, at->klen))
+		if (at->b->tag[w] == at->tag && xkv_slot_match(s, way(s, at->b, w), at->k, at->klen))
 			return (int)w;
 	return -1;
 }
@@ -138,7 +133,7 @@ static int get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item
 		if (at.b->tag[w] != at.tag)
 			continue;
 		r = xkv_slot_read(s, way(s, at.b, w), buf, xkv_now_ns());
-		if (r == 1 && !match(s, buf, at.k, klen))
+		if (r == 1 && !xkv_slot_match(s, buf, at.k, klen))
 			r = 0;
 		busy |= r == -EBUSY;
 		if (r == 1) {
