@@ -963,7 +963,7 @@ static const struct xo serve_table[] = {
 	{ "max-keys", 0, XO_U32, offsetof(struct serve_opts, max_keys), "N",
 	  "keys in one multi-get, at most (default 256; more: SERVER_ERROR too many keys)", 1, 4095 },
 	{ "max-reply", 0, XO_U32, offsetof(struct serve_opts, max_reply), "BYTES",
-	  "reply bytes to one request, at most (default 1048576; more: SERVER_ERROR reply too large)",
+	  "reply bytes to one request, at most (default 2097152, i.e. 2 MiB; more: SERVER_ERROR reply too large)",
 	  1400, 65535u * 1400u },
 	{ "user", 'u', XO_STR, offsetof(struct serve_opts, user), "NAME",
 	  "after binding and opening the maps, run as this user with no capabilities (default nobody)" },

@@ -389,15 +389,15 @@ static __always_inline int addr_inline(const struct xkv_host *h, const __u8 *a)
 }
 
 /* Replies to this source are not capped by --max-amplification: it is in
- * the trust list, or it holds an open TCP connection to the slow path (the
- * handshake proved the address; tcp_peers). */
+ * the trust list.  (A TCP connection from the address used to count too;
+ * a UDP datagram's source address proves nothing, so an off-path spoofer
+ * could aim replies at every pooled TCP client: no more.) */
 static __always_inline int src_trusted(struct xkv_scratch *sc)
 {
 	if (cfg.flags & XKV_CFG_STRICT)
 		return 0;
 	if (!sc->addr.trusted)
-		sc->addr.trusted = acl_has(sc, &acl_trust) ||
-				   bpf_map_lookup_elem(&tcp_peers, sc->addr.src16) ? 1 : 2;
+		sc->addr.trusted = acl_has(sc, &acl_trust) ? 1 : 2;
 	return sc->addr.trusted == 1;
 }
 
@@ -774,6 +774,15 @@ int xdpkv(struct xdp_md *ctx)
 			stat_inc(st, XKV_STAT_pass_cmd);
 			return XDP_PASS;
 		}
+		/* a command ending in noreply gets no error line either (as
+		 * memcached): the slow path knows which commands read it */
+		__u32 last = r->ntok - 1;
+		if (err != XKV_E_UNKNOWN && err != XKV_E_NO_CRLF && !r->too_many && r->ntok > 1 &&
+		    last < XKV_PARSE_TOKENS &&
+		    xkv_tok_is(sc->req, &r->tok[last], "noreply", 7)) {
+			stat_inc(st, XKV_STAT_pass_cmd);
+			return XDP_PASS;
+		}
 		return xkv_reply_err(ctx, a, sc, st, err);
 	}
 	if (XKV_GUARDED && xkv_op_writes(r->op) && !acl_has(sc, &acl_write)) {
@@ -849,6 +858,10 @@ get_reply:
 	if (err == -EBUSY) {
 		stat_inc(st, XKV_STAT_pass_busy);
 		return XDP_PASS;
+	}
+	if (err && r->noreply) {
+		stat_inc(st, XKV_STAT_err_oom); /* memcached drops the line too */
+		goto noreply;
 	}
 	if (err)
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_OOM);

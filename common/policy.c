@@ -262,8 +262,7 @@ int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rig
 		return 0;
 	if ((e = xkv_acl_match(s, XKV_ACL_TRUST, addr)) < 0)
 		return e;
-	__u32 conns;
-	r->trusted = e || (s->tcp_fd >= 0 && !bpf_map_lookup_elem(s->tcp_fd, addr, &conns));
+	r->trusted = e; /* an open TCP connection is no trust for UDP (handler.bpf.h) */
 	return 0;
 }
 

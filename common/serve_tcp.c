@@ -253,14 +253,18 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 			if ((r = conn_read(c)) < 0)
 				goto gone;
 		} while (c->fast && r > 0 && !c->rd_eof && in_room(c));
-	/* Run, send, and again while that frees room for more of the input
-	 * (a pipeline whose replies outgrew the bound at the first pass). */
+	/* Run, send, and again while either made progress: a pipeline whose
+	 * replies outgrew the bound stops running requests until the queue
+	 * drains, so a write that drains it must run the requests already
+	 * read (their client waits for their replies, not to send more). */
 	for (;;) {
-		size_t before = c->in.len;
+		size_t before = c->in.len, queued_before = c->out.len - c->out_off;
 		bool got = false;
 		conn_process(w, c);
+		size_t queued_now = c->out.len - c->out_off;
 		if (conn_write(w, c) < 0)
 			goto gone;
+		bool sent = c->out.len - c->out_off < queued_now || (queued_before && !queued_now);
 		if (c->fast && !c->rd_eof && in_room(c)) {
 			/* edge-triggered: what came meanwhile raises no new event */
 			size_t had = c->in.len;
@@ -268,7 +272,7 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 				goto gone;
 			got = c->in.len != had || c->rd_eof;
 		}
-		if ((c->in.len == before && !got) || c->out.len > c->out_off || c->closing)
+		if ((c->in.len == before && !got && !sent) || c->out.len > c->out_off || c->closing)
 			break;
 	}
 	bool queued = c->out.len > c->out_off;

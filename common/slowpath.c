@@ -346,6 +346,11 @@ struct slow_cmd {
 	__u32 klen;
 	bool key_b;
 	__u8 key_buf[XKV_KEY_MAX];
+	/* mg with T or N: the expiries in token order (ttl_at) */
+	struct {
+		bool on, created;
+		__u64 start, T, N;
+	} tw;
 	/* the source may write (its rights): mg takes the win token only then
 	 * (the token asks its holder to write the item) */
 	bool may_write;
@@ -544,19 +549,43 @@ static int answer(struct slow_cmd *c, const char *line)
 	return xkv_buf_put(c->out, line, strlen(line));
 }
 
-/* A stored value as memcached's incr reads it: decimal digits (trailing
- * spaces allowed, as memcached pads shrunk values), fitting in 64 bits. */
-static int value_u64(const struct xkv_item *it, __u32 val_cap, __u64 *out)
+static bool mc_isspace(__u8 ch)
 {
-	struct xkv_tok t = { .off = 0, .len = it->len };
+	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
 
-	if (it->len > val_cap) /* a big value: not a number (its bytes are not in it) */
+/* A stored value as memcached's incr reads it (safe_strtoull over the item's
+ * data and its \r\n): white space, a sign, decimal digits that fit in 64
+ * bits, then white space or the value's end; the rest is not looked at
+ * ("12\rabc" is 12).  A minus sign only on zero.  0, or -1: not a number. */
+static int mc_number(const __u8 *p, __u32 n, __u64 *out)
+{
+	__u32 i = 0;
+	bool neg = false;
+	__u64 v = 0;
+
+	while (i < n && mc_isspace(p[i]))
+		i++;
+	if (i < n && (p[i] == '+' || p[i] == '-'))
+		neg = p[i++] == '-';
+	__u32 d0 = i;
+	for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+		__u64 dig = (__u64)(p[i] - '0');
+		if (v > (UINT64_MAX - dig) / 10)
+			return -1; /* ERANGE */
+		v = v * 10 + dig;
+	}
+	if (i == d0 || (i < n && !mc_isspace(p[i])) || (neg && v))
 		return -1;
+	*out = v;
+	return 0;
+}
 
-	while (t.len && it->data[t.len - 1] == ' ')
-		t.len--;
-	/* the parser's number reader (at most 20 digits, overflow refused) */
-	return xkv_tok_u64(it->data, &t, UINT64_MAX, out);
+/* An inline value as a number (a big one's bytes are in its chunks:
+ * big_arith reads them). */
+static int value_u64(const struct xkv_item *it, __u64 *out)
+{
+	return mc_number(it->data, it->len, out);
 }
 
 /* ---- writes: one read-modify-write for every write command ---------------- */
@@ -587,6 +616,8 @@ struct wr {
 	__u64 expire_ttl;
 	__u64 delta, initial;    /* incr, decr */
 	bool created;            /* out: the item was made by vivify */
+	char num[24];            /* out: incr/decr's result, digits only */
+	__u32 num_len;
 	/* a value above val_cap: its chunks are put before set_if, under the
 	 * stamp the entry gets (0: a fresh one at the decision) */
 	__u64 stamp;
@@ -602,6 +633,14 @@ static __u64 key_hash(const void *key, __u32 klen)
 static pthread_mutex_t *stripe_of(struct xkv_slow *sl, const void *key, __u32 klen)
 {
 	return &sl->stripe[key_hash(key, klen) % SLOW_STRIPES];
+}
+
+/* incr / decr of v: incr wraps at 2^64, decr stops at 0 (memcached). */
+static __u64 arith(const struct wr *w, __u64 v)
+{
+	if (w->mode == WR_INCR)
+		return v + w->delta;
+	return v > w->delta ? v - w->delta : 0;
 }
 
 /* The entry the write stores (e: cfg.entry_size bytes), from cur, the live
@@ -649,6 +688,8 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 	} else {
 		if (w->mode == WR_ADD)
 			return WR_NOT_STORED;
+		if ((w->mode == WR_INCR || w->mode == WR_DECR) && cur->len == 0)
+			return WR_NON_NUMERIC; /* memcached looks at this before the cas */
 		if (w->has_cas && cur->wtime_ns != w->cas) {
 			/* ms I: an older cas still stores, marked stale (memcached) */
 			if (!w->stale_ok || w->cas > cur->wtime_ns)
@@ -663,14 +704,24 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 	e->wtime_ns = w->stamp ? w->stamp : xkv_write_stamp();
 	if (w->mode == WR_INCR || w->mode == WR_DECR) {
 		if (cur) {
-			if (value_u64(cur, cap, &v))
+			if (cur->len > cap)
+				return WR_NEED_BIG; /* its number is in its chunks */
+			if (value_u64(cur, &v))
 				return WR_NON_NUMERIC;
-			if (w->mode == WR_INCR)
-				v += w->delta; /* wraps at 2^64, as memcached */
-			else
-				v = v > w->delta ? v - w->delta : 0;
+			v = arith(w, v);
 		}
-		e->len = (__u32)snprintf((char *)e->data, 24, "%" PRIu64, (uint64_t)v);
+		int n = snprintf(w->num, sizeof(w->num), "%" PRIu64, (uint64_t)v);
+		w->num_len = (__u32)n;
+		if (n > (int)cap)
+			return WR_NEED_BIG; /* --value-size under 20: the number goes to chunks */
+		memcpy(e->data, w->num, (size_t)n);
+		e->len = (__u32)n;
+		/* a shorter number is written in place, padded with spaces
+		 * to the old length (memcached's do_add_delta) */
+		if (cur && (__u32)n < cur->len) {
+			memset(e->data + n, ' ', cur->len - (__u32)n);
+			e->len = cur->len;
+		}
 		e->flags = cur ? cur->flags : 0;
 		e->expire_ns = cur ? cur->expire_ns : w->expire_ns;
 		if (cur) /* memcached changes the number in place: the state stays */
@@ -808,10 +859,29 @@ static int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr
  * of a big item (its new cas needs its chunks put again): read the whole
  * value, make the new one, store it only over the item read (its cas);
  * another writer between the two: again. */
+static int big_arith(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
+		     struct xkv_entry *e);
+
+/* A vivifying read-modify-write found no item: w2 (a copy of w with the
+ * new item's data) added.  -EAGAIN: one was made meanwhile (read again). */
+static int big_add(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w, struct wr *w2,
+		   struct xkv_entry *e)
+{
+	w2->mode = WR_ADD;
+	int r = write_once(c, key, klen, w2, e);
+	if (r == WR_NOT_STORED)
+		return -EAGAIN;
+	w->created = r == WR_STORED;
+	return r;
+}
+
 static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 		   struct xkv_entry *e)
 {
 	struct xkv_item *it = &c->sc->item;
+
+	if (w->mode == WR_INCR || w->mode == WR_DECR)
+		return big_arith(c, key, klen, w, e);
 
 	for (int i = 0; i < SLOW_BUSY_TRIES; i++) {
 		const __u8 *val;
@@ -825,11 +895,10 @@ static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w
 		if (!hit) {
 			if (!w->vivify)
 				return WR_NOT_STORED;
-			w2.mode = WR_ADD; /* N: the data alone makes the item */
-			int r = write_once(c, key, klen, &w2, e);
-			if (r == WR_NOT_STORED)
-				continue; /* made meanwhile */
-			w->created = r == WR_STORED;
+			/* N: the data alone makes the item */
+			int r = big_add(c, key, klen, w, &w2, e);
+			if (r == -EAGAIN)
+				continue;
 			return r;
 		}
 		if (w->has_cas && it->wtime_ns != w->cas)
@@ -856,6 +925,66 @@ static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w
 		w2.expire_ns = it->expire_ns;
 		int r = write_once(c, key, klen, &w2, e);
 		free(buf);
+		if (r != WR_EXISTS && r != WR_NOT_FOUND)
+			return r;
+	}
+	return -EBUSY;
+}
+
+/* incr / decr where the number or the item is not inline: a big value
+ * (memcached reads its leading number, mc_number), or a result longer
+ * than --value-size.  Read, then replace under the cas read (vivify: add),
+ * as big_rmw.  The result is the digits alone (memcached pads them with
+ * spaces in place; the inline path does not either). */
+static int big_arith(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
+		     struct xkv_entry *e)
+{
+	struct xkv_item *it = &c->sc->item;
+
+	for (int i = 0; i < SLOW_BUSY_TRIES; i++) {
+		const __u8 *val;
+		__u64 v;
+		int hit = store_get_val(c, key, klen, it, &val);
+		if (hit < 0)
+			return hit;
+		struct wr w2 = *w;
+		w2.data = (const __u8 *)w->num;
+		if (!hit) {
+			if (!w->vivify)
+				return WR_NOT_FOUND;
+			w2.mode = WR_ADD;
+			w->num_len = (__u32)snprintf(w->num, sizeof(w->num), "%" PRIu64, (uint64_t)w->initial);
+			w2.bytes = w->num_len;
+			w2.flags = 0;
+			int r = big_add(c, key, klen, w, &w2, e);
+			if (r == -EAGAIN)
+				continue;
+			return r;
+		}
+		if (w->has_cas && it->wtime_ns != w->cas)
+			return WR_EXISTS;
+		if (mc_number(val, it->len, &v))
+			return WR_NON_NUMERIC;
+		w->num_len = (__u32)snprintf(w->num, sizeof(w->num), "%" PRIu64, (uint64_t)arith(w, v));
+		w2.bytes = w->num_len;
+		__u8 *pad = NULL;
+		if (w->num_len < it->len) { /* in place, padded (as wr_decide) */
+			pad = malloc(it->len);
+			if (!pad)
+				return -ENOMEM;
+			memcpy(pad, w->num, w->num_len);
+			memset(pad + w->num_len, ' ', it->len - w->num_len);
+			w2.data = pad;
+			w2.bytes = it->len;
+		}
+		w2.mode = WR_REPLACE;
+		w2.has_cas = true;
+		w2.cas = it->wtime_ns;
+		w2.flags = it->flags;
+		w2.expire_ns = it->expire_ns;
+		w2.state = it->state; /* changed in place: the meta state stays */
+		int r = write_once(c, key, klen, &w2, e);
+		free(pad);
 		if (r != WR_EXISTS && r != WR_NOT_FOUND)
 			return r;
 	}
@@ -1078,7 +1207,7 @@ static int cmd_arith(struct slow_cmd *c)
 	if (r->noreply)
 		STAT(c, noreply);
 	else
-		err = xkv_buf_put(c->out, e->data, e->len) || PUT_LIT(c->out, "\r\n") ? -1 : 0;
+		err = xkv_buf_put(c->out, w.num, w.num_len) || PUT_LIT(c->out, "\r\n") ? -1 : 0;
 	free(e);
 	return err;
 }
@@ -1289,9 +1418,38 @@ static __s64 secs_left(__u64 expire_ns)
 	return expire_ns <= now ? 0 : (__s64)((expire_ns - now + 999999999ull) / 1000000000ull);
 }
 
+/* The token of the first flag ch (0: none). */
+static __u32 flag_pos(const struct slow_cmd *c, __u8 ch)
+{
+	for (__u32 t = 2; t < c->r->ntok && t < META_MAX_TOKENS; t++)
+		if (*tok_ptr(c, t) == ch)
+			return t;
+	return 0;
+}
+
+/* The expiry a t flag at token t shows: e's, or with tw on (mg with T or
+ * N) the one the item had when memcached met the token: T and (on a new
+ * item) N take effect where they stand. */
+static __u64 ttl_at(const struct slow_cmd *c, __u32 t, const struct xkv_entry *e)
+{
+	if (!c->tw.on)
+		return e->expire_ns;
+	__u64 cur = c->tw.start;
+	bool touched = false;
+	for (__u32 i = 2; i < t; i++) {
+		__u8 ch = *tok_ptr(c, i);
+		if (ch == 'T')
+			cur = c->tw.T, touched = true;
+		else if (ch == 'N' && c->tw.created)
+			cur = c->tw.N, touched = true;
+	}
+	/* no T or N before it, and no old item read: the item's own */
+	return touched || c->tw.created || flag_pos(c, 'T') ? cur : e->expire_ns;
+}
+
 /* The return flags a meta reply carries, in request order: of what the
  * command asked (which), those it has (e: the item, NULL: none, then only
- * O and k). */
+ * O, k and c, which is then 0: ms's refusals, as memcached 1.6.18). */
 static int meta_ret(struct slow_cmd *c, const char *which, const struct xkv_entry *e)
 {
 	const struct xkv_req *r = c->r;
@@ -1299,12 +1457,12 @@ static int meta_ret(struct slow_cmd *c, const char *which, const struct xkv_entr
 
 	for (__u32 t = 2; t < r->ntok && !err; t++) {
 		const __u8 *p = tok_ptr(c, t);
-		if (!strchr(which, *p) || (!e && *p != 'O' && *p != 'k'))
+		if (!strchr(which, *p) || (!e && *p != 'O' && *p != 'k' && *p != 'c'))
 			continue;
 		switch (*p) {
 		case 'f': err = buf_printf(c->out, " f%u", e->flags); break;
-		case 't': err = buf_printf(c->out, " t%lld", (long long)secs_left(e->expire_ns)); break;
-		case 'c': err = buf_printf(c->out, " c%llu", (unsigned long long)e->wtime_ns); break;
+		case 't': err = buf_printf(c->out, " t%lld", (long long)secs_left(ttl_at(c, t, e))); break;
+		case 'c': err = buf_printf(c->out, " c%llu", e ? (unsigned long long)e->wtime_ns : 0ull); break;
 		case 's': err = buf_printf(c->out, " s%u", e->len); break;
 		case 'k':
 			err = PUT_LIT(c->out, " k") || meta_key_put(c) || (c->key_b && PUT_LIT(c->out, " b"));
@@ -1355,15 +1513,32 @@ static int cmd_mg(struct slow_cmd *c)
 	int ret;
 
 	if (f.has_T || f.has_N) {
-		/* N: a miss stores an empty item; T: a hit gets the new ttl */
-		struct wr w = { .mode = f.has_N ? WR_ADD : WR_TOUCH, .new_ttl = f.has_T,
+		/* N: a miss stores an empty item; T: a hit gets the new ttl.
+		 * memcached applies them as it meets their tokens: of both on a
+		 * new item the later one wins, and a t before them shows the
+		 * ttl the item had then (ttl_walk) */
+		__u32 pos_T = flag_pos(c, 'T'), pos_N = flag_pos(c, 'N');
+		c->tw.on = true;
+		c->tw.T = f.has_T ? meta_expire(c, f.T) : 0;
+		c->tw.N = f.has_N ? meta_expire(c, f.N) : 0;
+		if (f.has_T && flag_pos(c, 't')) {
+			struct xkv_item *old = &c->sc->item;
+			if (store_get(c, key, klen, old) == 1)
+				c->tw.start = old->expire_ns;
+		}
+		struct wr w = { .mode = f.has_N ? WR_ADD : WR_TOUCH,
+				.new_ttl = f.has_T && (!f.has_N || pos_T > pos_N),
 				.expire_ttl = f.has_T ? meta_expire(c, f.T) : 0,
 				.expire_ns = f.has_N ? meta_expire(c, f.N) : 0,
 				.state = f.has_N ? XKV_ENT_WON : 0 };
 		ret = slow_write(c, key, klen, &w, &e);
 		won = f.has_N && ret == WR_STORED;
+		c->tw.created = won;
+		if (won)
+			c->tw.start = 0;
 		if (ret == WR_NOT_STORED && f.has_T) { /* N found it: touch it */
 			w.mode = WR_TOUCH;
+			w.new_ttl = true;
 			ret = slow_write(c, key, klen, &w, &e);
 		}
 		if (ret == WR_NOT_STORED || ret == WR_NOT_FOUND)
@@ -1400,7 +1575,7 @@ static int cmd_mg(struct slow_cmd *c)
 		return reply_store_errno(c, ret);
 	if (ret == 0) {
 		STAT(c, get_misses);
-		return f.q ? 0 : PUT_LIT(c->out, "EN\r\n");
+		return f.q ? 0 : meta_line(c, "EN", "Ok", NULL);
 	}
 	STAT(c, get_hits);
 	__u32 st = e->klen & XKV_ENT_STATE;
@@ -1464,11 +1639,11 @@ static int cmd_ms(struct slow_cmd *c)
 			.bytes = r->bytes, .flags = f.F, .expire_ns = f.has_T ? meta_expire(c, f.T) : 0,
 			.vivify = f.has_N, .stale_ok = f.seen['I'] };
 	switch (f.M) {
-	case 0: case 'S': case 's': break;
-	case 'E': case 'e': w.mode = WR_ADD; break;
-	case 'A': case 'a': w.mode = WR_APPEND; break;
-	case 'P': case 'p': w.mode = WR_PREPEND; break;
-	case 'R': case 'r': w.mode = WR_REPLACE; break;
+	case 0: case 'S': break; /* upper case only, as memcached 1.6.18 */
+	case 'E': w.mode = WR_ADD; break;
+	case 'A': w.mode = WR_APPEND; break;
+	case 'P': w.mode = WR_PREPEND; break;
+	case 'R': w.mode = WR_REPLACE; break;
 	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ms M token\r\n");
 	}
 	/* N: append and prepend create a missing item, with that ttl; the other
@@ -1478,6 +1653,12 @@ static int cmd_ms(struct slow_cmd *c)
 		w.expire_ns = meta_expire(c, f.N);
 	if (w.mode == WR_ADD)
 		w.has_cas = false; /* memcached: add with a cas is an add */
+	/* C0 is no cas to append and prepend; set and replace compare it
+	 * (and fail): memcached's do_store_item */
+	if (w.has_cas && !w.cas && (w.mode == WR_APPEND || w.mode == WR_PREPEND))
+		w.has_cas = false;
+	if (w.has_cas && !w.cas)
+		w.stale_ok = false;
 	/* I: a stale store in set and replace modes only (memcached 1.6.18:
 	 * append and prepend answer EX) */
 	w.stale_ok = w.stale_ok && (w.mode == WR_SET || w.mode == WR_REPLACE);
@@ -1489,11 +1670,11 @@ static int cmd_ms(struct slow_cmd *c)
 		free(e);
 		return err;
 	case WR_NOT_STORED:
-		return meta_line(c, "NS", "Ok", NULL);
+		return meta_line(c, "NS", "Okc", NULL);
 	case WR_EXISTS:
-		return meta_line(c, "EX", "Ok", NULL);
+		return meta_line(c, "EX", "Okc", NULL);
 	case WR_NOT_FOUND:
-		return meta_line(c, "NF", "Ok", NULL);
+		return meta_line(c, "NF", "Okc", NULL);
 	}
 	return answer_wr(c, ret);
 }
@@ -1537,6 +1718,32 @@ static int cmd_md(struct slow_cmd *c)
 	return meta_line(c, ret > 0 ? "HD" : "NF", "Ok", NULL);
 }
 
+/* ma's return flags: as meta_ret, but memcached 1.6.18 applies N to a
+ * vivified item as it meets the token, so a t before the N shows no ttl. */
+static int ma_ret(struct slow_cmd *c, const struct xkv_entry *e, bool created)
+{
+	const struct xkv_req *r = c->r;
+	bool ttl_set = !created;
+
+	for (__u32 t = 2; t < r->ntok; t++) {
+		const __u8 *p = tok_ptr(c, t);
+		int err = 0;
+		if (*p == 'N')
+			ttl_set = true;
+		else if (*p == 't')
+			err = buf_printf(c->out, " t%lld", ttl_set ? (long long)secs_left(e->expire_ns) : -1ll);
+		else if (*p == 'c')
+			err = buf_printf(c->out, " c%llu", (unsigned long long)e->wtime_ns);
+		else if (*p == 'k')
+			err = PUT_LIT(c->out, " k") || meta_key_put(c) || (c->key_b && PUT_LIT(c->out, " b"));
+		else if (*p == 'O')
+			err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len);
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
 /* ma <key> <flag>*: D (delta, default 1), M (I or + incr, D or - decr), N
  * (a miss creates the item with the value J, default 0, and that ttl), T
  * (new ttl), C (only if the cas is this), q (no HD), v (the value: VA),
@@ -1551,11 +1758,12 @@ static int cmd_ma(struct slow_cmd *c)
 		return err;
 	if (meta_flags(c, 2, "DMNJTCqvtcOkb", &f))
 		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+	/* C0 compares nothing (memcached's do_add_delta) */
 	struct wr w = { .mode = WR_INCR, .delta = f.has_D ? f.D : 1, .initial = f.J, .vivify = f.has_N,
-			.has_cas = f.has_C, .cas = f.C, .new_ttl = f.has_T };
+			.has_cas = f.has_C && f.C, .cas = f.C, .new_ttl = f.has_T };
 	switch (f.M) {
-	case 0: case 'I': case 'i': case '+': break;
-	case 'D': case 'd': case '-': w.mode = WR_DECR; break;
+	case 0: case 'I': case '+': break; /* upper case only, as memcached 1.6.18 */
+	case 'D': case '-': w.mode = WR_DECR; break;
 	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ma M token\r\n");
 	}
 	if (f.has_N)
@@ -1566,11 +1774,11 @@ static int cmd_ma(struct slow_cmd *c)
 	switch (ret) {
 	case WR_STORED:
 		err = 0;
-		if (!f.q) {
-			err = f.v ? buf_printf(c->out, "VA %u", e->len) : PUT_LIT(c->out, "HD");
-			err = err || meta_ret(c, "tcOk", e) || PUT_LIT(c->out, "\r\n");
+		if (!f.q || w.created) {
+			err = f.v ? buf_printf(c->out, "VA %u", w.num_len) : PUT_LIT(c->out, "HD");
+			err = err || ma_ret(c, e, w.created) || PUT_LIT(c->out, "\r\n");
 			if (!err && f.v)
-				err = xkv_buf_put(c->out, e->data, e->len) || PUT_LIT(c->out, "\r\n");
+				err = xkv_buf_put(c->out, w.num, w.num_len) || PUT_LIT(c->out, "\r\n");
 		}
 		free(e);
 		return err ? -1 : 0;
@@ -1972,9 +2180,54 @@ void xkv_slow_mig_stats(struct xkv_slow *sl, struct xkv_slow_mig_stats *st)
 /* Count and run one command the parser read (err: its verdict), appending
  * its reply: the per-command path of both transports.  Returns <0 when the
  * rest of a datagram must not run (a parse error, a reply over budget). */
-static int slow_run(struct slow_cmd *c, int err)
+/* A classic command ending in "noreply" gets no reply at all, errors
+ * included: memcached reads the token before anything else and drops
+ * every line of that command (a client that sent noreply never reads one;
+ * an error line would answer its next request).  A line that is not the
+ * command's shape (ERROR) is answered.  The parser clears op on a verdict:
+ * the command word is read again. */
+static bool text_noreply(const struct slow_cmd *c, int err)
+{
+	const struct xkv_req *r = c->r;
+
+	if (!err)
+		return r->noreply;
+	if (err == XKV_E_UNKNOWN || err == XKV_E_NO_CRLF || r->too_many || r->ntok < 2 ||
+	    r->ntok > XKV_PARSE_TOKENS)
+		return false;
+	const struct xkv_tok *w = &r->tok[0];
+	__u8 op = xkv_tok_is(c->buf, w, "set", 3) ? XKV_OP_SET
+		  : xkv_tok_is(c->buf, w, "delete", 6) ? XKV_OP_DELETE
+		  : xkv_parse_slow_op(c->buf, w);
+	switch (op) {
+	case XKV_OP_SET: case XKV_OP_ADD: case XKV_OP_REPLACE: case XKV_OP_APPEND:
+	case XKV_OP_PREPEND: case XKV_OP_CAS: case XKV_OP_DELETE: case XKV_OP_INCR:
+	case XKV_OP_DECR: case XKV_OP_TOUCH: case XKV_OP_VERBOSITY: case XKV_OP_FLUSH_ALL:
+		return xkv_tok_is(c->buf, &r->tok[r->ntok - 1], "noreply", 7);
+	default:
+		return false;
+	}
+}
+
+/* A set or ms refused as too large removes the key's item: memcached
+ * does so that a failed set cannot leave the old value readable. */
+static void too_large_unlink(struct slow_cmd *c)
+{
+	const struct xkv_req *r = c->r;
+	const struct xkv_tok *w = &r->tok[0];
+
+	if (!c->may_write || r->ntok < 2 || xkv_key_check(&c->s->cfg, tok_ptr(c, 1), r->tok[1].len))
+		return;
+	if (!xkv_tok_is(c->buf, w, "set", 3) && !xkv_tok_is(c->buf, w, "ms", 2))
+		return;
+	slow_delete(c, tok_ptr(c, 1), r->tok[1].len, false, 0);
+}
+
+static int slow_run_cmd(struct slow_cmd *c, int err)
 {
 	count_cmd(c);
+	if (err == XKV_E_TOO_LARGE)
+		too_large_unlink(c);
 	if (err) {
 		reply_err(c, err);
 		over_budget(c, 0);
@@ -1993,6 +2246,18 @@ static int slow_run(struct slow_cmd *c, int err)
 		return over_budget(c, 0) ? -1 : 0;
 	}
 	return slow_dispatch(c) < 0 || over_budget(c, 0) ? -1 : 0;
+}
+
+static int slow_run(struct slow_cmd *c, int err)
+{
+	size_t mark = c->out->len;
+	int rc = slow_run_cmd(c, err);
+	if (c->out->len > mark && text_noreply(c, err)) {
+		c->out->len = mark; /* counted as answered: the error counters stay */
+		c->over = OVER_NONE;
+		STAT(c, noreply);
+	}
+	return rc;
 }
 
 /* A reply that outgrew max_reply is taken back (from out_start) and
@@ -2065,6 +2330,7 @@ static int frame_ms(struct slow_cmd *c, size_t avail)
 
 static void parse_at(struct slow_cmd *c, size_t off, size_t tlen, int *err)
 {
+	memset(&c->tw, 0, sizeof(c->tw));
 	c->buf = c->sc->text + off;
 	c->r->key_cap = c->s->cfg.key_cap;
 	c->r->val_cap = xkv_val_max(c->s);
@@ -2248,6 +2514,56 @@ _Static_assert(XKV_STREAM_REQ_MAX <= XKV_PARSE_SPAN, "a stream request must fit 
 
 #define R_LINE_LONG "CLIENT_ERROR line too long\r\n"
 
+#define STREAM_SHORT_LINE 2048
+
+/* Is the command word one that a data block follows? */
+static bool storage_word(const struct slow_cmd *c)
+{
+	static const char *const words[] = { "set", "add", "replace", "append", "prepend", "cas", "ms" };
+	const struct xkv_tok *w = &c->r->tok[0];
+	if (!c->r->ntok)
+		return false;
+	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (xkv_tok_is(c->buf, w, words[k], (__u32)strlen(words[k])))
+			return true;
+	return false;
+}
+
+/* Does p start (after at most 100 spaces, as memcached) with get, gets,
+ * gat or gats and a space? */
+static bool multiget_word(const __u8 *p, size_t len)
+{
+	size_t i = 0;
+	while (i < len && i <= 100 && p[i] == ' ')
+		i++;
+	static const char *const words[] = { "get ", "gets ", "gat ", "gats " };
+	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++) {
+		size_t n = strlen(words[k]);
+		if (len - i >= n && !memcmp(p + i, words[k], n))
+			return true;
+	}
+	return false;
+}
+
+/* p[0..src_len) into the parse buffer; bare: the line ends at p[line], a
+ * \n without \r, which goes in as \r\n.  Returns the bytes loaded. */
+static size_t stream_load(struct slow_scratch *sc, const __u8 *p, size_t line, size_t src_len,
+			  size_t bare)
+{
+	if (!bare) {
+		slow_load_text(sc, p, src_len);
+		return src_len;
+	}
+	size_t n = src_len + 1;
+	memcpy(sc->text, p, line);
+	sc->text[line] = '\r';
+	memcpy(sc->text + line + 1, p + line, src_len - line);
+	if (sc->text_used > n)
+		memset(sc->text + n, 0, sc->text_used - n);
+	sc->text_used = n;
+	return n;
+}
+
 /* The first request of p[0..len): runs it and sets *used to its bytes, or
  * leaves *used 0 when it is not complete yet.  XKV_STREAM_CLOSE when the
  * connection must end after what out holds. */
@@ -2259,6 +2575,15 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	int err;
 
 	*used = 0;
+	/* memcached closes a connection whose line passes 2048 bytes unless
+	 * it is a multi-get (only those are that long; anything else is a
+	 * data block being read as commands); gat and gats are multi-gets too */
+	size_t line_len = nl ? (size_t)(nl - p) : len;
+	if (line_len > STREAM_SHORT_LINE && !multiget_word(p, len)) {
+		STAT(c, err_client);
+		PUT_LIT(c->out, R_LINE_LONG);
+		return XKV_STREAM_CLOSE;
+	}
 	if (!nl) {
 		if (len < XKV_STREAM_LINE_MAX + 2)
 			return XKV_STREAM_MORE;
@@ -2269,18 +2594,20 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	}
 	/* The line alone first; a storage command then reads as a short data
 	 * block (XKV_E_DATA, with data_off and bytes filled in): wait for the
-	 * whole block and parse the request again with it. */
-	size_t tlen = (size_t)(nl - p) + 1;
-	slow_load_text(c->sc, p, tlen);
-	parse_at(c, 0, tlen, &err);
+	 * whole block and parse the request again with it.  A line ended by
+	 * a bare \n is a command line too, as memcached reads it: the parser
+	 * gets it with \r\n (bare: one byte more there than here). */
+	size_t line = (size_t)(nl - p);
+	size_t bare = line == 0 || nl[-1] != '\r';
+	size_t tlen = line + 1;
+	parse_at(c, 0, stream_load(c->sc, p, line, tlen, bare), &err);
 	if (err == XKV_E_DATA) {
-		size_t need = (size_t)c->r->data_off + c->r->bytes + 2;
+		size_t need = (size_t)c->r->data_off + c->r->bytes + 2 - bare;
 		if (len < need)
 			return XKV_STREAM_MORE;
-		if (need <= XKV_PARSE_SPAN) {
+		if (need + bare <= XKV_PARSE_SPAN) {
 			tlen = need;
-			slow_load_text(c->sc, p, tlen);
-			parse_at(c, 0, tlen, &err);
+			parse_at(c, 0, stream_load(c->sc, p, line, tlen, bare), &err);
 		} else {
 			/* a value above the parse buffer (only a big one): the
 			 * line is parsed, the block stays where it is, and its
@@ -2293,7 +2620,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 									   : xkv_parse_slow_op(c->buf, w);
 				c->r->err = err = XKV_OK;
 				c->r->next = (__u32)need;
-				c->data = p + c->r->data_off;
+				c->data = p + c->r->data_off - bare;
 			}
 		}
 	}
@@ -2314,11 +2641,20 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	/* memcached swallows the data block of a value too large to store */
 	if (err == XKV_E_TOO_LARGE)
 		st->swallow = (__u64)c->r->bytes + 2;
+	/* A storage line refused before its data block was framed (a bad
+	 * key, number or field count): its data would run as commands (a
+	 * value "flush_all" would flush the store; memcached 1.6.18 does run
+	 * it).  Answer, then end the connection. */
+	bool refused_store = err && err != XKV_E_DATA && err != XKV_E_TOO_LARGE &&
+			     err != XKV_E_UNKNOWN && storage_word(c);
 
 	STAT(c, requests);
 	c->out_start = c->out->len;
 	c->over = OVER_NONE;
-	if (!err && too_many_keys(c)) {
+	/* a trusted client (the trust list; connected subnets by default) gets
+	 * any multi-get as memcached streams it (proxies batch hundreds of
+	 * keys); the parser's bounds stay: XKV_STREAM_LINE_MAX bytes, 4095 keys */
+	if (!err && !rt->trusted && too_many_keys(c)) {
 		count_cmd(c);
 		STAT(c, drop_oversize);
 		PUT_LIT(c->out, XKV_R_TOO_MANY_KEYS);
@@ -2328,7 +2664,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	}
 	if (c->out->len > c->out_start)
 		STAT(c, replies);
-	return XKV_STREAM_MORE;
+	return refused_store ? XKV_STREAM_CLOSE : XKV_STREAM_MORE;
 }
 
 static int slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
@@ -2350,6 +2686,8 @@ static int slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, stru
 	}
 	if (cmd_begin(&c))
 		return XKV_STREAM_CLOSE;
+	if (rt.trusted)
+		c.budget = SIZE_MAX; /* no --max-reply over TCP for a trusted client */
 	while (off < len) {
 		if (st->swallow) {
 			size_t n = len - off < st->swallow ? len - off : (size_t)st->swallow;

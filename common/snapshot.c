@@ -5,6 +5,7 @@
  * restore hands the file's blocks to threads, which check, decompress and
  * store them in batches through the target layout's accessor. */
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -343,7 +344,12 @@ static int rest_add(struct rest_thr *t, const struct xkv_snap_item *it)
 	__u64 expire = 0;
 
 	if (it->expire_unix_ns) {
-		__s64 mono = (__s64)it->expire_unix_ns - s->cfg.realtime_off_ns;
+		/* a file's expiry is any u64: one past the signed range (or
+		 * whose conversion overflows) is the far future, not UB */
+		__s64 mono;
+		if (it->expire_unix_ns > (__u64)INT64_MAX ||
+		    __builtin_sub_overflow((__s64)it->expire_unix_ns, s->cfg.realtime_off_ns, &mono))
+			mono = INT64_MAX;
 		if (mono <= (__s64)t->now) {
 			atomic_fetch_add(&t->c->expired, 1);
 			return 0;
@@ -502,7 +508,9 @@ int xkv_restore(struct xkv_store *s, const char *path, const struct xkv_snap_opt
 	/* the layouts that store over another key's live item (array_fnv,
 	 * set_assoc, arena) count it in overwrites */
 	res->collisions = s->L->key_in_value ? atomic_load(&c.overwrites) : 0;
-	snprintf(res->layout, sizeof(res->layout), "%s", r.hdr_ok ? r.hdr.layout : "?");
+	/* the file's field need not end in a NUL: at most its 16 bytes */
+	snprintf(res->layout, sizeof(res->layout), "%.*s", (int)sizeof(r.hdr.layout),
+		 r.hdr_ok ? r.hdr.layout : "?");
 	res->threads = n;
 	res->items = atomic_load(&c.items);
 	res->stored = atomic_load(&c.stored);

@@ -35,7 +35,10 @@
  *    known commands, well formed, are passed on, as is anything followed by
  *    more bytes (a second command) and get with more keys than the fast path
  *    tokenizes.  A get reply must fit one datagram or it is passed on.
- *  - Errors always get their reply line; noreply only silences success.
+ *  - Errors get their reply line, except where the line ends in "noreply"
+ *    (and the tokens fit the parser): such an error is passed on, the slow
+ *    path sends nothing for it (memcached); a full store with noreply is
+ *    silent here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -671,6 +674,11 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 	}
 	int noreply = l.n > 1 && tok_eq(&l, l.n - 1, "noreply");
 	int fast_tokens = l.n <= XKV_TOKENS_MAX;
+	/* an error of a line ending in noreply: to the slow path (it is silent) */
+#define CLIENT_ERROR(line) \
+	(noreply && fast_tokens ? pass(r, XKV_STAT_pass_cmd) : client_error(r, (line)))
+#define ERROR_REPLY(line, counter) \
+	(noreply && fast_tokens ? pass(r, XKV_STAT_pass_cmd) : error_reply(r, (line), (counter)))
 
 	if (is_get) {
 		if (l.n < 2) {
@@ -685,7 +693,7 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		for (__u32 i = 1; i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
 			if (kp) {
-				client_error(r, kp);
+				CLIENT_ERROR(kp);
 				return;
 			}
 		}
@@ -706,13 +714,13 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 			return;
 		}
 		if (first == 2 && signed_number(l.p[1], l.len[1], &exptime)) {
-			client_error(r, XKV_R_EXPTIME);
+			CLIENT_ERROR(XKV_R_EXPTIME);
 			return;
 		}
 		for (__u32 i = first; fast_tokens && i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
 			if (kp) {
-				client_error(r, kp);
+				CLIENT_ERROR(kp);
 				return;
 			}
 		}
@@ -723,7 +731,7 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		return;
 	}
 	if (!fast_tokens) {
-		client_error(r, XKV_R_FORMAT);
+		client_error(r, XKV_R_FORMAT); /* the parser's tokens end before noreply */
 		return;
 	}
 	if (tok_eq(&l, 0, "touch") || tok_eq(&l, 0, "verbosity")) {
@@ -738,11 +746,11 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		if (is_touch) {
 			const char *kp = key_problem(c, l.p[1], l.len[1]);
 			if (kp) {
-				client_error(r, kp);
+				CLIENT_ERROR(kp);
 				return;
 			}
 			if (signed_number(l.p[2], l.len[2], &exptime)) {
-				client_error(r, XKV_R_EXPTIME);
+				CLIENT_ERROR(XKV_R_EXPTIME);
 				return;
 			}
 		}
@@ -756,12 +764,12 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		/* delete <key> [0] [noreply] */
 		__u32 args = l.n - 1 - (__u32)noreply;
 		if (l.n < 2 || args < 1 || args > 2 || (args == 2 && !tok_eq(&l, 2, "0"))) {
-			client_error(r, XKV_R_FORMAT);
+			CLIENT_ERROR(XKV_R_FORMAT);
 			return;
 		}
 		const char *kp = key_problem(c, l.p[1], l.len[1]);
 		if (kp) {
-			client_error(r, kp);
+			CLIENT_ERROR(kp);
 			return;
 		}
 		count(r, XKV_STAT_cmd_delete);
@@ -785,7 +793,7 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 			return;
 		}
 		if (p) {
-			error_reply(r, p, counter);
+			ERROR_REPLY(p, counter);
 			return;
 		}
 		count(r, is_set ? XKV_STAT_cmd_set : XKV_STAT_cmd_other);
@@ -797,6 +805,11 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 		}
 		touch(r, l.p[1], l.len[1]);
 		if (put(s, l.p[1], l.len[1], flags, exptime, after, bytes, now, &r->delta) != PUT_OK) {
+			if (noreply) { /* memcached drops the line too */
+				count(r, XKV_STAT_err_oom);
+				discard(r, XKV_STAT_noreply);
+				return;
+			}
 			error_reply(r, XKV_R_OOM, XKV_STAT_err_oom);
 			return;
 		}
@@ -810,13 +823,15 @@ static void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now,
 	}
 	const char *p = slow_problem(c, &l, noreply);
 	if (p) {
-		client_error(r, p);
+		CLIENT_ERROR(p);
 		return;
 	}
 	count(r, XKV_STAT_cmd_other);
 	if (is_write(&l) && write_refused(r, may_write))
 		return;
 	pass(r, XKV_STAT_pass_cmd);
+#undef CLIENT_ERROR
+#undef ERROR_REPLY
 }
 
 static __u16 be16(const __u8 *p)
@@ -1112,7 +1127,8 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 	if (r->action != RM_XDP_TX)
 		return;
 	if (guarded)
-		amp_cap(p, !p->strict && (in_nets(&p->trust, src) || in_nets(&p->tcp, src)),
+		/* an open TCP connection from the address is no trust for UDP */
+		amp_cap(p, !p->strict && in_nets(&p->trust, src),
 			(__u32)(ulen - 8), r);
 	if (r->action == RM_XDP_TX)
 		count(r, XKV_STAT_replies);
@@ -1229,9 +1245,30 @@ static struct rm_item *model_store(struct rm_store *s, const __u8 *k, __u32 n, _
 }
 
 /* a value as a number for incr/decr: decimal digits, fitting 64 bits */
+/* memcached's safe_strtoull over the value and its \r\n: white space, a
+ * sign, digits that fit 64 bits, then white space or the end ("7\rx" is
+ * 7); a minus only on zero */
 static int model_number(const struct rm_item *it, __u64 *v)
 {
-	return number(it->val, it->len, UINT64_MAX, v);
+	const __u8 *p = it->val;
+	__u32 n = it->len, i = 0, d0;
+	int neg = 0;
+	__u64 x = 0;
+#define WS(ch) ((ch) == ' ' || ((ch) >= '\t' && (ch) <= '\r'))
+	while (i < n && WS(p[i]))
+		i++;
+	if (i < n && (p[i] == '+' || p[i] == '-'))
+		neg = p[i++] == '-';
+	for (d0 = i; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+		if (x > (UINT64_MAX - (__u64)(p[i] - '0')) / 10)
+			return 1;
+		x = x * 10 + (__u64)(p[i] - '0');
+	}
+	if (i == d0 || (i < n && !WS(p[i])) || (neg && x))
+		return 1;
+#undef WS
+	*v = x;
+	return 0;
 }
 
 static void model_digits(__u64 v, __u8 *d, __u32 *n)
@@ -1394,6 +1431,18 @@ static int model_storage(struct rm_store *s, const struct line *l, const __u8 *d
 
 #define R_NON_NUMERIC_M "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
 
+static int model_put_number(struct rm_store *s, struct rm_item *it, const __u8 *d, __u32 n,
+			    int64_t now);
+
+/* a number's digits, before the padding of an in-place incr/decr */
+static __u32 digits_len(const struct rm_item *it)
+{
+	__u32 n = it->len;
+	while (n && it->val[n - 1] == ' ')
+		n--;
+	return n;
+}
+
 /* the number after incr/decr (or ma); 0 done, 1 non-numeric */
 static int model_arith(struct rm_store *s, struct rm_item *it, int incr, __u64 delta, int64_t now)
 {
@@ -1404,6 +1453,22 @@ static int model_arith(struct rm_store *s, struct rm_item *it, int incr, __u64 d
 		return 1;
 	v = incr ? v + delta : v > delta ? v - delta : 0;
 	model_digits(v, d, &n);
+	if (n < it->len) { /* in place: padded with spaces to the old length */
+		__u8 *padded = malloc(it->len);
+		if (!padded)
+			abort();
+		memcpy(padded, d, n);
+		memset(padded + n, ' ', it->len - n);
+		int r = model_put_number(s, it, padded, it->len, now);
+		free(padded);
+		return r;
+	}
+	return model_put_number(s, it, d, n, now);
+}
+
+static int model_put_number(struct rm_store *s, struct rm_item *it, const __u8 *d, __u32 n,
+			    int64_t now)
+{
 	int stale = it->stale, won = it->won; /* memcached changes the number in place */
 	it = model_store(s, it->key, it->klen, it->flags, it->expire, d, n, now);
 	it->stale = stale;
@@ -1425,14 +1490,14 @@ static int model_incr(struct rm_store *s, const struct line *l, int64_t now, rm_
 	}
 	__u64 before = it->cas;
 	if (model_arith(s, it, tok_eq(l, 0, "incr"), delta, now)) {
-		out_str(t, R_NON_NUMERIC_M);
+		model_answer(t, noreply, R_NON_NUMERIC_M); /* noreply: no line at all */
 		return 0;
 	}
 	if (new_cas(s, l->p[1], l->len[1], before, cas, arg, t, now))
 		return -1;
 	it = find(s, l->p[1], l->len[1]);
-	if (!noreply) {
-		out_put(t, it->val, it->len);
+	if (!noreply) { /* the digits, not the padding */
+		out_put(t, it->val, digits_len(it));
 		out_str(t, "\r\n");
 	}
 	return 0;
@@ -1779,10 +1844,12 @@ static int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 		return 0;
 	char code[24] = "HD";
 	if (m.has['v'])
-		snprintf(code, sizeof(code), "VA %u", it->len);
+		snprintf(code, sizeof(code), "VA %u", digits_len(it));
 	meta_out(t, code, "tcOk", &m, it, now, NULL);
-	if (m.has['v'])
-		meta_value(t, it);
+	if (m.has['v']) {
+		out_put(t, it->val, digits_len(it));
+		out_str(t, "\r\n");
+	}
 	return 0;
 }
 

@@ -4,12 +4,15 @@
 set -euo pipefail
 # clang-19: the BPF objects that need BPF address spaces (variants/arena, bench/arena_c_probe.bpf.c)
 # patchelf: bench/devkit.sh (the kit's executables find its libraries by rpath)
+# libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for clang 14 (tests/fuzz)
+# python3-venv: bench/kvexp/setup-cachesim.sh (libCacheSim from PyPI into bench/.venv; not run here)
 PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
       libbenchmark-dev libxxhash-dev libzstd-dev liblz4-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
-      iproute2 procps util-linux python3 python3-matplotlib
-      dpkg-dev groff-base man-db systemd systemd-container patchelf)
+      iproute2 procps util-linux python3 python3-matplotlib python3-venv
+      dpkg-dev groff-base man-db systemd systemd-container patchelf
+      libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

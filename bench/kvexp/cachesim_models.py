@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: MIT
+"""The request sequence of `xkv-kvexp hitratio` regenerated in Python, and
+the reference models its results are checked against.
+
+Used by hitratio_vs_cachesim.py (the full check, with libCacheSim) and by
+check_hitratio.py (the ctest smoke test, own references only: no PyPI).
+
+Generator (hitratio.c has the same, and each of its runs reports trace_fnv,
+an FNV-1a 64 checksum of its ranks, which gen_trace's result must match):
+  splitmix64(state = seed); u = (next >> 11) * 2^-53
+  zipf(alpha): rank = first k with cdf[k] > u * cdf[W-1], cdf[k] = sum (j+1)^-alpha
+  uniform:     rank = next % W
+Key id = rank; key text "key:%012u" padded with '-' to the key size.
+
+Own models (pure Python, independent of the kernel code; placement is the
+layouts' keyed hash re-implemented here, so that hash placement is the same
+in the model as in the map):
+  lru_own          exact LRU over `entries` items
+  direct_mapped    array_fnv: slot = hash % entries, a new key replaces the slot's item
+  set_clock_own    set_assoc: bucket = (u32)hash % (entries / ways), CLOCK in each bucket
+                   (empty way first, lowest index; else sweep from the hand, a set
+                   ref bit is cleared and passed; the hand stops past the victim)
+  window_oldest    arena: home = hash % entries, a key lives in one of the 4 slots from
+                   home on; a new key takes the first empty slot, else the slot written
+                   longest ago (hits do not refresh it)
+  no_eviction      hash_map/percpu: items are stored until `entries` are live, then refused
+"""
+import bisect
+from collections import OrderedDict
+
+M64 = (1 << 64) - 1
+FNV_OFF, FNV_PRIME = 0xcbf29ce484222325, 0x100000001b3
+
+
+# ---- the request sequence -------------------------------------------------------
+
+def zipf_cdf(alpha, keys):
+    cdf, s = [], 0.0
+    for k in range(keys):
+        s += float(k + 1) ** -alpha  # C pow(): the same libm call
+        cdf.append(s)
+    return cdf
+
+
+def gen_trace(dist, keys, seed, n, _cdf_cache={}):
+    """dist: 'uniform' or a Zipf alpha (float).  Returns (ranks, trace_fnv)."""
+    state = seed & M64
+    out = []
+    if dist == "uniform":
+        for _ in range(n):
+            state = (state + 0x9e3779b97f4a7c15) & M64
+            z = state
+            z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+            out.append((z ^ (z >> 31)) % keys)
+    else:
+        ck = (float(dist), keys)
+        if ck not in _cdf_cache:
+            _cdf_cache[ck] = zipf_cdf(float(dist), keys)
+        cdf = _cdf_cache[ck]
+        total, last = cdf[-1], keys - 1
+        br = bisect.bisect_right
+        for _ in range(n):
+            state = (state + 0x9e3779b97f4a7c15) & M64
+            z = state
+            z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+            z ^= z >> 31
+            r = br(cdf, (z >> 11) * (2.0 ** -53) * total)
+            out.append(r if r < last else last)
+    h = FNV_OFF
+    for r in out:
+        h = ((h ^ r) * FNV_PRIME) & M64
+    return out, "%016x" % h
+
+
+# ---- the layouts' placement hash (common/hash.h) ----------------------------------
+
+def _rotl(x, b):
+    return ((x << b) | (x >> (64 - b))) & M64
+
+
+def _sipround(v0, v1, v2, v3):
+    v0 = (v0 + v1) & M64; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)
+    v2 = (v2 + v3) & M64; v3 = _rotl(v3, 16); v3 ^= v2
+    v0 = (v0 + v3) & M64; v3 = _rotl(v3, 21); v3 ^= v0
+    v2 = (v2 + v1) & M64; v1 = _rotl(v1, 17); v1 ^= v2; v2 = _rotl(v2, 32)
+    return v0, v1, v2, v3
+
+
+def siphash13(k0, k1, data):
+    v0, v1 = k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d
+    v2, v3 = k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573
+    n = len(data)
+    for i in range(n // 8):
+        m = int.from_bytes(data[i * 8:i * 8 + 8], "little")
+        v3 ^= m
+        v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
+        v0 ^= m
+    b = ((n & 0xff) << 56) | int.from_bytes(data[n // 8 * 8:], "little")
+    v3 ^= b
+    v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
+    v0 ^= b
+    v2 ^= 0xff
+    for _ in range(3):
+        v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+def seed_k1(seed):
+    z = (seed + 0x9e3779b97f4a7c15) & M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
+def key_bytes(i, klen):
+    return ("key:%012u" % i).ljust(klen, "-").encode()
+
+
+def key_hashes(keys, klen, seed, _cache={}):
+    """The placement hash of key ids 0..keys-1 (seed 0: FNV-1a, as hash.h)."""
+    ck = (keys, klen, seed)
+    if ck not in _cache:
+        if seed:
+            k1 = seed_k1(seed)
+            _cache[ck] = [siphash13(seed, k1, key_bytes(i, klen)) for i in range(keys)]
+        else:
+            hs = []
+            for i in range(keys):
+                h = FNV_OFF
+                for c in key_bytes(i, klen):
+                    h = ((h ^ c) * FNV_PRIME) & M64
+                hs.append(h)
+            _cache[ck] = hs
+    return _cache[ck]
+
+
+def sa_ways(entry_size):
+    """set_assoc ways per bucket (variants/set_assoc/bucket.h)."""
+    line = (entry_size + 63) & ~63
+    stride = line if line - entry_size <= entry_size // 8 else (entry_size + 7) & ~7
+    return 8 if stride <= 512 else 4
+
+
+# ---- own models: each returns the hits among trace[warm:] --------------------------
+
+def lru_own(trace, warm, entries):
+    c = OrderedDict()
+    hits = 0
+    for i, k in enumerate(trace):
+        if k in c:
+            c.move_to_end(k)
+            hits += i >= warm
+        else:
+            c[k] = None
+            if len(c) > entries:
+                c.popitem(last=False)
+    return hits
+
+
+def direct_mapped(trace, warm, entries, hashes):
+    slot = [h % entries for h in hashes]
+    table = [-1] * entries
+    hits = 0
+    for i, k in enumerate(trace):
+        s = slot[k]
+        if table[s] == k:
+            hits += i >= warm
+        else:
+            table[s] = k
+    return hits
+
+
+def set_clock_own(trace, warm, entries, ways, hashes):
+    nb = entries // ways
+    bucket = [(h & 0xffffffff) % nb for h in hashes]
+    keys = [[-1] * ways for _ in range(nb)]
+    ref = [[0] * ways for _ in range(nb)]
+    hand = [0] * nb
+    where = {}  # key -> (bucket, way)
+    hits = 0
+    for i, k in enumerate(trace):
+        w = where.get(k)
+        if w is not None:
+            ref[w[0]][w[1]] = 1
+            hits += i >= warm
+            continue
+        b = bucket[k]
+        kb, rb = keys[b], ref[b]
+        try:
+            v = kb.index(-1)
+        except ValueError:
+            h = hand[b]
+            while rb[h]:
+                rb[h] = 0
+                h = (h + 1) % ways
+            v = h
+            hand[b] = (v + 1) % ways
+            del where[kb[v]]
+        kb[v] = k
+        rb[v] = 0
+        where[k] = (b, v)
+    return hits
+
+
+def window_oldest(trace, warm, entries, hashes, window=4):
+    home = [h % entries for h in hashes]
+    win = min(window, entries)
+    slot_key = [-1] * entries
+    stamp = [0] * entries
+    where = {}
+    hits = 0
+    for i, k in enumerate(trace):
+        if k in where:
+            hits += i >= warm
+            continue
+        h = home[k]
+        victim, oldest = -1, None
+        for j in range(win):
+            s = h + j
+            if s >= entries:
+                s -= entries
+            if slot_key[s] < 0:
+                victim = s
+                break
+            if oldest is None or stamp[s] < oldest:
+                oldest, victim = stamp[s], s
+        if slot_key[victim] >= 0:
+            del where[slot_key[victim]]
+        slot_key[victim] = k
+        stamp[victim] = i + 1
+        where[k] = victim
+    return hits
+
+
+def no_eviction(trace, warm, entries):
+    stored = set()
+    hits = 0
+    for i, k in enumerate(trace):
+        if k in stored:
+            hits += i >= warm
+        elif len(stored) < entries:
+            stored.add(k)
+    return hits
+
+
+# ---- libCacheSim (optional import: the full check only) -----------------------------
+
+def lcs_run(make, trace, warm):
+    """One libCacheSim cache over the trace; hits among trace[warm:]."""
+    import libcachesim as lcs
+    c = make(lcs)
+    r = lcs.Request()
+    r.obj_size = 1
+    g = c.get
+    hits = 0
+    for i, k in enumerate(trace):
+        r.obj_id = k + 1  # obj_id 0 is avoided
+        if g(r) and i >= warm:
+            hits += 1
+    return hits
+
+
+def lcs_lru(trace, warm, entries):
+    return lcs_run(lambda l: l.LRU(entries, hashpower=max(4, entries.bit_length() + 1)), trace, warm)
+
+
+def lcs_clock(trace, warm, entries):
+    return lcs_run(lambda l: l.Clock(entries, hashpower=max(4, entries.bit_length() + 1)), trace, warm)
+
+
+def lcs_clock_per_set(trace, warm, entries, ways, hashes):
+    """set_assoc with libCacheSim: one libCacheSim Clock of `ways` objects per
+    bucket, each request sent to the Clock of its key's bucket (the layout's
+    placement), so the policy inside a set is libCacheSim's CLOCK."""
+    import libcachesim as lcs
+    nb = entries // ways
+    bucket = [(h & 0xffffffff) % nb for h in hashes]
+    caches = [lcs.Clock(ways, hashpower=4) for _ in range(nb)]
+    r = lcs.Request()
+    r.obj_size = 1
+    hits = 0
+    for i, k in enumerate(trace):
+        r.obj_id = k + 1
+        if caches[bucket[k]].get(r) and i >= warm:
+            hits += 1
+    return hits
+
+
+# What each layout implements: (reference name, function(trace, warm, row) -> hits).
+# The first is the one agreement is judged on; `own` is the no-PyPI reference.
+def models(layout, row, keys, klen, use_lcs):
+    entries = row["entries"]
+    seed = int(row.get("hash_seed", "0"), 16)
+    hs = (lambda: key_hashes(keys, klen, seed))
+    out = []
+    if layout in ("lru", "lru_percpu", "lru_no_common_lru"):
+        if use_lcs:
+            out.append(("libCacheSim LRU", lambda t, w: lcs_lru(t, w, entries)))
+        out.append(("own LRU", lambda t, w: lru_own(t, w, entries)))
+    elif layout == "set_assoc":
+        ways = sa_ways(row["entry_size"])
+        if use_lcs:
+            out.append(("libCacheSim CLOCK per set",
+                        lambda t, w: lcs_clock_per_set(t, w, entries, ways, hs())))
+        out.append(("own CLOCK per set", lambda t, w: set_clock_own(t, w, entries, ways, hs())))
+        if use_lcs:
+            out.append(("libCacheSim CLOCK global", lambda t, w: lcs_clock(t, w, entries)))
+    elif layout == "array_fnv":
+        out.append(("own direct-mapped", lambda t, w: direct_mapped(t, w, entries, hs())))
+    elif layout == "arena":
+        out.append(("own oldest-of-window", lambda t, w: window_oldest(t, w, entries, hs())))
+    elif layout in ("hash_map", "percpu"):
+        out.append(("own no-eviction", lambda t, w: no_eviction(t, w, entries)))
+    if use_lcs and layout not in ("lru", "lru_percpu", "lru_no_common_lru"):
+        out.append(("libCacheSim LRU (context)", lambda t, w: lcs_lru(t, w, entries)))
+    return out

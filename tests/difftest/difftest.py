@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Differential tester: the same random request streams to memcached and to
+xdpkv, replies compared.
+
+  difftest.py --mc HOST:PORT --xkv HOST:PORT [--proto tcp|udp] [--batches N]
+              [--seed S] [--malformed] [--rule exact|lossy] [--json]
+
+Each batch (gen.py) runs on ten fresh keys, pipelined over one TCP
+connection per server (segments end with `mn`; a command that needs a cas
+unique starts a new segment so each server gets its own), or one datagram
+per request over UDP.  Its keys are deleted afterwards.  Replies are
+normalised (wire.py) and compared:
+  exact  every unit equal (authoritative layouts: hash_map, lru below
+         capacity);
+  lossy  xdpkv may answer a miss where memcached hits (array_fnv,
+         set_assoc, arena): such a batch is counted as "lossy", not as a
+         difference, when xdpkv's replies are a miss-for-hit variant.
+With --malformed, xdpkv may also close the connection where memcached goes
+on: then what it answered must equal memcached's answers up to there.
+A differing batch is shrunk to a minimal one (fewest commands that still
+differ, rerun on fresh keys) and printed as a Python bytes literal.
+Exit status: 0 when no batch differed, 1 otherwise, 2 on a setup error.
+"""
+import argparse
+import json
+import random
+import sys
+import time
+
+import gen
+import wire
+
+
+def hostport(s):
+    h, _, p = s.rpartition(":")
+    return h.strip("[]"), int(p)
+
+
+class Side:
+    """One server: its connection and the current batch's cas uniques."""
+
+    def __init__(self, name, addr, proto, timeout):
+        self.name = name
+        self.proto = proto
+        self.conn = wire.Tcp(*addr, timeout=timeout) if proto == "tcp" else wire.Udp(*addr, timeout=timeout)
+
+    def render(self, cmd, keys, cas):
+        out = []
+        for p in cmd:
+            if isinstance(p, bytes):
+                out.append(p)
+            elif p[0] == "key":
+                out.append(keys[p[1]])
+            else:
+                out.append(cas.get(p[1], b"1"))
+        return b"".join(out)
+
+    def run(self, batch, keys):
+        """The batch's reply units (a <closed> or <timeout> marker ends them early)."""
+        cas = {}
+        got = []
+        if self.proto == "udp":
+            for cmd in batch:
+                text = self.conn.exchange_one(self.render(cmd, keys, cas))
+                if text is None:
+                    return got + [b"<timeout>"]
+                us, rest = wire.units(text)
+                us += [rest] if rest else []
+                cas.update(wire.cas_seen(us, keys))
+                got += us
+            return got
+        seg = []
+        for i, cmd in enumerate(batch + [None]):
+            needs_cas = cmd is not None and any(isinstance(p, tuple) and p[0] == "cas" for p in cmd)
+            if seg and (cmd is None or needs_cas):
+                data = b"".join(self.render(c, keys, cas) for c in seg) + b"mn\r\n"
+                mns = 1 + sum(1 for c in seg if c == [b"mn\r\n"])
+                us = self.conn.exchange(data, mns)
+                cas.update(wire.cas_seen(us, keys))
+                if us and us[-1] in (b"<closed>", b"<timeout>"):
+                    return got + us
+                got += us[:-1]  # the segment's own MN
+                seg = []
+            if cmd is not None:
+                seg.append(cmd)
+        return got
+
+    def cleanup(self, keys):
+        if self.proto == "udp":
+            for k in keys:
+                self.conn.exchange_one(b"delete " + k + b"\r\n")
+            return
+        data = b"".join(b"delete " + k + b" noreply\r\n" for k in keys) + b"mn\r\n"
+        us = self.conn.exchange(data, 1)
+        if us[-1:] != [wire.MN]:
+            self.conn.close()
+
+
+def same(a, b, tol=2):
+    (ua, sa), (ub, sb) = a, b
+    return ua == ub and len(sa) == len(sb) and all(abs(x - y) <= tol for x, y in zip(sa, sb))
+
+
+def miss_for_hit(mc, xk):
+    """xdpkv's units differ from memcached's only where xdpkv missed."""
+    if len(mc) != len(xk):
+        return False
+    for m, x in zip(mc, xk):
+        if m == x:
+            continue
+        if x in (b"END", b"EN", b"NF", b"NOT_FOUND", b"NOT_STORED", b"NS") or x.startswith(b"EN "):
+            continue
+        return False
+    return True
+
+
+def first_diff(mu, xu):
+    """Where the batch's two reply lists part (as first run, before shrinking)."""
+    mn, xn = wire.norm_units(mu, {})[0], wire.norm_units(xu, {})[0]
+    i = 0
+    while i < min(len(mn), len(xn)) and mn[i] == xn[i]:
+        i += 1
+    return "  first difference at reply unit %d: memcached %r, xdpkv %r" % (
+        i, mn[i][:200] if i < len(mn) else "(no more)", xn[i][:200] if i < len(xn) else "(no more)")
+
+
+class Tester:
+    def __init__(self, args):
+        self.a = args
+        self.mc = Side("memcached", hostport(args.mc), args.proto, args.timeout)
+        self.xk = Side("xdpkv", hostport(args.xkv), args.proto, args.timeout)
+        self.tag = 0
+        self.keyrng = random.Random(args.seed ^ 0x5EED)
+        self.prefix = "%x" % random.Random().randrange(1 << 32)
+
+    def fresh_keys(self):
+        self.tag += 1
+        return gen.key_names(self.keyrng, "%s%d" % (self.prefix, self.tag))
+
+    def trial(self, batch):
+        """'same', 'lossy', 'closed' (xdpkv closed, prefix agrees) or 'differ', and both sides."""
+        keys = self.fresh_keys()
+        mu = self.mc.run(batch, keys)
+        xu = self.xk.run(batch, keys)
+        self.mc.cleanup(keys)
+        self.xk.cleanup(keys)
+        mn, xn = wire.norm_units(mu, {}), wire.norm_units(xu, {})
+        if same(mn, xn):
+            return "same", keys, mu, xu
+        if self.a.malformed and xu and xu[-1] == b"<closed>":
+            # xdpkv closed: what it answered before must be memcached's
+            # answers (an error line last, before the close, may be its own)
+            k = len(xn[0]) - 1
+            if xn[0][k - 1:k] in ([b"CLIENT_ERROR"], [b"SERVER_ERROR"]):
+                k -= 1
+            if xn[0][:k] == mn[0][:k]:
+                return "closed", keys, mu, xu
+        if self.a.rule == "lossy" and miss_for_hit(mn[0], xn[0]):
+            return "lossy", keys, mu, xu
+        return "differ", keys, mu, xu
+
+    def shrink(self, batch):
+        """Fewer commands that still differ (ddmin, one command at a time at the end)."""
+        n = 2
+        while len(batch) >= 2:
+            chunk = max(1, len(batch) // n)
+            done = False
+            for i in range(0, len(batch), chunk):
+                cand = batch[:i] + batch[i + chunk:]
+                if cand and self.trial(cand)[0] == "differ":
+                    batch, n, done = cand, max(n - 1, 2), True
+                    break
+            if not done:
+                if chunk == 1:
+                    break
+                n = min(len(batch), n * 2)
+        return batch
+
+    def show(self, batch):
+        verdict, keys, mu, xu = self.trial(batch)
+        req = b"".join(self.mc.render(c, keys, {}) for c in batch)
+        lines = ["  request   %r" % req,
+                 "  memcached %r" % b"".join(mu),
+                 "  xdpkv     %r" % b"".join(xu),
+                 "  (%s on rerun; {cas} placeholders shown as 1)" % verdict]
+        return "\n".join(lines)
+
+    def run(self):
+        a = self.a
+        rng = random.Random(a.seed)
+        g = gen.Gen(rng, value_max=a.value_max, malformed=a.malformed, udp=a.proto == "udp")
+        counts = {"same": 0, "differ": 0, "lossy": 0, "closed": 0}
+        failures = []
+        t0 = last = time.monotonic()
+        for i in range(a.batches):
+            batch = g.batch()
+            verdict, _, mu, xu = self.trial(batch)
+            counts[verdict] += 1
+            if verdict == "differ" and len(failures) < a.show:
+                small = self.shrink(batch)
+                text = first_diff(mu, xu) + "\n" + self.show(small)
+                failures.append(text)
+                print("DIFF batch %d (seed %d; shrunk from %d to %d commands)\n%s"
+                      % (i, a.seed, len(batch), len(small), text), flush=True)
+            now = time.monotonic()
+            if a.progress and now - last >= a.progress:
+                last = now
+                print("... %d/%d batches, %d differ (%.0f/s)" % (i + 1, a.batches, counts["differ"],
+                                                                 (i + 1) / (now - t0)),
+                      file=sys.stderr, flush=True)
+        summary = {"proto": a.proto, "rule": a.rule, "malformed": a.malformed, "seed": a.seed,
+                   "batches": a.batches, "seconds": round(time.monotonic() - t0, 1), **counts}
+        if a.json:
+            print(json.dumps(summary))
+        print("%s %d batches (%s, seed %d%s): %d same, %d differ, %d lossy-only, %d closed by xdpkv"
+              % ("PASS" if not counts["differ"] else "FAIL", a.batches, a.proto, a.seed,
+                 ", malformed" if a.malformed else "", counts["same"], counts["differ"],
+                 counts["lossy"], counts["closed"]))
+        return 1 if counts["differ"] else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mc", required=True, help="memcached HOST:PORT")
+    p.add_argument("--xkv", required=True, help="xdpkv HOST:PORT")
+    p.add_argument("--proto", choices=["tcp", "udp"], default="tcp")
+    p.add_argument("--batches", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--malformed", action="store_true", help="mix in requests that are wrong on purpose")
+    p.add_argument("--rule", choices=["exact", "lossy"], default="exact")
+    p.add_argument("--value-max", type=int, default=20000)
+    p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")
+    p.add_argument("--show", type=int, default=5, help="differing batches to shrink and print")
+    p.add_argument("--progress", type=float, default=0, help="a progress line every N seconds")
+    p.add_argument("--json", action="store_true", help="a JSON summary line")
+    a = p.parse_args()
+    try:
+        return Tester(a).run()
+    except OSError as e:
+        print("difftest: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
