@@ -133,6 +133,18 @@ static int serve_connect(const char *ifname)
 		close(s);
 		return e;
 	}
+	/* The name is abstract: any local process could have taken it first.
+	 * serve listens while it is still root (serve.c, ctl_listen); a
+	 * listener of any other user gets no map from us. */
+	struct ucred cr = { .pid = 0, .uid = (uid_t)-1 };
+	socklen_t cl = sizeof(cr);
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || cr.uid != 0) {
+		fprintf(stderr, "xdpkv migrate: the control socket of %s is held by uid %u (pid %d), "
+			"not by a root xdpkv serve: not sending it the store\n", ifname,
+			(unsigned)cr.uid, (int)cr.pid);
+		close(s);
+		return -EPERM;
+	}
 	return s;
 }
 

@@ -485,6 +485,7 @@ struct serve_ctl {
 	const struct xkv_serve_opts *o;
 	atomic_int quit;
 	pthread_t th;
+	bool up;                 /* th runs */
 };
 
 static void ctl_reply(int c, int rc, const char *why, struct xkv_slow *sl, __s64 n)
@@ -574,8 +575,10 @@ static void *ctl_main(void *arg)
 }
 
 /* Listen for xdpkv migrate; a second serve of the interface has none (the
- * first one mirrors).  0, or -errno (logged, not fatal). */
-static int ctl_start(struct serve_ctl *k)
+ * first one mirrors).  Called while serve still runs as root: the socket
+ * keeps the credentials of its listen(), which migrate checks (SO_PEERCRED)
+ * before it sends a map.  0, or -errno (logged, not fatal). */
+static int ctl_listen(struct serve_ctl *k)
 {
 	struct sockaddr_un a;
 	socklen_t len;
@@ -594,10 +597,20 @@ static int ctl_start(struct serve_ctl *k)
 		k->lfd = -1;
 		return e;
 	}
+	return 0;
+}
+
+/* Serve the control socket on a thread of its own. */
+static int ctl_start(struct serve_ctl *k)
+{
+	int e;
+	if (k->lfd < 0)
+		return -EBADF;
 	if ((e = -pthread_create(&k->th, NULL, ctl_main, k))) {
 		close(k->lfd);
 		k->lfd = -1;
 	}
+	k->up = !e;
 	return e;
 }
 
@@ -606,7 +619,9 @@ static void ctl_stop(struct serve_ctl *k)
 	if (k->lfd < 0)
 		return;
 	atomic_store(&k->quit, 1);
-	pthread_join(k->th, NULL);
+	if (k->up)
+		pthread_join(k->th, NULL);
+	k->up = false;
 	close(k->lfd);
 	k->lfd = -1;
 }
@@ -649,6 +664,12 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 			goto out_fd;
 		}
 	}
+	if (!o->no_tcp) {
+		char msg[256];
+		if (xkv_serve_tcp_nofile(o->max_conns ? o->max_conns : XKV_MAX_CONNS, msg, sizeof(msg)))
+			fprintf(stderr, "xdpkv slow path: %s\n", msg);
+	}
+	ctl_listen(&ctl);
 	/* the sockets are bound and the maps are open: nothing else needs root
 	 * (before any thread exists: capabilities are per thread) */
 	if (o->drop_user) {

@@ -26,5 +26,9 @@ unsigned xkv_serve_tcp_threads(const struct xkv_serve_tcp *t);
 /* Stop the workers (they look at *o->stop, this makes sure), close every
  * connection, push their counters, free.  NULL: nothing. */
 void xkv_serve_tcp_stop(struct xkv_serve_tcp *t);
+/* Raise RLIMIT_NOFILE so that max_conns connections fit (call before the
+ * privileges go: the hard limit needs CAP_SYS_RESOURCE).  0, or 1 with a
+ * warning in msg when the limit stays lower. */
+int xkv_serve_tcp_nofile(unsigned max_conns, char *msg, size_t msglen);
 
 #endif

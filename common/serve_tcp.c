@@ -14,6 +14,7 @@
  * can and hands the rest here.  This side then tells the kernel, in
  * tcp_paid, how many bytes it has read, consumed and answered in full. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
 #include <bpf/bpf.h>
@@ -83,9 +85,61 @@ struct xkv_serve_tcp {
 	bool fast;                        /* connections join the TCP fast path */
 	int quit;                         /* __atomic */
 	int limit_logged;                 /* __atomic: the --max-conns line is out */
+	/* out of descriptors (EMFILE): a spare one is given up to accept the
+	 * waiting connection and close it, or the listener stays readable
+	 * and every worker spins on it */
+	int spare_fd;
+	pthread_mutex_t spare_mu;
+	__u64 emfile_logged_ns;           /* __atomic: the last EMFILE line */
 	__u64 push_ns;
 	struct tcp_worker *w;
 };
+
+/* accept failed for want of descriptors: take the waiting connection with
+ * the spare descriptor and close it (its client sees the end at once), so
+ * the listener is not left readable; one log line per 10 s. */
+static void accept_no_fd(struct xkv_serve_tcp *t, int err)
+{
+	pthread_mutex_lock(&t->spare_mu);
+	if (t->spare_fd >= 0) {
+		close(t->spare_fd);
+		int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	pthread_mutex_unlock(&t->spare_mu);
+	__u64 now = xkv_now_ns(), last = __atomic_load_n(&t->emfile_logged_ns, __ATOMIC_RELAXED);
+	if ((!last || now - last > 10000000000ull) &&
+	    __atomic_compare_exchange_n(&t->emfile_logged_ns, &last, now, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		fprintf(stderr, "xdpkv slow path: TCP accept: %s: new connections are closed at once "
+			"(RLIMIT_NOFILE, --max-conns)\n", strerror(err));
+}
+
+/* Descriptors beside the connections: maps, sockets, epoll, logs. */
+#define TCP_NOFILE_SPARE 256
+
+int xkv_serve_tcp_nofile(unsigned max_conns, char *msg, size_t msglen)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)max_conns + TCP_NOFILE_SPARE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	if (rl.rlim_cur >= need)
+		return 0;
+	struct rlimit want = { .rlim_cur = need, .rlim_max = rl.rlim_max > need ? rl.rlim_max : need };
+	if (!setrlimit(RLIMIT_NOFILE, &want))
+		return 0;
+	want.rlim_cur = rl.rlim_max; /* without CAP_SYS_RESOURCE: up to the hard limit */
+	want.rlim_max = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &want);
+	snprintf(msg, msglen, "open files limited to %llu (RLIMIT_NOFILE): fewer than --max-conns %u "
+		 "connections fit; raise the limit (systemd: LimitNOFILE) or lower --max-conns",
+		 (unsigned long long)want.rlim_cur, max_conns);
+	return 1;
+}
 
 static void conn_name(const struct tcp_conn *c, char *buf, size_t len)
 {
@@ -340,7 +394,7 @@ static void tcp_accept(struct tcp_worker *w)
 		int fd = accept4(t->lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE)
-				fprintf(stderr, "xdpkv slow path: TCP accept: %s\n", strerror(errno));
+				accept_no_fd(t, errno);
 			return;
 		}
 		struct tcp_conn *c = calloc(1, sizeof(*c));
@@ -459,6 +513,9 @@ void xkv_serve_tcp_stop(struct xkv_serve_tcp *t)
 	close(t->lfd);
 	xkv_tcp_peers_clear(t->s); /* its connections end with it */
 	free(t->w);
+	if (t->spare_fd >= 0)
+		close(t->spare_fd);
+	pthread_mutex_destroy(&t->spare_mu);
 	free(t);
 }
 
@@ -477,6 +534,8 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->s = s;
 	t->sl = sl;
 	t->o = o;
+	pthread_mutex_init(&t->spare_mu, NULL);
+	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	xkv_tcp_peers_clear(s); /* left by a serve that did not stop cleanly */
 	t->lfd = listen_fd;
 	t->fast = !o->no_tcp_fast && !(s->cfg.flags & XKV_CFG_NO_TCP_FAST) && s->tcp_socks_fd >= 0 &&

@@ -747,7 +747,8 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 			  : w->mode == WR_MARK_WON ? cur->state | XKV_ENT_WON
 						   : XKV_ENT_STALE; /* the token may go out again */
 	} else {
-		memcpy(e->data, w->data, xkv_inline_len(w->bytes, cap)); /* big: in chunks already */
+		if (w->bytes) /* an empty value may have no data pointer */
+			memcpy(e->data, w->data, xkv_inline_len(w->bytes, cap)); /* big: in chunks already */
 		e->len = w->bytes;
 		e->flags = w->flags;
 		e->expire_ns = w->expire_ns;

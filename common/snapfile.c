@@ -194,7 +194,14 @@ int xkv_snap_create(struct xkv_snap_writer **wp, const char *path, const struct 
 	snprintf(base, sizeof(base), "%s", path);
 	/* same directory as the target, so rename() is atomic */
 	snprintf(w->tmp, sizeof(w->tmp), "%s/.%s.tmp.%d", dirname(dir), basename(base), (int)getpid());
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* a new file, never through a link: a temp name someone placed there
+	 * (a symlink in a shared directory) is not written through.  One left
+	 * by an earlier process of this pid (killed mid-snapshot) goes first
+	 * (unlink removes a link itself, not its target). */
+	const int oflags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	w->fd = open(w->tmp, oflags, 0600);
+	if (w->fd < 0 && errno == EEXIST && !unlink(w->tmp))
+		w->fd = open(w->tmp, oflags, 0600);
 	if (w->fd < 0) {
 		int e = xkv_errf(err, errlen, -errno, "cannot create %s: %s", w->tmp, strerror(errno));
 		free(w);

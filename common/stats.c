@@ -154,7 +154,8 @@ struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 e
 	e->wtime_ns = xkv_write_stamp();
 	e->flags = flags;
 	e->len = len;
-	memcpy(e->data, val, len);
+	if (len) /* an empty value may come without a pointer */
+		memcpy(e->data, val, len);
 	return e;
 }
 

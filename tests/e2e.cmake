@@ -128,3 +128,7 @@ set_tests_properties(bigvals_bench_smoke PROPERTIES
   RUN_SERIAL TRUE
   TIMEOUT 120
   LABELS "e2e;bench")
+# The differential tester against Debian's memcached (tests/difftest/run.sh):
+# a short run of every pass on an authoritative layout, an LRU and a lossy one
+# (bench/difftest.sh runs it long).
+xkv_e2e(difftest_short 400 ../difftest/run.sh --batches 200 --seed 1 hash_map lru set_assoc)

@@ -1412,7 +1412,8 @@ static int model_storage(struct rm_store *s, const struct line *l, const __u8 *d
 	}
 	if (app || pre) {
 		if (it->len + bytes > s->cfg.val_cap) {
-			out_str(t, "SERVER_ERROR object too large for cache\r\n");
+			/* noreply: not even the error (memcached) */
+			model_answer(t, noreply, "SERVER_ERROR object too large for cache\r\n");
 			return 0;
 		}
 		__u8 *v = malloc(it->len + bytes + 1);
@@ -1627,6 +1628,15 @@ static void meta_key_out(struct rm_text *t, const struct mreq *m)
 
 /* code, then the return flags of `which` the request asked for, in its
  * order (it NULL: only O and k), then \r\n */
+/* the token of a meta command's first flag ch (0: none) */
+static __u32 flag_at(const struct mreq *m, char ch)
+{
+	for (__u32 i = m->first; i < m->l->n; i++)
+		if (m->l->len[i] && m->l->p[i][0] == (__u8)ch)
+			return i;
+	return 0;
+}
+
 static void meta_out(struct rm_text *t, const char *code, const char *which, const struct mreq *m,
 		     const struct rm_item *it, int64_t now, const char *tail)
 {
@@ -1634,7 +1644,7 @@ static void meta_out(struct rm_text *t, const char *code, const char *which, con
 	out_str(t, code);
 	for (__u32 i = m->first; i < l->n; i++) {
 		__u8 f = l->p[i][0];
-		if (!strchr(which, f) || (!it && f != 'O' && f != 'k'))
+		if (!strchr(which, f) || (!it && f != 'O' && f != 'k' && f != 'c'))
 			continue;
 		out_str(t, " ");
 		if (f == 'O') {
@@ -1645,7 +1655,7 @@ static void meta_out(struct rm_text *t, const char *code, const char *which, con
 		switch (f) {
 		case 'f': out_u64(t, it->flags); break;
 		case 's': out_u64(t, it->len); break;
-		case 'c': out_u64(t, it->cas); break;
+		case 'c': out_u64(t, it ? it->cas : 0); break; /* ms's refusals: c0 (memcached) */
 		case 't': out_s64(t, it->expire == RM_NEVER ? -1 : it->expire - now); break;
 		case 'k':
 			meta_key_out(t, m);
@@ -1679,10 +1689,12 @@ static int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 	}
 	if (!it) {
 		if (!m.has['q'])
-			out_str(t, "EN\r\n");
+			meta_out(t, "EN", "Ok", &m, NULL, now, NULL); /* O and k on a miss too */
 		return 0;
 	}
-	if (m.has['T']) /* a new ttl, the cas kept (also over N's) */
+	/* a new ttl, the cas kept; on an item N made, the later of T and N
+	 * wins (memcached applies them where their tokens stand) */
+	if (m.has['T'] && !(won && flag_at(&m, 'N') > flag_at(&m, 'T')))
 		it->expire = expiry(m.T, now);
 	if (won && new_cas(s, m.key, m.klen, 0, cas, arg, t, now))
 		return -1;
@@ -1713,7 +1725,7 @@ static int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, 
 	if (l->n < 3 || number(l->p[2], l->len[2], 0x7ffffffd, &bytes))
 		return model_fault(t, "model: a malformed ms line", l);
 	const char *err = meta_read(&s->cfg, l, 3, "bFTCMNqOkcI", 0, &m);
-	char mode = (char)(m.M >= 'a' && m.M <= 'z' ? m.M - 32 : m.M);
+	char mode = m.M; /* upper case only (memcached 1.6.18) */
 	if (!err && m.M && !strchr("SEAPR", mode))
 		err = "CLIENT_ERROR invalid mode for ms M token\r\n";
 	if (err) {
@@ -1738,7 +1750,7 @@ static int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, 
 	if (!fail && cas_given && it && it->cas != m.C && !stale)
 		fail = "EX";
 	if (fail) {
-		meta_out(t, fail, "Ok", &m, NULL, now, NULL);
+		meta_out(t, fail, "Okc", &m, NULL, now, NULL);
 		return 0;
 	}
 	if ((mode == 'A' || mode == 'P') && it) {
@@ -1805,7 +1817,7 @@ static int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 {
 	struct mreq m;
 	const char *err = meta_read(&s->cfg, l, 2, "bDMNJTCqvtcOk", 1, &m);
-	if (!err && m.M && !strchr("IiDd+-", m.M))
+	if (!err && m.M && !strchr("ID+-", m.M)) /* upper case only (memcached 1.6.18) */
 		err = "CLIENT_ERROR invalid mode for ma M token\r\n";
 	if (err) {
 		out_str(t, err);
@@ -1820,7 +1832,11 @@ static int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 		meta_out(t, "NF", "Ok", &m, NULL, now, NULL);
 		return 0;
 	}
-	if (it && m.has['C'] && it->cas != m.C) {
+	if (it && !it->len) { /* memcached: an empty value is refused before the cas is compared */
+		out_str(t, R_NON_NUMERIC_M);
+		return 0;
+	}
+	if (it && m.has['C'] && m.C && it->cas != m.C) { /* C0 compares nothing */
 		meta_out(t, "EX", "Ok", &m, NULL, now, NULL);
 		return 0;
 	}
@@ -1840,7 +1856,7 @@ static int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_ca
 		it->expire = expiry(m.T, now);
 	if (new_cas(s, m.key, m.klen, before, cas, arg, t, now))
 		return -1;
-	if (m.has['q'])
+	if (m.has['q'] && before) /* memcached 1.6.18: q hides an existing item's answer only */
 		return 0;
 	char code[24] = "HD";
 	if (m.has['v'])

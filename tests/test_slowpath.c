@@ -2719,11 +2719,17 @@ static void st_errors(struct env *e)
 	clear(e);
 	expect(e, "quit: what came before is answered, nothing after, close",
 	       "set q 0 0 1\r\nv\r\nquit\r\nget q\r\n", "STORED\r\n", 1);
-	expect(e, "a line ended by a bare \\n is refused and skipped",
-	       "get nq\nget nq\r\n", "CLIENT_ERROR line not terminated by \\r\\n\r\nEND\r\n", 0);
+	/* a bare \n ends a command line, as memcached reads it */
+	expect(e, "a line ended by a bare \\n is a command line", "get nq\nget nq\r\n", "END\r\nEND\r\n", 0);
 	expect(e, "bad data chunk: the block is read as its length says, the rest goes on",
-	       "set k 0 0 2\r\nabc\r\nget k\r\n",
-	       "CLIENT_ERROR bad data chunk\r\nCLIENT_ERROR line not terminated by \\r\\n\r\nEND\r\n", 0);
+	       "set k 0 0 2\r\nabc\r\nget k\r\n", "CLIENT_ERROR bad data chunk\r\nERROR\r\nEND\r\n", 0);
+	expect(e, "a storage line refused before its data block: answered, then the end",
+	       "set k x 0 9\r\nflush_all\r\nget k\r\n", "CLIENT_ERROR bad command line format\r\n", 1);
+	static char longline[2200];
+	memset(longline, 'a', sizeof(longline) - 1);
+	memcpy(longline, "verbosity ", 10);
+	expect(e, "a line over 2048 bytes that is no multi-get ends the connection", longline,
+	       "CLIENT_ERROR line too long\r\n", 1);
 	expect(e, "append, prepend, cas, touch pipelined with their data blocks",
 	       "append q 0 0 2\r\nab\r\nprepend q 0 0 1 noreply\r\nx\r\ncas q 0 0 2 7\r\nzz\r\n"
 	       "touch q 10\r\nget q\r\n",

@@ -148,6 +148,12 @@ class Tester:
         mn, xn = wire.norm_units(mu, {}), wire.norm_units(xu, {})
         if same(mn, xn):
             return "same", keys, mu, xu
+        if self.a.malformed and xu and xu[-1] == b"<closed>" and mu[-1:] == [b"<closed>"]:
+            # both closed: memcached drops the replies it had not sent yet
+            # when it closes (conn_closing), so its answers may stop earlier
+            k = len(mn[0]) - 1
+            if xn[0][:k] == mn[0][:k]:
+                return "closed", keys, mu, xu
         if self.a.malformed and xu and xu[-1] == b"<closed>":
             # xdpkv closed: what it answered before must be memcached's
             # answers (an error line last, before the close, may be its own)

@@ -29,6 +29,12 @@ class Gen:
         return ("key", self.r.randrange(NKEYS))
 
     def value(self):
+        v = self.raw_value()
+        # not white space alone: memcached's incr then reads past the value
+        # (strtoull skips the item's \r\n too; docs/protocol.md)
+        return v if not v or v.strip() else b"x" + v[1:]
+
+    def raw_value(self):
         r = self.r
         p = r.random()
         if p < 0.25:  # a number (incr/decr fodder)
