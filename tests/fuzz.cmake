@@ -1,0 +1,13 @@
+# Coverage-guided fuzzing (tests/fuzz/README.md): libFuzzer targets built with
+# clang, ASan and UBSan.  They build only with -DXKV_FUZZ=ON, in a build
+# directory of their own (build-fuzz/, which tests/fuzz/run.sh configures);
+# the normal build runs that script as the short CI run.
+option(XKV_FUZZ "Build the libFuzzer targets of tests/fuzz (clang; build-fuzz/ only)" OFF)
+if(XKV_FUZZ)
+  add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/fuzz ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
+else()
+  # Builds build-fuzz/ (clang), replays every corpus and crash input, then
+  # fuzzes each target for 20 s; any crash or sanitizer report fails it.
+  add_test(NAME fuzz_short COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run.sh --seconds 20)
+  set_tests_properties(fuzz_short PROPERTIES TIMEOUT 900 LABELS "fuzz")
+endif()
