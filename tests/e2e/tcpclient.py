@@ -247,7 +247,8 @@ def cmd_raw(host, port):
           f"quit: the reply before it, then the connection closes ({got!r})")
     expect("errors: unknown command, bad key, bad data chunk",
            ask(host, port, b"bogus\r\nset k 0 0 2\r\nabc\r\nget \x01k\r\nget k\r\n"),
-           b"ERROR\r\nCLIENT_ERROR bad data chunk\r\nCLIENT_ERROR line not terminated by \\r\\n\r\n"
+           # the \n left after the bad chunk ends an empty line: ERROR, as memcached
+           b"ERROR\r\nCLIENT_ERROR bad data chunk\r\nERROR\r\n"
            b"CLIENT_ERROR bad key\r\nEND\r\n")
     with connect(host, port) as s:
         s.sendall(b"set g 5 0 2\r\nhi\r\ngets g\r\n")
