@@ -18,8 +18,10 @@ normalised (wire.py) and compared:
          difference, when xdpkv's replies are a miss-for-hit variant.
 With --malformed, xdpkv may also close the connection where memcached goes
 on: then what it answered must equal memcached's answers up to there.
-A differing batch is shrunk to a minimal one (fewest commands that still
-differ, rerun on fresh keys) and printed as a Python bytes literal.
+A differing batch is run twice more on fresh keys: if it agrees then, it is
+counted "unstable" (a matter of timing, shown, not failed); otherwise it is
+shrunk to a minimal one (fewest commands that still differ) and printed as
+a Python bytes literal.
 Exit status: 0 when no batch differed, 1 otherwise, 2 on a setup error.
 """
 import argparse
@@ -196,12 +198,19 @@ class Tester:
         a = self.a
         rng = random.Random(a.seed)
         g = gen.Gen(rng, value_max=a.value_max, malformed=a.malformed, udp=a.proto == "udp")
-        counts = {"same": 0, "differ": 0, "lossy": 0, "closed": 0}
+        counts = {"same": 0, "differ": 0, "lossy": 0, "closed": 0, "unstable": 0}
         failures = []
         t0 = last = time.monotonic()
         for i in range(a.batches):
             batch = g.batch()
             verdict, _, mu, xu = self.trial(batch)
+            if verdict == "differ" and any(self.trial(batch)[0] != "differ" for _ in range(2)):
+                # the same batch on fresh keys agrees: a difference of timing
+                # (both servers' clocks, memcached's threads), not of protocol;
+                # counted and shown, not failed
+                verdict = "unstable"
+                print("UNSTABLE batch %d (seed %d): agrees when run again\n%s"
+                      % (i, a.seed, first_diff(mu, xu)), flush=True)
             counts[verdict] += 1
             if verdict == "differ" and len(failures) < a.show:
                 small = self.shrink(batch)
@@ -219,10 +228,11 @@ class Tester:
                    "batches": a.batches, "seconds": round(time.monotonic() - t0, 1), **counts}
         if a.json:
             print(json.dumps(summary))
-        print("%s %d batches (%s, seed %d%s): %d same, %d differ, %d lossy-only, %d closed by xdpkv"
+        print("%s %d batches (%s, seed %d%s): %d same, %d differ, %d lossy-only, %d closed by xdpkv, "
+              "%d unstable (differed once, agreed when run again)"
               % ("PASS" if not counts["differ"] else "FAIL", a.batches, a.proto, a.seed,
                  ", malformed" if a.malformed else "", counts["same"], counts["differ"],
-                 counts["lossy"], counts["closed"]))
+                 counts["lossy"], counts["closed"], counts["unstable"]))
         return 1 if counts["differ"] else 0
 
 
