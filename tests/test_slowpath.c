@@ -3570,7 +3570,7 @@ struct torn_arg {
 	struct env *e;
 	int writer;
 	volatile int *stop;
-	long reads, torn, busy, seen[3];
+	long reads, torn, mixed, busy, seen[3];
 };
 
 static void *torn_main(void *p)
@@ -3603,14 +3603,18 @@ static void *torn_main(void *p)
 			continue; /* before the first set */
 		if (sscanf((const char *)out.p, "VALUE tk 0 %u\r\n%n", &n, &hdr) != 1 ||
 		    (size_t)hdr + n + 7 != out.len) {
-			a->torn++;
+			if (!a->torn++)
+				printf("    a torn reply (%zu bytes): \"%.*s\"\n", out.len,
+				       (int)(out.len < 80 ? out.len : 80), (const char *)out.p);
 			continue;
 		}
 		char ch = (char)out.p[hdr];
 		int ok = (ch == 'a' && n == 20000) || (ch == 'b' && n == 30000) || (ch == 'c' && n == 100);
 		for (unsigned j = 0; ok && j < n; j++)
 			ok = out.p[hdr + j] == (__u8)ch;
-		a->torn += !ok;
+		if (!ok && !a->mixed)
+			printf("    a value of mixed bytes: %u bytes starting '%c'\n", n, ch);
+		a->mixed += !ok;
 		if (ok)
 			a->seen[ch - 'a']++;
 	}
@@ -3631,17 +3635,26 @@ static void t_big_torn(struct env *e)
 	}
 	usleep(1500 * 1000);
 	stop = 1;
-	long reads = 0, torn = 0, busy = 0, seen[3] = { 0 };
+	long reads = 0, torn = 0, mixed = 0, busy = 0, seen[3] = { 0 };
 	for (int i = 0; i < W + R; i++) {
 		pthread_join(th[i], NULL);
-		reads += a[i].reads, torn += a[i].torn, busy += a[i].busy;
+		reads += a[i].reads, torn += a[i].torn, mixed += a[i].mixed, busy += a[i].busy;
 		for (int v = 0; v < 3; v++)
 			seen[v] += a[i].seen[v];
 	}
-	/* every version was read at least once, or the test proved nothing */
-	report(seen[0] && seen[1] && seen[2] && torn == 0,
+	/* every version was read at least once, or the test proved nothing.
+	 * A per-CPU map's update of an existing key copies the new value over
+	 * the old one in place, CPU by CPU, while a lookup copies them out
+	 * unlocked: a get racing an overwrite of the small inline version can
+	 * read a mix (seen: about 1 in 200,000 gets here, and at 767db84 too).
+	 * percpu and lru_percpu promise no more (README's consistency column);
+	 * they may show a few, every other layout none, and no reply may be
+	 * malformed on any. */
+	bool percpu = !strcmp(e->layout, "percpu") || !strcmp(e->layout, "lru_percpu");
+	report(seen[0] && seen[1] && seen[2] && torn == 0 && (percpu ? mixed * 10000 <= reads : !mixed),
 	       "%s: %ld gets while 2 writers replace a big value: %ld / %ld / %ld whole (20000 a, 30000 b, "
-	       "100 c), %ld torn, %ld busy", e->layout, reads, seen[0], seen[1], seen[2], torn, busy);
+	       "100 c), %ld malformed, %ld of mixed bytes%s, %ld busy", e->layout, reads, seen[0], seen[1],
+	       seen[2], torn, mixed, percpu ? " (per-CPU: at most 1 in 10,000)" : "", busy);
 }
 
 /* A full big map: the store says so, as memcached does when out of memory. */
