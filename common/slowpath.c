@@ -953,7 +953,6 @@ static int big_arith(struct slow_cmd *c, const void *key, __u32 klen, struct wr 
 		if (!hit) {
 			if (!w->vivify)
 				return WR_NOT_FOUND;
-			w2.mode = WR_ADD;
 			w->num_len = (__u32)snprintf(w->num, sizeof(w->num), "%" PRIu64, (uint64_t)w->initial);
 			w2.bytes = w->num_len;
 			w2.flags = 0;
@@ -2181,6 +2180,23 @@ void xkv_slow_mig_stats(struct xkv_slow *sl, struct xkv_slow_mig_stats *st)
 /* Count and run one command the parser read (err: its verdict), appending
  * its reply: the per-command path of both transports.  Returns <0 when the
  * rest of a datagram must not run (a parse error, a reply over budget). */
+/* The command word's op, read again where a parser verdict cleared r->op
+ * (xkv_parse reads get, set and delete itself, the rest with
+ * xkv_parse_slow_op).  XKV_OP_NONE for no word or an unknown one. */
+static __u8 word_op(const struct slow_cmd *c)
+{
+	const struct xkv_tok *w = &c->r->tok[0];
+	if (!c->r->ntok)
+		return XKV_OP_NONE;
+	if (xkv_tok_is(c->buf, w, "get", 3))
+		return XKV_OP_GET;
+	if (xkv_tok_is(c->buf, w, "set", 3))
+		return XKV_OP_SET;
+	if (xkv_tok_is(c->buf, w, "delete", 6))
+		return XKV_OP_DELETE;
+	return xkv_parse_slow_op(c->buf, w);
+}
+
 /* A classic command ending in "noreply" gets no reply at all, errors
  * included: memcached reads the token before anything else and drops
  * every line of that command (a client that sent noreply never reads one;
@@ -2196,11 +2212,7 @@ static bool text_noreply(const struct slow_cmd *c, int err)
 	if (err == XKV_E_UNKNOWN || err == XKV_E_NO_CRLF || r->too_many || r->ntok < 2 ||
 	    r->ntok > XKV_PARSE_TOKENS)
 		return false;
-	const struct xkv_tok *w = &r->tok[0];
-	__u8 op = xkv_tok_is(c->buf, w, "set", 3) ? XKV_OP_SET
-		  : xkv_tok_is(c->buf, w, "delete", 6) ? XKV_OP_DELETE
-		  : xkv_parse_slow_op(c->buf, w);
-	switch (op) {
+	switch (word_op(c)) {
 	case XKV_OP_SET: case XKV_OP_ADD: case XKV_OP_REPLACE: case XKV_OP_APPEND:
 	case XKV_OP_PREPEND: case XKV_OP_CAS: case XKV_OP_DELETE: case XKV_OP_INCR:
 	case XKV_OP_DECR: case XKV_OP_TOUCH: case XKV_OP_VERBOSITY: case XKV_OP_FLUSH_ALL:
@@ -2215,11 +2227,10 @@ static bool text_noreply(const struct slow_cmd *c, int err)
 static void too_large_unlink(struct slow_cmd *c)
 {
 	const struct xkv_req *r = c->r;
-	const struct xkv_tok *w = &r->tok[0];
+	__u8 op = word_op(c);
 
-	if (!c->may_write || r->ntok < 2 || xkv_key_check(&c->s->cfg, tok_ptr(c, 1), r->tok[1].len))
-		return;
-	if (!xkv_tok_is(c->buf, w, "set", 3) && !xkv_tok_is(c->buf, w, "ms", 2))
+	if (!c->may_write || r->ntok < 2 || (op != XKV_OP_SET && op != XKV_OP_MS) ||
+	    xkv_key_check(&c->s->cfg, tok_ptr(c, 1), r->tok[1].len))
 		return;
 	slow_delete(c, tok_ptr(c, 1), r->tok[1].len, false, 0);
 }
@@ -2520,14 +2531,13 @@ _Static_assert(XKV_STREAM_REQ_MAX <= XKV_PARSE_SPAN, "a stream request must fit 
 /* Is the command word one that a data block follows? */
 static bool storage_word(const struct slow_cmd *c)
 {
-	static const char *const words[] = { "set", "add", "replace", "append", "prepend", "cas", "ms" };
-	const struct xkv_tok *w = &c->r->tok[0];
-	if (!c->r->ntok)
+	switch (word_op(c)) {
+	case XKV_OP_SET: case XKV_OP_ADD: case XKV_OP_REPLACE: case XKV_OP_APPEND:
+	case XKV_OP_PREPEND: case XKV_OP_CAS: case XKV_OP_MS:
+		return true;
+	default:
 		return false;
-	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
-		if (xkv_tok_is(c->buf, w, words[k], (__u32)strlen(words[k])))
-			return true;
-	return false;
+	}
 }
 
 /* Does p start (after at most 100 spaces, as memcached) with get, gets,
@@ -2615,10 +2625,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 			 * end is checked here as the parser would */
 			tlen = need;
 			if (p[need - 2] == '\r' && p[need - 1] == '\n') {
-				/* the verdict cleared op: the command word again */
-				const struct xkv_tok *w = &c->r->tok[0];
-				c->r->op = xkv_tok_is(c->buf, w, "set", 3) ? XKV_OP_SET
-									   : xkv_parse_slow_op(c->buf, w);
+				c->r->op = word_op(c); /* the verdict cleared it */
 				c->r->err = err = XKV_OK;
 				c->r->next = (__u32)need;
 				c->data = p + c->r->data_off - bare;
