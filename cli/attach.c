@@ -122,7 +122,7 @@ static void on_signal(int sig)
 
 /* What `serve` adds to the slow path's defaults. */
 struct serve_extra {
-	unsigned max_keys, max_reply, threads, max_conns;
+	unsigned max_keys, max_reply, threads, max_conns, idle_timeout, max_buffer_mib;
 	bool no_tcp, no_tcp_fast;
 	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
 	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
@@ -161,6 +161,8 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		o.drop_user = x->drop_user;
 		o.threads = x->threads;
 		o.max_conns = x->max_conns;
+		o.idle_timeout = x->idle_timeout;
+		o.max_buffer_mib = x->max_buffer_mib;
 		o.no_tcp = x->no_tcp;
 		o.no_tcp_fast = x->no_tcp_fast;
 	}
@@ -948,7 +950,7 @@ const struct cmd cmd_detach = {
 
 struct serve_opts {
 	struct xo_iface ifc;
-	unsigned port, max_keys, max_reply, threads, max_conns;
+	unsigned port, max_keys, max_reply, threads, max_conns, idle_timeout, max_buffer_mib;
 	const char *user;
 	bool keep_privileges, no_tcp, no_tcp_fast;
 	unsigned snapshot_every;
@@ -973,6 +975,11 @@ static const struct xo serve_table[] = {
 	  "TCP worker threads, each with its own connections (default: the online CPUs)", 1, 1024 },
 	{ "max-conns", 0, XO_U32, offsetof(struct serve_opts, max_conns), "N",
 	  "open TCP connections at most; more are closed at once (default 1024)", 1, 1000000 },
+	{ "idle-timeout", 0, XO_U32, offsetof(struct serve_opts, idle_timeout), "SECONDS",
+	  "close a TCP connection silent this long (default 0: never, as memcached)", 0, 30 * 86400 },
+	{ "max-buffer-mib", 0, XO_U32, offsetof(struct serve_opts, max_buffer_mib), "MIB",
+	  "memory for requests still arriving, all TCP connections together (default 256); a set "
+	  "that does not fit gets SERVER_ERROR out of memory storing object", 1, 1 << 20 },
 	{ "no-tcp", 0, XO_BOOL, offsetof(struct serve_opts, no_tcp), NULL,
 	  "serve UDP only (no TCP listener)" },
 	{ "no-tcp-fast-path", 0, XO_BOOL, offsetof(struct serve_opts, no_tcp_fast), NULL,
@@ -999,7 +1006,8 @@ static int run_serve(void *vo, const struct global_opts *g)
 		return rc;
 	struct serve_extra x = {
 		.max_keys = o->max_keys, .max_reply = o->max_reply,
-		.threads = o->threads, .max_conns = o->max_conns, .no_tcp = o->no_tcp, .no_tcp_fast = o->no_tcp_fast,
+		.threads = o->threads, .max_conns = o->max_conns,
+		.idle_timeout = o->idle_timeout, .max_buffer_mib = o->max_buffer_mib, .no_tcp = o->no_tcp, .no_tcp_fast = o->no_tcp_fast,
 		.drop_user = o->keep_privileges ? NULL : o->user ? o->user : "nobody",
 		.snapshot_every = o->snapshot_every, .snapshot_file = o->snapshot_file,
 	};

@@ -42,6 +42,8 @@
 #define TCP_KWAIT_MS 1                    /* how often a reply waiting for the kernel's is retried */
 #define TCP_PUSH_MS 100                   /* counters to the map at least this often */
 #define TCP_PUSH_CALLS 256                /* ... or after this many reads served */
+#define TCP_IN_FREE (64 * 1024)           /* input buffer any connection may grow to */
+#define TCP_IDLE_SWEEP_MS 1000            /* how often idle connections are looked for */
 
 _Static_assert(XKV_STREAM_BIG_REQ_MAX <= TCP_IN_CAP, "the input buffer holds a whole request");
 
@@ -63,6 +65,8 @@ struct tcp_conn {
 	__u64 kq_ok;                      /* the kernel's reply bytes known to be in the socket */
 	bool kwait;                       /* replies held until the kernel's earlier ones are out */
 	__u32 events;                     /* what epoll watches for it */
+	size_t in_charged;                /* in.cap above TCP_IN_FREE, charged to t->in_mem */
+	__u64 last_ns;                    /* its last event (--idle-timeout) */
 };
 
 struct tcp_worker {
@@ -74,6 +78,7 @@ struct tcp_worker {
 	struct xkv_stats delta;
 	__u64 pending, last_push;
 	unsigned kwaits;                  /* connections with kwait set */
+	__u64 last_sweep;                 /* idle connections last looked for */
 };
 
 struct xkv_serve_tcp {
@@ -92,6 +97,12 @@ struct xkv_serve_tcp {
 	pthread_mutex_t spare_mu;
 	__u64 emfile_logged_ns;           /* __atomic: the last EMFILE line */
 	__u64 push_ns;
+	/* input buffers: what connections hold of requests not whole yet
+	 * (a half-sent 1 MiB set holds 1 MiB); above TCP_IN_FREE each, their
+	 * sum is bounded by in_max (--max-buffer-mib) */
+	size_t in_mem;                    /* __atomic */
+	size_t in_max;
+	__u64 idle_ns;                    /* --idle-timeout; 0: never */
 	struct tcp_worker *w;
 };
 
@@ -151,6 +162,49 @@ static void conn_name(const struct tcp_conn *c, char *buf, size_t len)
 	snprintf(buf, len, "[%s]:%u", a, c->src.port);
 }
 
+/* Grow c's input buffer to hold want bytes (at most TCP_IN_CAP): doubling
+ * up to TCP_IN_FREE for anyone; beyond that to what the request needs,
+ * charged to t->in_mem.  false: not now (over --max-buffer-mib, or no
+ * memory); the buffer stays as it was. */
+static bool in_grow(struct xkv_serve_tcp *t, struct tcp_conn *c, size_t want)
+{
+	if (want <= c->in.cap)
+		return true;
+	size_t cap = c->in.cap ? c->in.cap * 2 : TCP_IN_FIRST;
+	if (cap < want)
+		cap = want;
+	if (cap > TCP_IN_FREE && want <= TCP_IN_FREE)
+		cap = TCP_IN_FREE;
+	if (cap > TCP_IN_CAP)
+		cap = TCP_IN_CAP;
+	size_t charge = cap > TCP_IN_FREE ? cap - TCP_IN_FREE : 0;
+	if (charge > c->in_charged) {
+		size_t more = charge - c->in_charged;
+		if (__atomic_add_fetch(&t->in_mem, more, __ATOMIC_RELAXED) > t->in_max) {
+			__atomic_sub_fetch(&t->in_mem, more, __ATOMIC_RELAXED);
+			return false;
+		}
+	}
+	__u8 *p = realloc(c->in.p, cap);
+	if (!p) {
+		if (charge > c->in_charged)
+			__atomic_sub_fetch(&t->in_mem, charge - c->in_charged, __ATOMIC_RELAXED);
+		return false;
+	}
+	c->in.p = p;
+	c->in.cap = cap;
+	c->in_charged = charge > c->in_charged ? charge : c->in_charged;
+	return true;
+}
+
+static void in_free(struct xkv_serve_tcp *t, struct tcp_conn *c)
+{
+	xkv_buf_free(&c->in);
+	if (c->in_charged)
+		__atomic_sub_fetch(&t->in_mem, c->in_charged, __ATOMIC_RELAXED);
+	c->in_charged = 0;
+}
+
 static void conn_close(struct tcp_worker *w, struct tcp_conn *c)
 {
 	struct xkv_serve_tcp *t = w->t;
@@ -173,7 +227,7 @@ static void conn_close(struct tcp_worker *w, struct tcp_conn *c)
 		w->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	xkv_buf_free(&c->in);
+	in_free(t, c);
 	xkv_buf_free(&c->out);
 	free(c);
 	long n = xkv_slow_tcp_event(t->sl, XKV_TCP_CLOSE, 0);
@@ -184,22 +238,36 @@ static void conn_close(struct tcp_worker *w, struct tcp_conn *c)
 /* Run what the input holds, as far as the output bound lets it. */
 static void conn_process(struct tcp_worker *w, struct tcp_conn *c)
 {
-	if (c->closing || !c->in.len || c->out.len - c->out_off >= TCP_OUT_HIGH)
-		return;
-	size_t used = 0;
-	__u64 before = w->delta.v[XKV_STAT_requests];
-	c->st.out_max = c->out_off + TCP_OUT_HIGH;
-	if (xkv_slow_stream(w->t->sl, &c->src, &c->st, c->in.p, c->in.len, &used, &c->out,
-			    &w->delta) == XKV_STREAM_CLOSE)
-		c->closing = true;
-	w->delta.v[XKV_STAT_tcp_slow] += w->delta.v[XKV_STAT_requests] - before;
-	w->pending++;
-	if (used) {
-		memmove(c->in.p, c->in.p + used, c->in.len - used);
-		c->in.len -= used;
+	/* A request that turns out to need more room than the buffer has
+	 * gets it at once (memcached allocates the item when it reads the
+	 * line), or its answer at once when there is none: a second pass. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (c->closing || !c->in.len || c->out.len - c->out_off >= TCP_OUT_HIGH)
+			return;
+		/* the first request is not whole yet: parsing its line again
+		 * would find the same (a big value arrives in many reads) */
+		if (c->st.need > c->in.len) {
+			if (c->st.need <= c->in.cap || in_grow(w->t, c, c->st.need))
+				return;
+			c->st.no_room = true; /* answered and swallowed (slowpath.h) */
+		} else if (pass) {
+			return;
+		}
+		size_t used = 0;
+		__u64 before = w->delta.v[XKV_STAT_requests];
+		c->st.out_max = c->out_off + TCP_OUT_HIGH;
+		if (xkv_slow_stream(w->t->sl, &c->src, &c->st, c->in.p, c->in.len, &used, &c->out,
+				    &w->delta) == XKV_STREAM_CLOSE)
+			c->closing = true;
+		w->delta.v[XKV_STAT_tcp_slow] += w->delta.v[XKV_STAT_requests] - before;
+		w->pending++;
+		if (used) {
+			memmove(c->in.p, c->in.p + used, c->in.len - used);
+			c->in.len -= used;
+		}
+		if (!c->in.len && c->in.cap > TCP_IN_FIRST)
+			in_free(w->t, c); /* a large request went through: give it back */
 	}
-	if (!c->in.len && c->in.cap > TCP_IN_FIRST)
-		xkv_buf_free(&c->in); /* a large request went through: give it back */
 }
 
 /* Can the input buffer take more (it grows to TCP_IN_CAP)? */
@@ -210,18 +278,14 @@ static bool in_room(const struct tcp_conn *c)
 
 /* One read into the input buffer.  <0: the connection is gone; 1: bytes
  * came (or the end); 0: nothing now. */
-static int conn_read(struct tcp_conn *c)
+static int conn_read(struct xkv_serve_tcp *t, struct tcp_conn *c)
 {
-	if (c->in.cap - c->in.len < TCP_IN_FIRST / 2 && c->in.cap < TCP_IN_CAP) {
-		size_t cap = c->in.cap ? c->in.cap * 2 : TCP_IN_FIRST;
-		__u8 *p = realloc(c->in.p, cap < TCP_IN_CAP ? cap : TCP_IN_CAP);
-		if (!p)
-			return -1;
-		c->in.p = p;
-		c->in.cap = cap < TCP_IN_CAP ? cap : TCP_IN_CAP;
-	}
+	/* room for what the first request still needs, or to find its line */
+	if (c->in.cap - c->in.len < TCP_IN_FIRST / 2 && c->in.cap < TCP_IN_CAP &&
+	    !in_grow(t, c, c->st.need > c->in.cap ? c->st.need : c->in.cap + 1) && !c->in.cap)
+		return -1;
 	if (c->in.len == c->in.cap)
-		return 0; /* cannot happen: a full buffer holds a request or a too-long line */
+		return 0; /* full: conn_process answers the request that needs more */
 	ssize_t n = recv(c->fd, c->in.p + c->in.len, c->in.cap - c->in.len, MSG_DONTWAIT);
 	if (n > 0) {
 		c->in.len += (size_t)n;
@@ -289,6 +353,8 @@ static int conn_write(struct tcp_worker *w, struct tcp_conn *c)
 
 static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 {
+	if (ev)
+		c->last_ns = xkv_now_ns();
 	if (ev & EPOLLERR) {
 		if (w->t->o->verbose > 1) {
 			char who[INET6_ADDRSTRLEN + 16];
@@ -304,7 +370,7 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	int r;
 	if ((c->fast || (ev & (EPOLLIN | EPOLLHUP))) && !c->rd_eof)
 		do {
-			if ((r = conn_read(c)) < 0)
+			if ((r = conn_read(w->t, c)) < 0)
 				goto gone;
 		} while (c->fast && r > 0 && !c->rd_eof && in_room(c));
 	/* Run, send, and again while either made progress: a pipeline whose
@@ -322,7 +388,7 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 		if (c->fast && !c->rd_eof && in_room(c)) {
 			/* edge-triggered: what came meanwhile raises no new event */
 			size_t had = c->in.len;
-			if (conn_read(c) < 0)
+			if (conn_read(w->t, c) < 0)
 				goto gone;
 			got = c->in.len != had || c->rd_eof;
 		}
@@ -403,6 +469,7 @@ static void tcp_accept(struct tcp_worker *w)
 			continue;
 		}
 		c->fd = fd;
+		c->last_ns = xkv_now_ns();
 		if (xkv_addr_from_sockaddr(&sa, c->src.addr, &c->src.port) ||
 		    !xkv_slow_tcp_admit(t->sl, c->src.addr, &w->delta)) {
 			/* not in the allow list: closed before a byte is read or sent */
@@ -464,6 +531,29 @@ static bool tcp_quit(const struct xkv_serve_tcp *t)
 	return __atomic_load_n(&t->quit, __ATOMIC_RELAXED) || (t->o->stop && *t->o->stop);
 }
 
+/* --idle-timeout: close what has been silent that long (memcached's
+ * idle_timeout: a client that sent nothing and was sent nothing). */
+static void idle_sweep(struct tcp_worker *w)
+{
+	struct xkv_serve_tcp *t = w->t;
+	__u64 now = xkv_now_ns();
+
+	if (!t->idle_ns || now - w->last_sweep < TCP_IDLE_SWEEP_MS * 1000000ull)
+		return;
+	w->last_sweep = now;
+	for (struct tcp_conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		if (now - c->last_ns <= t->idle_ns)
+			continue;
+		if (t->o->verbose > 1) {
+			char who[INET6_ADDRSTRLEN + 16];
+			conn_name(c, who, sizeof(who));
+			fprintf(stderr, "xdpkv slow path: TCP %s idle for --idle-timeout: closed\n", who);
+		}
+		conn_close(w, c);
+	}
+}
+
 static void *tcp_worker_main(void *arg)
 {
 	struct tcp_worker *w = arg;
@@ -484,6 +574,7 @@ static void *tcp_worker_main(void *arg)
 			if (c->kwait)
 				conn_event(w, c, 0);
 		}
+		idle_sweep(w);
 		if (w->pending >= TCP_PUSH_CALLS ||
 		    (w->pending && xkv_now_ns() - w->last_push >= t->push_ns))
 			tcp_push(w);
@@ -543,6 +634,8 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->nthreads = o->threads ? o->threads : cpus > 0 ? (unsigned)cpus : 1;
 	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;
 	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;
+	t->in_max = (size_t)(o->max_buffer_mib ? o->max_buffer_mib : XKV_MAX_BUFFER_MIB) << 20;
+	t->idle_ns = o->idle_timeout * 1000000000ull;
 	t->w = calloc(t->nthreads, sizeof(*t->w));
 	if (!t->w) {
 		t->nthreads = 0;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include "ratelimit.h"
 #include "slowpath.h"
 #include "fnv.h"
 
@@ -128,6 +129,8 @@ struct xkv_slow {
 	pthread_mutex_t big_mu;
 	struct xkv_big_census big_last;
 	__u64 big_removed;
+	/* UDP that came past the XDP program's rate limit (ratelimit.h) */
+	struct xkv_rl rl;
 };
 enum { MIG_NONE, MIG_MIRROR, MIG_SWITCHED };
 
@@ -295,6 +298,8 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sl->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	bool guarded = !(s->cfg.flags & XKV_CFG_UNGUARDED);
+	xkv_rl_init(&sl->rl, guarded ? s->cfg.rate_limit : 0, s->cfg.rate_burst);
 	xkv_slow_count_refresh(sl);
 	return sl;
 }
@@ -316,6 +321,7 @@ void xkv_slow_free(struct xkv_slow *sl)
 	xkv_slow_mig_end(sl);
 	pthread_rwlock_destroy(&sl->store_lk);
 	pthread_mutex_destroy(&sl->mig_mu);
+	xkv_rl_destroy(&sl->rl);
 	free(sl);
 }
 
@@ -2238,7 +2244,7 @@ static void too_large_unlink(struct slow_cmd *c)
 static int slow_run_cmd(struct slow_cmd *c, int err)
 {
 	count_cmd(c);
-	if (err == XKV_E_TOO_LARGE)
+	if (err == XKV_E_TOO_LARGE || err == XKV_E_OOM)
 		too_large_unlink(c);
 	if (err) {
 		reply_err(c, err);
@@ -2419,7 +2425,14 @@ static int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struc
 	if (src->port == 0 || src->port == s->cfg.port ||
 	    (src->port < 1024 && !(s->cfg.flags & XKV_CFG_LOW_PORTS)))
 		return XKV_STAT_drop_port;
-	return slow_rights(sl, src->addr, rt);
+	int drop = slow_rights(sl, src->addr, rt);
+	if (drop)
+		return drop;
+	/* what reached the socket past the program's limit: fragments, IP
+	 * options, extension headers, VLAN tags (ratelimit.h) */
+	if (!xkv_rl_ok(&sl->rl, src->addr, xkv_now_ns()))
+		return XKV_STAT_drop_ratelimit;
+	return 0;
 }
 
 static int slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
@@ -2586,6 +2599,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	int err;
 
 	*used = 0;
+	st->need = 0;
 	/* memcached closes a connection whose line passes 2048 bytes unless
 	 * it is a multi-get (only those are that long; anything else is a
 	 * data block being read as commands); gat and gats are multi-gets too */
@@ -2614,9 +2628,19 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	parse_at(c, 0, stream_load(c->sc, p, line, tlen, bare), &err);
 	if (err == XKV_E_DATA) {
 		size_t need = (size_t)c->r->data_off + c->r->bytes + 2 - bare;
-		if (len < need)
+		if (len < need && !st->no_room) {
+			st->need = need;
 			return XKV_STREAM_MORE;
-		if (need + bare <= XKV_PARSE_SPAN) {
+		}
+		if (len < need) {
+			/* no memory for the block: answered now, swallowed as
+			 * it arrives (the old item goes, as for a too-large one) */
+			st->no_room = false;
+			c->r->op = word_op(c);
+			c->r->err = err = XKV_E_OOM;
+			st->swallow = need - len;
+			tlen = len;
+		} else if (need + bare <= XKV_PARSE_SPAN) {
 			tlen = need;
 			parse_at(c, 0, stream_load(c->sc, p, line, tlen, bare), &err);
 		} else {
@@ -2654,7 +2678,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	 * value "flush_all" would flush the store; memcached 1.6.18 does run
 	 * it).  Answer, then end the connection. */
 	bool refused_store = err && err != XKV_E_DATA && err != XKV_E_TOO_LARGE &&
-			     err != XKV_E_UNKNOWN && storage_word(c);
+			     err != XKV_E_OOM && err != XKV_E_UNKNOWN && storage_word(c);
 
 	STAT(c, requests);
 	c->out_start = c->out->len;

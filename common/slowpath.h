@@ -146,16 +146,22 @@ struct xkv_slow_stream {
 	__u64 swallow;   /* data bytes still to discard (after "object too large") */
 	size_t out_max;  /* stop running requests once out holds this many bytes
 			  * (0: no bound); the rest waits for the next call */
+	size_t need;     /* set by the call: the first request left is not whole
+			  * until buf holds this many bytes (0: not known) */
+	bool no_room;    /* set by the caller: buf cannot grow to need; that
+			  * request gets "SERVER_ERROR out of memory storing
+			  * object" and its data block is swallowed, as memcached
+			  * does when it cannot allocate the item */
 };
 enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
 
 /* Run every complete request at the front of buf[0..len) and append the
  * replies, in order and without frame headers, to out; *consumed says how
  * many bytes were used (the caller keeps the rest and calls again with more
- * bytes appended).  A request is complete with its line (ended by \r\n; a
- * line ended by a bare \n is answered "CLIENT_ERROR line not terminated by
- * \r\n" and skipped, as on UDP) and, for a storage command, <bytes> + 2 data
- * bytes; an incomplete one is not consumed.  A line that has no \n within
+ * bytes appended).  A request is complete with its line (ended by \r\n, or
+ * by a bare \n as memcached reads a TCP line) and, for a storage command,
+ * <bytes> + 2 data bytes; an incomplete one is not consumed (st->need then
+ * says how many bytes it takes: calling again with fewer is wasted work).  A line that has no \n within
  * XKV_STREAM_LINE_MAX bytes gets "CLIENT_ERROR line too long" and the
  * connection ends; a data block over the value size gets "SERVER_ERROR
  * object too large for cache" and is swallowed as it arrives; any other
@@ -209,6 +215,8 @@ struct xkv_serve_opts {
 	bool no_tcp_fast;            /* no TCP fast path even where attach loaded it */
 	unsigned threads;            /* TCP worker threads; 0: the online CPUs */
 	unsigned max_conns;          /* open TCP connections at most; 0: XKV_MAX_CONNS */
+	unsigned idle_timeout;       /* seconds a connection may stay silent; 0: forever */
+	unsigned max_buffer_mib;     /* half-received requests, all connections; 0: default */
 	/* optional: called from the housekeeping thread every tick_ms (serve
 	 * --snapshot-every); it may take long, the other chores wait meanwhile */
 	void (*tick)(void *arg);
@@ -216,6 +224,7 @@ struct xkv_serve_opts {
 	unsigned tick_ms;
 };
 #define XKV_MAX_CONNS 1024           /* memcached's default (-c) */
+#define XKV_MAX_BUFFER_MIB 256       /* a 64 KiB line buffer each is not counted */
 /* Bind the UDP port and (unless no_tcp) the TCP port (IPv4 and IPv6) on
  * ifname, drop privileges if asked, and answer until *stop, each datagram
  * and each connection under the access rules for its source; TCP on its

@@ -161,6 +161,12 @@ static __always_inline __u32 tcp_answer(struct __sk_buff *skb, struct xkv_scratc
 	 * commands, pipelines and partial requests go to userspace */
 	if (xkv_parse_req(sc, len) || r->next != len || r->too_many || r->op > XKV_OP_FAST_LAST)
 		return 0;
+	/* the lists may change while a client is connected (acl del): a
+	 * source that left the allow list goes to userspace, which closes
+	 * the connection at its next request, as it does for its own */
+	tcp_peer(skb, sc);
+	if (XKV_GUARDED && !acl_allowed(sc))
+		return 0;
 	if (r->op == XKV_OP_GET) {
 		struct get_ctx g = { .sc = sc, .st = st, .o = XKV_TEXT };
 		bpf_loop(XKV_PARSE_TOKENS - 1, get_one, &g, 0);
@@ -187,7 +193,6 @@ static __always_inline __u32 tcp_answer(struct __sk_buff *skb, struct xkv_scratc
 	/* set, delete: userspace closes on a write from outside the write
 	 * list and refuses writes under snapshot --pause-writes */
 	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
-	tcp_peer(skb, sc);
 	if (!h || (h->flags & XKV_HOST_PAUSE_WRITES) || !acl_has(sc, &acl_write))
 		return 0;
 	xkv_load_key(sc, 1);

@@ -136,6 +136,7 @@ struct env {
 /* The big map's size for the next env_open (chunks; 0: no values above
  * val_cap, which the tests written before it assume). */
 static __u32 env_big_chunks;
+static __u32 env_rate_limit, env_rate_burst; /* --rate-limit, --rate-burst */
 
 /* cfg_flags, max_amp: as attach would set them at load. */
 static int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 val_cap,
@@ -156,6 +157,8 @@ static int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 
 	cfg.flags |= cfg_flags;
 	cfg.max_amp = max_amp;
 	cfg.big_chunks = env_big_chunks;
+	cfg.rate_limit = env_rate_limit;
+	cfg.rate_burst = env_rate_burst;
 	if (xkv_config_finish(&cfg, err, sizeof(err))) {
 		printf("FAIL %s: config: %s\n", layout, err);
 		return -1;
@@ -1393,6 +1396,60 @@ static void t_amp(void)
 	xkv_buf_free(&want);
 }
 
+/* --rate-limit in the slow path (ratelimit.h): what reaches serve's socket
+ * past the XDP program (fragments, options, VLAN tags) is limited per /24 or
+ * /64 as the program limits the rest. */
+static void t_ratelimit(void)
+{
+	struct env e;
+	struct xkv_slow_src a, a2, b, c6, c6b, d6;
+	char what[96];
+
+	printf("== hash_map, --rate-limit 2 --rate-burst 3\n");
+	env_rate_limit = 2;
+	env_rate_burst = 3;
+	int r = env_open(&e, "hash_map", 1024, VAL_CAP);
+	env_rate_limit = env_rate_burst = 0;
+	if (r)
+		return (void)n_fail++;
+	acl(&e, XKV_ACL_ALLOW, "any");
+	src_set(&a, "10.1.2.3", 40000);
+	src_set(&a2, "10.1.2.77", 40001);
+	src_set(&b, "10.1.3.3", 40000);
+	src_set(&c6, "fd00::1", 40000);
+	src_set(&c6b, "fd00::2", 40000);
+	src_set(&d6, "fd00:0:0:1::1", 40000);
+	for (int i = 1; i <= 3; i++) {
+		snprintf(what, sizeof(what), "IPv4 request %d of a burst of 3: served", i);
+		expect_from(&e, &a, what, "version\r\n", XKV_VERSION_LINE, XKV_STAT_requests);
+	}
+	expect_from(&e, &a, "the 4th at once: nothing", "version\r\n", "", XKV_STAT_drop_ratelimit);
+	expect_from(&e, &a2, "another address of the same /24: nothing", "version\r\n", "",
+		    XKV_STAT_drop_ratelimit);
+	expect_from(&e, &b, "another /24: served", "version\r\n", XKV_VERSION_LINE, XKV_STAT_requests);
+	for (int i = 1; i <= 3; i++) {
+		snprintf(what, sizeof(what), "IPv6 request %d of a burst of 3: served", i);
+		expect_from(&e, &c6, what, "version\r\n", XKV_VERSION_LINE, XKV_STAT_requests);
+	}
+	expect_from(&e, &c6b, "another address of the same /64: nothing", "version\r\n", "",
+		    XKV_STAT_drop_ratelimit);
+	expect_from(&e, &d6, "another /64: served", "version\r\n", XKV_VERSION_LINE, XKV_STAT_requests);
+	usleep(600 * 1000); /* 2/s: one more request's worth after 0.5 s */
+	expect_from(&e, &a, "0.6 s later: one more served", "version\r\n", XKV_VERSION_LINE,
+		    XKV_STAT_requests);
+	expect_from(&e, &a, "... and only one", "version\r\n", "", XKV_STAT_drop_ratelimit);
+	env_close(&e);
+
+	printf("== hash_map, no --rate-limit\n");
+	if (env_open(&e, "hash_map", 1024, VAL_CAP))
+		return (void)n_fail++;
+	acl(&e, XKV_ACL_ALLOW, "any");
+	for (int i = 1; i <= 20; i++)
+		expect_from(&e, &a, "no limit: 20 at once served", "version\r\n", XKV_VERSION_LINE,
+			    XKV_STAT_requests);
+	env_close(&e);
+}
+
 /* max_keys and max_reply, the defaults and set ones. */
 static void t_limits(void)
 {
@@ -2153,6 +2210,7 @@ static int run_unit(void)
 	printf("== hash_map, 64 entries\n");
 	t_oom();
 	t_amp();
+	t_ratelimit();
 	t_limits();
 	t_big();
 	return 0;
@@ -2679,6 +2737,42 @@ static void st_too_large(struct env *e)
 	conn_free(&c);
 }
 
+/* The server cannot hold a block (serve_tcp's --max-buffer-mib): need says
+ * how much the first request takes; told no_room, the request gets memcached's
+ * answer to a set it cannot allocate, the old item goes, the block is
+ * swallowed as it arrives and the stream stays in step. */
+static void st_no_room(struct env *e)
+{
+	struct conn c = {};
+	static __u8 blk[3000];
+
+	clear(e);
+	memset(blk, 'q', sizeof(blk));
+	feed(e, &c, "set nr 0 0 3\r\nold\r\nset nr 0 0 3000\r\n", 36);
+	feed(e, &c, blk, 100);
+	size_t line = 17; /* "set nr 0 0 3000\r\n"; 100 data bytes are held too */
+	int waits = same(&c.out, "STORED\r\n", 8) && c.in.len == line + 100 &&
+		    c.st.need == line + 3000 + 2;
+	report(waits, "%s: a block not in yet: need %zu bytes (want %zu), %zu held", e->layout, c.st.need,
+	       line + 3002, c.in.len);
+	c.st.no_room = true;
+	feed(e, &c, blk + 100, 0);
+	int refused = c.in.len == 0 && c.st.swallow == 3002 - 100 && !c.st.no_room && !c.closed;
+	if (!refused)
+		printf("    held %zu, swallow %llu, no_room %d, closed %d\n", c.in.len,
+		       (unsigned long long)c.st.swallow, c.st.no_room, c.closed);
+	feed(e, &c, blk + 100, sizeof(blk) - 100);
+	feed(e, &c, "\r\nget nr\r\nset nr 0 0 1\r\nz\r\nget nr\r\n", 35);
+	static const char want[] = "STORED\r\nSERVER_ERROR out of memory storing object\r\nEND\r\n"
+				   "STORED\r\nVALUE nr 0 1\r\nz\r\nEND\r\n";
+	report(refused && same(&c.out, want, sizeof(want) - 1) && !c.in.len && !c.closed,
+	       "%s: no room for a 3000-byte block: SERVER_ERROR out of memory storing object, the old "
+	       "item gone, the block swallowed, the stream in step", e->layout);
+	if (!same(&c.out, want, sizeof(want) - 1))
+		print_escaped("got", c.out.p, c.out.len, 300);
+	conn_free(&c);
+}
+
 static void st_line_long(struct env *e)
 {
 	struct conn c = {};
@@ -2907,6 +3001,7 @@ static void st_all(struct env *e)
 	st_pieces(e);
 	st_noreply(e);
 	st_too_large(e);
+	st_no_room(e);
 	st_line_long(e);
 	st_errors(e);
 	st_bound(e);

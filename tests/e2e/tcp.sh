@@ -17,7 +17,8 @@
 # Once (first layout): 200 connections at once; a client that never reads
 # its replies while another one is served and the server's memory stays
 # bounded; a client that leaves mid-value; a source outside --allow (a third
-# namespace) closed with no data and counted; --max-conns; --no-tcp.
+# namespace) closed with no data and counted; --max-conns; --max-buffer-mib;
+# --idle-timeout; --no-tcp.
 # Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
 set -euo pipefail
 
@@ -106,6 +107,11 @@ for layout in "${layouts[@]}"; do
 		check "--max-conns 20: 30 connections, 20 served" client limit "$S4" "$P" 30 20
 		check "--max-conns: one log line" \
 			test "$(grep -c 'TCP connections open (--max-conns)' "$TB_TMP/serve.log")" = 1
+		tb_serve_stop
+		serve --max-buffer-mib 1 --idle-timeout 2
+		check "--max-buffer-mib 1: a set that does not fit is refused, in step" \
+			client bufmem "$S4" "$P"
+		check "--idle-timeout 2: silent connections closed, busy ones not" client idle "$S4" "$P" 2
 		tb_serve_stop
 		tb_serve_start --no-tcp
 		check "--no-tcp: no TCP listener" bash -c "! nsenter --net=/run/netns/$TB_SRV_NS -- ss -Hltn 'sport = :$P' | grep -q ."

@@ -12,6 +12,10 @@
                                           another one is still served, the
                                           server's memory stays bounded
   tcpclient.py half HOST PORT             a client that leaves mid-value
+  tcpclient.py bufmem HOST PORT           two half-sent 900 kB sets over
+                                          --max-buffer-mib 1: the second refused
+  tcpclient.py idle HOST PORT SECS        --idle-timeout SECS: silent closed,
+                                          busy served
   tcpclient.py limit HOST PORT N MAX      N connections over --max-conns MAX:
                                           the extra ones are closed at once
   tcpclient.py refused HOST PORT          a source outside --allow: closed,
@@ -379,6 +383,55 @@ def cmd_half(host, port):
     expect("... and the server goes on", ask(host, port, b"get half half2\r\n"), b"END\r\n")
 
 
+def cmd_bufmem(host, port):
+    """serve --max-buffer-mib 1: one half-sent 900 kB set holds most of it; a
+    second one is refused as memcached refuses a set it cannot allocate:
+    SERVER_ERROR out of memory storing object, its data swallowed, the old
+    item gone, the connection in step; the first completes."""
+    n = 900000
+    v1, v2 = binary_value(n), b"w" * n
+    s1, s2 = connect(host, port), connect(host, port)
+    s1.sendall(b"set bm1 0 0 %d\r\n" % n + v1[:100])
+    time.sleep(0.3)
+    s2.sendall(b"set bm2 0 0 3\r\nold\r\n")
+    expect("bufmem: a small set", recv_until(s2, b"\r\n"), b"STORED\r\n")
+    s2.sendall(b"set bm2 0 0 %d\r\n" % n + v2[:100])
+    got = recv_until(s2, b"\r\n")
+    expect("bufmem: a second 900 kB set over --max-buffer-mib: refused before its data is in",
+           got, b"SERVER_ERROR out of memory storing object\r\n")
+    s2.sendall(v2[100:] + b"\r\nget bm2\r\n")
+    expect("bufmem: ... its data swallowed, the old item gone (as memcached)",
+           recv_until(s2, b"END\r\n"), b"END\r\n")
+    s1.sendall(v1[100:] + b"\r\nget bm1\r\n")
+    got = recv_until(s1, b"END\r\n")
+    expect("bufmem: the first set completes and reads back",
+           got, b"STORED\r\nVALUE bm1 0 %d\r\n" % n + v1 + b"\r\nEND\r\n")
+    s1.close()
+    s2.close()
+
+
+def cmd_idle(host, port, secs):
+    """serve --idle-timeout SECS: a silent connection is closed after it,
+    one that keeps asking is not."""
+    secs = float(secs)
+    quiet, busy = connect(host, port), connect(host, port)
+    end = time.time() + secs * 2 + 1.5
+    ok = True
+    while time.time() < end:
+        busy.sendall(b"version\r\n")
+        ok = ok and recv_until(busy, b"\r\n", timeout=2).startswith(b"VERSION ")
+        time.sleep(0.3)
+    check(ok, f"idle: a connection asking every 0.3 s is served for {secs * 2 + 1.5:.1f} s")
+    try:
+        quiet.settimeout(2)
+        got = quiet.recv(100)
+    except OSError as e:
+        got = repr(e).encode()
+    check(got == b"", f"idle: a silent one was closed after --idle-timeout {secs:g} ({got!r})")
+    quiet.close()
+    busy.close()
+
+
 def cmd_limit(host, port, n, mx):
     n, mx = int(n), int(mx)
     socks = [connect(host, port) for _ in range(n)]
@@ -457,7 +510,7 @@ def cmd_udptrust(host, port):
 
 def main():
     cmds = {"udptrust": cmd_udptrust, "conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half,
-            "limit": cmd_limit, "refused": cmd_refused, "raw": cmd_raw}
+            "limit": cmd_limit, "bufmem": cmd_bufmem, "idle": cmd_idle, "refused": cmd_refused, "raw": cmd_raw}
     if len(sys.argv) < 4 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

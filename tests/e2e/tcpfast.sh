@@ -65,6 +65,22 @@ for layout in "${layouts[@]}"; do
 	st=$(tb_xdpkv status "$TB_SRV_DEV")
 	check "$layout: status shows the share" \
 		grep -Eq "TCP +in the kernel: $after of [0-9]+ requests \([0-9.]+%\)" <<<"$st"
+	if [[ $layout == hash_map ]]; then
+		# the kernel answers a get miss; after `acl del allow` the same
+		# connection's next get must not be answered by anyone
+		d=$(mktemp -d "$TB_TMP/acl.XXXXXX")
+		before=$(counter fast tcp_fast)
+		client aclcut "$S4" "$P" "$d" &
+		cpid=$!
+		for _ in $(seq 100); do [[ -e $d/ready ]] && break; sleep 0.1; done
+		mid=$(counter fast tcp_fast)
+		check "$layout: the kernel answered the allowed get ($before -> $mid)" test "$mid" -gt "$before"
+		tb_xdpkv acl "$TB_SRV_DEV" del allow connected >/dev/null || tb_die "acl del allow failed"
+		touch "$d/go"
+		check "$layout: acl del allow: the open connection is cut off, kernel path too" wait "$cpid"
+		check "$layout: ... the kernel answered nothing more" test "$(counter fast tcp_fast)" = "$mid"
+		tb_xdpkv acl "$TB_SRV_DEV" add allow connected >/dev/null || tb_die "acl add allow failed"
+	fi
 	tb_serve_stop || fail=1
 	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"
 done

@@ -9,6 +9,11 @@
                                           FILE byte for byte
   tcpfastclient.py clients HOST PORT       pymemcache: get hits and misses,
                                           get_many, set/get/delete, checked
+  tcpfastclient.py aclcut HOST PORT DIR    one connection: a get miss (the
+                                          kernel answers it), then DIR/ready;
+                                          once DIR/go exists (the allow list
+                                          no longer holds us) the same get
+                                          must get no reply and the end
 
 The streams (each on a fresh connection, the store seeded the same way by
 the stream itself): single gets (hits, misses, multi-key), one pipelined
@@ -17,6 +22,7 @@ serves (incr, append, version, gets, errors), sent whole, one request per write,
 writes at every byte boundary; replies must be the same bytes in the same
 order whether the kernel or userspace answered.  Prints PASS/FAIL lines."""
 import json
+import os
 import re
 import socket
 import sys
@@ -166,6 +172,27 @@ def clients(host, port):
     c.close()
 
 
+def aclcut(host, port, d):
+    s = conn(host, port)
+    s.sendall(b"get acl-probe\r\n")
+    check(read_until(s, b"END\r\n", 1) == b"END\r\n", "aclcut: a get miss while allowed")
+    open(f"{d}/ready", "w").close()
+    deadline = time.time() + 20
+    while not os.path.exists(f"{d}/go") and time.time() < deadline:
+        time.sleep(0.05)
+    check(os.path.exists(f"{d}/go"), "aclcut: the allow list was changed")
+    s.sendall(b"get acl-probe\r\n")
+    s.settimeout(3)
+    try:
+        got = s.recv(65536)
+    except ConnectionResetError:
+        got = b""
+    except socket.timeout:
+        got = None
+    check(got == b"", f"aclcut: after acl del, no reply and the connection ends (got {got!r})")
+    s.close()
+
+
 def main():
     cmd, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if cmd == "record":
@@ -174,6 +201,8 @@ def main():
         compare(host, port, sys.argv[4])
     elif cmd == "clients":
         clients(host, port)
+    elif cmd == "aclcut":
+        aclcut(host, port, sys.argv[4])
     else:
         sys.exit(f"unknown command {cmd}")
     sys.exit(1 if tcpclient.failed else 0)
