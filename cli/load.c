@@ -137,7 +137,8 @@ static int add(struct batch *b, const char *key, __u32 klen, __u32 flags, long l
 		return -1;
 	}
 	struct xkv_entry hdr = { .expire_ns = xkv_expire_ns(exptime, b->now, s->cfg.realtime_off_ns),
-				 .wtime_ns = cas ? cas : xkv_write_stamp(), .flags = flags, .len = vlen };
+				 .wtime_ns = xkv_restore_stamp(cas, vlen > s->cfg.val_cap), .flags = flags,
+				 .len = vlen };
 	if (vlen > s->cfg.val_cap) {
 		/* above --value-size: its chunks, then its entry, now (not batched) */
 		int r = xkv_big_carry(NULL, s, key, klen, &hdr, val, e);

@@ -145,15 +145,23 @@ static inline __u64 xkv_expire_ns(__s64 exptime, __u64 now_ns, __s64 realtime_of
 
 /* Write stamps.  wtime_ns is the item's cas unique (gets, cas), so every
  * write must give its key a value no earlier write had: the clock with its
- * low XKV_STAMP_ID_BITS bits replaced by the writer's id (an XDP CPU:
- * cpu % XKV_STAMP_USER; userspace: XKV_STAMP_USER), and strictly above the
- * writer's previous stamp (the XDP CPU's in its scratch, a process's in an
- * atomic).  Two writers never share an id (up to 1023 CPUs) and one writer
- * never repeats a stamp, so no two writes share one.  The clock loses
- * 1 us of resolution, which nothing here needs. */
+ * low XKV_STAMP_ID_BITS bits replaced by the writer's id, and strictly above
+ * the writer's previous stamp (the XDP CPU's in its scratch, a process's in
+ * an atomic).  Ids: a CPU of the BPF programs cpu % XKV_STAMP_CPUS (0..511);
+ * a userspace process XKV_STAMP_CPUS + pid % 512 (512..1023: serve, and a
+ * `load`, `kv` or `snapshot restore` beside it, have ids of their own; they
+ * all shared 1023 before 2026-11-27, issue 17, and two of them could give
+ * the same cas in one microsecond).  Two writers share an id only on
+ * machines of more than 512 CPUs, or for processes whose pids are equal
+ * modulo 512; one writer never repeats a stamp.  The clock loses 1 us of
+ * resolution, which nothing here needs. */
 #define XKV_STAMP_ID_BITS 10
 #define XKV_STAMP_ID_MASK ((1ull << XKV_STAMP_ID_BITS) - 1)
-#define XKV_STAMP_USER ((__u32)XKV_STAMP_ID_MASK)
+#define XKV_STAMP_CPUS 512u
+static inline __u32 xkv_stamp_user_id(__u32 pid)
+{
+	return XKV_STAMP_CPUS + pid % (__u32)(XKV_STAMP_ID_MASK + 1 - XKV_STAMP_CPUS);
+}
 
 static inline __u64 xkv_stamp(__u64 last, __u64 now_ns, __u32 id)
 {

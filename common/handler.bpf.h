@@ -533,7 +533,7 @@ static __always_inline void xkv_entry_head(struct xkv_scratch *sc, __u64 now)
 	struct xkv_entry *e = &sc->entry;
 	e->expire_ns = xkv_expire_ns(sc->pr.exptime, now, cfg.realtime_off_ns);
 	/* unique per write: the item's cas unique (entry.h) */
-	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_USER);
+	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_CPUS);
 	e->wtime_ns = sc->stamp;
 	e->seq = 0;
 	e->flags = sc->pr.flags;

@@ -610,6 +610,21 @@ void xkv_serve_tcp_stop(struct xkv_serve_tcp *t)
 	free(t);
 }
 
+/* The fast path's per-connection state (tcp_conns, tcp_paid; keyed by
+ * socket cookie, which a boot never reuses) of a serve that was killed: its
+ * sockets are closed, the entries would only take room, and after enough
+ * crashes keep new connections out of the fast path. */
+static void fast_maps_clear(const struct xkv_store *s)
+{
+	int fds[] = { s->tcp_conns_fd, s->tcp_paid_fd };
+	__u64 k;
+
+	for (unsigned i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		while (fds[i] >= 0 && !bpf_map_get_next_key(fds[i], NULL, &k))
+			if (bpf_map_delete_elem(fds[i], &k))
+				break;
+}
+
 int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct xkv_slow *sl,
 			const struct xkv_serve_opts *o, int listen_fd, char *err, size_t errlen)
 {
@@ -628,6 +643,7 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	pthread_mutex_init(&t->spare_mu, NULL);
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	xkv_tcp_peers_clear(s); /* left by a serve that did not stop cleanly */
+	fast_maps_clear(s);
 	t->lfd = listen_fd;
 	t->fast = !o->no_tcp_fast && !(s->cfg.flags & XKV_CFG_NO_TCP_FAST) && s->tcp_socks_fd >= 0 &&
 		  s->tcp_conns_fd >= 0 && s->tcp_paid_fd >= 0;

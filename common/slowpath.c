@@ -94,6 +94,25 @@ static int buf_printf(struct xkv_buf *b, const char *fmt, ...)
 
 /* ---- the slow path of one store ------------------------------------------ */
 
+/* The chunks of a big value that a write replaced or a delete removed stay
+ * SLOW_BIG_LINGER_NS more: a reader that read the old entry (a get here, a
+ * snapshot or a migration's copier in another process) still finds them,
+ * so a value rewritten without pause can still be read whole (it used to
+ * make a snapshot give up after 16 tries).  At most SLOW_BIG_OLD_MAX
+ * values and SLOW_BIG_OLD_BYTES bytes, and a quarter of the big map, wait;
+ * past that the oldest go at once, and all of them when the big map is
+ * full.  Not while a migration runs (its stores change under the list). */
+#define SLOW_BIG_LINGER_NS (XKV_BIG_LINGER_MS * 1000000ull)
+#define SLOW_BIG_OLD_MAX 1024u
+#define SLOW_BIG_OLD_BYTES (64ull << 20)
+struct big_old {
+	__u64 due, stamp;
+	__u32 len, klen;
+	__u8 key[XKV_KEY_MAX];
+};
+
+static void big_old_flush(struct xkv_slow *sl);
+
 struct xkv_slow {
 	struct xkv_store *s;
 	struct xkv_slow_limits lim;
@@ -131,6 +150,12 @@ struct xkv_slow {
 	__u64 big_removed;
 	/* UDP that came past the XDP program's rate limit (ratelimit.h) */
 	struct xkv_rl rl;
+	/* chunks of replaced and deleted big values, removed a little later
+	 * (big_retire) */
+	pthread_mutex_t old_mu;
+	struct big_old *old;     /* ring of SLOW_BIG_OLD_MAX */
+	unsigned old_head, old_n;
+	__u64 old_bytes, old_max;
 };
 enum { MIG_NONE, MIG_MIRROR, MIG_SWITCHED };
 
@@ -288,6 +313,11 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 		pthread_mutex_init(&sl->stripe[i], NULL);
 	pthread_mutex_init(&sl->mig_mu, NULL);
 	pthread_mutex_init(&sl->big_mu, NULL);
+	pthread_mutex_init(&sl->old_mu, NULL);
+	sl->old = calloc(SLOW_BIG_OLD_MAX, sizeof(*sl->old)); /* NULL: chunks go at once */
+	sl->old_max = (__u64)s->cfg.big_chunks * XKV_BIG_CHUNK / 4;
+	if (sl->old_max > SLOW_BIG_OLD_BYTES)
+		sl->old_max = SLOW_BIG_OLD_BYTES;
 	pthread_rwlockattr_t ra;
 	pthread_rwlockattr_init(&ra);
 	/* a switch must not wait behind a stream of requests */
@@ -322,6 +352,9 @@ void xkv_slow_free(struct xkv_slow *sl)
 	pthread_rwlock_destroy(&sl->store_lk);
 	pthread_mutex_destroy(&sl->mig_mu);
 	xkv_rl_destroy(&sl->rl);
+	big_old_flush(sl);
+	free(sl->old);
+	pthread_mutex_destroy(&sl->old_mu);
 	free(sl);
 }
 
@@ -500,14 +533,28 @@ static int entry_val(struct slow_cmd *c, const void *key, __u32 klen, const stru
 
 /* store_get with the value: *val points at it (it->data, or the thread's
  * big buffer).  A big item replaced between the two reads is read again. */
+/* What store_get_val reads of a value above val_cap: all of it; none (the
+ * caller needs the item's head only: *val NULL); or all of it unless the
+ * value alone would put the reply over its budget (returns 2, *val NULL,
+ * c->over set: reading the chunks costs about what sending them does, and
+ * an unverified 10-byte datagram must not make this side read 1 MiB). */
+enum { VAL_ALL, VAL_NONE, VAL_REPLY };
+
+static bool over_budget(struct slow_cmd *c, size_t extra);
+
 static int store_get_val(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_item *it,
-			 const __u8 **val)
+			 const __u8 **val, int want)
 {
 	for (int i = 0; i < SLOW_BUSY_TRIES; i++) {
 		int ret = store_get(c, key, klen, it);
 		*val = it->data;
 		if (ret != 1 || it->len <= c->s->cfg.val_cap)
 			return ret;
+		*val = NULL;
+		if (want == VAL_NONE)
+			return ret;
+		if (want == VAL_REPLY && over_budget(c, it->len))
+			return 2;
 		ret = big_load(c, key, klen, it->wtime_ns, it->len, val);
 		if (ret != 0)
 			return ret;
@@ -784,6 +831,59 @@ static int set_if_plain(struct xkv_store *s, const void *key, __u32 klen, xkv_de
  * before its entry: younger ones may be one in progress). */
 #define SLOW_BIG_GRACE_NS (2ull * 1000000000ull)
 
+/* Remove what is due (all: everything), under old_mu. */
+static void big_old_drain(struct xkv_slow *sl, bool all)
+{
+	__u64 now = all ? 0 : xkv_now_ns();
+	while (sl->old_n) {
+		struct big_old *o = &sl->old[sl->old_head];
+		if (!all && o->due > now && sl->old_n < SLOW_BIG_OLD_MAX && sl->old_bytes <= sl->old_max)
+			break;
+		xkv_big_del(sl->s, o->key, o->klen, o->stamp, o->len);
+		sl->old_bytes -= o->len;
+		sl->old_head = (sl->old_head + 1) % SLOW_BIG_OLD_MAX;
+		sl->old_n--;
+	}
+}
+
+static void big_retire(struct slow_cmd *c, const void *key, __u32 klen, __u64 stamp, __u32 len)
+{
+	struct xkv_slow *sl = c->sl;
+	/* (c->s is this thread's copy of sl->s: the same big map) */
+	if (!sl->old || sl->mig_state != MIG_NONE || klen > XKV_KEY_MAX) {
+		xkv_big_del(c->s, key, klen, stamp, len);
+		return;
+	}
+	pthread_mutex_lock(&sl->old_mu);
+	if (sl->old_n == SLOW_BIG_OLD_MAX) { /* full: the oldest goes now */
+		struct big_old *o = &sl->old[sl->old_head];
+		xkv_big_del(sl->s, o->key, o->klen, o->stamp, o->len);
+		sl->old_bytes -= o->len;
+		sl->old_head = (sl->old_head + 1) % SLOW_BIG_OLD_MAX;
+		sl->old_n--;
+	}
+	struct big_old *o = &sl->old[(sl->old_head + sl->old_n) % SLOW_BIG_OLD_MAX];
+	o->due = xkv_now_ns() + SLOW_BIG_LINGER_NS;
+	o->stamp = stamp;
+	o->len = len;
+	o->klen = klen;
+	memcpy(o->key, key, klen);
+	sl->old_n++;
+	sl->old_bytes += len;
+	big_old_drain(sl, false);
+	pthread_mutex_unlock(&sl->old_mu);
+}
+
+/* Everything waiting goes now (a migration begins, the slow path ends). */
+static void big_old_flush(struct xkv_slow *sl)
+{
+	if (!sl->old)
+		return;
+	pthread_mutex_lock(&sl->old_mu);
+	big_old_drain(sl, true);
+	pthread_mutex_unlock(&sl->old_mu);
+}
+
 /* The big map is full: remove the chunks nobody points at (not while a
  * migration runs: the new store's items are not looked at).  Returns the
  * chunks removed (by this call or a concurrent one), 0 if none could be. */
@@ -794,6 +894,7 @@ static __u64 big_collect_now(struct slow_cmd *c)
 
 	if (sl->mig_state != MIG_NONE)
 		return 0;
+	big_old_flush(sl); /* the lingering ones first */
 	pthread_mutex_lock(&sl->big_mu);
 	long r = xkv_big_collect(c->s, SLOW_BIG_GRACE_NS, &cs);
 	if (r >= 0) {
@@ -812,6 +913,11 @@ long xkv_slow_big_collect(struct xkv_slow *sl, struct xkv_big_census *out)
 
 	xkv_slow_hold(sl);
 	if (xkv_big_on(sl->s) && sl->mig_state == MIG_NONE) {
+		if (sl->old) {
+			pthread_mutex_lock(&sl->old_mu);
+			big_old_drain(sl, false);
+			pthread_mutex_unlock(&sl->old_mu);
+		}
 		pthread_mutex_lock(&sl->big_mu);
 		r = xkv_big_collect(c.s, SLOW_BIG_GRACE_NS, &cs);
 		if (r >= 0) {
@@ -858,7 +964,7 @@ static int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr
 	if (big && ret != 0)
 		xkv_big_del(s, key, klen, w->stamp, w->bytes);
 	if (ret == 0 && w->old_len && w->old_stamp != e->wtime_ns)
-		xkv_big_del(s, key, klen, w->old_stamp, w->old_len);
+		big_retire(c, key, klen, w->old_stamp, w->old_len);
 	return ret;
 }
 
@@ -892,7 +998,7 @@ static int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w
 
 	for (int i = 0; i < SLOW_BUSY_TRIES; i++) {
 		const __u8 *val;
-		int hit = store_get_val(c, key, klen, it, &val);
+		int hit = store_get_val(c, key, klen, it, &val, VAL_ALL);
 		if (hit < 0)
 			return hit;
 		struct wr w2 = *w;
@@ -951,7 +1057,7 @@ static int big_arith(struct slow_cmd *c, const void *key, __u32 klen, struct wr 
 	for (int i = 0; i < SLOW_BUSY_TRIES; i++) {
 		const __u8 *val;
 		__u64 v;
-		int hit = store_get_val(c, key, klen, it, &val);
+		int hit = store_get_val(c, key, klen, it, &val, VAL_ALL);
 		if (hit < 0)
 			return hit;
 		struct wr w2 = *w;
@@ -1092,7 +1198,9 @@ static int cmd_get(struct slow_cmd *c)
 				ret = 0;
 			}
 		} else {
-			ret = store_get_val(c, key, klen, it, &val);
+			ret = store_get_val(c, key, klen, it, &val, VAL_REPLY);
+			if (ret == 2)
+				return -1; /* over the budget (c->over) */
 		}
 		if (ret < 0)
 			return stop(reply_store_errno(c, ret));
@@ -1182,7 +1290,7 @@ static int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has
 	if (!ret)
 		ret = store_del(c, key, klen);
 	if (ret == 1 && looked && r == 1 && it->len > c->s->cfg.val_cap)
-		xkv_big_del(c->s, key, klen, it->wtime_ns, it->len);
+		big_retire(c, key, klen, it->wtime_ns, it->len);
 	pthread_mutex_unlock(mu);
 	return gone && ret >= 0 && ret != WR_EXISTS ? 0 : ret;
 }
@@ -1557,7 +1665,9 @@ static int cmd_mg(struct slow_cmd *c)
 	const __u8 *val = NULL;
 	if (ret == 1 && !e) { /* a plain read */
 		struct xkv_item *it = &c->sc->item;
-		ret = store_get_val(c, key, klen, it, &val);
+		ret = store_get_val(c, key, klen, it, &val, f.v ? VAL_REPLY : VAL_NONE);
+		if (ret == 2)
+			return -1; /* its value would put the reply over the budget (c->over) */
 		if (ret == 1) {
 			bool big = it->len > c->s->cfg.val_cap;
 			e = xkv_entry_make(c->s, it->flags, 0, it->data, big ? 0 : it->len);
@@ -2097,6 +2207,7 @@ int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_confi
 	if (!m)
 		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
 	pthread_rwlock_wrlock(&sl->store_lk);
+	big_old_flush(sl); /* the list names chunks of the store that stays behind */
 	if (sl->mig_state != MIG_NONE)
 		e = xkv_errf(err, errlen, -EBUSY, "a migration is running already");
 	else if (xkv_slow_flush_busy(sl))

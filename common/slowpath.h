@@ -67,7 +67,11 @@ void xkv_slow_free(struct xkv_slow *sl);
 /* Remove the big map's chunks that no item points at (xkv_big_collect;
  * not while a migration runs) and keep what it found for stats.  serve's
  * housekeeping calls it; a store whose big map is full does too.  Returns
- * the chunks kept or -errno. */
+ * the chunks kept or -errno.  The chunks of a big value the slow path
+ * replaced or deleted stay XKV_BIG_LINGER_MS more, for readers that read
+ * the old entry (a snapshot, a copier); this call removes those that are
+ * due, as the next big write does. */
+#define XKV_BIG_LINGER_MS 200
 long xkv_slow_big_collect(struct xkv_slow *sl, struct xkv_big_census *out);
 /* Recount the store's live items for stats (walks the map: call it off the
  * request thread).  Returns the count or -errno. */

@@ -321,7 +321,7 @@ static int rest_big(struct rest_thr *t, const struct xkv_snap_item *it, __u64 ex
 		return 0;
 	}
 	struct xkv_entry hdr = { .expire_ns = expire, .flags = it->flags, .len = it->vlen,
-				 .wtime_ns = it->has_cas && it->cas ? it->cas : xkv_write_stamp() };
+				 .wtime_ns = xkv_restore_stamp(it->has_cas ? it->cas : 0, true) };
 	struct xkv_entry *e = malloc(s->cfg.entry_size);
 	if (!e)
 		return -ENOMEM;
@@ -368,9 +368,9 @@ static int rest_add(struct rest_thr *t, const struct xkv_snap_item *it)
 	}
 	memset(e, 0, XKV_ENTRY_HDR);
 	e->expire_ns = expire;
-	/* the item's cas unique as it was; a file without one (written before
-	 * xdpkv kept them) gets a fresh stamp */
-	e->wtime_ns = it->has_cas && it->cas ? it->cas : xkv_write_stamp();
+	/* the item's cas unique as it was where that is safe (xdpkv.h); a file
+	 * without one (written before xdpkv kept them) gets a fresh stamp */
+	e->wtime_ns = xkv_restore_stamp(it->has_cas ? it->cas : 0, false);
 	e->flags = it->flags;
 	e->len = it->vlen;
 	e->klen = it->klen;

@@ -131,12 +131,20 @@ __u64 xkv_write_stamp(void)
 {
 	static __u64 last; /* __atomic */
 	__u64 now = xkv_now_ns(), old = __atomic_load_n(&last, __ATOMIC_RELAXED), st;
+	__u32 id = xkv_stamp_user_id((__u32)getpid());
 
 	do
-		st = xkv_stamp(old, now, XKV_STAMP_USER);
+		st = xkv_stamp(old, now, id);
 	while (!__atomic_compare_exchange_n(&last, &old, st, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED));
 	return st;
+}
+
+__u64 xkv_restore_stamp(__u64 cas, bool big)
+{
+	if (!cas || big || (cas & ~XKV_STAMP_ID_MASK) >= (xkv_now_ns() & ~XKV_STAMP_ID_MASK))
+		return xkv_write_stamp();
+	return cas;
 }
 
 struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 exptime,

@@ -254,6 +254,14 @@ __u64 xkv_now_ns(void); /* CLOCK_MONOTONIC */
 /* A write stamp for an entry's wtime_ns (entry.h, xkv_stamp): unique per
  * write, strictly increasing within the process, from any thread. */
 __u64 xkv_write_stamp(void);
+/* The stamp of an item a snapshot restore or a JSONL load writes, cas its
+ * cas unique in the file (0: none).  A cas from this clock's past is kept
+ * (a client holding it can still `cas`); a fresh stamp otherwise: for a cas
+ * from another boot's later clock (such an item would outlive flush_all,
+ * whose cut is a stamp) and for a value above --value-size (the big-value
+ * collector keeps chunks younger than its grace only: an old stamp let it
+ * remove a restored value's chunks before its entry landed). */
+__u64 xkv_restore_stamp(__u64 cas, bool big);
 /* key bytes -> zero-padded map key of cfg.key_size; -EINVAL if too long or bad */
 int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8 *out);
 /* memcached key rule + cfg.key_cap; returns enum xkv_perr */

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -1450,6 +1451,90 @@ static void t_ratelimit(void)
 	env_close(&e);
 }
 
+/* A value above --value-size asked by a source whose reply budget it would
+ * pass (the amplification cap): refused before its chunks are read (they
+ * are removed here, so a read would show as a miss or busy); mg without v
+ * needs none of them at all. */
+static void t_big_budget(void)
+{
+	struct env e;
+	struct xkv_slow_src rd;
+	static __u8 val[20000];
+	struct xkv_buf req = {}, want = {};
+
+	printf("== hash_map, max_amp 10, a big map\n");
+	env_big_chunks = 64;
+	int r = env_open_cfg(&e, "hash_map", 1024, VAL_CAP, 0, 10);
+	env_big_chunks = 0;
+	if (r)
+		return (void)n_fail++;
+	acl(&e, XKV_ACL_ALLOW, "any");
+	src_set(&rd, "10.2.0.5", 40000);
+	fill(val, sizeof(val), 5);
+	tprintf(&req, "set bv 0 0 20000\r\n");
+	tput(&req, val, sizeof(val));
+	tprintf(&req, "\r\n");
+	ask(&e, req.p, req.len, &want);
+	long gone = 0;
+	struct xkv_big_key k;
+	while (!bpf_map_get_next_key(e.s.big_fd, NULL, &k) && !bpf_map_delete_elem(e.s.big_fd, &k))
+		gone++;
+	report(gone == 6, "big budget: the value's 6 chunks removed behind the store's back (%ld)", gone);
+	expect_from(&e, &rd, "get of a 20000-byte value over the cap: refused unread", "get bv\r\n", XKV_R_AMP,
+		    XKV_STAT_amp_capped);
+	expect_from(&e, &rd, "mg v of it: the same", "mg bv v\r\n", XKV_R_AMP, XKV_STAT_amp_capped);
+	expect_from(&e, &rd, "mg s of it: the head only, no chunk read", "mg bv s\r\n", "HD s20000\r\n", -1);
+	env_close(&e);
+	xkv_buf_free(&req);
+	xkv_buf_free(&want);
+}
+
+/* Write stamps from two processes at once (serve and a `load` beside it):
+ * each strictly increasing, ids of their own, no stamp in both.  With the one
+ * userspace id they had before (1023) the two runs overlapped at once. */
+static int u64_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void t_stamp_ids(void)
+{
+	enum { N = 50000 };
+	__u64 *m = mmap(NULL, 2 * N * sizeof(__u64), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return (void)report(0, "stamps: mmap");
+	pid_t child;
+	for (;;) { /* two processes whose pids are equal mod 512 share an id (entry.h) */
+		child = fork();
+		if (child == 0) {
+			for (int i = 0; i < N; i++)
+				m[N + i] = xkv_write_stamp();
+			_exit(0);
+		}
+		if (child < 0 || (child - getpid()) % 512)
+			break;
+		waitpid(child, NULL, 0);
+	}
+	if (child < 0)
+		return (void)report(0, "stamps: fork");
+	for (int i = 0; i < N; i++)
+		m[i] = xkv_write_stamp();
+	waitpid(child, NULL, 0);
+	bool inc = true;
+	for (int i = 1; i < N && inc; i++)
+		inc = m[i] > m[i - 1] && m[N + i] > m[N + i - 1];
+	__u32 id_a = (__u32)(m[0] & XKV_STAMP_ID_MASK), id_b = (__u32)(m[N] & XKV_STAMP_ID_MASK);
+	qsort(m, 2 * N, sizeof(__u64), u64_cmp);
+	long dup = 0;
+	for (int i = 1; i < 2 * N; i++)
+		dup += m[i] == m[i - 1];
+	report(inc && id_a != id_b && id_a >= XKV_STAMP_CPUS && id_b >= XKV_STAMP_CPUS && !dup,
+	       "stamps: two processes, %d each at once: each increasing, ids %u and %u (userspace: >= %u), "
+	       "%ld equal", N, id_a, id_b, XKV_STAMP_CPUS, dup);
+	munmap(m, 2 * N * sizeof(__u64));
+}
+
 /* max_keys and max_reply, the defaults and set ones. */
 static void t_limits(void)
 {
@@ -2211,6 +2296,8 @@ static int run_unit(void)
 	t_oom();
 	t_amp();
 	t_ratelimit();
+	t_stamp_ids();
+	t_big_budget();
 	t_limits();
 	t_big();
 	return 0;
@@ -3525,6 +3612,19 @@ static long big_map_count(struct env *e)
 	return c;
 }
 
+/* The chunks once those of replaced and deleted values are gone: they
+ * linger XKV_BIG_LINGER_MS (slowpath.h); a collection takes the due ones. */
+static long big_map_settled(struct env *e)
+{
+	long now = big_map_count(e);
+	usleep((XKV_BIG_LINGER_MS + 50) * 1000);
+	xkv_slow_big_collect(e->sl, NULL);
+	long later = big_map_count(e);
+	if (later != now)
+		printf("    (%ld chunks, %ld once the replaced ones were due)\n", now, later);
+	return later;
+}
+
 #define BIG_N 100000u
 
 static void t_bigvals(struct env *e)
@@ -3608,7 +3708,7 @@ static void t_bigvals(struct env *e)
 	 * (the old ones go); stale, the token to the first mg */
 	hit = e->s.L->get(&e->s, "a", 1, it);
 	cas = hit == 1 ? it->wtime_ns : 0;
-	long before = big_map_count(e);
+	long before = big_map_settled(e);
 	req.len = 0;
 	tprintf(&req, "md a I T0\r\nmg a v s f\r\nmg a s\r\n");
 	want.len = 0;
@@ -3617,7 +3717,7 @@ static void t_bigvals(struct env *e)
 	tprintf(&want, "\r\nHD s9000 Z X\r\n");
 	expect_stream(e, "md I of a big value, then mg: X W, then Z X", &req, 0, &want);
 	hit = e->s.L->get(&e->s, "a", 1, it);
-	chunks = big_map_count(e);
+	chunks = big_map_settled(e);
 	report(hit == 1 && it->wtime_ns != cas && it->state == (XKV_ENT_STALE | XKV_ENT_WON) && chunks == before,
 	       "%s: invalidated: a new cas, stale and won, its chunks replaced (%ld chunks, %ld before)",
 	       e->layout, chunks, before);
@@ -3628,7 +3728,7 @@ static void t_bigvals(struct env *e)
 	want.len = 0;
 	tprintf(&want, "STORED\r\nDELETED\r\nDELETED\r\nVALUE big 0 1\r\nx\r\nEND\r\n");
 	expect_stream(e, "a big value overwritten by a small one, two deleted", &req, 0, &want);
-	chunks = big_map_count(e);
+	chunks = big_map_settled(e);
 	report(chunks == 0, "%s: the big map empty again (%ld chunks)", e->layout, chunks);
 
 	/* what the XDP side does to a big item (an overwrite or delete from
@@ -3752,6 +3852,90 @@ static void t_big_torn(struct env *e)
 	       seen[2], torn, mixed, percpu ? " (per-CPU: at most 1 in 10,000)" : "", busy);
 }
 
+/* A reader from outside the slow path (a snapshot, a migration's copier)
+ * reads an item's entry, then its chunks, while two writers rewrite the
+ * 300 kB value without pause; here it waits 20 ms between the two, as a
+ * descheduled snapshot thread may.  The replaced chunks linger 200 ms
+ * (slowpath.c, big_retire), so it still reads the version it saw whole.
+ * Before, they went at once: with enough writers no read of the entry and
+ * its chunks could finish between two rewrites, and a snapshot gave up
+ * after 16 tries (checked: this test fails then). */
+struct rewrite_arg {
+	struct env *e;
+	volatile int *stop;
+	char ch;
+	long sets;
+};
+
+static void *rewrite_main(void *arg)
+{
+	struct rewrite_arg *a = arg;
+	struct xkv_buf req = {}, out = {};
+	enum { N = 300000 };
+	tprintf(&req, "set rw 0 0 %u\r\n", N);
+	for (unsigned j = 0; j < N; j++)
+		tput(&req, &a->ch, 1);
+	tprintf(&req, "\r\n");
+	while (!*a->stop) {
+		stream_ask(a->e, &req, 0, &out);
+		a->sets++;
+	}
+	xkv_buf_free(&req);
+	xkv_buf_free(&out);
+	return NULL;
+}
+
+static void t_big_rewrite(struct env *e)
+{
+	struct rewrite_arg a[2];
+	pthread_t th[2];
+	volatile int stop = 0;
+	struct xkv_item *it = malloc(sizeof(*it));
+	__u8 *buf = NULL;
+	size_t cap = 0;
+	long whole = 0, busy = 0, bad = 0, seen[2] = { 0 };
+
+	clear(e);
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct rewrite_arg){ .e = e, .stop = &stop, .ch = (char)('a' + i) };
+		pthread_create(&th[i], NULL, rewrite_main, &a[i]);
+	}
+	usleep(100 * 1000);
+	for (int i = 0; i < 30; i++) {
+		int r = e->s.L->get(&e->s, "rw", 2, it);
+		if (r != 1 || it->len != 300000) {
+			bad++;
+			continue;
+		}
+		if (cap < it->len)
+			buf = realloc(buf, cap = it->len);
+		usleep(20 * 1000);
+		r = xkv_big_get(&e->s, "rw", 2, it->wtime_ns, it->len, buf);
+		if (r == 0) { /* the chunks of the version read are gone */
+			busy++;
+			continue;
+		}
+		int ok = r == 1 && (buf[0] == 'a' || buf[0] == 'b');
+		for (size_t j = 0; ok && j < it->len; j++)
+			ok = buf[j] == buf[0];
+		if (!ok) {
+			bad++;
+			continue;
+		}
+		whole++;
+		seen[buf[0] - 'a']++;
+	}
+	stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	report(whole == 30 && seen[0] && seen[1],
+	       "%s: 30 reads of an entry, then 20 ms later its chunks, while 2 writers rewrite a 300 kB value "
+	       "(%ld + %ld sets): %ld whole (%ld a, %ld b), %ld with chunks gone, %ld wrong", e->layout, a[0].sets, a[1].sets, whole, seen[0],
+	       seen[1], busy, bad);
+	free(buf);
+	free(it);
+}
+
 /* A full big map: the store says so, as memcached does when out of memory. */
 static void t_big_full(void)
 {
@@ -3786,6 +3970,8 @@ static void run_bigvals(void)
 	env_big_chunks = 1024; /* 4 MiB */
 	each_layout(t_bigvals);
 	each_layout(t_big_torn);
+	env_big_chunks = 16384; /* 58 MiB: 14.5 MiB may linger, 50 values of 300 kB */
+	each_layout(t_big_rewrite);
 	env_big_chunks = 0;
 	t_big_full();
 }

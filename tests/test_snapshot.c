@@ -406,6 +406,63 @@ static unsigned present(struct store *st, unsigned n)
 	return present_as(st, n, NULL);
 }
 
+/* The stamps restore gives (xkv_restore_stamp): a cas from this clock's past
+ * is kept; one from a later clock (another boot's) is not, or the item would
+ * outlive flush_all; a big value always gets a fresh one. */
+static void test_restore_stamps(void)
+{
+	char p[512], err[XKV_ERRLEN];
+	struct xkv_snap_writer *w;
+	struct xkv_snap_info info = { .layout = "test", .key_cap = 250, .val_cap = 4096, .entries = 3 };
+	static __u8 buf[3 * 6000], bigv[5000];
+	__u64 now = xkv_now_ns();
+	struct xkv_snap_item it[3] = {
+		{ .key = (const __u8 *)"past", .klen = 4, .val = (const __u8 *)"p", .vlen = 1,
+		  .has_cas = true, .cas = 12345 << XKV_STAMP_ID_BITS },
+		{ .key = (const __u8 *)"future", .klen = 6, .val = (const __u8 *)"f", .vlen = 1,
+		  .has_cas = true, .cas = now + 3600ull * 1000000000ull },
+		{ .key = (const __u8 *)"bigpast", .klen = 7, .val = bigv, .vlen = sizeof(bigv),
+		  .has_cas = true, .cas = 777 << XKV_STAMP_ID_BITS },
+	};
+	size_t len = 0;
+	path_of(p, sizeof(p), "stamps.snap");
+	if (xkv_snap_create(&w, p, &info, XKV_CODEC_LZ4, 0, err, sizeof(err))) {
+		CHECK(0, "stamps: create: %s", err);
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		len += xkv_snap_item_put(buf + len, &it[i]);
+	CHECK(!xkv_snap_put_block(w, buf, len, 3) && !xkv_snap_commit(w, err, sizeof(err)),
+	      "stamps: a file of 3 items");
+	struct store b;
+	store_big_chunks = 64;
+	if (store_open(&b, "hash_map", 1024, 1024)) {
+		store_big_chunks = 0;
+		return;
+	}
+	store_big_chunks = 0;
+	struct xkv_snap_opts ro = { .threads = 1 };
+	struct xkv_snap_result res;
+	__u64 t0 = xkv_now_ns() & ~XKV_STAMP_ID_MASK;
+	int e = xkv_restore(&b.s, p, &ro, &res, err, sizeof(err));
+	__u64 t1 = xkv_now_ns();
+	struct xkv_item *x = malloc(sizeof(*x));
+	__u64 got[3] = { 0 };
+	for (int i = 0; i < 3 && x; i++)
+		got[i] = b.s.L->get(&b.s, it[i].key, it[i].klen, x) == 1 ? x->wtime_ns : 0;
+	CHECK(!e && res.stored == 3, "stamps: restored %llu of 3 (%s)", (unsigned long long)res.stored,
+	      e ? err : "ok");
+	CHECK(got[0] == it[0].cas, "stamps: a cas from this clock's past kept (%llu)",
+	      (unsigned long long)got[0]);
+	CHECK(got[1] && got[1] != it[1].cas && got[1] < t1,
+	      "stamps: a cas from a later clock (an hour ahead) replaced by a fresh stamp (%llu, now %llu)",
+	      (unsigned long long)got[1], (unsigned long long)t1);
+	CHECK(got[2] && got[2] != it[2].cas && (got[2] & ~XKV_STAMP_ID_MASK) >= t0,
+	      "stamps: a value from chunks gets a fresh stamp (%llu)", (unsigned long long)got[2]);
+	free(x);
+	store_close(&b);
+}
+
 static void test_store(void)
 {
 	const char *layouts[] = { "hash_map", "array_fnv", "lru", "percpu" };
@@ -501,6 +558,7 @@ static void test_store(void)
 	/* with a big map: the values above 100 B go there, and come back whole */
 	store_big_chunks = 4096;
 	if (!store_open(&b, "lru", 8192, 100)) {
+		__u64 t0 = xkv_now_ns() & ~XKV_STAMP_ID_MASK;
 		xkv_restore(&b.s, p, &ro, &res, err, sizeof(err));
 		struct xkv_item *ia = malloc(sizeof(*ia)), *ib = malloc(sizeof(*ib));
 		__u8 *big = NULL;
@@ -508,7 +566,9 @@ static void test_store(void)
 		unsigned same = 0, bigs = 0;
 		__u8 k[XKV_KEY_MAX + 8];
 		for (__u32 i = 0; ia && ib; ) {
-			/* every source item: the same value, flags and cas read back */
+			/* every source item: the same value and flags; its cas
+			 * back too, but a value from chunks gets a fresh stamp
+			 * (xkv_restore_stamp: the collector keeps young chunks) */
 			int kl = bpf_map_get_next_key(a.s.store_fd, i ? k : NULL, k) ? -1 : (int)strnlen((char *)k, a.s.cfg.key_size);
 			if (kl < 0)
 				break;
@@ -518,12 +578,14 @@ static void test_store(void)
 				continue;
 			const __u8 *v = ib->len > 100 ? big : ib->data;
 			bigs += ib->len > 100;
-			same += ia->len == ib->len && ia->flags == ib->flags && ia->wtime_ns == ib->wtime_ns &&
+			bool cas_ok = ib->len > 100 ? (ib->wtime_ns & ~XKV_STAMP_ID_MASK) >= t0
+						    : ia->wtime_ns == ib->wtime_ns;
+			same += ia->len == ib->len && ia->flags == ib->flags && cas_ok &&
 				!memcmp(ia->data, v, ia->len);
 		}
 		CHECK(res.too_big == 0 && res.stored == N && same == N && bigs == N - small_of(N),
-		      "into values <= 100 B with a big map: %llu too big, %llu stored, %u read back the same "
-		      "(%u from chunks)", (unsigned long long)res.too_big, (unsigned long long)res.stored, same,
+		      "into values <= 100 B with a big map: %llu too big, %llu stored, %u read back the same, "
+		      "cas kept, a fresh one for the %u from chunks", (unsigned long long)res.too_big, (unsigned long long)res.stored, same,
 		      bigs);
 		free(ia);
 		free(ib);
@@ -532,6 +594,7 @@ static void test_store(void)
 	}
 	store_big_chunks = 0;
 	store_close(&a);
+	test_restore_stamps();
 }
 
 int main(int argc, char **argv)
