@@ -146,7 +146,10 @@ struct xkv_slow_stream {
 	__u64 swallow;   /* data bytes still to discard (after "object too large") */
 	size_t out_max;  /* stop running requests once out holds this many bytes
 			  * (0: no bound); the rest waits for the next call */
+	__u8 proto;      /* XKV_STREAM_TEXT or _BINARY from its first byte; 0: none yet */
+	bool authed;     /* binary: SASL authenticated (binproto.c) */
 };
+enum { XKV_STREAM_TEXT = 1, XKV_STREAM_BINARY = 2 };
 enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
 
 /* Run every complete request at the front of buf[0..len) and append the
@@ -171,6 +174,14 @@ enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
 int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
 		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
 		    struct xkv_stats *delta);
+
+/* SASL PLAIN required (memcached -S; docs/security.md): db (sasl.h; the
+ * caller keeps it for the slow path's life) or NULL (none).  Set before
+ * serving.  Binary connections then authenticate first, text connections
+ * and datagrams are refused. */
+struct xkv_sasl;
+void xkv_slow_set_sasl(struct xkv_slow *sl, const struct xkv_sasl *db);
+const struct xkv_sasl *xkv_slow_sasl(const struct xkv_slow *sl);
 
 /* May a TCP peer connect?  1 yes; 0 no, counted (drop_acl) in delta. */
 int xkv_slow_tcp_admit(struct xkv_slow *sl, const __u8 addr[16], struct xkv_stats *delta);
