@@ -17,6 +17,7 @@
 #include <linux/if_link.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
+#include "sasl.h"
 #include "slowpath.h"
 
 #define XKV_PROG_NAME "xdpkv"
@@ -127,6 +128,7 @@ struct serve_extra {
 	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
 	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
 	const char *snapshot_file;
+	const struct xkv_sasl *sasl; /* --sasl-pwdb */
 };
 
 struct snap_every {
@@ -163,6 +165,7 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		o.max_conns = x->max_conns;
 		o.no_tcp = x->no_tcp;
 		o.no_tcp_fast = x->no_tcp_fast;
+		o.sasl = x->sasl;
 	}
 	if (se.file && x->snapshot_every) {
 		o.tick = snapshot_tick;
@@ -953,6 +956,7 @@ struct serve_opts {
 	bool keep_privileges, no_tcp, no_tcp_fast;
 	unsigned snapshot_every;
 	const char *snapshot_file;
+	const char *sasl_pwdb;
 };
 
 static const struct xo serve_table[] = {
@@ -982,6 +986,9 @@ static const struct xo serve_table[] = {
 	  "--snapshot-every seconds; --user must be able to write FILE's directory" },
 	{ "snapshot-every", 0, XO_U32, offsetof(struct serve_opts, snapshot_every), "SECONDS",
 	  "with --snapshot-file: also snapshot this often (one thread, lz4)", 1, 7 * 86400 },
+	{ "sasl-pwdb", 'S', XO_STR, offsetof(struct serve_opts, sasl_pwdb), "FILE",
+	  "require SASL PLAIN (memcached -S): user:password lines, a file root owns and only root "
+	  "may read; binary-protocol TCP clients only, XDP and the TCP fast path answer nobody" },
 	XO_END,
 };
 
@@ -997,13 +1004,24 @@ static int run_serve(void *vo, const struct global_opts *g)
 
 	if (rc)
 		return rc;
+	struct xkv_sasl *db = NULL;
+	if (o->sasl_pwdb) {
+		char err[XKV_ERRLEN];
+		if (!(db = xkv_sasl_load(o->sasl_pwdb, err, sizeof(err)))) {
+			xerr("serve: --sasl-pwdb: %s", err);
+			xkv_store_close(&s);
+			return EXIT_USAGE;
+		}
+	}
 	struct serve_extra x = {
+		.sasl = db,
 		.max_keys = o->max_keys, .max_reply = o->max_reply,
 		.threads = o->threads, .max_conns = o->max_conns, .no_tcp = o->no_tcp, .no_tcp_fast = o->no_tcp_fast,
 		.drop_user = o->keep_privileges ? NULL : o->user ? o->user : "nobody",
 		.snapshot_every = o->snapshot_every, .snapshot_file = o->snapshot_file,
 	};
 	rc = serve_loop(&s, o->ifc.name, o->port, "serve", &x);
+	xkv_sasl_free(db);
 	xkv_store_close(&s);
 	return rc;
 }
@@ -1012,7 +1030,7 @@ const struct cmd cmd_serve = {
 	.name = "serve",
 	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--threads N] [--max-conns N] "
 		    "[--no-tcp] [--no-tcp-fast-path]\n       [--user NAME | --keep-privileges] "
-		    "[--snapshot-file FILE [--snapshot-every SECONDS]] [-v]",
+		    "[--snapshot-file FILE [--snapshot-every SECONDS]] [--sasl-pwdb FILE] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
@@ -1028,6 +1046,10 @@ const struct cmd cmd_serve = {
 	       "cap).  --no-tcp turns TCP off.  'attach --serve' listens on TCP too, with the defaults.\n\n"
 	       "With --snapshot-file it snapshots the store there when it stops, and with\n"
 	       "--snapshot-every also periodically, while serving (docs/snapshots.md).\n\n"
+	       "TCP clients may speak memcached's binary protocol too (docs/protocol.md).  With\n"
+	       "--sasl-pwdb (memcached -S) every client must authenticate with SASL PLAIN over the\n"
+	       "binary protocol first: text connections are closed, UDP is dropped (in XDP too) and\n"
+	       "the TCP fast path is off (docs/security.md, \"SASL\").\n\n"
 	       "Example: xdpkv serve veth0 -v\n"
 	       "         xdpkv serve eth0 --snapshot-file /var/lib/xdpkv/eth0.snap --snapshot-every 300\n"
 	       "         python3 -c 'import pymemcache; c = pymemcache.Client((\"10.0.0.1\", 11211)); "

@@ -643,6 +643,10 @@ int xdpkv(struct xdp_md *ctx)
 		h = bpf_map_lookup_elem(&host, &zero);
 		if (!h)
 			return XDP_PASS;
+		if (h->flags & XKV_HOST_AUTH) { /* SASL required: nobody is answered over UDP */
+			stat_inc(st, XKV_STAT_drop_acl);
+			return XDP_DROP;
+		}
 		if (h->flags & XKV_HOST_CHECK_MAC) {
 			if (*(__u32 *)eth->h_dest != *(__u32 *)h->mac ||
 			    *(__u16 *)&eth->h_dest[4] != *(__u16 *)&h->mac[4]) {

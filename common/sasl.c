@@ -50,7 +50,10 @@ static int add_line(struct xkv_sasl *db, char *line, size_t len, unsigned lineno
 		snprintf(err, errlen, "%s:%u: not user:password", path, lineno);
 		return -1;
 	}
-	size_t nlen = (size_t)(colon - line), plen = len - nlen - 1;
+	/* memcached reads the password up to the next ':' (more fields may follow) */
+	char *colon2 = memchr(colon + 1, ':', len - (size_t)(colon + 1 - line));
+	size_t nlen = (size_t)(colon - line);
+	size_t plen = (colon2 ? (size_t)(colon2 - line) : len) - nlen - 1;
 	if (nlen > SASL_FIELD_MAX || plen > SASL_FIELD_MAX || memchr(line, 0, len)) {
 		snprintf(err, errlen, "%s:%u: a user or password over %u bytes, or a NUL byte", path,
 			 lineno, SASL_FIELD_MAX);

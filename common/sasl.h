@@ -14,9 +14,9 @@ extern "C" {
 
 struct xkv_sasl;
 
-/* Read the password file at path: one "user:password" a line (memcached's
- * sasldb-less PLAIN file, as MEMCACHED_SASL_PWDB names it), '#' lines and
- * empty ones skipped.  The file must be a regular file owned by root and
+/* Read the password file at path: one "user:password" a line, more
+ * ":fields" after the password ignored (memcached's file, as
+ * MEMCACHED_SASL_PWDB names it), '#' lines and empty ones skipped.  The file must be a regular file owned by root and
  * not readable or writable by group or others, and hold at least one user.
  * NULL with the reason in err. */
 struct xkv_sasl *xkv_sasl_load(const char *path, char *err, size_t errlen);

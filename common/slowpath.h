@@ -220,6 +220,11 @@ struct xkv_serve_opts {
 	bool no_tcp_fast;            /* no TCP fast path even where attach loaded it */
 	unsigned threads;            /* TCP worker threads; 0: the online CPUs */
 	unsigned max_conns;          /* open TCP connections at most; 0: XKV_MAX_CONNS */
+	/* SASL PLAIN required (--sasl-pwdb; sasl.h): binary TCP clients only,
+	 * after they authenticate; the kernel fast paths answer nobody (the
+	 * host map's XKV_HOST_AUTH; no TCP fast path).  NULL: none (and the
+	 * flag is cleared). */
+	const struct xkv_sasl *sasl;
 	/* optional: called from the housekeeping thread every tick_ms (serve
 	 * --snapshot-every); it may take long, the other chores wait meanwhile */
 	void (*tick)(void *arg);

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Raw sockets against a server that requires SASL (serve --sasl-pwdb,
+memcached -S): every path refuses an unauthenticated client, an
+authenticated one is served.
+
+  binraw.py sasl HOST PORT USER PASSWORD   a TCP binary get before auth (0x20,
+      closed), a TCP text get (closed, no reply: the kernel's TCP path would
+      have answered it), UDP text and binary gets (no reply: XDP would have
+      answered the text one), a wrong password (0x20); then PLAIN auth and a
+      set/get on that connection
+  binraw.py open HOST PORT                 no SASL: a UDP text get is answered
+
+Prints PASS/FAIL lines; exit 1 on a FAIL."""
+import socket
+import struct
+import sys
+
+fails = 0
+
+
+def check(what, ok):
+    global fails
+    print(("PASS " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        fails += 1
+
+
+def frame(op, key=b"", ext=b"", val=b"", opaque=0, cas=0):
+    return struct.pack(">BBHBBHIIQ", 0x80, op, len(key), len(ext), 0, 0,
+                       len(ext) + len(key) + len(val), opaque, cas) + ext + key + val
+
+
+def read_res(s):
+    """One response (status, body) or None when the connection ends first."""
+    h = b""
+    while len(h) < 24:
+        b = s.recv(24 - len(h))
+        if not b:
+            return None
+        h += b
+    _, op, kl, el, _, status, bl, opq, cas = struct.unpack(">BBHBBHIIQ", h)
+    body = b""
+    while len(body) < bl:
+        b = s.recv(bl - len(body))
+        if not b:
+            return None
+        body += b
+    return status, body[el + kl:]
+
+
+def closed_after(s, timeout=2.0):
+    """Whatever comes until the peer closes: (bytes, closed)."""
+    s.settimeout(timeout)
+    got = b""
+    try:
+        while True:
+            b = s.recv(4096)
+            if not b:
+                return got, True
+            got += b
+    except socket.timeout:
+        return got, False
+    except ConnectionResetError:
+        return got, True
+
+
+def tcp(host, port):
+    s = socket.create_connection((host, port), timeout=3)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def udp_ask(host, port, payload, timeout=1.0):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.settimeout(timeout)
+    u.sendto(struct.pack(">HHHH", 7, 0, 1, 0) + payload, (host, port))
+    try:
+        return u.recvfrom(65536)[0]
+    except socket.timeout:
+        return None
+    finally:
+        u.close()
+
+
+def sasl(host, port, user, password):
+    s = tcp(host, port)
+    s.sendall(frame(0x00, b"k"))
+    r = read_res(s)
+    rest, closed = closed_after(s)
+    check("tcp binary get before auth: 0x20 (got %r), then closed" % (r,),
+          r is not None and r[0] == 0x20 and closed and not rest)
+    s = tcp(host, port)
+    s.sendall(b"get k\r\n" + b" " * 17)  # 24 bytes: memcached reads a whole header first
+    got, closed = closed_after(s)
+    check("tcp text get: closed without a reply (got %r)" % got, closed and got == b"")
+    s = tcp(host, port)
+    s.sendall(b"set k 0 0 1\r\nx\r\n" + b" " * 8)
+    got, closed = closed_after(s)
+    check("tcp text set: closed without a reply (got %r)" % got, closed and got == b"")
+    check("udp text get: no reply", udp_ask(host, port, b"get k\r\n") is None)
+    check("udp binary get: no reply", udp_ask(host, port, frame(0x00, b"k")) is None)
+    s = tcp(host, port)
+    s.sendall(frame(0x20))
+    r = read_res(s)
+    check("sasl list mechs: PLAIN (got %r)" % (r,), r is not None and r[0] == 0 and b"PLAIN" in r[1])
+    s.sendall(frame(0x21, b"PLAIN", val=b"\0" + user.encode() + b"\0" + password.encode() + b"x"))
+    r = read_res(s)
+    check("a wrong password: 0x20 (got %r)" % (r,), r is not None and r[0] == 0x20)
+    s.sendall(frame(0x21, b"PLAIN", val=b"\0" + user.encode() + b"\0" + password.encode()))
+    r = read_res(s)
+    check("PLAIN auth: ok (got %r)" % (r,), r is not None and r[0] == 0)
+    s.sendall(frame(0x01, b"rawk", ext=struct.pack(">II", 5, 0), val=b"rawv") + frame(0x00, b"rawk"))
+    r1, r2 = read_res(s), read_res(s)
+    check("authenticated: set and get served (got %r %r)" % (r1, r2),
+          r1 is not None and r1[0] == 0 and r2 is not None and r2[0] == 0 and r2[1] == b"rawv")
+    s.close()
+
+
+def open_(host, port):
+    r = udp_ask(host, port, b"get nokey\r\n")
+    check("no SASL: udp text get answered (got %r)" % r, r is not None and r[8:] == b"END\r\n")
+
+
+def main():
+    mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if mode == "sasl":
+        sasl(host, port, sys.argv[4], sys.argv[5])
+    elif mode == "open":
+        open_(host, port)
+    else:
+        sys.exit("usage: binraw.py sasl|open HOST PORT ...")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
