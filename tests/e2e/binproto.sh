@@ -4,7 +4,8 @@
 # two ecosystems, python-binary-memcached (PyPI) and memjs (npm), on the veth
 # testbed: first against memcached 1.6.18 (Debian's, in the server
 # namespace: the clients' feature sets must pass there, or the test is
-# wrong), then against xdpkv serve on every layout; then SASL PLAIN (serve
+# wrong), then against xdpkv serve on every layout, and binary over UDP
+# from a raw socket on both; then SASL PLAIN (serve
 # --sasl-pwdb) from raw sockets: refused on every path (TCP binary, TCP text,
 # UDP through XDP, the kernel's TCP path), served once authenticated, and
 # both clients authenticating.
@@ -41,7 +42,7 @@ jsc() { tb_cli env NODE_PATH="$NODE_MODULES" node "$here/binclient.js" "$@"; }
 raw() { tb_cli /usr/bin/python3 "$here/binraw.py" "$@"; }
 
 # memcached 1.6.18, the oracle: both clients' feature sets pass there
-tb_srv_bg memcached -u root -U 0 -p "$MCP" -l "$S4" -m 64
+tb_srv_bg memcached -u root -U "$MCP" -p "$MCP" -l "$S4" -m 64
 MC_PID=$TB_LAST_PID
 for _ in $(seq 50); do
 	nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$MCP" | grep -q . && break
@@ -49,6 +50,7 @@ for _ in $(seq 50); do
 done
 check "memcached $(memcached -V | cut -d' ' -f2): python-binary-memcached" pyc features "$S4" "$MCP"
 check "memcached: memjs" jsc features "$S4" "$MCP"
+check "memcached: binary over UDP" raw udp "$S4" "$MCP"
 kill "$MC_PID" 2>/dev/null || true
 
 for layout in "${layouts[@]}"; do
@@ -64,6 +66,7 @@ for layout in "${layouts[@]}"; do
 	tb_serve_tcp_start
 	check "$layout: python-binary-memcached" pyc features "$S4" "$P" "${lossy[@]}"
 	check "$layout: memjs" jsc features "$S4" "$P" "${lossy[@]}"
+	check "$layout: binary over UDP" raw udp "$S4" "$P"
 	tb_serve_stop || fail=1
 	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"
 done

@@ -10,6 +10,9 @@ authenticated one is served.
       answered the text one), a wrong password (0x20); then PLAIN auth and a
       set/get on that connection
   binraw.py open HOST PORT                 no SASL: a UDP text get is answered
+  binraw.py udp HOST PORT                  binary over UDP: a set, then a getk
+      and a get miss in one datagram, answered in one reply with the request
+      id echoed (memcached -U answers so too)
 
 Prints PASS/FAIL lines; exit 1 on a FAIL."""
 import socket
@@ -122,14 +125,44 @@ def open_(host, port):
     check("no SASL: udp text get answered (got %r)" % r, r is not None and r[8:] == b"END\r\n")
 
 
+def udp(host, port):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.settimeout(2)
+    key = b"udpbin-%d" % (id(u) & 0xFFFFFF)
+
+    def ask(rid, payload):
+        u.sendto(struct.pack(">HHHH", rid, 0, 1, 0) + payload, (host, port))
+        d = u.recvfrom(65536)[0]
+        hdr = struct.unpack(">HHHH", d[:8])
+        out, body = [], d[8:]
+        while len(body) >= 24:
+            _, op, kl, el, _, st, bl, opq, cas = struct.unpack(">BBHBBHIIQ", body[:24])
+            out.append((op, st, body[24 + el:24 + el + kl], body[24 + el + kl:24 + bl], opq))
+            body = body[24 + bl:]
+        return hdr, out
+
+    try:
+        hdr, rs = ask(41, frame(0x01, key, struct.pack(">II", 3, 0), b"over-udp", opaque=1))
+        check("udp binary set: stored, request id echoed (got %r %r)" % (hdr, rs),
+              hdr[0] == 41 and hdr[2] == 1 and len(rs) == 1 and rs[0][1] == 0 and rs[0][4] == 1)
+        hdr, rs = ask(42, frame(0x0C, key, opaque=2) + frame(0x00, key + b"-none", opaque=3))
+        check("udp binary getk + get miss in one datagram (got %r %r)" % (hdr, rs),
+              hdr[0] == 42 and len(rs) == 2 and rs[0][:4] == (0x0C, 0, key, b"over-udp") and
+              rs[1][:2] == (0x00, 1) and rs[1][4] == 3)
+    except socket.timeout:
+        check("udp binary: answered", False)
+
+
 def main():
     mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if mode == "sasl":
         sasl(host, port, sys.argv[4], sys.argv[5])
     elif mode == "open":
         open_(host, port)
+    elif mode == "udp":
+        udp(host, port)
     else:
-        sys.exit("usage: binraw.py sasl|open HOST PORT ...")
+        sys.exit("usage: binraw.py sasl|open|udp HOST PORT ...")
     sys.exit(1 if fails else 0)
 
 
