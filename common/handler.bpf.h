@@ -739,6 +739,11 @@ int xdpkv(struct xdp_md *ctx)
 	}
 	if (tlen == 0)
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_NO_CRLF);
+	/* memcached's binary protocol (its magic first): the slow path's (binproto.c) */
+	if (sc->req[0] == 0x80) {
+		stat_inc(st, XKV_STAT_pass_cmd);
+		return XDP_PASS;
+	}
 
 	struct xkv_req *r = &sc->pr;
 	struct get_ctx g = { .sc = sc, .st = st, .now = now, .o = XKV_TEXT };

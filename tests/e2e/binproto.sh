@@ -5,8 +5,8 @@
 # testbed: first against memcached 1.6.18 (Debian's, in the server
 # namespace: the clients' feature sets must pass there, or the test is
 # wrong), then against xdpkv serve on every layout, and binary over UDP
-# from a raw socket on both; then SASL PLAIN (serve
-# --sasl-pwdb) from raw sockets: refused on every path (TCP binary, TCP text,
+# from a raw socket on both; then SASL PLAIN, on memcached -S and on serve
+# --sasl-pwdb, from raw sockets: refused on every path (TCP binary, TCP text,
 # UDP through XDP, the kernel's TCP path), served once authenticated, and
 # both clients authenticating.
 #
@@ -52,6 +52,7 @@ check "memcached $(memcached -V | cut -d' ' -f2): python-binary-memcached" pyc f
 check "memcached: memjs" jsc features "$S4" "$MCP"
 check "memcached: binary over UDP" raw udp "$S4" "$MCP"
 kill "$MC_PID" 2>/dev/null || true
+wait "$MC_PID" 2>/dev/null || true
 
 for layout in "${layouts[@]}"; do
 	echo "== $layout"
@@ -73,7 +74,24 @@ done
 tb_xdpkv attach "$TB_SRV_DEV" --entries 1024 --value-size 2048 --port "$P" >/dev/null ||
 	tb_die "xdpkv attach failed"
 
-# SASL: a password file only root may read; serve refuses any other
+# SASL on memcached -S first (the oracle; Debian's memcached reads a
+# cyrus sasldb, made with saslpasswd2), then on serve --sasl-pwdb
+command -v saslpasswd2 >/dev/null || tb_die "saslpasswd2 missing: run tests/lib/install-deps.sh (sasl2-bin)"
+mkdir -p "$T/sasl"
+echo s3cret | saslpasswd2 -p -f "$T/sasl/sasldb2" -a memcached -c alice
+printf 'mech_list: plain\nsasldb_path: %s\n' "$T/sasl/sasldb2" >"$T/sasl/memcached.conf"
+SASL_CONF_PATH=$T/sasl tb_srv_bg memcached -u root -S -U 0 -p "$MCP" -l "$S4" -m 64
+MC_PID=$TB_LAST_PID
+for _ in $(seq 50); do
+	nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$MCP" | grep -q . && break
+	sleep 0.1
+done
+check "memcached -S: raw sockets refused on every path, served after PLAIN" raw sasl "$S4" "$MCP" alice s3cret
+check "memcached -S: python-binary-memcached authenticates" pyc sasl "$S4" "$MCP" alice s3cret
+check "memcached -S: memjs authenticates" jsc sasl "$S4" "$MCP" alice s3cret
+kill "$MC_PID" 2>/dev/null || true
+
+# serve --sasl-pwdb: a password file only root may read; serve refuses any other
 pw=$T/pwdb
 printf '# xdpkv test users\nalice:s3cret\n' >"$pw"
 chmod 0644 "$pw"

@@ -11,8 +11,8 @@ authenticated one is served.
       set/get on that connection
   binraw.py open HOST PORT                 no SASL: a UDP text get is answered
   binraw.py udp HOST PORT                  binary over UDP: a set, then a getk
-      and a get miss in one datagram, answered in one reply with the request
-      id echoed (memcached -U answers so too)
+      and a get miss in one datagram, both answered with the request id
+      echoed (memcached -U sends each response in a datagram of its own)
 
 Prints PASS/FAIL lines; exit 1 on a FAIL."""
 import socket
@@ -80,7 +80,7 @@ def udp_ask(host, port, payload, timeout=1.0):
     u.sendto(struct.pack(">HHHH", 7, 0, 1, 0) + payload, (host, port))
     try:
         return u.recvfrom(65536)[0]
-    except socket.timeout:
+    except OSError:  # a timeout, or no UDP at all (memcached -S)
         return None
     finally:
         u.close()
@@ -130,22 +130,28 @@ def udp(host, port):
     u.settimeout(2)
     key = b"udpbin-%d" % (id(u) & 0xFFFFFF)
 
-    def ask(rid, payload):
+    def ask(rid, payload, want):
+        """want responses, from one datagram or several (memcached sends
+        each response in a datagram of its own, each numbered 0 of 1)"""
         u.sendto(struct.pack(">HHHH", rid, 0, 1, 0) + payload, (host, port))
-        d = u.recvfrom(65536)[0]
-        hdr = struct.unpack(">HHHH", d[:8])
-        out, body = [], d[8:]
-        while len(body) >= 24:
-            _, op, kl, el, _, st, bl, opq, cas = struct.unpack(">BBHBBHIIQ", body[:24])
-            out.append((op, st, body[24 + el:24 + el + kl], body[24 + el + kl:24 + bl], opq))
-            body = body[24 + bl:]
+        out, hdr = [], None
+        while len(out) < want:
+            d = u.recvfrom(65536)[0]
+            hdr = hdr or struct.unpack(">HHHH", d[:8])
+            body = d[8:]
+            if struct.unpack(">HHHH", d[:8])[0] != rid or body[:1] != b"\x81":
+                return struct.unpack(">HHHH", d[:8]), out + [body[:40]]
+            while len(body) >= 24:
+                _, op, kl, el, _, st, bl, opq, cas = struct.unpack(">BBHBBHIIQ", body[:24])
+                out.append((op, st, body[24 + el:24 + el + kl], body[24 + el + kl:24 + bl], opq))
+                body = body[24 + bl:]
         return hdr, out
 
     try:
-        hdr, rs = ask(41, frame(0x01, key, struct.pack(">II", 3, 0), b"over-udp", opaque=1))
+        hdr, rs = ask(41, frame(0x01, key, struct.pack(">II", 3, 0), b"over-udp", opaque=1), 1)
         check("udp binary set: stored, request id echoed (got %r %r)" % (hdr, rs),
               hdr[0] == 41 and hdr[2] == 1 and len(rs) == 1 and rs[0][1] == 0 and rs[0][4] == 1)
-        hdr, rs = ask(42, frame(0x0C, key, opaque=2) + frame(0x00, key + b"-none", opaque=3))
+        hdr, rs = ask(42, frame(0x0C, key, opaque=2) + frame(0x00, key + b"-none", opaque=3), 2)
         check("udp binary getk + get miss in one datagram (got %r %r)" % (hdr, rs),
               hdr[0] == 42 and len(rs) == 2 and rs[0][:4] == (0x0C, 0, key, b"over-udp") and
               rs[1][:2] == (0x00, 1) and rs[1][4] == 3)

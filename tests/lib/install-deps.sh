@@ -7,6 +7,7 @@ set -euo pipefail
 # libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for clang 14 (tests/fuzz)
 # python3-venv: bench/kvexp/setup-cachesim.sh (libCacheSim from PyPI into bench/.venv; not run
 #   here), and tests/.venv below
+# sasl2-bin: saslpasswd2, the sasldb for memcached -S in tests/e2e/binproto.sh
 # nodejs: memjs (tests/.node below); npm too where nodejs does not bring it (Debian's does not)
 PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
@@ -14,7 +15,7 @@ PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
       iproute2 procps util-linux python3 python3-matplotlib python3-venv
       dpkg-dev groff-base man-db systemd systemd-container patchelf
-      libclang-rt-14-dev nodejs)
+      libclang-rt-14-dev nodejs sasl2-bin)
 missing=()
 command -v npm >/dev/null || PKGS+=(npm)
 for p in "${PKGS[@]}"; do
