@@ -133,7 +133,10 @@ enum head_verdict {
 	HEAD_NO_OP,    /* an opcode memcached does not serve: "Unknown command", body skipped */
 };
 
-/* memcached's dispatch_bin_command checks, on the loud opcode. */
+/* memcached's dispatch_bin_command checks, on the loud opcode; stat,
+ * touch and gat also take no value (memcached would read one as the next
+ * request: a frame can only be as long as what it carries, so that no
+ * connection waits for a body it will never use). */
 static int head_check(__u8 op, __u8 extlen, __u16 keylen, __u32 bodylen)
 {
 	if (keylen > bodylen || (__u32)keylen + extlen > bodylen)
@@ -163,14 +166,14 @@ static int head_check(__u8 op, __u8 extlen, __u16 keylen, __u32 bodylen)
 	case XKV_BIN_APPEND: case XKV_BIN_PREPEND:
 		ok = keylen && !extlen;
 		break;
-	case XKV_BIN_STAT:
-		ok = !extlen;
+	case XKV_BIN_STAT: /* memcached: !extlen, and reads a value as the next request */
+		ok = !extlen && bodylen == keylen;
 		break;
 	case XKV_BIN_SASL_AUTH: case XKV_BIN_SASL_STEP:
 		ok = !extlen && keylen;
 		break;
-	case XKV_BIN_TOUCH: case XKV_BIN_GAT: case XKV_BIN_GATK:
-		ok = extlen == 4 && keylen;
+	case XKV_BIN_TOUCH: case XKV_BIN_GAT: case XKV_BIN_GATK: /* as stat */
+		ok = extlen == 4 && keylen && bodylen == (__u32)keylen + 4;
 		break;
 	default:
 		return HEAD_NO_OP;

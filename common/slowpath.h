@@ -170,7 +170,9 @@ enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
  * UDP).  No amplification cap (the handshake proved the address); at most
  * --max-keys and --max-reply per command.  Returns XKV_STREAM_CLOSE when the
  * connection must be closed once out is sent ("quit" too), else
- * XKV_STREAM_MORE.  Callable from several threads at once. */
+ * XKV_STREAM_MORE.  Callable from several threads at once.  A connection
+ * whose first byte is 0x80 speaks memcached's binary protocol instead
+ * (binproto.h; st->proto records which). */
 int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
 		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
 		    struct xkv_stats *delta);

@@ -496,6 +496,14 @@ static void t_malformed(struct env *e)
 	off = 0;
 	report(rc == XKV_STREAM_CLOSE && next_res(&out, &off, &r) == 1 && r.status == XKV_BIN_EINVAL,
 	       "a 251-byte key: 0x04, closed");
+	/* a stat with a value: the body would never be used */
+	b.len = 0;
+	req(&b, XKV_BIN_STAT, 1, 0, NULL, 0, NULL, "xyz", 3);
+	memset(&st, 0, sizeof(st));
+	rc = run(e, &st, &b, &out, NULL);
+	off = 0;
+	report(rc == XKV_STREAM_CLOSE && next_res(&out, &off, &r) == 1 && r.status == XKV_BIN_EINVAL,
+	       "stat with a value: 0x04, closed");
 	/* keylen + extlen over the body */
 	b.len = 0;
 	req(&b, XKV_BIN_GET, 1, 0, NULL, 0, "abc", NULL, 0);
