@@ -204,6 +204,8 @@ struct attach_opts {
 	unsigned max_amp, rate_limit, rate_burst;
 	bool strict, low_ports;
 	bool no_tcp_fast;
+	const char *sasl_pwdb;   /* with --serve: SASL required (serve --sasl-pwdb) */
+	struct xkv_sasl *sasl;   /* read before anything is attached */
 };
 
 static const struct xo attach_table[] = {
@@ -238,6 +240,8 @@ static const struct xo attach_table[] = {
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
 	  "then run the slow path in the foreground; SIGINT/SIGTERM detach, SIGHUP keeps the store attached" },
+	{ "sasl-pwdb", 'S', XO_STR, offsetof(struct attach_opts, sasl_pwdb), "FILE",
+	  "with --serve: require SASL PLAIN, as serve --sasl-pwdb" },
 	{ "replace", 0, XO_BOOL, offsetof(struct attach_opts, replace), NULL,
 	  "discard the store already on IFACE (detach, then attach fresh) instead of keeping it" },
 	{ "reset-acl", 0, XO_BOOL, offsetof(struct attach_opts, reset_acl), NULL,
@@ -805,7 +809,8 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg, const struct
 		xerr("attach: %s", err);
 		rc = EXIT_SYS;
 	} else {
-		rc = serve_loop(&s, o->ifc.name, 0, "attach", NULL);
+		struct serve_extra sx = { .sasl = o->sasl };
+		rc = serve_loop(&s, o->ifc.name, 0, "attach", o->sasl ? &sx : NULL);
 		xkv_store_close(&s);
 	}
 	if (stop_flag == SIGHUP) {
@@ -844,17 +849,30 @@ static int run_attach(void *vo, const struct global_opts *g)
 		xerr("attach: --restore %s: %s", o->restore, strerror(errno));
 		return EXIT_USAGE;
 	}
+	if (o->sasl_pwdb && !o->serve) {
+		xerr("attach: --sasl-pwdb is for the slow path: with --serve (or give it to 'xdpkv serve')");
+		return EXIT_USAGE;
+	}
 	if ((rc = need_privileges("attach")) || (rc = attach_preflight(o, &pr)) ||
 	    (rc = keep_pinned_seed(o, &pr, &cfg)))
 		return rc;
-	return do_attach(o, &cfg, &pr);
+	if (o->sasl_pwdb) { /* a bad file refuses before anything is attached */
+		char err[XKV_ERRLEN];
+		if (!(o->sasl = xkv_sasl_load(o->sasl_pwdb, err, sizeof(err)))) {
+			xerr("attach: --sasl-pwdb: %s", err);
+			return EXIT_USAGE;
+		}
+	}
+	rc = do_attach(o, &cfg, &pr);
+	xkv_sasl_free(o->sasl);
+	return rc;
 }
 
 const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
 		    "[--big-memory MIB | --no-big-values] [--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
-		    "[--binary-keys] [--serve] [--allow CIDR]... "
+		    "[--binary-keys] [--serve [--sasl-pwdb FILE]] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--replace] "
 		    "[--reset-acl] [--restore FILE]",
