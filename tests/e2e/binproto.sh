@@ -12,6 +12,8 @@
 #
 #   tests/e2e/binproto.sh [LAYOUT...]   (default: every layout built)
 #
+# libmemcached's tools with --binary (memccp, memccat, memcrm, memcstat,
+# memcflush) run against both as well.
 # Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).  The clients
 # come from tests/lib/install-deps.sh (tests/.venv, tests/.node).
 set -euo pipefail
@@ -33,6 +35,7 @@ $VPY -c 'import bmemcached' 2>/dev/null ||
 [[ -d $NODE_MODULES/memjs ]] || tb_die "memjs missing: run tests/lib/install-deps.sh (tests/.node)"
 command -v node >/dev/null || tb_die "node missing: run tests/lib/install-deps.sh"
 command -v memcached >/dev/null || tb_die "memcached missing: run tests/lib/install-deps.sh"
+command -v memccp >/dev/null || tb_die "libmemcached-tools missing: run tests/lib/install-deps.sh"
 
 tb_up "${E2E_PREFIX:-xkvbin$$}"
 S4=$TB_SRV_IP4 P=$TB_PORT T=$TB_TMP
@@ -40,6 +43,23 @@ MCP=$((P + 100))
 pyc() { tb_cli "$VPY" "$here/binclient.py" "$@"; }
 jsc() { tb_cli env NODE_PATH="$NODE_MODULES" node "$here/binclient.js" "$@"; }
 raw() { tb_cli /usr/bin/python3 "$here/binraw.py" "$@"; }
+
+# libmemcached's tools with --binary (Debian), from the client namespace:
+# a 700,000-byte file and a note copied, read back, removed, stats, flush
+libmc() { # LABEL PORT
+	local d; d=$(mktemp -d "$T/mc.XXXXXX") s="--servers=$S4:$2"
+	head -c 700000 /dev/urandom >"$d/large.bin"
+	printf 'hello over binary\n' >"$d/note.txt"
+	check "$1: memccp --binary" tb_cli bash -c "cd $d && memccp --binary $s large.bin note.txt"
+	check "$1: memccat --binary reads both back" tb_cli bash -c \
+		"cd $d && memccat --binary $s large.bin | head -c 700000 | cmp - large.bin &&
+		 memccat --binary $s note.txt | grep -qx 'hello over binary'"
+	check "$1: memcrm --binary, then memccat finds nothing" tb_cli bash -c \
+		"cd $d && memcrm --binary $s note.txt && ! memccat --binary $s note.txt >/dev/null 2>&1"
+	check "$1: memcstat --binary" tb_cli bash -c "memcstat --binary $s | grep -q 'pid:'"
+	check "$1: memcflush --binary, then memccat finds nothing" tb_cli bash -c \
+		"memcflush --binary $s && ! memccat --binary $s large.bin >/dev/null 2>&1"
+}
 
 # memcached 1.6.18, the oracle: both clients' feature sets pass there
 tb_srv_bg memcached -u root -U "$MCP" -p "$MCP" -l "$S4" -m 64
@@ -51,6 +71,7 @@ done
 check "memcached $(memcached -V | cut -d' ' -f2): python-binary-memcached" pyc features "$S4" "$MCP"
 check "memcached: memjs" jsc features "$S4" "$MCP"
 check "memcached: binary over UDP" raw udp "$S4" "$MCP"
+libmc memcached "$MCP"
 kill "$MC_PID" 2>/dev/null || true
 wait "$MC_PID" 2>/dev/null || true
 
@@ -68,6 +89,7 @@ for layout in "${layouts[@]}"; do
 	check "$layout: python-binary-memcached" pyc features "$S4" "$P" "${lossy[@]}"
 	check "$layout: memjs" jsc features "$S4" "$P" "${lossy[@]}"
 	check "$layout: binary over UDP" raw udp "$S4" "$P"
+	libmc "$layout" "$P"
 	tb_serve_stop || fail=1
 	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"
 done
