@@ -17,6 +17,7 @@
 #include <linux/if_link.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
+#include "sasl.h"
 #include "slowpath.h"
 
 #define XKV_PROG_NAME "xdpkv"
@@ -127,6 +128,7 @@ struct serve_extra {
 	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
 	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
 	const char *snapshot_file;
+	const struct xkv_sasl *sasl; /* --sasl-pwdb */
 };
 
 struct snap_every {
@@ -165,6 +167,7 @@ static int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, co
 		o.max_buffer_mib = x->max_buffer_mib;
 		o.no_tcp = x->no_tcp;
 		o.no_tcp_fast = x->no_tcp_fast;
+		o.sasl = x->sasl;
 	}
 	if (se.file && x->snapshot_every) {
 		o.tick = snapshot_tick;
@@ -203,6 +206,8 @@ struct attach_opts {
 	unsigned max_amp, rate_limit, rate_burst;
 	bool strict, low_ports;
 	bool no_tcp_fast;
+	const char *sasl_pwdb;   /* with --serve: SASL required (serve --sasl-pwdb) */
+	struct xkv_sasl *sasl;   /* read before anything is attached */
 };
 
 static const struct xo attach_table[] = {
@@ -237,6 +242,8 @@ static const struct xo attach_table[] = {
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
 	  "then run the slow path in the foreground; SIGINT/SIGTERM detach, SIGHUP keeps the store attached" },
+	{ "sasl-pwdb", 'S', XO_STR, offsetof(struct attach_opts, sasl_pwdb), "FILE",
+	  "with --serve: require SASL PLAIN, as serve --sasl-pwdb" },
 	{ "replace", 0, XO_BOOL, offsetof(struct attach_opts, replace), NULL,
 	  "discard the store already on IFACE (detach, then attach fresh) instead of keeping it" },
 	{ "reset-acl", 0, XO_BOOL, offsetof(struct attach_opts, reset_acl), NULL,
@@ -804,7 +811,8 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg, const struct
 		xerr("attach: %s", err);
 		rc = EXIT_SYS;
 	} else {
-		rc = serve_loop(&s, o->ifc.name, 0, "attach", NULL);
+		struct serve_extra sx = { .sasl = o->sasl };
+		rc = serve_loop(&s, o->ifc.name, 0, "attach", o->sasl ? &sx : NULL);
 		xkv_store_close(&s);
 	}
 	if (stop_flag == SIGHUP) {
@@ -843,17 +851,30 @@ static int run_attach(void *vo, const struct global_opts *g)
 		xerr("attach: --restore %s: %s", o->restore, strerror(errno));
 		return EXIT_USAGE;
 	}
+	if (o->sasl_pwdb && !o->serve) {
+		xerr("attach: --sasl-pwdb is for the slow path: with --serve (or give it to 'xdpkv serve')");
+		return EXIT_USAGE;
+	}
 	if ((rc = need_privileges("attach")) || (rc = attach_preflight(o, &pr)) ||
 	    (rc = keep_pinned_seed(o, &pr, &cfg)))
 		return rc;
-	return do_attach(o, &cfg, &pr);
+	if (o->sasl_pwdb) { /* a bad file refuses before anything is attached */
+		char err[XKV_ERRLEN];
+		if (!(o->sasl = xkv_sasl_load(o->sasl_pwdb, err, sizeof(err)))) {
+			xerr("attach: --sasl-pwdb: %s", err);
+			return EXIT_USAGE;
+		}
+	}
+	rc = do_attach(o, &cfg, &pr);
+	xkv_sasl_free(o->sasl);
+	return rc;
 }
 
 const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
 		    "[--big-memory MIB | --no-big-values] [--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
-		    "[--binary-keys] [--serve] [--allow CIDR]... "
+		    "[--binary-keys] [--serve [--sasl-pwdb FILE]] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--replace] "
 		    "[--reset-acl] [--restore FILE]",
@@ -955,6 +976,7 @@ struct serve_opts {
 	bool keep_privileges, no_tcp, no_tcp_fast;
 	unsigned snapshot_every;
 	const char *snapshot_file;
+	const char *sasl_pwdb;
 };
 
 static const struct xo serve_table[] = {
@@ -989,6 +1011,9 @@ static const struct xo serve_table[] = {
 	  "--snapshot-every seconds; --user must be able to write FILE's directory" },
 	{ "snapshot-every", 0, XO_U32, offsetof(struct serve_opts, snapshot_every), "SECONDS",
 	  "with --snapshot-file: also snapshot this often (one thread, lz4)", 1, 7 * 86400 },
+	{ "sasl-pwdb", 'S', XO_STR, offsetof(struct serve_opts, sasl_pwdb), "FILE",
+	  "require SASL PLAIN (memcached -S): user:password lines, a file root owns and only root "
+	  "may read; binary-protocol TCP clients only, XDP and the TCP fast path answer nobody" },
 	XO_END,
 };
 
@@ -1004,7 +1029,17 @@ static int run_serve(void *vo, const struct global_opts *g)
 
 	if (rc)
 		return rc;
+	struct xkv_sasl *db = NULL;
+	if (o->sasl_pwdb) {
+		char err[XKV_ERRLEN];
+		if (!(db = xkv_sasl_load(o->sasl_pwdb, err, sizeof(err)))) {
+			xerr("serve: --sasl-pwdb: %s", err);
+			xkv_store_close(&s);
+			return EXIT_USAGE;
+		}
+	}
 	struct serve_extra x = {
+		.sasl = db,
 		.max_keys = o->max_keys, .max_reply = o->max_reply,
 		.threads = o->threads, .max_conns = o->max_conns,
 		.idle_timeout = o->idle_timeout, .max_buffer_mib = o->max_buffer_mib, .no_tcp = o->no_tcp, .no_tcp_fast = o->no_tcp_fast,
@@ -1012,6 +1047,7 @@ static int run_serve(void *vo, const struct global_opts *g)
 		.snapshot_every = o->snapshot_every, .snapshot_file = o->snapshot_file,
 	};
 	rc = serve_loop(&s, o->ifc.name, o->port, "serve", &x);
+	xkv_sasl_free(db);
 	xkv_store_close(&s);
 	return rc;
 }
@@ -1020,7 +1056,7 @@ const struct cmd cmd_serve = {
 	.name = "serve",
 	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--threads N] [--max-conns N] "
 		    "[--no-tcp] [--no-tcp-fast-path]\n       [--user NAME | --keep-privileges] "
-		    "[--snapshot-file FILE [--snapshot-every SECONDS]] [-v]",
+		    "[--snapshot-file FILE [--snapshot-every SECONDS]] [--sasl-pwdb FILE] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
@@ -1036,6 +1072,10 @@ const struct cmd cmd_serve = {
 	       "cap).  --no-tcp turns TCP off.  'attach --serve' listens on TCP too, with the defaults.\n\n"
 	       "With --snapshot-file it snapshots the store there when it stops, and with\n"
 	       "--snapshot-every also periodically, while serving (docs/snapshots.md).\n\n"
+	       "TCP clients may speak memcached's binary protocol too (docs/protocol.md).  With\n"
+	       "--sasl-pwdb (memcached -S) every client must authenticate with SASL PLAIN over the\n"
+	       "binary protocol first: text connections are closed, UDP is dropped (in XDP too) and\n"
+	       "the TCP fast path is off (docs/security.md, \"SASL\").\n\n"
 	       "Example: xdpkv serve veth0 -v\n"
 	       "         xdpkv serve eth0 --snapshot-file /var/lib/xdpkv/eth0.snap --snapshot-every 300\n"
 	       "         python3 -c 'import pymemcache; c = pymemcache.Client((\"10.0.0.1\", 11211)); "

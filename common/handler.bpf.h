@@ -643,6 +643,10 @@ int xdpkv(struct xdp_md *ctx)
 		h = bpf_map_lookup_elem(&host, &zero);
 		if (!h)
 			return XDP_PASS;
+		if (h->flags & XKV_HOST_AUTH) { /* SASL required: nobody is answered over UDP */
+			stat_inc(st, XKV_STAT_drop_acl);
+			return XDP_DROP;
+		}
 		if (h->flags & XKV_HOST_CHECK_MAC) {
 			if (*(__u32 *)eth->h_dest != *(__u32 *)h->mac ||
 			    *(__u16 *)&eth->h_dest[4] != *(__u16 *)&h->mac[4]) {
@@ -735,6 +739,11 @@ int xdpkv(struct xdp_md *ctx)
 	}
 	if (tlen == 0)
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_NO_CRLF);
+	/* memcached's binary protocol (its magic first): the slow path's (binproto.c) */
+	if (sc->req[0] == 0x80) {
+		stat_inc(st, XKV_STAT_pass_cmd);
+		return XDP_PASS;
+	}
 
 	struct xkv_req *r = &sc->pr;
 	struct get_ctx g = { .sc = sc, .st = st, .now = now, .o = XKV_TEXT };

@@ -518,8 +518,8 @@ int xkv_host_sync(const struct xkv_store *s, const char *ifname, __u16 flags_set
 	 * bits as they are now: snapshot and migrate set them meanwhile */
 	struct xkv_host now_h;
 	if (!bpf_map_lookup_elem(s->host_fd, &zero, &now_h))
-		h.flags = (__u16)((h.flags & ~XKV_HOST_HOLD) | (now_h.flags & XKV_HOST_HOLD));
-	orig.flags = (__u16)((orig.flags & ~XKV_HOST_HOLD) | (h.flags & XKV_HOST_HOLD));
+		h.flags = (__u16)((h.flags & ~XKV_HOST_KEEP) | (now_h.flags & XKV_HOST_KEEP));
+	orig.flags = (__u16)((orig.flags & ~XKV_HOST_KEEP) | (h.flags & XKV_HOST_KEEP));
 	if (memcmp(&orig, &h, sizeof(h)) && bpf_map_update_elem(s->host_fd, &zero, &h, BPF_ANY)) {
 		e = xkv_errf(err, errlen, -errno, "cannot write the host map: %s", strerror(errno));
 		goto out;

@@ -57,8 +57,13 @@ struct xkv_host {
 				 * every write up as for a pause; the slow path that the
 				 * migration talks to applies them to both stores instead
 				 * of refusing them (docs/snapshots.md, "Live migration") */
+#define XKV_HOST_AUTH 256u /* serve --sasl-pwdb: every client must authenticate (binary
+			    * protocol, TCP): XDP drops every request, as memcached -S
+			    * serves no UDP (docs/security.md, "SASL") */
 /* The bits that belong to snapshot and migrate, not to the host sync. */
 #define XKV_HOST_HOLD (XKV_HOST_PAUSE_WRITES | XKV_HOST_MIGRATING)
+/* ... and the ones the host sync leaves as they are */
+#define XKV_HOST_KEEP (XKV_HOST_HOLD | XKV_HOST_AUTH)
 
 /* local_addrs (HASH): key = 16-byte address (as above), value = __u8 prefix
  * length of the subnet it was configured with (0..128, mapped for IPv4). */

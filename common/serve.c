@@ -641,6 +641,13 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		return xkv_errf(err, errlen, -EINVAL, "no interface given");
 	if (strlen(o->ifname) >= IFNAMSIZ || !if_nametoindex(o->ifname))
 		return xkv_errf(err, errlen, -ENODEV, "no such interface: %s", o->ifname);
+	if (o->sasl && (o->no_tcp || (s->cfg.flags & XKV_CFG_UNGUARDED)))
+		return xkv_errf(err, errlen, -EINVAL, "--sasl-pwdb needs TCP (authentication is over "
+				"TCP) and the access checks (a store attached --unguarded answers anyone in XDP)");
+	/* SASL: XDP answers nobody from now on; without it, as before */
+	int hf = xkv_host_flags(s, o->sasl ? XKV_HOST_AUTH : 0, o->sasl ? 0 : XKV_HOST_AUTH);
+	if (o->sasl && hf < 0)
+		return xkv_errf(err, errlen, hf, "cannot turn the XDP path off for SASL: %s", strerror(-hf));
 	struct serve_state *st = calloc(1, sizeof(*st));
 	if (!st)
 		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
@@ -686,6 +693,7 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		rc = xkv_errf(err, errlen, -ENOMEM, "out of memory");
 		goto out_fd;
 	}
+	xkv_slow_set_sasl(st->sl, o->sasl);
 	rc = keeper_start(&keeper, &keeper_th);
 	if (rc) {
 		xkv_errf(err, errlen, rc, "cannot start the housekeeping thread: %s", strerror(-rc));

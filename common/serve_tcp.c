@@ -400,8 +400,9 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 		goto gone; /* a request the peer left half-sent is dropped */
 	/* All read is consumed (no partial request, no data block being
 	 * swallowed) and answered, the replies handed to the socket in full:
-	 * the kernel may answer again (it compares with what it passed) */
-	if (c->fast && !queued && !c->in.len && !c->st.swallow && !c->closing && c->paid != c->rcvd &&
+	 * the kernel may answer again (it compares with what it passed); never
+	 * on a binary connection (the kernel answers text only) */
+	if (c->fast && c->st.proto != XKV_STREAM_BINARY && !queued && !c->in.len && !c->st.swallow && !c->closing && c->paid != c->rcvd &&
 	    !bpf_map_update_elem(w->t->s->tcp_paid_fd, &c->cookie, &c->rcvd, BPF_EXIST))
 		c->paid = c->rcvd;
 	__u32 want = queued && !c->kwait ? EPOLLOUT : 0;
@@ -645,8 +646,10 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	xkv_tcp_peers_clear(s); /* left by a serve that did not stop cleanly */
 	fast_maps_clear(s);
 	t->lfd = listen_fd;
+	/* SASL required: the kernel would answer before anyone authenticates
+	 * (docs/security.md, "SASL") */
 	t->fast = !o->no_tcp_fast && !(s->cfg.flags & XKV_CFG_NO_TCP_FAST) && s->tcp_socks_fd >= 0 &&
-		  s->tcp_conns_fd >= 0 && s->tcp_paid_fd >= 0;
+		  s->tcp_conns_fd >= 0 && s->tcp_paid_fd >= 0 && !xkv_slow_sasl(sl);
 	t->nthreads = o->threads ? o->threads : cpus > 0 ? (unsigned)cpus : 1;
 	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;
 	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;

@@ -26,7 +26,9 @@
 #include <bpf/bpf.h>
 #include "ratelimit.h"
 #include "slowpath.h"
+#include "binproto.h"
 #include "fnv.h"
+#include "slowexec.h"
 
 /* The parser masks every index with SPAN-1 relative to the command start;
  * twice the span keeps even a wrapped index inside the buffer. */
@@ -156,6 +158,7 @@ struct xkv_slow {
 	struct big_old *old;     /* ring of SLOW_BIG_OLD_MAX */
 	unsigned old_head, old_n;
 	__u64 old_bytes, old_max;
+	const struct xkv_sasl *sasl; /* SASL required (binproto.c) */
 };
 enum { MIG_NONE, MIG_MIRROR, MIG_SWITCHED };
 
@@ -1152,6 +1155,40 @@ static int answer_wr(struct slow_cmd *c, int ret)
 	return reply_store_errno(c, ret);
 }
 
+/* One key of a get (w: a gat's touch, else NULL) into c->sc->item, *val
+ * its value: 1 hit, 0 miss (counted), <0 -errno.  Shared with binproto.c. */
+static int get_one(struct slow_cmd *c, const __u8 *key, __u32 klen, struct wr *w, const __u8 **val,
+		   int want)
+{
+	struct xkv_item *it = &c->sc->item;
+	struct xkv_entry *e = NULL;
+	int ret;
+
+	*val = it->data;
+	STAT(c, get_keys);
+	if (w) {
+		ret = slow_write(c, key, klen, w, &e);
+		if (ret == 0) {
+			it->flags = e->flags;
+			it->len = e->len;
+			it->wtime_ns = e->wtime_ns;
+			ret = entry_val(c, key, klen, e, val); /* 0: replaced since: a miss */
+			if (*val == e->data) {
+				memcpy(it->data, e->data, e->len);
+				*val = it->data;
+			}
+			free(e);
+		} else if (ret == WR_NOT_FOUND) {
+			ret = 0;
+		}
+	} else {
+		ret = store_get_val(c, key, klen, it, val, want);
+	}
+	if (ret == 0)
+		STAT(c, get_misses);
+	return ret;
+}
+
 /* get|gets <key>*, gat|gats <exptime> <key>*: every hit as VALUE (gets,
  * gats: with its cas unique), then END; gat and gats give each hit the new
  * exptime first (value, flags and cas kept).  Returns <0 to stop the
@@ -1177,37 +1214,15 @@ static int cmd_get(struct slow_cmd *c)
 	for (__u32 t = r->key1; t < r->ntok; t++) {
 		const __u8 *key = tok_ptr(c, t);
 		__u32 klen = r->tok[t].len;
-		struct xkv_entry *e = NULL;
-		const __u8 *val = it->data;
-		int ret;
+		const __u8 *val;
+		int ret = get_one(c, key, klen, touch ? &w : NULL, &val, VAL_REPLY);
 
-		STAT(c, get_keys);
-		if (touch) {
-			ret = slow_write(c, key, klen, &w, &e);
-			if (ret == 0) {
-				it->flags = e->flags;
-				it->len = e->len;
-				it->wtime_ns = e->wtime_ns;
-				ret = entry_val(c, key, klen, e, &val); /* 0: replaced since: a miss */
-				if (val == e->data) {
-					memcpy(it->data, e->data, e->len);
-					val = it->data;
-				}
-				free(e);
-			} else if (ret == WR_NOT_FOUND) {
-				ret = 0;
-			}
-		} else {
-			ret = store_get_val(c, key, klen, it, &val, VAL_REPLY);
-			if (ret == 2)
-				return -1; /* over the budget (c->over) */
-		}
+		if (ret == 2)
+			return -1; /* its value would put the reply over the budget (c->over) */
 		if (ret < 0)
 			return stop(reply_store_errno(c, ret));
-		if (ret == 0) {
-			STAT(c, get_misses);
+		if (ret == 0)
 			continue;
-		}
 		__u32 len = it->len;
 		char tail[64];
 		int tl = with_cas ? snprintf(tail, sizeof(tail), " %u %u %llu\r\n", it->flags, len,
@@ -1934,10 +1949,10 @@ static int cmd_me(struct slow_cmd *c)
  * runs on the flusher thread when the delay is up (a delay as exptime
  * reads it: seconds, or a unix time past 30 days).  Without a thread, the
  * walk runs here. */
-static int cmd_flush(struct slow_cmd *c)
+static int flush_run(struct slow_cmd *c, __s64 delay)
 {
 	__u64 now = xkv_now_ns();
-	__u64 at = c->r->num ? xkv_expire_ns((__s64)c->r->num, now, c->s->cfg.realtime_off_ns) : now;
+	__u64 at = delay ? xkv_expire_ns(delay, now, c->s->cfg.realtime_off_ns) : now;
 	bool at_once = at <= now;
 
 	/* at once: every item stamped so far goes, however far ahead of the
@@ -1945,9 +1960,15 @@ static int cmd_flush(struct slow_cmd *c)
 	if (flush_schedule(c->sl, at_once ? now : at, at_once ? xkv_write_stamp() : 0)) {
 		int ret = flush_walk(c->s);
 		if (ret < 0)
-			return reply_store_errno(c, ret);
+			return ret;
 	}
-	return answer(c, R_OK_LINE);
+	return 0;
+}
+
+static int cmd_flush(struct slow_cmd *c)
+{
+	int ret = flush_run(c, (__s64)c->r->num);
+	return ret < 0 ? reply_store_errno(c, ret) : answer(c, R_OK_LINE);
 }
 
 static __u64 now_realtime_s(void)
@@ -1964,16 +1985,26 @@ static __u64 now_realtime_s(void)
  * fast_path_requests = datagrams the XDP program answered itself (seen minus
  * passed on); slow_path_requests = datagrams the slow path served;
  * fast_path_share = fast / (fast + slow) in percent. */
+static int stats_lines(struct slow_cmd *c);
 static int cmd_stats(struct slow_cmd *c)
+{
+	if (c->r->ntok > 1) { /* stats <group>: none of memcached's groups */
+		STAT(c, err_unknown);
+		return PUT_LIT(c->out, XKV_R_ERROR);
+	}
+	if (stats_lines(c))
+		return -1;
+	return PUT_LIT(c->out, XKV_R_END);
+}
+
+/* The lines of stats ("STAT <name> <value>\r\n" each, no END) into c->out:
+ * shared with binproto.c.  0, or -1 without memory. */
+static int stats_lines(struct slow_cmd *c)
 {
 	struct xkv_store *s = c->s;
 	struct xkv_stats fast = {}, slow = {};
 	int err = 0;
 
-	if (c->r->ntok > 1) { /* stats <group>: none of memcached's groups */
-		STAT(c, err_unknown);
-		return PUT_LIT(c->out, XKV_R_ERROR);
-	}
 	if (s->stats_fd >= 0) {
 		if (xkv_stats_read(s, XKV_STATS_FAST, &fast, NULL))
 			memset(&fast, 0, sizeof(fast));
@@ -2030,7 +2061,6 @@ static int cmd_stats(struct slow_cmd *c)
 			      __atomic_load_n(&c->sl->conns_rejected, __ATOMIC_RELAXED));
 		err |= STAT_U(c, "max_connections", c->sl->tcp_max);
 	}
-	err |= PUT_LIT(c->out, XKV_R_END);
 	return err ? -1 : 0;
 }
 
@@ -2636,8 +2666,11 @@ done:;
 int xkv_slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, const __u8 *dgram,
 		    size_t len, struct xkv_udp_hdr *hdr, struct xkv_buf *out, struct xkv_stats *delta)
 {
+	int rc;
+	if (xkv_bin_dgram_take(sl, src, dgram, len, hdr, out, delta, &rc))
+		return rc;
 	xkv_slow_hold(sl);
-	int rc = slow_handle(sl, src, dgram, len, hdr, out, delta);
+	rc = slow_handle(sl, src, dgram, len, hdr, out, delta);
 	xkv_slow_release(sl);
 	return rc;
 }
@@ -2853,8 +2886,11 @@ int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct 
 		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
 		    struct xkv_stats *delta)
 {
+	int rc;
+	if (xkv_bin_stream_take(sl, src, st, buf, len, consumed, out, delta, &rc))
+		return rc;
 	xkv_slow_hold(sl);
-	int rc = slow_stream(sl, src, st, buf, len, consumed, out, delta);
+	rc = slow_stream(sl, src, st, buf, len, consumed, out, delta);
 	xkv_slow_release(sl);
 	return rc;
 }
@@ -2913,4 +2949,187 @@ int xkv_slow_frame(__u16 req_id_be, const __u8 *text, size_t len,
 			return ret;
 	}
 	return (int)total;
+}
+
+/* ---- the executor for other front ends (slowexec.h, binproto.c) ----------- */
+
+_Static_assert((int)XKV_EX_STORED == WR_STORED && (int)XKV_EX_NOT_STORED == WR_NOT_STORED &&
+		       (int)XKV_EX_EXISTS == WR_EXISTS && (int)XKV_EX_NOT_FOUND == WR_NOT_FOUND &&
+		       (int)XKV_EX_NON_NUMERIC == WR_NON_NUMERIC && (int)XKV_EX_TOO_LARGE == WR_TOO_LARGE,
+	       "slowexec.h's verdicts are wr_out's");
+
+void xkv_slow_set_sasl(struct xkv_slow *sl, const struct xkv_sasl *db)
+{
+	sl->sasl = db;
+}
+
+const struct xkv_sasl *xkv_slow_sasl(const struct xkv_slow *sl)
+{
+	return sl->sasl;
+}
+
+int xkv_exec_run(struct xkv_slow *sl, const struct xkv_slow_src *src, bool udp,
+		 struct xkv_buf *out, struct xkv_stats *delta, xkv_exec_fn fn, void *arg)
+{
+	struct slow_cmd c = { .sl = sl, .out = out, .d = delta, .out_start = out->len,
+			      .budget = sl->lim.max_reply };
+	struct xkv_rights r;
+	int rc = XKV_EXEC_REFUSED;
+
+	xkv_slow_hold(sl);
+	int drop = udp ? slow_admit(sl, src, &r) : slow_rights(sl, src ? src->addr : NULL, &r);
+	if (drop > 0)
+		delta->v[drop]++;
+	if (!drop && cmd_begin(&c))
+		out->len = c.out_start; /* its reply is a text line: not ours to send */
+	else if (!drop) {
+		struct xkv_exec_rights rt = { .write = r.write, .trusted = r.trusted };
+		c.may_write = r.write;
+		rc = fn(&c, &rt, arg);
+	}
+	xkv_slow_release(sl);
+	return rc;
+}
+
+const struct xkv_config *xkv_exec_cfg(const struct slow_cmd *c)
+{
+	return &c->s->cfg;
+}
+
+__u32 xkv_exec_val_max(const struct slow_cmd *c)
+{
+	return xkv_val_max(c->s);
+}
+
+struct xkv_stats *xkv_exec_delta(struct slow_cmd *c)
+{
+	return c->d;
+}
+
+/* May the run write now?  0, or the verdict that refuses it (as
+ * slow_run_cmd and stream_one refuse a text write). */
+static int exec_may_write(struct slow_cmd *c)
+{
+	if (!c->may_write) {
+		STAT(c, drop_write_acl);
+		return XKV_EX_DENIED;
+	}
+	if (c->sl->mig_state == MIG_NONE && xkv_writes_paused(c->s) > 0) {
+		STAT(c, pass_paused);
+		return XKV_EX_PAUSED;
+	}
+	return 0;
+}
+
+/* While migrating, a write and the mirror of its key go together under
+ * mig_mu (mig_write); the mirror reads into an item of its own, so that
+ * the run's item (a gat's value) stays. */
+static bool exec_mig_begin(struct slow_cmd *c)
+{
+	if (c->sl->mig_state != MIG_MIRROR)
+		return false;
+	pthread_mutex_lock(&c->sl->mig_mu);
+	return true;
+}
+
+static void exec_mig_end(struct slow_cmd *c, bool mirroring, const __u8 *key, __u32 klen)
+{
+	if (!mirroring)
+		return;
+	struct xkv_item *it = malloc(sizeof(*it));
+	if (it)
+		mirror_key(c->sl, c->s, key, klen, it, !c->sl->mig_copied);
+	else
+		c->sl->ms.failed++;
+	free(it);
+	pthread_mutex_unlock(&c->sl->mig_mu);
+}
+
+int xkv_exec_get(struct slow_cmd *c, const __u8 *key, __u32 klen, bool touch, __s64 exptime,
+		 struct xkv_exec_item *out)
+{
+	struct wr w = { .mode = WR_TOUCH, .new_ttl = true };
+	struct xkv_item *it = &c->sc->item;
+	bool mirroring = false;
+	int ret;
+
+	if (touch) {
+		ret = exec_may_write(c);
+		if (ret)
+			return ret;
+		w.expire_ttl = xkv_expire_ns(exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns);
+		mirroring = exec_mig_begin(c);
+	}
+	ret = get_one(c, key, klen, touch ? &w : NULL, &out->val, VAL_ALL);
+	exec_mig_end(c, mirroring, key, klen);
+	out->len = it->len;
+	out->flags = it->flags;
+	out->cas = it->wtime_ns;
+	return ret;
+}
+
+int xkv_exec_write(struct slow_cmd *c, const __u8 *key, __u32 klen, const struct xkv_exec_wr *x,
+		   __u64 *cas, __u64 *num)
+{
+	static const __u8 modes[] = {
+		[XKV_EX_SET] = WR_SET, [XKV_EX_ADD] = WR_ADD, [XKV_EX_REPLACE] = WR_REPLACE,
+		[XKV_EX_APPEND] = WR_APPEND, [XKV_EX_PREPEND] = WR_PREPEND,
+		[XKV_EX_INCR] = WR_INCR, [XKV_EX_DECR] = WR_DECR,
+	};
+	struct xkv_entry *e = NULL;
+	int ret = exec_may_write(c);
+
+	if (ret)
+		return ret;
+	if (x->mode >= sizeof(modes) || (x->bytes > xkv_val_max(c->s) && x->data))
+		return x->mode >= sizeof(modes) ? -EINVAL : WR_TOO_LARGE;
+	struct wr w = {
+		.mode = modes[x->mode], .has_cas = x->has_cas, .cas = x->cas, .vivify = x->vivify,
+		.data = x->data, .bytes = x->bytes, .flags = x->flags,
+		.expire_ns = xkv_expire_ns(x->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns),
+		.delta = x->delta, .initial = x->initial,
+	};
+	bool mirroring = exec_mig_begin(c);
+	ret = slow_write(c, key, klen, &w, &e);
+	exec_mig_end(c, mirroring, key, klen);
+	if (ret == WR_STORED) {
+		STAT(c, stores);
+		*cas = e->wtime_ns;
+		if (num)
+			*num = strtoull(w.num, NULL, 10);
+	}
+	free(e);
+	return ret;
+}
+
+int xkv_exec_delete(struct slow_cmd *c, const __u8 *key, __u32 klen, __u64 cas)
+{
+	int ret = exec_may_write(c);
+
+	if (ret)
+		return ret;
+	bool mirroring = exec_mig_begin(c);
+	ret = slow_delete(c, key, klen, cas != 0, cas);
+	exec_mig_end(c, mirroring, key, klen);
+	return ret;
+}
+
+int xkv_exec_flush(struct slow_cmd *c, __s64 delay)
+{
+	int ret = exec_may_write(c);
+
+	if (ret)
+		return ret;
+	if (c->sl->mig_state == MIG_MIRROR) /* a walk of two stores: not while copying */
+		return XKV_EX_MIGRATING;
+	return flush_run(c, delay);
+}
+
+int xkv_exec_stats(struct slow_cmd *c, struct xkv_buf *lines)
+{
+	struct xkv_buf *out = c->out;
+	c->out = lines;
+	int ret = stats_lines(c);
+	c->out = out;
+	return ret;
 }

@@ -156,7 +156,10 @@ struct xkv_slow_stream {
 			  * request gets "SERVER_ERROR out of memory storing
 			  * object" and its data block is swallowed, as memcached
 			  * does when it cannot allocate the item */
+	__u8 proto;      /* XKV_STREAM_TEXT or _BINARY from its first byte; 0: none yet */
+	bool authed;     /* binary: SASL authenticated (binproto.c) */
 };
+enum { XKV_STREAM_TEXT = 1, XKV_STREAM_BINARY = 2 };
 enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
 
 /* Run every complete request at the front of buf[0..len) and append the
@@ -177,10 +180,20 @@ enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
  * UDP).  No amplification cap (the handshake proved the address); at most
  * --max-keys and --max-reply per command.  Returns XKV_STREAM_CLOSE when the
  * connection must be closed once out is sent ("quit" too), else
- * XKV_STREAM_MORE.  Callable from several threads at once. */
+ * XKV_STREAM_MORE.  Callable from several threads at once.  A connection
+ * whose first byte is 0x80 speaks memcached's binary protocol instead
+ * (binproto.h; st->proto records which). */
 int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
 		    const __u8 *buf, size_t len, size_t *consumed, struct xkv_buf *out,
 		    struct xkv_stats *delta);
+
+/* SASL PLAIN required (memcached -S; docs/security.md): db (sasl.h; the
+ * caller keeps it for the slow path's life) or NULL (none).  Set before
+ * serving.  Binary connections then authenticate first, text connections
+ * and datagrams are refused. */
+struct xkv_sasl;
+void xkv_slow_set_sasl(struct xkv_slow *sl, const struct xkv_sasl *db);
+const struct xkv_sasl *xkv_slow_sasl(const struct xkv_slow *sl);
 
 /* May a TCP peer connect?  1 yes; 0 no, counted (drop_acl) in delta. */
 int xkv_slow_tcp_admit(struct xkv_slow *sl, const __u8 addr[16], struct xkv_stats *delta);
@@ -221,6 +234,11 @@ struct xkv_serve_opts {
 	unsigned max_conns;          /* open TCP connections at most; 0: XKV_MAX_CONNS */
 	unsigned idle_timeout;       /* seconds a connection may stay silent; 0: forever */
 	unsigned max_buffer_mib;     /* half-received requests, all connections; 0: default */
+	/* SASL PLAIN required (--sasl-pwdb; sasl.h): binary TCP clients only,
+	 * after they authenticate; the kernel fast paths answer nobody (the
+	 * host map's XKV_HOST_AUTH; no TCP fast path).  NULL: none (and the
+	 * flag is cleared). */
+	const struct xkv_sasl *sasl;
 	/* optional: called from the housekeeping thread every tick_ms (serve
 	 * --snapshot-every); it may take long, the other chores wait meanwhile */
 	void (*tick)(void *arg);

@@ -132,3 +132,7 @@ set_tests_properties(bigvals_bench_smoke PROPERTIES
 # a short run of every pass on an authoritative layout, an LRU and a lossy one
 # (bench/difftest.sh runs it long).
 xkv_e2e(difftest_short 400 ../difftest/run.sh --batches 200 --seed 1 hash_map lru set_assoc)
+# memcached's binary protocol: python-binary-memcached (PyPI) and memjs (npm)
+# against memcached 1.6.18 and every layout; SASL PLAIN refused on every path
+# from raw sockets, served once authenticated (issue 20)
+xkv_e2e(e2e_binproto 240 binproto.sh hash_map array_fnv lru percpu lru_percpu set_assoc ${XKV_E2E_ARENA})

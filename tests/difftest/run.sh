@@ -7,12 +7,13 @@
 #
 #   tests/difftest/run.sh [--batches N] [--seed S] [--passes LIST] LAYOUT...
 #
-# Per layout, the passes (default tcp,tcp-malformed,udp,regress):
+# Per layout, the passes (default tcp,tcp-malformed,udp,regress,bin):
 #   tcp            valid pipelined text + meta streams over TCP
 #   tcp-malformed  the same with requests that are wrong on purpose
 #   udp            one request per datagram: the XDP fast path and the slow path
 #   regress        issue 17's bugs over TCP (regress.py stream), and once, on
 #                  a store with --value-size 8, regress.py smallval
+#   bin            random binary-protocol streams over TCP (bindiff.py)
 # hash_map and lru are compared exactly; array_fnv, set_assoc and arena
 # (lossy) may answer a miss where memcached hits; percpu and lru_percpu are
 # not run (a set on one CPU is invisible to a get on another).
@@ -24,13 +25,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/testbed.sh
 . "$here/../lib/testbed.sh"
 
-batches=300 seed=$RANDOM passes=tcp,tcp-malformed,udp,regress
+batches=300 seed=$RANDOM passes=tcp,tcp-malformed,udp,regress,bin
 while (($#)); do
 	case $1 in
 	--batches) batches=$2; shift 2 ;;
 	--seed) seed=$2; shift 2 ;;
 	--passes) passes=$2; shift 2 ;;
-	-h|--help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "difftest: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -62,6 +63,16 @@ for layout in "${layouts[@]}"; do
 	tb_serve_tcp_start
 	IFS=, read -r -a plist <<<"$passes"
 	for pass in "${plist[@]}"; do
+		if [[ $pass == bin ]]; then
+			echo "== $layout bin ($batches batches, seed $seed)"
+			out=$(tb_cli /usr/bin/python3 "$here/bindiff.py" --mc "$S4:$MP" --xkv "$S4:$P" \
+				--batches "$batches" --seed "$seed" --rule "$rule" --json) || fail=1
+			printf '%s\n' "$out" | grep -v '^{'
+			if [[ -n ${DIFFTEST_JSON:-} ]]; then
+				printf '%s\n' "$out" | grep '^{' | sed "s/^{/{\"layout\": \"$layout\", /" >>"$DIFFTEST_JSON"
+			fi
+			continue
+		fi
 		if [[ $pass == regress ]]; then
 			echo "== $layout regress"
 			tb_cli /usr/bin/python3 "$here/regress.py" stream "$S4" "$P" || fail=1
