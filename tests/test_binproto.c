@@ -551,6 +551,52 @@ static void t_malformed(struct env *e)
 	req(&b, XKV_BIN_GET, 1, 0, NULL, 0, "big", NULL, 0);
 	report(one(e, &b, &r) && r.status == 0 && r.vlen == big - 1 && !memcmp(r.val, v, big - 1),
 	       "get of %zu bytes", big - 1);
+	/* serve has no room for a body (--max-buffer-mib): need says how much
+	 * the frame takes; told no_room, 0x82, the old value removed, the body
+	 * swallowed as it arrives, the stream in step */
+	b.len = 0;
+	req_set(&b, XKV_BIN_SET, 1, 0, "nr", "old", 0, 0);
+	req_set(&b, XKV_BIN_SET, 2, 0, "nr", v, 0, 0);
+	size_t first = 24 + 8 + 2 + 3, frame2 = b.len - first;
+	memset(&st, 0, sizeof(st));
+	in.len = 0;
+	got.len = 0;
+	xkv_buf_put(&in, b.p, first + 1000);
+	out.len = 0;
+	rc = xkv_slow_stream(e->sl, NULL, &st, in.p, in.len, &used, &out, &e->delta);
+	bool waits = rc == XKV_STREAM_MORE && used == first && st.need == frame2;
+	report(waits, "a body not in yet: need %zu bytes (want %zu)", st.need, frame2);
+	xkv_buf_put(&got, out.p, out.len);
+	memmove(in.p, in.p + used, in.len - used);
+	in.len -= used;
+	st.no_room = true;
+	out.len = 0;
+	rc = xkv_slow_stream(e->sl, NULL, &st, in.p, in.len, &used, &out, &e->delta);
+	xkv_buf_put(&got, out.p, out.len);
+	bool refused = used == in.len && st.swallow == frame2 - 1000 && !st.no_room;
+	if (!refused)
+		printf("    used %zu of %zu, swallow %llu (want %zu), no_room %d\n", used, in.len,
+		       (unsigned long long)st.swallow, frame2 - 1000, st.no_room);
+	in.len = 0;
+	xkv_buf_put(&in, b.p + first + 1000, b.len - first - 1000);
+	req(&in, XKV_BIN_GET, 3, 0, NULL, 0, "nr", NULL, 0);
+	out.len = 0;
+	rc = xkv_slow_stream(e->sl, NULL, &st, in.p, in.len, &used, &out, &e->delta);
+	xkv_buf_put(&got, out.p, out.len);
+	off = 0;
+	ok = refused && used == in.len && next_res(&got, &off, &r) == 1 && r.status == 0 &&
+	     next_res(&got, &off, &r) == 1 && r.opaque == 2 && r.status == XKV_BIN_ENOMEM &&
+	     next_res(&got, &off, &r) == 1 && r.opaque == 3 && r.status == XKV_BIN_ENOENT && off == got.len &&
+	     rc == XKV_STREAM_MORE;
+	if (!ok) {
+		off = 0;
+		printf("    used %zu of %zu, rc %d, replies:", used, in.len, rc);
+		while (next_res(&got, &off, &r) == 1)
+			printf(" [op %u status 0x%x]", r.opaque, r.status);
+		printf("\n");
+	}
+	report(ok, "no room for a %zu-byte body: 0x82, the old value removed, the body swallowed, in step",
+	       big - 1);
 	free(v);
 	xkv_buf_free(&got);
 	xkv_buf_free(&in);
