@@ -130,6 +130,8 @@ struct xkv_slow {
 	__u64 flush_mark;        /* its cut (a write stamp); 0: flush_at's, taken when due */
 	__u64 flush_cut;         /* the walk running removes items stamped up to then */
 	int flush_busy;          /* __atomic: flush_at || flush_cut, read without mu */
+	__u64 flush_walks;       /* __atomic: walks finished; the last one's cut: */
+	__u64 flush_last_cut;    /* (under mu) */
 	/* TCP connections, for stats (__atomic; tcp_max 0: no TCP server) */
 	long conns_curr, conns_total, conns_rejected;
 	__u32 tcp_max;
@@ -178,13 +180,19 @@ static __u64 flush_cut_of(__u64 at, __u64 mark)
  * answered as misses here.  (The fast path does not know: it may still
  * serve them until the walk removes them, and the walk may remove an item
  * written after the flush_all before it gets there: the accessors have no
- * "delete what is older than" walk.) */
-static bool flushed(struct xkv_slow *sl, __u64 wtime_ns)
+ * "delete what is older than" walk.)  walks: flush_walks before the item
+ * was read; a walk that finished since then removed it if it was stamped
+ * up to that walk's cut (the read saw it just before; it used to be
+ * answered: about 1 get in 200 right after a flush_all on a busy machine). */
+static bool flushed(struct xkv_slow *sl, __u64 wtime_ns, __u64 walks)
 {
-	if (!__atomic_load_n(&sl->flush_busy, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&sl->flush_busy, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&sl->flush_walks, __ATOMIC_ACQUIRE) == walks)
 		return false;
 	pthread_mutex_lock(&sl->mu);
 	__u64 cut = sl->flush_cut;
+	if (sl->flush_walks != walks && sl->flush_last_cut > cut)
+		cut = sl->flush_last_cut;
 	if (sl->flush_at && sl->flush_at <= xkv_now_ns()) {
 		__u64 due = flush_cut_of(sl->flush_at, sl->flush_mark);
 		if (due > cut)
@@ -259,6 +267,8 @@ static void *flusher_main(void *arg)
 			fprintf(stderr, "xdpkv slow path: flush_all failed: %s\n", strerror(-e));
 		xkv_slow_count_refresh(sl);
 		pthread_mutex_lock(&sl->mu);
+		sl->flush_last_cut = sl->flush_cut;
+		__atomic_add_fetch(&sl->flush_walks, 1, __ATOMIC_RELEASE);
 		sl->flush_cut = 0;
 		__atomic_store_n(&sl->flush_busy, sl->flush_at != 0, __ATOMIC_RELEASE);
 	}
@@ -502,8 +512,9 @@ static int reply_store_errno(struct slow_cmd *c, int err)
 
 static int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_item *it)
 {
+	__u64 walks = __atomic_load_n(&c->sl->flush_walks, __ATOMIC_ACQUIRE);
 	int ret = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
-	return ret == 1 && flushed(c->sl, it->wtime_ns) ? 0 : ret;
+	return ret == 1 && flushed(c->sl, it->wtime_ns, walks) ? 0 : ret;
 }
 
 /* A big value (len > val_cap) into the thread's buffer: 1, 0 when its
@@ -1294,9 +1305,10 @@ static int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has
 	bool looked = must || xkv_big_on(c->s); /* a big item's chunks go with it */
 	int r = 0;
 	if (looked) {
+		__u64 walks = __atomic_load_n(&c->sl->flush_walks, __ATOMIC_ACQUIRE);
 		r = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
 		/* flushed but not walked yet: already gone */
-		gone = r == 1 && flushed(c->sl, it->wtime_ns);
+		gone = r == 1 && flushed(c->sl, it->wtime_ns, walks);
 		if (r < 0 && must)
 			ret = r;
 		else if (has_cas && r == 1 && !gone && it->wtime_ns != cas)

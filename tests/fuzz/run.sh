@@ -3,16 +3,19 @@
 # -DXKV_FUZZ=ON, build them, replay every seed and every kept crash input,
 # then fuzz each target for N seconds, one after the other, on one core.
 # Any crash, sanitizer report, leak or timeout fails the run (exit 1).
-#   tests/fuzz/run.sh [--seconds N] [--only TARGET] [--no-build]
+#   tests/fuzz/run.sh [--seconds N] [--only TARGET] [--no-build] [--timeout S]
 # Needs root (the stream, meta and snapshot targets use BPF maps).  What a
 # run found stays under build-fuzz/fuzz-run/<target>/: the grown corpus
 # (corpus/), crash inputs (artifacts/), libFuzzer's log (fuzz-0.log) and the
 # CPU time it took (cpu).  JOBS=N ninja jobs (default: all cores).
+# --timeout: seconds one input may take (libFuzzer's -timeout, default 25;
+# wall clock: raise it for a long run at low priority on a busy machine).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bdir=$root/build-fuzz
 secs=20
+tmo=25
 only=
 build=1
 while (($#)); do
@@ -20,7 +23,8 @@ while (($#)); do
 	--seconds) secs=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
 	--no-build) build=0; shift ;;
-	*) echo "usage: $0 [--seconds N] [--only TARGET] [--no-build]" >&2; exit 2 ;;
+	--timeout) tmo=$2; shift 2 ;;
+	*) echo "usage: $0 [--seconds N] [--only TARGET] [--no-build] [--timeout S]" >&2; exit 2 ;;
 	esac
 done
 targets=(fuzz_parse fuzz_stream fuzz_meta fuzz_snapshot fuzz_jsonl)
@@ -58,7 +62,7 @@ for t in "${targets[@]}"; do
 	rm -f "$run"/artifacts/* "$run"/fuzz-0.log
 	start=$(date +%s)
 	(cd "$run" && /usr/bin/time -f "%U %S" -o "$run/cpu" nice -n 10 "$bin" -jobs=1 -workers=1 \
-		-max_total_time="$secs" -max_len="${maxlen[$t]}" -timeout=25 -rss_limit_mb=4096 \
+		-max_total_time="$secs" -max_len="${maxlen[$t]}" -timeout="$tmo" -rss_limit_mb=4096 \
 		-artifact_prefix="$run/artifacts/" -print_final_stats=1 \
 		"$run/corpus" "$here/corpus/$t" "$here/crashes/$t" >"$run/run.log" 2>&1) || true
 	cpu=$(awk '{printf "%.0f", $1 + $2}' "$run/cpu")
