@@ -357,6 +357,7 @@ void xkv_slow_free(struct xkv_slow *sl)
 	pthread_mutex_unlock(&sl->mu);
 	if (sl->flusher_up)
 		pthread_join(sl->flusher, NULL);
+	big_old_flush(sl); /* the chunks still lingering, while the store is the one they are in */
 	pthread_cond_destroy(&sl->cv);
 	pthread_mutex_destroy(&sl->mu);
 	for (int i = 0; i < SLOW_STRIPES; i++)
@@ -365,7 +366,6 @@ void xkv_slow_free(struct xkv_slow *sl)
 	pthread_rwlock_destroy(&sl->store_lk);
 	pthread_mutex_destroy(&sl->mig_mu);
 	xkv_rl_destroy(&sl->rl);
-	big_old_flush(sl);
 	free(sl->old);
 	pthread_mutex_destroy(&sl->old_mu);
 	free(sl);
