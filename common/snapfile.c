@@ -507,11 +507,11 @@ int xkv_snap_open(struct xkv_snap_reader *r, const char *path, bool salvage, cha
 		struct xkv_snap_blkref *ref = &r->blk[r->nblk - 1];
 		ref->bad = true;
 		if (!ok && off + sizeof(b) > r->size)
-			snprintf(ref->why, sizeof(ref->why), "truncated: the file ends inside its header");
+			xkv_snap_blk_why(ref, "truncated: the file ends inside its header");
 		else if (!ok)
-			snprintf(ref->why, sizeof(ref->why), "header damaged (magic or header checksum mismatch)");
+			xkv_snap_blk_why(ref, "header damaged (magic or header checksum mismatch)");
 		else
-			snprintf(ref->why, sizeof(ref->why), "truncated: %u payload bytes, the file has %llu",
+			xkv_snap_blk_why(ref, "truncated: %u payload bytes, the file has %llu",
 				 b.comp_len, (unsigned long long)(r->size - off - sizeof(b)));
 		if (!salvage) {
 			char name[96];
@@ -539,10 +539,29 @@ fail:
 	return e;
 }
 
+/* The reader holds one ref per block header (40 bytes) it finds: a file of
+ * empty blocks may make it hold this much per 40 bytes of file, no more. */
+_Static_assert(sizeof(struct xkv_snap_blkref) <= 64, "a block's ref stays small (snapfile.h)");
+
+void xkv_snap_blk_why(struct xkv_snap_blkref *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	free(b->why);
+	b->why = s ? s : strdup("damaged");
+}
+
 void xkv_snap_close(struct xkv_snap_reader *r)
 {
 	if (r->fd >= 0)
 		close(r->fd);
+	for (size_t i = 0; r->blk && i < r->nblk; i++)
+		free(r->blk[i].why);
 	free(r->blk);
 	r->blk = NULL;
 	r->fd = -1;
@@ -561,12 +580,12 @@ int xkv_snap_read_block(struct xkv_snap_reader *r, size_t i, __u8 **raw)
 	int e = pread_all(r->fd, buf, b->h.comp_len, b->off + sizeof(b->h));
 	if (e) {
 		free(buf);
-		snprintf(b->why, sizeof(b->why), "read error: %s", strerror(-e));
+		xkv_snap_blk_why(b, "read error: %s", strerror(-e));
 		return e == -ENODATA ? -EBADMSG : e;
 	}
 	if (XXH3_64bits(buf, b->h.comp_len) != b->h.payload_csum) {
 		free(buf);
-		snprintf(b->why, sizeof(b->why), "payload checksum mismatch (XXH3)");
+		xkv_snap_blk_why(b, "payload checksum mismatch (XXH3)");
 		return -EBADMSG;
 	}
 	if (!raw) {
@@ -581,7 +600,7 @@ int xkv_snap_read_block(struct xkv_snap_reader *r, size_t i, __u8 **raw)
 	if (decompress((int)b->h.codec, buf, b->h.comp_len, out, b->h.raw_len)) {
 		free(buf);
 		free(out);
-		snprintf(b->why, sizeof(b->why), "%s payload does not decompress to %u bytes",
+		xkv_snap_blk_why(b, "%s payload does not decompress to %u bytes",
 			 xkv_codec_name((int)b->h.codec), b->h.raw_len);
 		return -EBADMSG;
 	}

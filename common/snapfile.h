@@ -100,8 +100,15 @@ struct xkv_snap_blkref {
 	__u64 off;            /* of the block header */
 	struct xkv_snap_blk h;
 	bool bad;             /* header damaged or payload past the end: unreadable */
-	char why[160];        /* why it is bad (header or payload, once read) */
+	char *why;            /* why it is bad (header or payload, once read); NULL:
+			       * not known bad.  Allocated only then: a ref is ~56
+			       * bytes for a block header of 40 (with the reason
+			       * inline, a file of empty blocks made restore hold
+			       * 5x its size, issue 17) */
 };
+/* Set b->why (printf-style); the old reason goes. */
+void xkv_snap_blk_why(struct xkv_snap_blkref *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 struct xkv_snap_reader {
 	int fd;
 	__u64 size;

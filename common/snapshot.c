@@ -404,7 +404,7 @@ static int rest_block(struct rest_thr *t, size_t i)
 	if (!e && got != b->h.items)
 		e = -1;
 	if (e == -1) { /* the checksum held: a writer's bug, not damage */
-		snprintf(b->why, sizeof(b->why), "malformed after %u of %u items", got, b->h.items);
+		xkv_snap_blk_why(b, "malformed after %u of %u items", got, b->h.items);
 		bad_block(c, i, b->why);
 		e = 0;
 	}
@@ -479,7 +479,7 @@ int xkv_restore(struct xkv_store *s, const char *path, const struct xkv_snap_opt
 			goto out;
 		}
 		for (size_t i = 0; i < r.nblk; i++)
-			if (r.blk[i].why[0]) {
+			if (r.blk[i].why) {
 				char name[96];
 				e = xkv_errf(err, errlen, -EBADMSG, "%s: %s: %s (%llu damaged blocks); "
 					     "nothing restored; --salvage restores the blocks that are intact",

@@ -113,7 +113,7 @@ static long read_check(const char *path, bool salvage, char *err, size_t errlen)
 		if (xkv_snap_read_block(&r, b, &raw)) {
 			if (salvage)
 				continue; /* the tests damage the end only: the items before stay in order */
-			snprintf(err, errlen, "block %zu: %s", b, r.blk[b].why);
+			snprintf(err, errlen, "block %zu: %s", b, r.blk[b].why ? r.blk[b].why : "?");
 			xkv_snap_close(&r);
 			return -3;
 		}
