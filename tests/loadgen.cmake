@@ -10,7 +10,7 @@ endif()
 add_test(NAME loadgen_unit COMMAND loadgen_unit)
 set_tests_properties(loadgen_unit PROPERTIES TIMEOUT 30 LABELS loadgen)
 
-foreach(case mc-udp mc-tcp redis open-loop zipf corrupt)
+foreach(case mc-udp mc-tcp redis open-loop zipf corrupt workload)
   add_test(NAME loadgen_${case}
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/loadgen/run.sh $<TARGET_FILE:xkv-loadgen> ${case})
   set_tests_properties(loadgen_${case} PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77 LABELS loadgen)
