@@ -563,10 +563,17 @@ int cmd_hitratio(int argc, char **argv)
 		printf(", \"key_size\": %u, \"value_size\": %u, \"key_size_mean\": %.2f, "
 		       "\"value_size_mean\": %.2f, "
 		       "\"working_set_bytes\": %llu, \"warmup_x\": %g, \"requests_x\": %g, "
-		       "\"budget_tol\": %g, \"cpu\": %u, \"seeds\": [",
+		       "\"budget_tol\": %g, \"cpu\": %u, ",
 		       h.key_cap, h.val_cap, (double)hr_sum(h.klen) / h.keys,
 		       (double)hr_sum(h.vlen) / h.keys, h.ws_bytes, h.warmup_x, h.requests_x, h.tol,
 		       h.cpu);
+		if (h.wl.kind != WL_FIXED) { /* the simulators place keys by their bytes */
+			printf("\"key_sizes_hex\": \"");
+			for (__u32 i = 0; i < h.keys; i++)
+				printf("%02x", h.klen[i]);
+			printf("\", ");
+		}
+		printf("\"seeds\": [");
 		for (__u32 s = 0; s < h.nseeds; s++)
 			printf("%s%u", s ? ", " : "", h.seeds[s]);
 		printf("], \"generator\": \"splitmix64(seed); u = (next >> 11) * 2^-53; zipf: first "
