@@ -5,6 +5,8 @@ import csv
 import json
 import os
 
+import hitratio
+
 NOTES = {
     "a": "Closed loop, one client thread on the client CPU with 32 requests in flight, "
          "{base} over {keys} keys (preloaded). **{socket}**: on this testbed the client, not "
@@ -75,6 +77,17 @@ NOTES = {
          "and the machine's cores costs. The null store (the handler without a map) is the "
          "floor: what it loses with more threads is the harness's and the machine's, not a "
          "map's.",
+    "m": "Per layout and memory budget (a fraction of the working set's bytes; the store is "
+         "sized until the kernel's own figure for its map, fdinfo memlock, meets the budget), "
+         "a request sequence per key distribution (Zipf α, uniform) and seed runs through the "
+         "XDP program as a cache-aside client does: `get`, and on a miss `set` of the same key "
+         "(xkv-kvexp hitratio; warm-up requests not counted; every hit's bytes checked). The "
+         "same sequences (regenerated, checksum checked) are replayed in libCacheSim with the "
+         "policy each layout claims (lru: LRU; set_assoc: CLOCK per set; array_fnv: a "
+         "one-object cache per slot, i.e. direct-mapped) and in Python models of each "
+         "layout's documented policy (arena: oldest of a 4-slot window; hash_map: no "
+         "eviction), with the map's entries as the cache size. Hits per MiB: counted hits "
+         "over the map's MiB.",
 }
 
 CONTEXT = (
@@ -446,6 +459,7 @@ def plot_all(res, outdir):
         save(plt, fig, outdir, "i_paths.png", made)
     plot_scaling(plt, res, outdir, made)
     plot_microbench(plt, res, outdir, made)
+    hitratio.plot(res, outdir, made)
     return made, None
 
 
@@ -927,10 +941,12 @@ def md_k(res, L):
 
 
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
-      "i": md_i, "j": md_j, "k": md_k, "l": md_l}
+      "i": md_i, "j": md_j, "k": md_k, "l": md_l,
+      "m": lambda res, L: hitratio.md(res, L, table)}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
-       "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png"}
+       "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png",
+       "m": hitratio.PNG}
 
 
 def write_md(path, res, pngs, plot_note):
