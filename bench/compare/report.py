@@ -971,10 +971,15 @@ def write_md(path, res, pngs, plot_note):
     L.append("Testbed: server %s; client %s.\n\n" % (t["server"], t["client"]))
     for p in t["placement"]:
         L.append("- %s\n" % p)
-    L.append("\nWorkload defaults: %s keys (%s-byte keys, %s-byte values, %s%% sets), "
+    wl = c.get("workload", "fixed")
+    sizes = ("%s-byte keys, %s-byte values" % (c["base_key_size"], c["base_value_size"])
+             if wl == "fixed" else "**workload %s**: each key's key and value size from a "
+             "production study (docs/compare.md, \"Workloads\"); the sizes in the experiments' "
+             "notes below do not apply" % wl)
+    L.append("\nWorkload defaults: %s keys (%s, %s%% sets), "
              "%s s measured after %s s warm-up per point; every server preloaded with every "
              "key; xdpkv: native XDP, entries = %s.\n\n" % (
-                 c["keys"], c["base_key_size"], c["base_value_size"], c["base_write_ratio"],
+                 c["keys"], sizes, c["base_write_ratio"],
                  c["duration"], c["warmup"], c["entries"]))
     L.append(CONTEXT.format(nproc=m.get("nproc"), scpu=t["server_cpu"], ccpu=t["client_cpu"]))
     if res["notes"] or res["errors"] or plot_note:
