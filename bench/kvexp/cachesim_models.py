@@ -332,12 +332,22 @@ def lcs_slot_per_key(trace, warm, entries, hashes):
 
 # What each layout implements: (reference name, function(trace, warm, row) -> hits).
 # The first is the one agreement is judged on; `own` is the no-PyPI reference.
-def models(layout, row, keys, klen, use_lcs):
+def models(layout, row, keys, klen, use_lcs, cpus=1):
     entries = row["entries"]
     seed = int(row.get("hash_seed", "0"), 16)
     hs = (lambda: key_hashes(keys, klen, seed))
     out = []
-    if layout in ("lru", "lru_percpu", "lru_no_common_lru"):
+    if layout == "lru_no_common_lru":
+        # BPF_F_NO_COMMON_LRU deals the elements out to one LRU list per
+        # possible CPU and a CPU evicts from its own list only
+        # (bpf_percpu_lru_pop_free; docs/layouts.md, Lesson 6): one pinned
+        # caller has entries / cpus of them
+        share = max(1, entries // max(1, cpus))
+        if use_lcs:
+            out.append(("libCacheSim LRU of one CPU's share",
+                        lambda t, w: lcs_lru(t, w, share)))
+        out.append(("own LRU of one CPU's share", lambda t, w: lru_own(t, w, share)))
+    elif layout in ("lru", "lru_percpu"):
         if use_lcs:
             out.append(("libCacheSim LRU", lambda t, w: lcs_lru(t, w, entries)))
         out.append(("own LRU", lambda t, w: lru_own(t, w, entries)))

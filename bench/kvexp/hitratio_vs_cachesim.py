@@ -9,6 +9,7 @@ implements, and prints per point the kernel's hit ratio, each model's, and
 the absolute difference from the layout's reference model:
 
   lru        libCacheSim LRU                      (own exact LRU beside it)
+  lru_no_common_lru  libCacheSim LRU of entries / possible CPUs: one CPU's list
   set_assoc  libCacheSim CLOCK per set: one Clock of `ways` objects per bucket,
              requests routed by the layout's keyed placement hash (own per-set
              CLOCK and libCacheSim's global CLOCK beside it)
@@ -69,7 +70,11 @@ WHY = {
                 "for context)",
 }
 WHY["percpu"] = WHY["hash_map"]
-WHY["lru_percpu"] = WHY["lru_no_common_lru"] = WHY["lru"]
+WHY["lru_percpu"] = WHY["lru"]
+WHY["lru_no_common_lru"] = (
+    "one LRU list per possible CPU, each with entries / CPUs nodes, and a CPU evicts from its "
+    "own list only, so the model is LRU of one CPU's share; within that, the kernel's LRU "
+    "approximation as for lru")
 
 
 def need_libcachesim():
@@ -102,7 +107,8 @@ def simulate(doc, use_lcs=True):
     for r in doc["results"]:
         t0 = time.time()
         dist = "uniform" if r["dist"] == "uniform" else r["alpha"]
-        mods = cm.models(r["layout"], r, keys, klen, use_lcs)
+        mods = cm.models(r["layout"], r, keys, klen, use_lcs,
+                         (doc.get("machine") or {}).get("possible_cpus", 1))
         per = {name: [] for name, _ in mods}
         for s in r["seeds"]:
             k = (r["dist"], s["seed"])
