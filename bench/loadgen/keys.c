@@ -75,8 +75,3 @@ uint64_t lg_pick_key(const struct lg_config *c, struct lg_rng *r)
 		return lg_scramble(lg_zipf_rank(&c->zipf, r), c->keys);
 	return lg_rand(r) % c->keys;
 }
-
-unsigned lg_klen(const struct lg_config *c, uint64_t i)
-{
-	return c->wl.kind == WL_FIXED ? c->key_size : wl_key_size(&c->wl, i);
-}
