@@ -109,6 +109,10 @@ def simulate(doc, use_lcs=True):
         dist = "uniform" if r["dist"] == "uniform" else r["alpha"]
         mods = cm.models(r["layout"], r, keys, klen, use_lcs,
                          (doc.get("machine") or {}).get("possible_cpus", 1))
+        if not mods:
+            sys.exit("hitratio_vs_cachesim: no model of layout %s: add its policy to "
+                     "cachesim_models.models() (libCacheSim has e.g. LRU, FIFO, Clock, "
+                     "S3FIFO, Sieve)" % r["layout"])
         per = {name: [] for name, _ in mods}
         for s in r["seeds"]:
             k = (r["dist"], s["seed"])
