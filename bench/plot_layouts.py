@@ -71,9 +71,12 @@ SETASSOC_MB = "data/setassoc-microbench-2026-11-23.json"
 LOST_KEYED = "data/kvexp-lost-keyed-2026-11-23.json"
 MEMORY_LRU = "data/kvexp-memory-lru-2026-11-23.json"
 FNV_LIVE = "data/fnv-live-2026-11-23.json"
+# xdpkv compare --experiments m, all layouts (fixed sizes) and --workload etc
+HITRATIO = (("data/hitratio-compare-2026-11-27.json", "hitratio_mrc_all"),
+            ("data/hitratio-etc-2026-11-27.json", "hitratio_mrc_etc"))
 FIGURES = ("memory_per_item", "lost_keys", "stale_reads", "fill_level", "microbench_threads",
            "hot_set", "array_fnv_slots", "lru_lock", "no_common_lru", "lru_percpu", "set_assoc",
-           "keyed_placement")
+           "keyed_placement") + tuple(name for _, name in HITRATIO)
 
 LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc")
 SMALL = 9  # the smallest font size in the figures of this chapter
@@ -691,6 +694,17 @@ def fig_keyed(plt, docs, out, made):
     save_fig(plt, fig, out, "keyed_placement.png", made)
 
 
+def fig_hitratio(plt, docs, out, made):
+    """Hit ratio per byte: each layout's miss-ratio curves beside libCacheSim's
+    and the models' (the figure of bench/kvexp/hitratio_vs_cachesim.py, which
+    compare's report draws too), from the points compare wrote."""
+    sys.path.insert(0, os.path.join(HERE, "kvexp"))
+    import hitratio_vs_cachesim as hvc
+    for rel, name in HITRATIO:
+        hvc.figure(load(docs, rel)["points"], os.path.join(out, name))
+        made.append(name + ".png")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -706,7 +720,7 @@ def main(argv):
     made = []
     for f in (fig_memory, fig_lost, fig_stale, fig_fill, fig_microbench, fig_hot_set,
               fig_array_fnv, fig_lru_lock, fig_no_common_lru, fig_lru_percpu, fig_set_assoc,
-              fig_keyed):
+              fig_keyed, fig_hitratio):
         f(plt, a.docs, out, made)
     for name in made:
         print(os.path.join(out, name), "and .svg")

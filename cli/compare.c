@@ -127,13 +127,16 @@ static const struct xo compare_table[] = { XO_END };
 
 const struct cmd cmd_compare = {
 	.name = "compare",
-	.synopsis = "[--quick | --smoke] [--layouts L,...] [--baselines B,...] [--experiments a,...,l] "
-		    "[--repeat N] [--gen-cores G] [--out DIR] [--json]",
+	.synopsis = "[--quick | --smoke] [--layouts L,...] [--baselines B,...] [--experiments a,...,m] "
+		    "[--workload fixed|etc|twitter] [--repeat N] [--gen-cores G] [--out DIR] [--json]",
 	.summary = "compare the layouts with memcached and Redis on a veth testbed (report, plots)",
 	.doc = "Runs bench/compare/compare.py with the arguments as given; "
 	       "'xdpkv compare --help' lists them and the experiments (j: scaling with server "
-	       "cores, l: the in-kernel microbenchmark at 1 ... nproc threads).  "
-	       "'xdpkv compare --experiments j,l --repeat 3' runs both for every layout.  "
+	       "cores, l: the in-kernel microbenchmark at 1 ... nproc threads, m: hit ratio per "
+	       "byte against libCacheSim).  "
+	       "'xdpkv compare --experiments j,l --repeat 3' runs both for every layout; "
+	       "'xdpkv compare --experiments m --quick' the hit ratio of every layout.  "
+	       "--workload etc|twitter: production key and value sizes.  "
 	       "Needs root.  docs/compare.md.",
 	.opts = compare_table,
 	.opts_size = 0,

@@ -19,8 +19,16 @@ GET hit and SET at every thread count recorded (disjoint keys, and shared
 keys above one thread), each with ns per request > 0, as many repetitions as
 --repeat asked for, and replies the microbenchmark validated before timing;
 the report has its table and plot.
+With m: every layout has a hit ratio at every budget and distribution the
+run's settings name, with one value per seed, mean/sd/min/max consistent
+with them, hits per MiB that follow from them, the map within its budget, a
+reference model for every point and, for layouts whose reference simulates
+their exact placement and policy (all but the LRU maps), agreement within
+its tolerance; Zipf 0.99 hits more than uniform; the largest budget more than
+the smallest; the report has the table, the agreement and the figure.
 """
 import argparse
+import fractions
 import json
 import os
 import re
@@ -69,6 +77,8 @@ def main():
         check_scaling(res, rows, md, [l for l in a.layouts.split(",") if l], need)
     if "l" in a.experiments:
         check_microbench(res, rows, md, [l for l in a.layouts.split(",") if l], need)
+    if "m" in a.experiments:
+        check_hitratio(res, rows, md, [l for l in a.layouts.split(",") if l], need)
     if not set("ahi") & set(a.experiments):
         print("%d check(s) failed" % len(bad) if bad else "all checks passed")
         return 1 if bad else 0
@@ -121,6 +131,64 @@ def check_scaling(res, rows, md, layouts, need):
     need("the ratio to the reflector" in md and re.search(r"\(\d+\.\d\d×", md) and
          "j_scaling.png" in md,
          "report.md has (j) with the ratios and its plot")
+
+
+def check_hitratio(res, rows, md, layouts, need):
+    h = res.get("config", {}).get("hitratio") or {}
+    budgets = [b for b in h.get("budgets", "").split(",") if b]
+    dists = [("uniform" if d == "uniform" else "zipf%g" % float(d))
+             for d in h.get("dists", "").split(",") if d]
+    nseeds = len([x for x in h.get("seeds", "").split(",") if x])
+    need(budgets and dists and nseeds >= 3, "(m) budgets, distributions and >= 3 seeds recorded")
+    hr = res.get("hitratio") or {}
+    need(hr.get("simulator") and hr.get("points"), "(m) simulators and points in results.json")
+    m = [r for r in rows if r["experiment"] == "m"]
+    wb = (hr.get("params") or {}).get("working_set_bytes") or 0
+    # exact models: the layout's own placement and policy (LRU maps excepted:
+    # the kernel's LRU is an approximation, its agreement is reported only)
+    lru = ("lru", "lru_percpu", "lru_no_common_lru")
+    for l in layouts:
+        s = "xdpkv/" + l
+        for b in budgets:
+            for d in dists:
+                what = "(m) %s %s %s" % (l, b, d)
+                rr = [r for r in m if r["system"] == s and r["budget"] == b and r["dist"] == d]
+                need(len(rr) == 1, "%s: one point (%d)" % (what, len(rr)))
+                if len(rr) != 1:
+                    continue
+                r = rr[0]
+                runs = r.get("hit_ratio_runs") or []
+                mean = sum(runs) / len(runs) if runs else -1
+                need(len(runs) == nseeds and all(0 <= x <= 1 for x in runs),
+                     "%s: a hit ratio in [0, 1] per seed (%s)" % (what, runs))
+                need(abs(mean - r["hit_ratio"]) < 1e-5 and
+                     r["hit_ratio_min"] == min(runs) and r["hit_ratio_max"] == max(runs) and
+                     r["hit_ratio_sd"] >= 0, "%s: mean, min, max, sd follow from the seeds" % what)
+                req = (h.get("requests") or 0) * (h.get("keys") or 0)
+                want = r["hit_ratio"] * req / (r["map_bytes"] / 2 ** 20)
+                need(abs(r["hits_per_mib"] - want) <= 0.001 * want + 1,
+                     "%s: hits per MiB %s = hit ratio x requests / map MiB (%.1f)" %
+                     (what, r["hits_per_mib"], want))
+                frac = float(fractions.Fraction(b))  # "1/8" -> 0.125
+                need(abs(r["budget_bytes"] - frac * wb) <= 1,
+                     "%s: budget %s bytes = %s of the working set %s" % (what, r["budget_bytes"],
+                                                                         b, wb))
+                need(r.get("reference") and r.get("reference_hit_ratio") is not None,
+                     "%s: a reference model" % what)
+                if l not in lru:
+                    need(r.get("within"), "%s: |kernel %.4f - %s %.4f| <= %.3f" % (
+                        what, r["hit_ratio"], r.get("reference"), r.get("reference_hit_ratio"),
+                        r.get("tolerance")))
+        pts = {(r["budget"], r["dist"]): r["hit_ratio"] for r in m if r["system"] == s}
+        if len(budgets) > 1 and "zipf0.99" in dists and "uniform" in dists:
+            for b in budgets:
+                need(pts.get((b, "zipf0.99"), 0) > pts.get((b, "uniform"), 1),
+                     "(m) %s %s: Zipf 0.99 hits more than uniform" % (l, b))
+            need(pts.get((budgets[-1], dists[0]), 0) > pts.get((budgets[0], dists[0]), 1),
+                 "(m) %s: the largest budget hits more than the smallest" % l)
+        need(l in (hr.get("summary") or {}), "(m) %s: agreement summary" % l)
+    need("**Agreement**" in md and "m_hitratio.png" in md and "hits per MiB" in md,
+         "report.md has (m) with its table, the agreement and the figure")
 
 
 def check_microbench(res, rows, md, layouts, need):

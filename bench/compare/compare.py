@@ -4,9 +4,12 @@
 veth testbed (docs/compare.md).
 
   xdpkv compare [--quick | --smoke] [--layouts L,...] [--baselines B,...]
-                [--experiments a,b,...] [--repeat N] [--out DIR] [--json]
+                [--experiments a,b,...] [--workload fixed|etc|twitter]
+                [--repeat N] [--out DIR] [--json]
   xdpkv compare --experiments j,l --repeat 3     (scaling and microbenchmark,
                                                   every layout)
+  xdpkv compare --experiments m --quick          (hit ratio per byte, every
+                                                  layout, against libCacheSim)
 
 Experiments:
   a  max throughput per key distribution (socket client, closed loop; and
@@ -28,6 +31,17 @@ Experiments:
      each layout and the null store at 1, 2, 4 ... nproc threads at once,
      GET hit and SET, disjoint and shared keys: ns per request and the
      ratio to one thread (no testbed traffic; every reply validated first)
+  m  hit ratio per byte: per layout, a memory budget sweep (fractions of the
+     working set's bytes, as the kernel reports the map) under Zipf alpha
+     0.6 ... 1.2 and uniform keys, cache-aside gets through the XDP program
+     (xkv-kvexp hitratio), spreads over seeds; every run's request sequence
+     replayed in libCacheSim (bench/.venv, bench/kvexp/setup-cachesim.sh) and
+     in Python models of each layout's policy; miss-ratio curves of both
+
+Layouts: the registry's (`xdpkv layouts`), and lru_no_common_lru (lru with
+--no-common-lru).  Workloads (--workload): fixed key and value sizes, or
+production ones: etc (Facebook ETC, Atikoglu et al. SIGMETRICS'12) or twitter
+(Twitter's clusters, Yang et al. OSDI'20); docs/compare.md "Workloads".
 
 Writes DIR/results.json, results.csv, report.md and one PNG per experiment
 (default DIR: ./results/<timestamp>).  Progress and ETA on stderr.  Needs
@@ -51,10 +65,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 REPO = os.path.dirname(os.path.dirname(HERE))
 
+import hitratio  # noqa: E402
 import servers  # noqa: E402
 from servers import CompareError, env, run, tb  # noqa: E402
 
-EXPERIMENTS = "abcdefghijkl"
+EXPERIMENTS = "abcdefghijklm"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -68,7 +83,12 @@ EXP_TITLES = {
     "j": "Scaling with server cores",
     "k": "Persistence: snapshot and restore",
     "l": "In-kernel microbenchmark, 1…nproc threads, shared and disjoint keys",
+    "m": "Hit ratio per byte: miss-ratio curves against libCacheSim",
 }
+WORKLOADS = ("fixed", "etc", "twitter")
+# --workload etc|twitter: the sizes are each key's (bench/loadgen/workload.h);
+# a server is sized for the largest the load generator makes (its limits)
+WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE = 250, 1024
 
 # (j) the mixes: name -> writes (%), key distribution, keys (None: all)
 SCALING_MIXES = (("read", 5, "uniform", None), ("write", 50, "uniform", None),
@@ -144,7 +164,10 @@ FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
             mb=dict(entries=1 << 20, keys=4096, min_time=0.1),
             kvexp=dict(key_sizes="16,64,128,250", value_sizes="32,128,512,1024",
                        fills="10,50,95", capacity=65536, ratios="0.5,0.9,1.0,1.5",
-                       stale_keys=4096, rounds=4))
+                       stale_keys=4096, rounds=4),
+            hitratio=dict(keys=32768, budgets="1/64,1/32,1/16,1/8,1/4,1/2,1,2",
+                          dists="0.6,0.9,0.99,1.2,uniform", seeds="1,2,3", warmup=2,
+                          requests=4, tol=0.02))
 QUICK = dict(keys=100_000, duration=2.0, warmup=0.5, depth=32,
              dists=["uniform", "zipf:0.99"],
              fractions=[0.25, 0.5, 0.9],
@@ -154,14 +177,18 @@ QUICK = dict(keys=100_000, duration=2.0, warmup=0.5, depth=32,
              kvexp_items=100_000, xdpgen=True, kvexp_scale=1,
              mb=dict(entries=1 << 18, keys=2048, min_time=0.02),
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=8192,
-                        ratios="0.5,1.0,1.5", stale_keys=1024, rounds=2))
+                        ratios="0.5,1.0,1.5", stale_keys=1024, rounds=2),
+             hitratio=dict(keys=4096, budgets="1/16,1/4,1", dists="0.99,uniform", seeds="1,2,3",
+                           warmup=1, requests=2, tol=0.05))
 SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16,
              dists=["uniform"], fractions=[0.5], writes=[0, 100],
              key_sizes=[16], value_sizes=[128], scan_ratios=[25], scan_len=4,
              kvexp_items=10_000, xdpgen=True, kvexp_scale=0.5,
              mb=dict(entries=1 << 16, keys=1024, min_time=0.0005),
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=2048,
-                        ratios="1.0", stale_keys=256, rounds=1))
+                        ratios="1.0", stale_keys=256, rounds=1),
+             hitratio=dict(keys=1024, budgets="1/8,1", dists="0.99,uniform", seeds="1,2,3",
+                           warmup=1, requests=2, tol=0.15))
 BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
 
 # seconds xkv-kvexp takes in the quick setting (measured), scaled per setting
@@ -284,6 +311,8 @@ class Runner:
         # (l): thread counts, and the microbenchmark's sizes on this machine
         self.mb_threads = microbench_threads(os.cpu_count() or 1)
         self.mb = microbench_sizes(settings["mb"], self.mb_threads[-1])
+        self.hr_sims = []        # (m): each layout's simulated run
+        self.hr_sim = None       # (m): (python, libCacheSim version)
         self.sys = None          # running System
         self.sys_key = None      # (name, cfg tuple)
         self.bpf_stats = servers.BpfStats()
@@ -310,6 +339,8 @@ class Runner:
     # -- servers --
     def cfg(self, key_size=BASE_KEY, value_size=BASE_VALUE):
         keys = self.s["keys"]
+        if self.args.workload != "fixed":  # the store holds the largest item
+            key_size, value_size = WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE
         return {"keys": keys, "key_size": key_size, "value_size": value_size,
                 "entries": 2 * keys}
 
@@ -359,11 +390,14 @@ class Runner:
         cmd = [lg, "--server", s.host(), "--port", s.port, "--proto", s.proto,
                "--threads", 1, "--cpus", self.client_cpu,
                "--keys", self.s["keys"], "--dist", p.get("dist", "uniform"),
-               "--key-size", p.get("key_size", BASE_KEY),
-               "--value-size", p.get("value_size", BASE_VALUE),
                "--write-ratio", p.get("write", BASE_WRITE),
                "--duration", p.get("duration", self.s["duration"]),
                "--warmup", p.get("warmup", self.s["warmup"]), "--json", "--quiet"]
+        if self.args.workload != "fixed":
+            cmd += ["--workload", self.args.workload]
+        else:
+            cmd += ["--key-size", p.get("key_size", BASE_KEY),
+                    "--value-size", p.get("value_size", BASE_VALUE)]
         if p.get("rate"):
             cmd += ["--rate", "%.0f" % p["rate"]]
         else:
@@ -681,6 +715,32 @@ class Runner:
         return (pts * (0.1 + 6 * self.mb["min_time"]) * self.s.get("repeat", 1) +
                 14 + self.mb["entries"] / 200000)
 
+    def hitratio_step(self, name):
+        """(m) one layout: xkv-kvexp hitratio, its run checked, then the
+        simulators on the same request sequences; one row per budget x
+        distribution."""
+        self.stop_system()  # in-process, no testbed traffic
+        layout = name.split("/", 1)[1]
+        h = self.s["hitratio"]
+        if self.hr_sim is None:
+            self.hr_sim = hitratio.simulator()
+            if not self.hr_sim[1]:
+                self.notes.append("m: libCacheSim is not installed (bench/kvexp/setup-cachesim.sh "
+                                  "puts it in bench/.venv): the hit ratios are checked against "
+                                  "the own Python models only, and the figure has no "
+                                  "libCacheSim curves")
+        doc = hitratio.run_layout(self.tools["kvexp"], layout, h, self.args.workload,
+                                  self.server_cpu, self.logdir, log)
+        bad = hitratio.check_doc(doc, layout, h)
+        if bad:
+            raise CompareError("hitratio %s: %s" % (layout, "; ".join(bad[:6])))
+        sim = hitratio.simulate(os.path.join(self.logdir, "hitratio-%s.json" % layout),
+                                os.path.join(self.logdir, "hitratio-%s-sim.json" % layout),
+                                self.hr_sim[0], not self.hr_sim[1])
+        self.hr_sims.append(sim)
+        for sysname, params, res in hitratio.rows(sim, self.args.workload):
+            self.record("m", sysname, params, res, tool="kvexp", label=hitratio.LABEL)
+
     # -- the plan --
     def systems(self):
         names = []
@@ -751,6 +811,10 @@ class Runner:
             # store first (the floor), then every layout
             for name in ["xdpkv/null"] + ["xdpkv/" + l for l in self.args.layouts]:
                 steps.append((name, self.cfg(), "l", {}, self.microbench_est(), "microbench"))
+        if "m" in exps:  # in-process too: one step per layout
+            for name in ["xdpkv/" + l for l in self.args.layouts]:
+                steps.append((name, self.cfg(), "m", {}, hitratio.estimate(self.s["hitratio"]),
+                              "hitratio"))
         return steps
 
     def scaling_steps(self, name):
@@ -770,6 +834,9 @@ class Runner:
         name, cfg, exp, params, est, kind = step
         if kind == "microbench":  # no server: BPF_PROG_TEST_RUN in-process
             self.microbench_step(name)
+            return
+        if kind == "hitratio":
+            self.hitratio_step(name)
             return
         s = self.ensure(name, cfg)
         p = dict(params)
@@ -850,7 +917,7 @@ class Runner:
                 continue
             for r in kvexp_rows(j):
                 sysname = r.pop("layout", r.pop("system", "?"))
-                if not str(sysname).startswith("xdpkv/") and sysname in servers.XDP_LAYOUTS:
+                if not str(sysname).startswith("xdpkv/") and sysname in self.args.known_layouts:
                     sysname = "xdpkv/" + sysname
                 self.record(exp, sysname, {"kvexp": sub}, r, tool="kvexp",
                             label="in-process (BPF_PROG_TEST_RUN / map accessors), kvexp " + sub)
@@ -876,6 +943,18 @@ class Runner:
             if "l" in self.args.experiments:
                 self.notes.append("l: bench/microbench was not built (it needs Google Benchmark, "
                                   "libbenchmark-dev): not measured")
+        if not self.tools["kvexp"]:
+            steps = [st for st in steps if st[5] != "hitratio"]
+            if "m" in self.args.experiments:
+                self.notes.append("m: xkv-kvexp was not built: the hit ratio is not measured")
+        if self.args.workload != "fixed":
+            drop = [st for st in steps if st[5] in ("xdpgen", "scaling") or st[2] == "d"]
+            steps = [st for st in steps if st not in drop]
+            if drop:
+                self.notes.append("workload %s: the in-kernel generator's (a, j) and the "
+                                  "size sweep's (d) points are not measured (they set fixed "
+                                  "sizes); (f, g) kvexp use their own fixed sizes" %
+                                  self.args.workload)
         if "j" in self.args.experiments and not self.scaling:
             self.notes.append("j: needs 2 or more CPUs and --gen-cores below them (%d CPUs): "
                               "not measured" % (os.cpu_count() or 1))
@@ -986,14 +1065,20 @@ def parse_args(argv):
     ap.add_argument("--smoke", action="store_true",
                     help="the test suite's setting: tiny and fast (< 90 s); implies --quick's "
                          "tools; default experiments a,h,i")
-    ap.add_argument("--layouts", default=",".join(servers.XDP_LAYOUTS), metavar="L,...",
-                    help="xdpkv layouts (default: all of them, %s; lru_no_common_lru is lru "
-                         "attached with --no-common-lru)" % ",".join(servers.XDP_LAYOUTS))
+    ap.add_argument("--layouts", default=None, metavar="L,...",
+                    help="xdpkv layouts (default: all of them: the registry's, as `xdpkv "
+                         "layouts` lists them, and lru_no_common_lru, lru attached with "
+                         "--no-common-lru)")
     ap.add_argument("--baselines", default=None,
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp,xdpkv-tcp-kernel (default: all five; "
                          "--quick/--smoke: memcached-udp,redis)")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..l, comma-separated (default: all; --smoke: a,h,i)")
+                    help="letters a..m, comma-separated (default: all; --smoke: a,h,i)")
+    ap.add_argument("--workload", default="fixed", choices=WORKLOADS,
+                    help="key and value sizes: fixed (16-byte keys, 128-byte values; (d) "
+                         "varies them), etc (Facebook ETC) or twitter (Twitter's clusters): "
+                         "each key's sizes from a published study (docs/compare.md "
+                         "\"Workloads\"); for the socket client's experiments and (m)")
     ap.add_argument("--no-ceilings", action="store_true",
                     help="(a) without the reflector and null-store capacity rows that the "
                          "layouts' in-kernel-generator numbers are reported against")
@@ -1019,10 +1104,17 @@ def parse_args(argv):
 
     def lst(v):
         return [x.strip() for x in v.split(",") if x.strip()]
-    a.layouts = lst(a.layouts)
+    a.known_layouts = ()
+    if not a.render:  # the registry's, through the CLI that runs us
+        try:
+            a.known_layouts = servers.registry_layouts(
+                os.environ.get("XDPKV") or os.path.join(REPO, "build", "cli", "xdpkv"))
+        except CompareError as e:
+            ap.error(str(e))
+    a.layouts = lst(a.layouts) if a.layouts is not None else list(a.known_layouts)
     for l in a.layouts:
-        if l not in servers.XDP_LAYOUTS:
-            ap.error("--layouts: unknown layout '%s' (%s)" % (l, ", ".join(servers.XDP_LAYOUTS)))
+        if l not in a.known_layouts:
+            ap.error("--layouts: unknown layout '%s' (%s)" % (l, ", ".join(a.known_layouts)))
     if a.baselines is None:
         a.baselines = "memcached-udp,redis" if (a.quick or a.smoke) else ",".join(servers.BASELINES)
     a.baselines = lst(a.baselines) if a.baselines != "none" else []
@@ -1034,7 +1126,7 @@ def parse_args(argv):
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..l)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..m)" % e)
     if a.gen_cores is not None and not 1 <= a.gen_cores < (os.cpu_count() or 1):
         ap.error("--gen-cores: 1..%d on this machine (the server needs a CPU)" %
                  ((os.cpu_count() or 1) - 1))
@@ -1144,6 +1236,11 @@ def inner(a):
             "%d request keys per thread, --benchmark_min_time %g per point" % (
                 ", ".join(str(n) for n in r.mb_threads), r.mb["entries"], r.mb["keys"],
                 r.mb["min_time"]))
+    if "m" in a.experiments:
+        placement.append(
+            "(m) xkv-kvexp hitratio in the root namespace, pinned to CPU %d, no testbed "
+            "traffic (its servers stopped); one request at a time, so hit ratios do not "
+            "depend on timing" % r.server_cpu)
     if "j" in a.experiments and r.scaling:
         placement.append(
             "(j) veth queues: %s per end; generator CPUs %s (N xdpgen threads on the first N), "
@@ -1160,7 +1257,7 @@ def inner(a):
         "wall_seconds": round(time.time() - t0, 1),
         "command": "xdpkv compare " + " ".join(sys.argv[2:]),
         "config": dict(s, layouts=a.layouts, baselines=a.baselines,
-                       experiments=a.experiments, base_key_size=BASE_KEY,
+                       experiments=a.experiments, workload=a.workload, base_key_size=BASE_KEY,
                        base_value_size=BASE_VALUE, base_write_ratio=BASE_WRITE,
                        entries="2 x keys (every layout)",
                        reference_max=r.ref_max, reference_system=r.ref_name),
@@ -1187,6 +1284,8 @@ def inner(a):
         "errors": r.errors,
         "preloads": r.preloads,
         "rows": r.rows,
+        "hitratio": hitratio.merge(r.hr_sims, (r.hr_sim or (None, None))[1],
+                                   (r.hr_sim or (None, None))[0]),
     }
     report.write_all(outdir, res)
     log("wrote %s/{results.json,results.csv,report.md,*.png} (%s)" % (outdir, status))

@@ -5,6 +5,8 @@ import csv
 import json
 import os
 
+import hitratio
+
 NOTES = {
     "a": "Closed loop, one client thread on the client CPU with 32 requests in flight, "
          "{base} over {keys} keys (preloaded). **{socket}**: on this testbed the client, not "
@@ -75,6 +77,17 @@ NOTES = {
          "and the machine's cores costs. The null store (the handler without a map) is the "
          "floor: what it loses with more threads is the harness's and the machine's, not a "
          "map's.",
+    "m": "Per layout and memory budget (a fraction of the working set's bytes; the store is "
+         "sized until the kernel's own figure for its map, fdinfo memlock, meets the budget), "
+         "a request sequence per key distribution (Zipf α, uniform) and seed runs through the "
+         "XDP program as a cache-aside client does: `get`, and on a miss `set` of the same key "
+         "(xkv-kvexp hitratio; warm-up requests not counted; every hit's bytes checked). The "
+         "same sequences (regenerated, checksum checked) are replayed in libCacheSim with the "
+         "policy each layout claims (lru: LRU; set_assoc: CLOCK per set; array_fnv: a "
+         "one-object cache per slot, i.e. direct-mapped) and in Python models of each "
+         "layout's documented policy (arena: oldest of a 4-slot window; hash_map: no "
+         "eviction), with the map's entries as the cache size. Hits per MiB: counted hits "
+         "over the map's MiB.",
 }
 
 CONTEXT = (
@@ -446,6 +459,7 @@ def plot_all(res, outdir):
         save(plt, fig, outdir, "i_paths.png", made)
     plot_scaling(plt, res, outdir, made)
     plot_microbench(plt, res, outdir, made)
+    hitratio.plot(res, outdir, made)
     return made, None
 
 
@@ -927,10 +941,12 @@ def md_k(res, L):
 
 
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
-      "i": md_i, "j": md_j, "k": md_k, "l": md_l}
+      "i": md_i, "j": md_j, "k": md_k, "l": md_l,
+      "m": lambda res, L: hitratio.md(res, L, table)}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
-       "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png"}
+       "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png",
+       "m": hitratio.PNG}
 
 
 def write_md(path, res, pngs, plot_note):
@@ -955,10 +971,15 @@ def write_md(path, res, pngs, plot_note):
     L.append("Testbed: server %s; client %s.\n\n" % (t["server"], t["client"]))
     for p in t["placement"]:
         L.append("- %s\n" % p)
-    L.append("\nWorkload defaults: %s keys (%s-byte keys, %s-byte values, %s%% sets), "
+    wl = c.get("workload", "fixed")
+    sizes = ("%s-byte keys, %s-byte values" % (c["base_key_size"], c["base_value_size"])
+             if wl == "fixed" else "**workload %s**: each key's key and value size from a "
+             "production study (docs/compare.md, \"Workloads\"); the sizes in the experiments' "
+             "notes below do not apply" % wl)
+    L.append("\nWorkload defaults: %s keys (%s, %s%% sets), "
              "%s s measured after %s s warm-up per point; every server preloaded with every "
              "key; xdpkv: native XDP, entries = %s.\n\n" % (
-                 c["keys"], c["base_key_size"], c["base_value_size"], c["base_write_ratio"],
+                 c["keys"], sizes, c["base_write_ratio"],
                  c["duration"], c["warmup"], c["entries"]))
     L.append(CONTEXT.format(nproc=m.get("nproc"), scpu=t["server_cpu"], ccpu=t["client_cpu"]))
     if res["notes"] or res["errors"] or plot_note:

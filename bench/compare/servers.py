@@ -20,11 +20,27 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CALL = os.path.join(HERE, "tb-call.sh")
 
-XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "lru_no_common_lru", "percpu", "lru_percpu",
-               "set_assoc", "arena")
 # compare's layouts that are a variant loaded with an attach option: name ->
 # (--variant, attach options).  The names are the microbenchmark's (bench/README.md).
 ATTACH_AS = {"lru_no_common_lru": ("lru", ["--no-common-lru"])}
+
+
+def registry_layouts(xdpkv):
+    """The layouts compare knows: those of the registry (variants/registry.c),
+    as `xdpkv layouts --json` lists them, each followed by the ATTACH_AS names
+    that load it with an option.  A layout added to the registry is here
+    without a change to compare."""
+    try:
+        p = subprocess.run([xdpkv, "layouts", "--json"], capture_output=True, text=True,
+                           timeout=30)
+        names = [x["name"] for x in json.loads(p.stdout)]
+    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired) as e:
+        raise CompareError("cannot list the layouts with %s layouts --json: %s" % (xdpkv, e))
+    out = []
+    for n in names:
+        out.append(n)
+        out += [a for a, (base, _) in ATTACH_AS.items() if base == n]
+    return tuple(out)
 BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp", "xdpkv-tcp-kernel")
 MC_PORT = 11211
 REDIS_PORT = 6379

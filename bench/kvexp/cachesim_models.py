@@ -24,6 +24,12 @@ in the model as in the map):
                    home on; a new key takes the first empty slot, else the slot written
                    longest ago (hits do not refresh it)
   no_eviction      hash_map/percpu: items are stored until `entries` are live, then refused
+
+libCacheSim (the full check, PyPI libcachesim): LRU for lru; one Clock of `ways`
+objects per set for set_assoc and one LRU of one object per slot for array_fnv,
+each request routed by the layout's placement hash; FIFO for arena and LRU for
+hash_map as context curves (libCacheSim has no oldest-of-window or no-eviction
+policy: the own models are the reference there).
 """
 import bisect
 from collections import OrderedDict
@@ -118,18 +124,29 @@ def key_bytes(i, klen):
     return ("key:%012u" % i).ljust(klen, "-").encode()
 
 
+def key_lengths(params):
+    """A run's key sizes: one for every key (params key_size), or, under a
+    production workload (--workload etc|twitter), key id i's size: byte i of
+    params key_sizes_hex, as xkv-kvexp hitratio printed it."""
+    if params.get("key_sizes_hex"):
+        return bytes.fromhex(params["key_sizes_hex"])
+    return params["key_size"]
+
+
 def key_hashes(keys, klen, seed, _cache={}):
-    """The placement hash of key ids 0..keys-1 (seed 0: FNV-1a, as hash.h)."""
-    ck = (keys, klen, seed)
+    """The placement hash of key ids 0..keys-1 (seed 0: FNV-1a, as hash.h);
+    klen: every key's size, or a sequence of each key's (key_lengths)."""
+    ck = (keys, klen if isinstance(klen, int) else bytes(klen), seed)
+    kl = (lambda i: klen) if isinstance(klen, int) else (lambda i: klen[i])
     if ck not in _cache:
         if seed:
             k1 = seed_k1(seed)
-            _cache[ck] = [siphash13(seed, k1, key_bytes(i, klen)) for i in range(keys)]
+            _cache[ck] = [siphash13(seed, k1, key_bytes(i, kl(i))) for i in range(keys)]
         else:
             hs = []
             for i in range(keys):
                 h = FNV_OFF
-                for c in key_bytes(i, klen):
+                for c in key_bytes(i, kl(i)):
                     h = ((h ^ c) * FNV_PRIME) & M64
                 hs.append(h)
             _cache[ck] = hs
@@ -288,14 +305,49 @@ def lcs_clock_per_set(trace, warm, entries, ways, hashes):
     return hits
 
 
+def lcs_fifo(trace, warm, entries):
+    return lcs_run(lambda l: l.FIFO(entries, hashpower=max(4, entries.bit_length() + 1)), trace, warm)
+
+
+def lcs_slot_per_key(trace, warm, entries, hashes):
+    """array_fnv with libCacheSim: one libCacheSim LRU of a single object per
+    slot, each request sent to its key's slot (hash % entries, the layout's
+    placement): a one-object cache replaces its object on every miss, which
+    is direct mapping."""
+    import libcachesim as lcs
+    slot = [h % entries for h in hashes]
+    caches = {}
+    r = lcs.Request()
+    r.obj_size = 1
+    hits = 0
+    for i, k in enumerate(trace):
+        c = caches.get(slot[k])
+        if c is None:
+            c = caches[slot[k]] = lcs.LRU(1, hashpower=2)
+        r.obj_id = k + 1
+        if c.get(r) and i >= warm:
+            hits += 1
+    return hits
+
+
 # What each layout implements: (reference name, function(trace, warm, row) -> hits).
 # The first is the one agreement is judged on; `own` is the no-PyPI reference.
-def models(layout, row, keys, klen, use_lcs):
+def models(layout, row, keys, klen, use_lcs, cpus=1):
     entries = row["entries"]
     seed = int(row.get("hash_seed", "0"), 16)
     hs = (lambda: key_hashes(keys, klen, seed))
     out = []
-    if layout in ("lru", "lru_percpu", "lru_no_common_lru"):
+    if layout == "lru_no_common_lru":
+        # BPF_F_NO_COMMON_LRU deals the elements out to one LRU list per
+        # possible CPU and a CPU evicts from its own list only
+        # (bpf_percpu_lru_pop_free; docs/layouts.md, Lesson 6): one pinned
+        # caller has entries / cpus of them
+        share = max(1, entries // max(1, cpus))
+        if use_lcs:
+            out.append(("libCacheSim LRU of one CPU's share",
+                        lambda t, w: lcs_lru(t, w, share)))
+        out.append(("own LRU of one CPU's share", lambda t, w: lru_own(t, w, share)))
+    elif layout in ("lru", "lru_percpu"):
         if use_lcs:
             out.append(("libCacheSim LRU", lambda t, w: lcs_lru(t, w, entries)))
         out.append(("own LRU", lambda t, w: lru_own(t, w, entries)))
@@ -308,11 +360,23 @@ def models(layout, row, keys, klen, use_lcs):
         if use_lcs:
             out.append(("libCacheSim CLOCK global", lambda t, w: lcs_clock(t, w, entries)))
     elif layout == "array_fnv":
+        if use_lcs:
+            out.append(("libCacheSim 1-object LRU per slot",
+                        lambda t, w: lcs_slot_per_key(t, w, entries, hs())))
         out.append(("own direct-mapped", lambda t, w: direct_mapped(t, w, entries, hs())))
     elif layout == "arena":
         out.append(("own oldest-of-window", lambda t, w: window_oldest(t, w, entries, hs())))
+        if use_lcs:  # oldest-written of 4 slots is FIFO with little associativity
+            out.append(("libCacheSim FIFO (context)", lambda t, w: lcs_fifo(t, w, entries)))
     elif layout in ("hash_map", "percpu"):
         out.append(("own no-eviction", lambda t, w: no_eviction(t, w, entries)))
-    if use_lcs and layout not in ("lru", "lru_percpu", "lru_no_common_lru"):
+    if use_lcs and layout not in ("lru", "lru_percpu", "lru_no_common_lru", "arena"):
         out.append(("libCacheSim LRU (context)", lambda t, w: lcs_lru(t, w, entries)))
     return out
+
+
+def lcs_curve(models):
+    """The libCacheSim model of a point's models, or None: the reference
+    where it is libCacheSim's, else the first libCacheSim context model."""
+    names = [n for n in models if n.startswith("libCacheSim")]
+    return names[0] if names else None

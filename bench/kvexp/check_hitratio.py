@@ -45,7 +45,7 @@ def main():
         sys.exit("xkv-kvexp hitratio exited %d" % p.returncode)
     doc = json.loads(p.stdout)
     par = doc["params"]
-    keys, klen = par["keys"], par["key_size"]
+    keys, klen = par["keys"], cm.key_lengths(par)
     check(doc.get("subcommand") == "hitratio", "subcommand field")
     rows = doc["results"]
     check(len(rows) == 2 * 3 * 2, "12 points (2 layouts x 3 budgets x 2 dists), got %d" % len(rows))

@@ -19,7 +19,13 @@
  *   zipf(alpha): rank = first k with cdf[k] > u * cdf[W-1],
  *                cdf[k] = sum_{j<=k} (j + 1)^-alpha summed in order
  *   uniform:     rank = next % W
- * Rank r is key id r: "key:%012u" padded with '-' to --key-size. */
+ * Rank r is key id r: "key:%012u" padded with '-' to its key size.
+ *
+ * Sizes: --key-size and --value-size for every key (--workload fixed), or
+ * key id i's sizes under a production workload (--workload etc|twitter,
+ * bench/loadgen/workload.h); the store's key and value capacities are then
+ * the largest of the key space, and the working set is the sum of the keys'
+ * key + value bytes. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -31,6 +37,7 @@
 #include <unistd.h>
 
 #include "kvexp.h"
+#include "workload.h"
 
 #define HR_MAX 16
 #define HR_LOADS 6 /* store loads at most per budget when sizing */
@@ -54,7 +61,34 @@ static struct {
 	__u32 seeds[HR_MAX];
 	__u32 keys, key_size, value_size, cpu;
 	double warmup_x, requests_x, tol;
+	struct wl wl;
+	__u16 *klen, *vlen;          /* key id -> its key and value bytes */
+	__u32 key_cap, val_cap;      /* the largest of them: the store's capacities */
+	unsigned long long ws_bytes; /* sum of key + value bytes over the key space */
 } h;
+
+#define HR_VAL_MIN 16   /* value_for's header and some pattern */
+#define HR_VAL_MAX 1024 /* a set request fits the fast path's frame */
+
+/* Every key's sizes, their largest and the working set's bytes. */
+static void hr_sizes(void)
+{
+	h.wl.key_size = h.key_size;
+	h.wl.value_size = h.value_size;
+	h.klen = malloc(sizeof(*h.klen) * h.keys);
+	h.vlen = malloc(sizeof(*h.vlen) * h.keys);
+	if (!h.klen || !h.vlen)
+		die("out of memory");
+	h.key_cap = h.val_cap = 0;
+	h.ws_bytes = 0;
+	for (__u32 i = 0; i < h.keys; i++) {
+		h.klen[i] = (__u16)wl_key_size(&h.wl, i);
+		h.vlen[i] = (__u16)wl_value_size(&h.wl, i);
+		h.key_cap = h.klen[i] > h.key_cap ? h.klen[i] : h.key_cap;
+		h.val_cap = h.vlen[i] > h.val_cap ? h.vlen[i] : h.val_cap;
+		h.ws_bytes += h.klen[i] + h.vlen[i];
+	}
+}
 
 /* ---- the request sequence --------------------------------------------------- */
 
@@ -114,7 +148,7 @@ struct hr_store {
 static int hr_load(struct kv *kv, const char *layout, __u32 entries, long long *bytes)
 {
 	char err[XKV_ERRLEN];
-	if (kv_load(kv, layout, entries, h.key_size, h.value_size, 0, err, sizeof(err))) {
+	if (kv_load(kv, layout, entries, h.key_cap, h.val_cap, 0, err, sizeof(err))) {
 		progress("%s at %u entries: %s", layout, entries, err);
 		return -1;
 	}
@@ -191,12 +225,14 @@ static void hr_run(struct hr_store *st, const char *layout, const struct hr_dist
 	if (xkv_stats_read(&kv->s, XKV_STATS_FAST, &before, NULL))
 		die("%s: reading counters failed", layout);
 	for (__u64 i = 0; i < total; i++) {
-		__u32 id = hr_next(&g), ver = 0;
+		__u32 id = hr_next(&g), ver = 0, kl, vl;
 		r->fnv = (r->fnv ^ id) * 0x100000001b3ull;
-		e = xdp_get(kv->prog_fd, id, h.key_size, &rep);
+		kl = h.klen[id];
+		vl = h.vlen[id];
+		e = xdp_get(kv->prog_fd, id, kl, &rep);
 		if (e)
 			die("%s: BPF_PROG_TEST_RUN of get %u: %s", layout, id, strerror(-e));
-		int v = get_verdict(&rep, id, h.key_size, h.value_size, &ver);
+		int v = get_verdict(&rep, id, kl, vl, &ver);
 		if (v == GET_HIT && ver == 1) {
 			if (i >= warm)
 				r->hits++;
@@ -212,7 +248,7 @@ static void hr_run(struct hr_store *st, const char *layout, const struct hr_dist
 		}
 		if (i >= warm)
 			r->misses++;
-		e = xdp_set(kv->prog_fd, id, 1, h.key_size, h.value_size, &rep);
+		e = xdp_set(kv->prog_fd, id, 1, kl, vl, &rep);
 		if (e)
 			die("%s: BPF_PROG_TEST_RUN of set %u: %s", layout, id, strerror(-e));
 		if (rep.action == XDP_TX && !strcmp(rep.text, XKV_R_STORED))
@@ -312,21 +348,21 @@ static void hr_usage(FILE *f)
 		"usage: xkv-kvexp hitratio [--layouts L,..] [--keys W] [--budgets 1/64,..,1,2]\n"
 		"                          [--dists 0.6,0.9,0.99,1.2,uniform] [--seeds 1,2,3]\n"
 		"                          [--warmup X] [--requests X] [--key-size 16] [--value-size 128]\n"
-		"                          [--budget-tol 0.02] [--cpu 0] [--quick] [--json]\n"
-		"Per layout and budget (a fraction of keys x (key + value) bytes) a store whose map\n"
-		"the kernel reports at that many bytes; per distribution (Zipf alpha, or uniform)\n"
-		"and seed: --warmup x W warm-up requests, then --requests x W counted, each a get\n"
-		"and on a miss a set (cache-aside), through the XDP program on --cpu.\n"
-		"Defaults: layouts hash_map,array_fnv,lru,set_assoc%s; --keys 65536,\n"
+		"                          [--workload fixed|etc|twitter] [--budget-tol 0.02] [--cpu 0]\n"
+		"                          [--quick] [--json]\n"
+		"Per layout and budget (a fraction of the working set: the keys' key + value bytes)\n"
+		"a store whose map the kernel reports at that many bytes; per distribution (Zipf\n"
+		"alpha, or uniform) and seed: --warmup x W warm-up requests, then --requests x W\n"
+		"counted, each a get and on a miss a set (cache-aside), through the XDP program on\n"
+		"--cpu.  --workload etc|twitter: each key's sizes from a production study\n"
+		"(bench/loadgen/workload.h), instead of --key-size and --value-size.\n"
+		"Defaults: layouts %s\n"
+		"(the registry's, per-CPU ones left out: on one pinned CPU they are their shared\n"
+		"twins); --keys 65536,\n"
 		"--budgets 1/64,1/32,1/16,1/8,1/4,1/2,1,2, --warmup 2 --requests 4.\n"
 		"--quick: --keys 4096, --budgets 1/16,1/4,1, --dists 0.99,uniform, --warmup 1\n"
 		"--requests 2, --budget-tol 0.05 (each unless given).  Needs root (exit 77 otherwise).\n",
-#ifdef XKV_HAVE_ARENA
-		",arena"
-#else
-		""
-#endif
-	);
+		kv_registry_layouts(true));
 }
 
 static char *hr_tok(char **save, char *s)
@@ -417,7 +453,7 @@ static double hr_num(const char *flag, const char *arg, double min, double max)
 
 static void hr_args(int argc, char **argv)
 {
-	bool given[8] = {0}; /* layouts keys budgets dists warmup requests tol */
+	bool given[8] = {0}; /* layouts keys budgets dists warmup requests tol sizes */
 	h.key_size = 16;
 	h.value_size = 128;
 	h.tol = 0.02;
@@ -453,9 +489,13 @@ static void hr_args(int argc, char **argv)
 		else if (!strcmp(a, "--seeds"))
 			hr_seeds(v);
 		else if (!strcmp(a, "--key-size"))
-			h.key_size = (__u32)hr_num(a, v, 16, XKV_KEY_MAX);
+			h.key_size = (__u32)hr_num(a, v, 16, XKV_KEY_MAX), given[7] = true;
 		else if (!strcmp(a, "--value-size"))
-			h.value_size = (__u32)hr_num(a, v, 16, 1024);
+			h.value_size = (__u32)hr_num(a, v, HR_VAL_MIN, HR_VAL_MAX), given[7] = true;
+		else if (!strcmp(a, "--workload")) {
+			if (wl_parse(&h.wl, v, 16, XKV_KEY_MAX, HR_VAL_MIN, HR_VAL_MAX))
+				die("--workload: \"%s\" is not fixed, etc or twitter", v);
+		}
 		else if (!strcmp(a, "--budget-tol"))
 			h.tol = hr_num(a, v, 0, 1), given[6] = true;
 		else if (!strcmp(a, "--cpu"))
@@ -466,14 +506,11 @@ static void hr_args(int argc, char **argv)
 			exit(2);
 		}
 	}
+	if (given[7] && h.wl.kind != WL_FIXED)
+		die("--workload %s sizes keys and values itself: no --key-size or --value-size",
+		    wl_name(h.wl.kind));
 	if (!given[0])
-		hr_layouts(h.quick ? "lru,array_fnv" :
-#ifdef XKV_HAVE_ARENA
-			   "hash_map,array_fnv,lru,set_assoc,arena"
-#else
-			   "hash_map,array_fnv,lru,set_assoc"
-#endif
-		);
+		hr_layouts(h.quick ? "lru,array_fnv" : kv_registry_layouts(true));
 	if (!given[1])
 		h.keys = h.quick ? 4096 : 65536;
 	if (!given[2])
@@ -486,6 +523,14 @@ static void hr_args(int argc, char **argv)
 		h.requests_x = h.quick ? 2 : 4;
 	if (!given[6] && h.quick)
 		h.tol = 0.05; /* fewer store loads */
+}
+
+static unsigned long long hr_sum(const __u16 *x)
+{
+	unsigned long long s = 0;
+	for (__u32 i = 0; i < h.keys; i++)
+		s += x[i];
+	return s;
 }
 
 static int hr_print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -501,6 +546,7 @@ int cmd_hitratio(int argc, char **argv)
 	__u64 wrong = 0, other = 0;
 
 	hr_args(argc, argv);
+	hr_sizes();
 	if (geteuid() != 0) {
 		fprintf(stderr, "xkv-kvexp: needs root (map creation, BPF_PROG_TEST_RUN); skipped\n");
 		return 77;
@@ -511,28 +557,40 @@ int cmd_hitratio(int argc, char **argv)
 		die("pinning to CPU %u: %s", h.cpu, strerror(-e));
 	if (h.json) {
 		json_head("hitratio");
-		printf("  \"params\": {\"keys\": %u, \"key_size\": %u, \"value_size\": %u, "
+		printf("  \"params\": {\"keys\": %u, \"workload\": \"%s\", \"workload_source\": ",
+		       h.keys, wl_name(h.wl.kind));
+		json_str(stdout, wl_source(h.wl.kind));
+		printf(", \"key_size\": %u, \"value_size\": %u, \"key_size_mean\": %.2f, "
+		       "\"value_size_mean\": %.2f, "
 		       "\"working_set_bytes\": %llu, \"warmup_x\": %g, \"requests_x\": %g, "
-		       "\"budget_tol\": %g, \"cpu\": %u, \"seeds\": [",
-		       h.keys, h.key_size, h.value_size,
-		       (unsigned long long)h.keys * (h.key_size + h.value_size), h.warmup_x,
-		       h.requests_x, h.tol, h.cpu);
+		       "\"budget_tol\": %g, \"cpu\": %u, ",
+		       h.key_cap, h.val_cap, (double)hr_sum(h.klen) / h.keys,
+		       (double)hr_sum(h.vlen) / h.keys, h.ws_bytes, h.warmup_x, h.requests_x, h.tol,
+		       h.cpu);
+		if (h.wl.kind != WL_FIXED) { /* the simulators place keys by their bytes */
+			printf("\"key_sizes_hex\": \"");
+			for (__u32 i = 0; i < h.keys; i++)
+				printf("%02x", h.klen[i]);
+			printf("\", ");
+		}
+		printf("\"seeds\": [");
 		for (__u32 s = 0; s < h.nseeds; s++)
 			printf("%s%u", s ? ", " : "", h.seeds[s]);
 		printf("], \"generator\": \"splitmix64(seed); u = (next >> 11) * 2^-53; zipf: first "
 		       "rank k with cdf[k] > u * cdf[W-1], cdf of (k+1)^-alpha summed in order; "
 		       "uniform: next %% W; key id = rank\", \"pattern\": \"cache-aside: get, on a miss "
 		       "set (value version 1); warm-up requests not counted\", \"budget\": "
-		       "\"fraction x keys x (key_size + value_size) bytes; map_bytes: fdinfo memlock "
+		       "\"fraction x working_set_bytes (the keys' key + value bytes); key_size and "
+		       "value_size: the store's capacities (the largest key and value); map_bytes: fdinfo memlock "
 		       "of the store map (xkv_map_memory), entries rescaled until within budget_tol or "
 		       "the closest of %d loads\", \"requests_via\": \"BPF_PROG_TEST_RUN repeat=1, "
 		       "pinned to cpu\"},\n  \"results\": [\n", HR_LOADS);
 	}
 	for (__u32 l = 0; l < h.nlayouts; l++) {
 		const char *layout = h.layouts[l];
-		double per_entry = 1.6 * (h.key_size + h.value_size); /* a first guess */
+		double per_entry = 1.6 * (h.key_cap + h.val_cap); /* a first guess */
 		for (__u32 b = 0; b < h.nbudgets; b++) {
-			long long budget = (long long)(h.budgets[b] * h.keys * (h.key_size + h.value_size) + 0.5);
+			long long budget = (long long)(h.budgets[b] * h.ws_bytes + 0.5);
 			struct hr_store st;
 			double tb = now_s();
 			hr_size(&st, layout, budget, &per_entry);

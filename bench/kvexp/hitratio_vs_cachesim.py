@@ -9,13 +9,19 @@ implements, and prints per point the kernel's hit ratio, each model's, and
 the absolute difference from the layout's reference model:
 
   lru        libCacheSim LRU                      (own exact LRU beside it)
+  lru_no_common_lru  libCacheSim LRU of entries / possible CPUs: one CPU's list
   set_assoc  libCacheSim CLOCK per set: one Clock of `ways` objects per bucket,
              requests routed by the layout's keyed placement hash (own per-set
              CLOCK and libCacheSim's global CLOCK beside it)
-  array_fnv  own direct-mapped (libCacheSim has none), the layout's placement
-  arena      own oldest-of-window (libCacheSim has none), the layout's placement
+  array_fnv  libCacheSim 1-object LRU per slot, routed by the layout's
+             placement: direct mapping (own direct-mapped beside it)
+  arena      own oldest-of-window (libCacheSim has no such policy), the layout's
+             placement; libCacheSim FIFO beside it (context)
   hash_map   own no-eviction (libCacheSim has none): refuses new keys when full
-  + libCacheSim LRU at the same entries for every other layout (context)
+  + libCacheSim LRU at the same entries for hash_map and percpu (context)
+
+--own-only: the own models alone (no libCacheSim needed; `xdpkv compare`
+uses it, and says so in its report, where bench/.venv has no libCacheSim).
 
 Cache size in every model: the number of entries the layout's map holds
 (the row's `entries`), object size 1.  Writes the combined JSON (--out) and a
@@ -57,9 +63,18 @@ WHY = {
            "it evicts in batches and keeps referenced (frequent) items longer than LRU would",
     "set_assoc": "same bucket placement and CLOCK as the model; a difference would be a bug",
     "array_fnv": "same placement and replacement as the model; a difference would be a bug",
-    "arena": "same placement and window policy as the model; a difference would be a bug",
-    "hash_map": "no eviction in both; a difference would be a bug",
+    "arena": "same placement and window policy as the model; a difference would be a bug "
+             "(libCacheSim's FIFO, shown beside it, has full associativity: arena replaces the "
+             "oldest of only 4 slots, so it misses more than FIFO where the table is full)",
+    "hash_map": "no eviction in both; a difference would be a bug (libCacheSim LRU beside it "
+                "for context)",
 }
+WHY["percpu"] = WHY["hash_map"]
+WHY["lru_percpu"] = WHY["lru"]
+WHY["lru_no_common_lru"] = (
+    "one LRU list per possible CPU, each with entries / CPUs nodes, and a CPU evicts from its "
+    "own list only, so the model is LRU of one CPU's share; within that, the kernel's LRU "
+    "approximation as for lru")
 
 
 def need_libcachesim():
@@ -84,15 +99,20 @@ def run_kvexp(tool, extra):
     return json.loads(p.stdout)
 
 
-def simulate(doc):
+def simulate(doc, use_lcs=True):
     par = doc["params"]
-    keys, klen = par["keys"], par["key_size"]
+    keys, klen = par["keys"], cm.key_lengths(par)
     traces, points = {}, []
     bad_fnv = 0
     for r in doc["results"]:
         t0 = time.time()
         dist = "uniform" if r["dist"] == "uniform" else r["alpha"]
-        mods = cm.models(r["layout"], r, keys, klen, True)
+        mods = cm.models(r["layout"], r, keys, klen, use_lcs,
+                         (doc.get("machine") or {}).get("possible_cpus", 1))
+        if not mods:
+            sys.exit("hitratio_vs_cachesim: no model of layout %s: add its policy to "
+                     "cachesim_models.models() (libCacheSim has e.g. LRU, FIFO, Clock, "
+                     "S3FIFO, Sieve)" % r["layout"])
         per = {name: [] for name, _ in mods}
         for s in r["seeds"]:
             k = (r["dist"], s["seed"])
@@ -109,6 +129,7 @@ def simulate(doc):
         ref = mods[0][0]
         tol = TOL.get(r["layout"], TOL_EXACT)
         diff = r["hit_ratio"] - models[ref]["hit_ratio"]
+        lcs = cm.lcs_curve(models)
         points.append({
             "layout": r["layout"], "budget": r["budget"], "budget_frac": r["budget_frac"],
             "budget_bytes": r["budget_bytes"], "map_bytes": r["map_bytes"], "entries": r["entries"],
@@ -118,6 +139,8 @@ def simulate(doc):
                        "per_seed": [s["hit_ratio"] for s in r["seeds"]],
                        "hits_per_mib": r["hits_per_mib"]},
             "models": models, "reference": ref, "diff": round(diff, 6), "tolerance": tol,
+            "libcachesim": lcs,
+            "diff_libcachesim": round(r["hit_ratio"] - models[lcs]["hit_ratio"], 6) if lcs else None,
             "within": abs(diff) <= tol, "sim_secs": round(time.time() - t0, 2)})
         print("# %s %s %s: %.1f s" % (r["layout"], r["budget"], r["dist"], time.time() - t0),
               file=sys.stderr)
@@ -151,6 +174,11 @@ def table(points):
             "mean_signed_diff": sum(p["diff"] for p in ps) / len(ps),
             "worst": "%s %s" % (worst["budget"], worst["dist"]),
             "explanation": WHY.get(layout, "")}
+        lc = [p["diff_libcachesim"] for p in ps if p.get("diff_libcachesim") is not None]
+        if lc:
+            summary[layout].update({
+                "libcachesim": ps[0]["libcachesim"], "libcachesim_max_abs_diff": max(map(abs, lc)),
+                "libcachesim_mean_signed_diff": sum(lc) / len(lc)})
     print("\nagreement (|kernel - reference| hit ratio, per point = mean over seeds):")
     for layout, s in summary.items():
         print("  %-10s vs %-26s %3d/%-3d within %.1f%%; max %.2f%% (%s), mean %.2f%%, signed mean %+.2f%%" % (
@@ -183,11 +211,18 @@ def figure(points, path):
                         yerr=[p["kernel"]["sd"] for p in ps], color=c, marker="o", ms=3,
                         label="%s kernel" % d)
             ax.plot(x, [1 - p["models"][p["reference"]]["hit_ratio"] for p in ps], color=c,
-                    ls="--", marker="x", ms=4, label="%s sim" % d)
+                    ls="--", marker="x", ms=4, label="%s reference" % d)
+            lcs = ps[0].get("libcachesim")
+            if lcs and lcs != ps[0]["reference"]:
+                ax.plot(x, [1 - p["models"][lcs]["hit_ratio"] for p in ps], color=c, ls=":",
+                        marker="+", ms=4, label="%s %s" % (d, lcs))
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, 1)
-        ax.set_title("%s vs %s" % (layout, next(p["reference"] for p in points if p["layout"] == layout)),
-                     fontsize=9)
+        p0 = next(p for p in points if p["layout"] == layout)
+        extra = p0.get("libcachesim")
+        ax.set_title("%s vs %s%s" % (layout, p0["reference"],
+                                     "; dotted: " + extra if extra and extra != p0["reference"]
+                                     else ""), fontsize=8)
         ax.set_xlabel("store map MiB (kernel memlock)")
         ax.set_ylabel("miss ratio")
         ax.grid(alpha=0.3)
@@ -209,7 +244,8 @@ def figure(points, path):
     ax.legend(fontsize=7)
     for k in range(len(layouts) + 1, rows * cols):
         axes[k // cols][k % cols].axis("off")
-    fig.suptitle("Miss-ratio curves: XDP program (solid, ±sd over seeds) vs simulator (dashed)",
+    fig.suptitle("Miss-ratio curves: XDP program (solid, ±sd over seeds) vs the layout's reference "
+                 "model (dashed) and libCacheSim where it is not the reference (dotted)",
                  fontsize=10)
     fig.tight_layout()
     for ext in ("png", "svg"):
@@ -224,9 +260,11 @@ def main():
     ap.add_argument("--from-json", help="a saved `xkv-kvexp hitratio --json` instead of running it")
     ap.add_argument("--out", help="combined JSON (kvexp run, models, agreement)")
     ap.add_argument("--figure", help="miss-ratio-curve figure, path without extension")
+    ap.add_argument("--own-only", action="store_true",
+                    help="the own Python models only (no libCacheSim)")
     ap.add_argument("kvexp_args", nargs="*", help="after --: arguments for xkv-kvexp hitratio")
     a = ap.parse_args()
-    lcs_version = need_libcachesim()
+    lcs_version = None if a.own_only else need_libcachesim()
     t0 = time.time()
     if a.from_json:
         with open(a.from_json) as f:
@@ -234,7 +272,7 @@ def main():
     else:
         doc = run_kvexp(a.kvexp, a.kvexp_args)
     t1 = time.time()
-    points = simulate(doc)
+    points = simulate(doc, not a.own_only)
     summary = table(points)
     out = {"tool": "hitratio_vs_cachesim.py", "libcachesim_version": lcs_version,
            "python": platform.python_version(),

@@ -509,9 +509,10 @@ static void usage(FILE *f)
 		"                        [--steering split|random] [--seed S] [--json]\n"
 		"       xkv-kvexp hitratio --help   (hit ratio per memory budget, hitratio.c)\n"
 		"Layouts: those of `xdpkv layouts`, and lru_no_common_lru (lru with --no-common-lru).\n"
-		"Defaults: layouts " KV_DEFAULT_LAYOUTS "; memory --items 1000000 (--quick:\n"
+		"Defaults: layouts %s (the registry's); memory --items 1000000 (--quick:\n"
 		"100000), key sizes 16,64,128,250, value sizes 32,128,512,1024; lost --capacity 65536,\n"
-		"key 16, value 32; stale --keys 4096 --rounds 4.  Needs root (exit 77 otherwise).\n");
+		"key 16, value 32; stale --keys 4096 --rounds 4.  Needs root (exit 77 otherwise).\n",
+		kv_registry_layouts(false));
 }
 
 static void parse_u32_list(const char *flag, const char *arg, struct u32_list *l, __u32 min, __u32 max)
@@ -576,7 +577,7 @@ static void defaults(void)
 {
 	static const __u32 ks[] = {16, 64, 128, 250}, vs[] = {32, 128, 512, 1024}, fs[] = {10, 50, 95};
 	static const double rs[] = {0.5, 0.9, 1.0, 1.5};
-	parse_layouts("--layouts", KV_DEFAULT_LAYOUTS);
+	parse_layouts("--layouts", kv_registry_layouts(false));
 	o.key_sizes.n = 4;
 	o.value_sizes.n = 4;
 	o.fills.n = 3;

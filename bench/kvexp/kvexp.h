@@ -14,12 +14,6 @@
 
 #include "xdpkv.h"
 
-/* every layout this build has (arena: only with clang >= 18) */
-#ifdef XKV_HAVE_ARENA
-#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc,arena"
-#else
-#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc"
-#endif
 
 #define HDR_LEN (ETH_HLEN + 20 + 8 + XKV_UDP_HDR_LEN)
 #define PKT_MAX (HDR_LEN + XKV_REQ_MAX)
@@ -61,6 +55,9 @@ void json_str(FILE *f, const char *s);
 void json_head(const char *cmd);
 void kv_close(struct kv *kv);
 const char *kv_layout_base(const char *layout, __u32 *flags);
+/* The registry's layouts (variants/registry.c, what `xdpkv layouts` lists),
+ * comma-separated; shared_only: without the per-CPU ones. */
+const char *kv_registry_layouts(bool shared_only);
 int kv_load(struct kv *kv, const char *layout, __u32 entries, __u32 klen, __u32 vlen,
 	    __u32 flags, char *err, size_t errlen);
 long kv_fill(struct kv *kv, __u32 from, __u32 to, __u32 klen, __u32 vlen);

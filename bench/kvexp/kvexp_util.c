@@ -155,6 +155,23 @@ const char *kv_layout_base(const char *layout, __u32 *flags)
 	return xkv_layout_find(layout) ? layout : NULL;
 }
 
+const char *kv_registry_layouts(bool shared_only)
+{
+	static char buf[2][512];
+	char *out = buf[shared_only];
+	size_t n = 0;
+	out[0] = 0;
+	for (int i = 0; xkv_layouts[i]; i++) {
+		if (shared_only && xkv_map_percpu(xkv_layouts[i]->map_type))
+			continue;
+		int w = snprintf(out + n, sizeof(buf[0]) - n, "%s%s", n ? "," : "", xkv_layouts[i]->name);
+		if (w < 0 || (size_t)w >= sizeof(buf[0]) - n)
+			die("too many layouts for the default list");
+		n += (size_t)w;
+	}
+	return out;
+}
+
 int kv_load(struct kv *kv, const char *layout, __u32 entries, __u32 klen, __u32 vlen,
 		   __u32 flags, char *err, size_t errlen)
 {

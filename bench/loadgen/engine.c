@@ -123,6 +123,8 @@ static void pick_op(struct lg_thread *t, struct lg_req *q)
 	if (t->sequential) {
 		q->op = t->all_sets ? LG_SET : LG_GET;
 		q->key = t->nretry ? t->retry[--t->nretry] : t->range_next++;
+		if (c->wl.kind != WL_FIXED) /* a workload sizes each key's value by its id */
+			q->vlen = wl_value_size(&c->wl, q->key);
 		return;
 	}
 	x = lg_rand01(&t->rng) * 100.0;
@@ -135,6 +137,8 @@ static void pick_op(struct lg_thread *t, struct lg_req *q)
 	}
 	if (q->op == LG_SET)
 		q->version = ++t->version * c->threads + t->id;
+	if (c->wl.kind != WL_FIXED)
+		q->vlen = wl_value_size(&c->wl, q->key);
 }
 
 static void next_req(struct lg_thread *t, struct sched *s, struct lg_req *q, uint64_t at,

@@ -4,6 +4,7 @@
  *
  *   opts.c   command line          keys.c   key choice (uniform, Zipf)
  *   value.c  self-checking values  hist.c   latency histogram
+ *   workload.c  key and value sizes by workload name (fixed, etc, twitter)
  *   proto.c  requests and replies  engine.c the per-thread loops
  *   main.c   threads, progress, report
  */
@@ -15,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "workload.h"
 
 #define LG_KEY_MIN       16
 #define LG_KEY_MAX       250
@@ -60,8 +63,9 @@ struct lg_config {
 	uint64_t keys;
 	enum lg_dist dist;
 	double theta;
-	unsigned key_size;
+	unsigned key_size;           /* fixed; etc/twitter: the largest key */
 	unsigned values[LG_VAL_CHOICES], nvalues; /* value sizes, one chosen per write */
+	struct wl wl;                /* --workload: etc/twitter size each key by its id */
 	bool mixed;
 	double write_ratio, scan_ratio; /* percent */
 	unsigned scan_len;
@@ -82,6 +86,8 @@ struct lg_config {
 int lg_parse_opts(struct lg_config *c, int argc, char **argv);
 const char *lg_proto_name(enum lg_proto p);
 uint64_t lg_pick_key(const struct lg_config *c, struct lg_rng *r);
+/* Key i's size (--key-size, or its workload's size for it). */
+unsigned lg_klen(const struct lg_config *c, uint64_t i);
 
 /* ---- values (value.c) ---- */
 

@@ -202,6 +202,8 @@ static void json_config(const struct lg_config *c)
 		printf("\"dist\":\"zipf:%g\",", c->theta);
 	else
 		printf("\"dist\":\"uniform\",");
+	printf("\"workload\":\"%s\",\"workload_source\":\"%s\",", wl_name(c->wl.kind),
+	       wl_source(c->wl.kind));
 	printf("\"key_size\":%u,\"value_sizes\":[", c->key_size);
 	for (unsigned i = 0; i < c->nvalues; i++)
 		printf("%s%u", i ? "," : "", c->values[i]);

@@ -18,7 +18,7 @@ enum {
 	O_SERVER = 1000, O_PORT, O_PROTO, O_THREADS, O_CPUS, O_DEPTH, O_CONNS, O_RATE,
 	O_KEYS, O_DIST, O_KEY_SIZE, O_VALUE_SIZE, O_VALUE_DIST, O_WRITE, O_SCAN, O_SCAN_LEN,
 	O_TIMEOUT, O_DURATION, O_WARMUP, O_REQUESTS, O_PRELOAD, O_VERIFY_ONLY, O_JSON,
-	O_QUIET, O_PROGRESS, O_SEED, O_DUMP, O_HELP,
+	O_QUIET, O_PROGRESS, O_SEED, O_DUMP, O_WORKLOAD, O_HELP,
 };
 
 struct opt {
@@ -55,6 +55,9 @@ static const struct opt opts[] = {
 	{ "progress", NULL, "progress line on stderr even if it is not a terminal", O_PROGRESS },
 	{ "seed", "S", "random seed (default 1)", O_SEED },
 	{ "dump-key-histogram", "N", "draw N keys, print the hottest keys as JSON, exit", O_DUMP },
+	{ "workload", "W", "key and value sizes: fixed (default: --key-size, --value-size), etc "
+			   "(Facebook ETC, SIGMETRICS'12) or twitter (Twitter clusters, OSDI'20); "
+			   "each key's sizes follow from its id (docs/compare.md)", O_WORKLOAD },
 	{ "help", NULL, "this text", O_HELP },
 };
 
@@ -267,6 +270,10 @@ static int set_opt(struct lg_config *c, int id, const char *name, const char *a,
 	case O_PROGRESS: c->progress = true; return 0;
 	case O_SEED: return parse_u64(name, a, 0, UINT64_MAX, &c->seed);
 	case O_DUMP: return parse_u64(name, a, 1, 1000000000ULL, &c->dump_keys);
+	case O_WORKLOAD:
+		if (wl_parse(&c->wl, a, LG_KEY_MIN, LG_KEY_MAX, LG_VAL_MIN, LG_VAL_MAX) < 0)
+			return bad(name, a, "expected fixed, etc or twitter");
+		return 0;
 	}
 	(void)seen;
 	return -1;
@@ -280,6 +287,18 @@ static int check(struct lg_config *c, const bool *seen)
 	if (seen[O_VALUE_SIZE - O_SERVER] && seen[O_VALUE_DIST - O_SERVER]) {
 		fprintf(stderr, "xkv-loadgen: --value-size and --value-dist exclude each other\n");
 		return -1;
+	}
+	if (c->wl.kind != WL_FIXED) {
+		if (seen[O_KEY_SIZE - O_SERVER] || seen[O_VALUE_SIZE - O_SERVER] ||
+		    seen[O_VALUE_DIST - O_SERVER]) {
+			fprintf(stderr, "xkv-loadgen: --workload %s sizes keys and values itself: "
+				"no --key-size, --value-size or --value-dist\n", wl_name(c->wl.kind));
+			return -1;
+		}
+		/* the worst case a request can be (lg_req_max) */
+		c->key_size = LG_KEY_MAX;
+		c->values[0] = LG_VAL_MAX;
+		c->nvalues = 1;
 	}
 	if (c->write_ratio + c->scan_ratio > 100) {
 		fprintf(stderr, "xkv-loadgen: --write-ratio + --scan-ratio exceed 100 %%\n");

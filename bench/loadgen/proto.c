@@ -36,8 +36,9 @@ static int put(char *out, size_t cap, size_t *len, const char *s, size_t n)
 static int put_key(char *out, size_t cap, size_t *len, const struct lg_config *c, uint64_t i)
 {
 	char k[LG_KEY_MAX + 1];
-	lg_key(k, c->key_size, i);
-	return put(out, cap, len, k, c->key_size);
+	unsigned kl = lg_klen(c, i);
+	lg_key(k, kl, i);
+	return put(out, cap, len, k, kl);
 }
 
 static int put_fmt(char *out, size_t cap, size_t *len, const char *fmt, unsigned long long v)
@@ -58,7 +59,7 @@ static int write_value(const struct lg_config *c, const struct lg_req *q, char *
 {
 	if (*len + q->vlen > cap)
 		return -1;
-	if (lg_value_make(out + *len, q->vlen, q->key, c->key_size, q->version) < 0)
+	if (lg_value_make(out + *len, q->vlen, q->key, lg_klen(c, q->key), q->version) < 0)
 		return -1;
 	*len += q->vlen;
 	return 0;
@@ -86,7 +87,7 @@ static int mc_write(const struct lg_config *c, const struct lg_req *q, char *out
 
 static int resp_bulk_key(char *out, size_t cap, size_t *len, const struct lg_config *c, uint64_t i)
 {
-	return put_fmt(out, cap, len, "$%llu\r\n", c->key_size) | put_key(out, cap, len, c, i) |
+	return put_fmt(out, cap, len, "$%llu\r\n", lg_klen(c, i)) | put_key(out, cap, len, c, i) |
 	       put(out, cap, len, "\r\n", 2);
 }
 
@@ -149,8 +150,8 @@ static bool is_error_line(const char *buf, size_t p, long end)
 static long match_key(const struct lg_config *c, const struct lg_req *q, const char *k, size_t n,
 		      unsigned next)
 {
-	int64_t i = lg_key_index(k, n, c->key_size);
-	if (i < 0)
+	int64_t i = lg_key_index(k, n, (unsigned)n);
+	if (i < 0 || (uint64_t)i >= c->keys || lg_klen(c, (uint64_t)i) != n)
 		return -1;
 	for (unsigned j = next; j < q->count; j++)
 		if (key_at(c, q, j) == (uint64_t)i)
@@ -189,7 +190,8 @@ static long mc_value(const struct lg_config *c, const struct lg_req *q, const ch
 		return -1;
 	r->hits++;
 	j = match_key(c, q, k, kl, *next);
-	if (j < 0 || !lg_value_check(buf + data, bytes, key_at(c, q, (unsigned)j), c->key_size))
+	if (j < 0 || !lg_value_check(buf + data, bytes, key_at(c, q, (unsigned)j),
+				     lg_klen(c, key_at(c, q, (unsigned)j))))
 		r->wrong++;
 	if (j >= 0)
 		*next = (unsigned)j + 1;
@@ -267,7 +269,7 @@ static long redis_value(const struct lg_config *c, const struct lg_req *q, unsig
 		r->misses++;
 	} else {
 		r->hits++;
-		if (!lg_value_check(d, (size_t)dl, key_at(c, q, j), c->key_size))
+		if (!lg_value_check(d, (size_t)dl, key_at(c, q, j), lg_klen(c, key_at(c, q, j))))
 			r->wrong++;
 	}
 	return n;

@@ -27,6 +27,11 @@ int lg_key(char *out, unsigned klen, uint64_t i)
 	return xkv_gen_key(out, klen, i);
 }
 
+unsigned lg_klen(const struct lg_config *c, uint64_t i)
+{
+	return c->wl.kind == WL_FIXED ? c->key_size : wl_key_size(&c->wl, i);
+}
+
 int64_t lg_key_index(const char *k, size_t len, unsigned klen)
 {
 	int64_t i = 0;

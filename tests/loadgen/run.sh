@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # xkv-loadgen against real servers on loopback (tests/loadgen.cmake).
 #
-#   run.sh LOADGEN CASE      CASE: mc-udp mc-tcp redis open-loop zipf corrupt
+#   run.sh LOADGEN CASE      CASE: mc-udp mc-tcp redis open-loop zipf corrupt workload
 #
 # Each case starts its own server on a free port of 127.0.0.1 and kills it
 # on exit, whatever happens.  Exit 0 pass, 1 fail, 77 skip (no server binary).
@@ -164,6 +164,23 @@ PY
 	[[ $rc == 3 ]] || fail "exit status $rc, expected 3 (wrong values)"
 	check "d['wrong_values'] == 2" "expected exactly 2 wrong values"
 	check "d['hits'] == 1000 and d['misses'] == 0" "verify-only did not read every key"
+	;;
+workload)
+	# production key/value sizes: every key read back whole after a preload
+	# (a get that asked for another size than its set would miss, a value cut
+	# or padded would be wrong), over UDP (etc) and Redis (twitter)
+	start_memcached udp "$PORT"
+	run_lg --proto mc-udp "${COMMON[@]}" --workload etc --preload --duration 2 --depth 8
+	check_clean_run
+	check "d['config']['workload'] == 'etc' and 'SIGMETRICS' in d['config']['workload_source']" \
+		"workload not echoed with its source"
+	kill -TERM "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+	start_redis "$PORT"
+	run_lg --proto redis "${COMMON[@]}" --workload twitter --preload --duration 2 --depth 16
+	check_clean_run
+	check "d['config']['workload'] == 'twitter'" "workload not echoed"
+	"$LG" --workload etc --key-size 32 --keys 10 --dump-key-histogram 10 >/dev/null 2>&1 &&
+		fail "--workload etc with --key-size was accepted"
 	;;
 *)
 	fail "unknown case"

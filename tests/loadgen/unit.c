@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit test of xkv-loadgen's server-free parts: the latency histogram,
- * self-checking values (ours and `xdpkv load --generate`'s) and the Zipf
- * key generator.  Exit 0 on success, 1 with a message on the first failure. */
+ * self-checking values (ours and `xdpkv load --generate`'s), the Zipf
+ * key generator and the production workloads' key and value sizes
+ * (workload.c) against the published distributions.  Exit 0 on success, 1 with a message on the first failure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,11 +121,140 @@ static void test_zipf(void)
 	free(key);
 }
 
+/* ---- workload sizes (bench/loadgen/workload.c) ---- */
+
+/* The published distributions, written here from the papers and not from
+ * workload.c (whose quantile functions they check): the CDFs in MATLAB's
+ * parameterisation, which Atikoglu et al. (SIGMETRICS'12, Table 5) use. */
+static double gev_cdf(double x, double mu, double sigma, double k)
+{
+	double t = 1 + k * (x - mu) / sigma;
+	return t <= 0 ? (k > 0 ? 0 : 1) : exp(-pow(t, -1 / k));
+}
+
+static double gp_cdf(double x, double theta, double sigma, double k)
+{
+	return x <= theta ? 0 : 1 - pow(1 + k * (x - theta) / sigma, -1 / k);
+}
+
+#define WL_N 200000
+
+/* Kolmogorov-Smirnov distance between the sizes of ids 0..WL_N-1 and a size
+ * distribution that was rounded to whole bytes and clamped to [lo, hi]:
+ * P(size <= x) = F(x + 0.5) for lo <= x < hi. */
+static double ks_sizes(const unsigned *sizes, unsigned lo, unsigned hi, double (*F)(double))
+{
+	static unsigned count[LG_VAL_MAX + 2];
+	double emp = 0, d = 0;
+
+	memset(count, 0, sizeof(count));
+	for (unsigned i = 0; i < WL_N; i++)
+		count[sizes[i]]++;
+	for (unsigned x = lo; x < hi; x++) {
+		emp += (double)count[x] / WL_N;
+		double diff = fabs(emp - F(x + 0.5));
+		d = diff > d ? diff : d;
+	}
+	return d;
+}
+
+static double etc_key_cdf(double x)
+{
+	return gev_cdf(x, 30.7984, 8.20449, 0.078688);
+}
+
+static double etc_value_cdf(double x)
+{
+	return gp_cdf(x, 0, 214.476, 0.348238);
+}
+
+static void test_workload(void)
+{
+	static unsigned ks[WL_N], vs[WL_N];
+	struct wl w;
+	/* The ids are fixed, so the sizes are too; the bound is what a correct
+	 * sampler stays under: the KS critical value at alpha = 0.001,
+	 * 1.95 / sqrt(N) = 0.0044 for N = 200000 (conservative for a discrete
+	 * distribution).  Wrong parameters, a flipped shape sign or a swapped
+	 * key/value stream move the CDF by 0.05 or more. */
+	const double ks_max = 1.95 / sqrt(WL_N);
+
+	CHECK(wl_parse(&w, "nonsense", 16, 250, 32, 1024) < 0, "workload: a bad name is accepted");
+	CHECK(wl_parse(&w, "etc", LG_KEY_MIN, LG_KEY_MAX, LG_VAL_MIN, LG_VAL_MAX) == 0, "parse etc");
+	for (unsigned i = 0; i < WL_N; i++) {
+		ks[i] = wl_key_size(&w, i);
+		vs[i] = wl_value_size(&w, i);
+		CHECK(ks[i] >= LG_KEY_MIN && ks[i] <= LG_KEY_MAX && vs[i] >= LG_VAL_MIN &&
+		      vs[i] <= LG_VAL_MAX, "etc id %u: sizes %u, %u outside the clamps", i, ks[i], vs[i]);
+		if (ks[i] < LG_KEY_MIN || ks[i] > LG_KEY_MAX || vs[i] < LG_VAL_MIN || vs[i] > LG_VAL_MAX)
+			return;
+	}
+	CHECK(wl_key_size(&w, 12345) == ks[12345] && wl_value_size(&w, 12345) == vs[12345],
+	      "etc: the sizes of an id change between calls");
+	double dk = ks_sizes(ks, LG_KEY_MIN, LG_KEY_MAX, etc_key_cdf);
+	double dv = ks_sizes(vs, LG_VAL_MIN, LG_VAL_MAX, etc_value_cdf);
+	CHECK(dk <= ks_max, "etc key sizes: KS distance %.4f > %.4f from GEV(30.7984, 8.20449, 0.078688)",
+	      dk, ks_max);
+	CHECK(dv <= ks_max, "etc value sizes: KS distance %.4f > %.4f from GP(0, 214.476, 0.348238)",
+	      dv, ks_max);
+	/* the quantile functions invert the CDFs */
+	for (double p = 0.05; p < 1; p += 0.1) {
+		CHECK(fabs(etc_key_cdf(wl_etc_key_quantile(p)) - p) < 1e-9, "etc key quantile at %.2f", p);
+		CHECK(fabs(etc_value_cdf(wl_etc_value_quantile(p)) - p) < 1e-9,
+		      "etc value quantile at %.2f", p);
+	}
+	/* the key and value of an id are drawn independently: the correlation of
+	 * N independent pairs is within 4 / sqrt(N) = 0.009 of 0 */
+	double mk = 0, mv = 0, sk = 0, sv = 0, skv = 0;
+	for (unsigned i = 0; i < WL_N; i++)
+		mk += ks[i], mv += vs[i];
+	mk /= WL_N, mv /= WL_N;
+	for (unsigned i = 0; i < WL_N; i++) {
+		sk += (ks[i] - mk) * (ks[i] - mk);
+		sv += (vs[i] - mv) * (vs[i] - mv);
+		skv += (ks[i] - mk) * (vs[i] - mv);
+	}
+	CHECK(fabs(skv / sqrt(sk * sv)) < 4 / sqrt(WL_N), "etc: key and value sizes correlate (%.4f)",
+	      skv / sqrt(sk * sv));
+
+	/* twitter: every id gets one cluster's pair; each cluster an equal share.
+	 * Chi-square over the clusters (df = n - 1 = 20): the alpha = 0.001
+	 * critical value is 45.3. */
+	CHECK(wl_parse(&w, "twitter", LG_KEY_MIN, LG_KEY_MAX, LG_VAL_MIN, LG_VAL_MAX) == 0,
+	      "parse twitter");
+	CHECK(wl_twitter_n == 21, "twitter: %u clusters, the docs name 21", wl_twitter_n);
+	static unsigned hits[64];
+	unsigned unmatched = 0;
+	for (unsigned i = 0; i < WL_N; i++) {
+		unsigned k = wl_key_size(&w, i), v = wl_value_size(&w, i), found = 0;
+		for (unsigned c = 0; c < wl_twitter_n; c++) {
+			unsigned ck = wl_twitter[c].key < LG_KEY_MIN ? LG_KEY_MIN : wl_twitter[c].key;
+			unsigned cv = wl_twitter[c].value < LG_VAL_MIN ? LG_VAL_MIN : wl_twitter[c].value;
+			if (ck == k && cv == v) {
+				hits[c]++;
+				found = 1;
+				break; /* the 21 (key, value) pairs are distinct, clamped too */
+			}
+		}
+		unmatched += !found;
+	}
+	CHECK(!unmatched, "twitter: %u ids have sizes of no cluster", unmatched);
+	double chi = 0, e = (double)WL_N / wl_twitter_n;
+	for (unsigned c = 0; c < wl_twitter_n; c++)
+		chi += (hits[c] - e) * (hits[c] - e) / e;
+	CHECK(chi < 45.3, "twitter: clusters not equally likely (chi-square %.1f, 20 df)", chi);
+	CHECK(wl_parse(&w, "fixed", 16, 250, 32, 1024) == 0, "parse fixed");
+	w.key_size = 40;
+	w.value_size = 700;
+	CHECK(wl_key_size(&w, 7) == 40 && wl_value_size(&w, 7) == 700, "fixed sizes");
+}
+
 int main(void)
 {
 	test_hist();
 	test_values();
 	test_zipf();
+	test_workload();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;
