@@ -98,4 +98,14 @@ static inline __u16 xkv_sa_tag_of(__u64 h)
 	return t ? t : 1;
 }
 
+#ifndef __bpf__
+#include <string.h>
+/* The layouts built on this bucket, by name (tests and tools that look
+ * inside a bucket, or that treat these layouts alike). */
+static inline int xkv_sa_layout(const char *name)
+{
+	return !strcmp(name, "set_assoc") || !strcmp(name, "sieve") || !strcmp(name, "s3fifo");
+}
+#endif
+
 #endif
