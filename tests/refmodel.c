@@ -2048,6 +2048,8 @@ int rm_slow_request(struct rm_store *s, const __u8 *req, size_t len, int64_t now
 	if (tok_eq(&l, 0, "flush_all") && (l.n == 1 || (l.n == 2 && tok_eq(&l, 1, "noreply")))) {
 		while (s->n)
 			drop(s, &s->items[0]);
+		free(s->sets); /* the bucketed layouts' flush resets the policy state */
+		s->sets = NULL;
 		model_answer(out, l.n == 2, "OK\r\n");
 		return 0;
 	}

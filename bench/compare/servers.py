@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TB_CALL = os.path.join(HERE, "tb-call.sh")
 
 XDP_LAYOUTS = ("hash_map", "array_fnv", "lru", "lru_no_common_lru", "percpu", "lru_percpu",
-               "set_assoc", "arena")
+               "set_assoc", "sieve", "s3fifo", "arena")
 # compare's layouts that are a variant loaded with an attach option: name ->
 # (--variant, attach options).  The names are the microbenchmark's (bench/README.md).
 ATTACH_AS = {"lru_no_common_lru": ("lru", ["--no-common-lru"])}

@@ -317,7 +317,7 @@ static void hr_usage(FILE *f)
 		"the kernel reports at that many bytes; per distribution (Zipf alpha, or uniform)\n"
 		"and seed: --warmup x W warm-up requests, then --requests x W counted, each a get\n"
 		"and on a miss a set (cache-aside), through the XDP program on --cpu.\n"
-		"Defaults: layouts hash_map,array_fnv,lru,set_assoc%s; --keys 65536,\n"
+		"Defaults: layouts hash_map,array_fnv,lru,set_assoc,sieve,s3fifo%s; --keys 65536,\n"
 		"--budgets 1/64,1/32,1/16,1/8,1/4,1/2,1,2, --warmup 2 --requests 4.\n"
 		"--quick: --keys 4096, --budgets 1/16,1/4,1, --dists 0.99,uniform, --warmup 1\n"
 		"--requests 2, --budget-tol 0.05 (each unless given).  Needs root (exit 77 otherwise).\n",
@@ -469,9 +469,9 @@ static void hr_args(int argc, char **argv)
 	if (!given[0])
 		hr_layouts(h.quick ? "lru,array_fnv" :
 #ifdef XKV_HAVE_ARENA
-			   "hash_map,array_fnv,lru,set_assoc,arena"
+			   "hash_map,array_fnv,lru,set_assoc,sieve,s3fifo,arena"
 #else
-			   "hash_map,array_fnv,lru,set_assoc"
+			   "hash_map,array_fnv,lru,set_assoc,sieve,s3fifo"
 #endif
 		);
 	if (!given[1])

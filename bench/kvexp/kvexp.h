@@ -16,9 +16,9 @@
 
 /* every layout this build has (arena: only with clang >= 18) */
 #ifdef XKV_HAVE_ARENA
-#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc,arena"
+#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc,sieve,s3fifo,arena"
 #else
-#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc"
+#define KV_DEFAULT_LAYOUTS "hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc,sieve,s3fifo"
 #endif
 
 #define HDR_LEN (ETH_HLEN + 20 + 8 + XKV_UDP_HDR_LEN)

@@ -12,6 +12,7 @@
  * includes this file, and defines its struct xkv_layout with
  * XKV_SA_LAYOUT_OPS and its own name, summary and losses. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -273,25 +274,46 @@ static long count(struct xkv_store *s)
 	return n;
 }
 
+/* The policy's part of a bucket header (hand, ref[], and from ord[] on)
+ * as a new map has it: all zero. */
+static bool policy_blank(const struct xkv_sa_bucket *b)
+{
+	static const struct xkv_sa_bucket zero;
+	return !b->hand && !memcmp(b->ref, zero.ref, sizeof(b->ref)) &&
+	       !memcmp(b->ord, zero.ord, XKV_SA_HDR - offsetof(struct xkv_sa_bucket, ord));
+}
+
+/* Empty every way; a bucket whose ways all emptied also gets its policy
+ * state back as a new map has it (hand, order, queues, ghost tags), so that
+ * a flushed store replaces as a new one does. */
 static int flush(struct xkv_store *s)
 {
 	for (__u32 i = 0; i < nbuckets(s); i++) {
 		struct xkv_sa_bucket *b = bucket(s, i);
-		__u32 own, w;
+		__u32 own, w, kept = 0;
 		for (w = 0; w < ways(s) && !way(s, b, w)->wtime_ns; w++)
 			;
-		if (w == ways(s))
+		if (w == ways(s) && policy_blank(b))
 			continue;
 		if (take(s, b, &own))
 			return -EBUSY;
 		for (w = 0; w < ways(s); w++) {
 			struct xkv_entry *e = way(s, b, w);
-			if (!e->wtime_ns || way_open(e, own))
+			if (!e->wtime_ns)
 				continue;
+			if (way_open(e, own)) {
+				kept++;
+				continue;
+			}
 			e->wtime_ns = 0;
 			b->tag[w] = 0;
 			pol_drop(b, w);
 			seq_unlock(&e->seq, own);
+		}
+		if (!kept) {
+			b->hand = 0;
+			memset(b->ref, 0, sizeof(b->ref));
+			memset(b->ord, 0, XKV_SA_HDR - offsetof(struct xkv_sa_bucket, ord));
 		}
 		seq_unlock(&b->seq, own);
 	}
