@@ -1604,6 +1604,27 @@ static void case_arena_address(struct run *r)
 	case_done(r, &w);
 }
 
+/* The bucketed layouts' one-bucket cases (entries 1 rounds up to the ways):
+ * check that the store is one bucket, name n keys "<prefix><i>" (at most
+ * 24, each under 16 bytes), empty the store.  -1 (failed) if it is not one
+ * bucket. */
+static int one_bucket(struct where *w, const char *prefix, __u32 n, char (*key)[16],
+		      __u8 (*keys)[XKV_KEY_MAX], __u32 *kl)
+{
+	struct run *r = w->r;
+	if (r->st.cfg.entries != r->mc.ways || r->mc.ways > 8 || n > 24) {
+		fail(w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, r->mc.ways);
+		return -1;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		snprintf(key[i], 16, "%s%u", prefix, i);
+		kl[i] = (__u32)strlen(key[i]);
+		memcpy(keys[i], key[i], kl[i]);
+	}
+	flush_store(r);
+	return 0;
+}
+
 /* set_assoc, one bucket (entries 1 rounds up to the ways): CLOCK.  The
  * bucket fills without evicting; a get hit sets a way's reference bit; a new
  * key then evicts the first way from the hand without one (clearing the bits
@@ -1621,16 +1642,8 @@ static void case_set_assoc_clock(struct run *r)
 	__u32 kl[16];
 
 	rm_store_init(&m, &r->mc);
-	if (r->st.cfg.entries != W || W > 8) {
-		fail(&w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, W);
+	if (one_bucket(&w, "clk", nk, key, keys, kl))
 		goto out;
-	}
-	for (__u32 i = 0; i < nk; i++) {
-		snprintf(key[i], sizeof(key[i]), "clk%u", i);
-		kl[i] = (__u32)strlen(key[i]);
-		memcpy(keys[i], key[i], kl[i]);
-	}
-	flush_store(r);
 	for (__u32 i = 0; i < W; i++) { /* fill: every store new */
 		snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i);
 		xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
@@ -1705,16 +1718,8 @@ static void case_bucket_random(struct run *r)
 	__u64 x = 0x9e3779b97f4a7c15ull ^ (__u64)W;
 
 	rm_store_init(&m, &r->mc);
-	if (r->st.cfg.entries != W || W > 8) {
-		fail(&w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, W);
+	if (one_bucket(&w, "rnd", nk, key, keys, kl))
 		goto out;
-	}
-	for (__u32 i = 0; i < nk; i++) {
-		snprintf(key[i], sizeof(key[i]), "rnd%u", i);
-		kl[i] = (__u32)strlen(key[i]);
-		memcpy(keys[i], key[i], kl[i]);
-	}
-	flush_store(r);
 	for (int step = 0; step < 600 && !w.bad; step++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
 		__u32 k = (__u32)(x >> 8) % nk, op = (__u32)(x >> 40) % 100;
@@ -1757,16 +1762,8 @@ static void case_sieve_hand(struct run *r)
 	__u32 kl[10];
 
 	rm_store_init(&m, &r->mc);
-	if (r->st.cfg.entries != W || W > 8) {
-		fail(&w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, W);
+	if (one_bucket(&w, "sv", nk, key, keys, kl))
 		goto out;
-	}
-	for (__u32 i = 0; i < nk; i++) {
-		snprintf(key[i], sizeof(key[i]), i < W ? "sv%u" : "svn%u", i);
-		kl[i] = (__u32)strlen(key[i]);
-		memcpy(keys[i], key[i], kl[i]);
-	}
-	flush_store(r);
 	for (__u32 i = 0; i < W; i++) {
 		snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i);
 		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
@@ -1813,16 +1810,8 @@ static void case_s3fifo_queues(struct run *r)
 	static struct xkv_item it;
 
 	rm_store_init(&m, &r->mc);
-	if (r->st.cfg.entries != W || W < 4 || W > 8) {
-		fail(&w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, W);
+	if (one_bucket(&w, "s3k", W + 3, key, keys, kl))
 		goto out;
-	}
-	for (__u32 i = 0; i < W + 3; i++) {
-		snprintf(key[i], sizeof(key[i]), i < W ? "s3k%u" : "s3n%u", i);
-		kl[i] = (__u32)strlen(key[i]);
-		memcpy(keys[i], key[i], kl[i]);
-	}
-	flush_store(r);
 #define S3SET(i) (snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i), \
 		  xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL))
 #define S3GET(i) (snprintf(line, sizeof(line), "get %s\r\n", key[i]), xdp_req(&w, &m, line, TX, NULL, NULL))

@@ -348,24 +348,6 @@ def lcs_clock(trace, warm, entries):
     return lcs_run(lambda l: l.Clock(entries, hashpower=max(4, entries.bit_length() + 1)), trace, warm)
 
 
-def lcs_clock_per_set(trace, warm, entries, ways, hashes):
-    """set_assoc with libCacheSim: one libCacheSim Clock of `ways` objects per
-    bucket, each request sent to the Clock of its key's bucket (the layout's
-    placement), so the policy inside a set is libCacheSim's CLOCK."""
-    import libcachesim as lcs
-    nb = entries // ways
-    bucket = [(h & 0xffffffff) % nb for h in hashes]
-    caches = [lcs.Clock(ways, hashpower=4) for _ in range(nb)]
-    r = lcs.Request()
-    r.obj_size = 1
-    hits = 0
-    for i, k in enumerate(trace):
-        r.obj_id = k + 1
-        if caches[bucket[k]].get(r) and i >= warm:
-            hits += 1
-    return hits
-
-
 def lcs_per_set(make, trace, warm, entries, ways, hashes):
     """One libCacheSim cache of `ways` objects per bucket (make(lcs, ways)),
     each request sent to its key's bucket by the layout's placement."""
@@ -381,6 +363,12 @@ def lcs_per_set(make, trace, warm, entries, ways, hashes):
         if caches[bucket[k]].get(r) and i >= warm:
             hits += 1
     return hits
+
+
+def lcs_clock_per_set(trace, warm, entries, ways, hashes):
+    """set_assoc with libCacheSim: one libCacheSim Clock of `ways` objects per
+    bucket, so the policy inside a set is libCacheSim's CLOCK."""
+    return lcs_per_set(lambda l, n: l.Clock(n, hashpower=4), trace, warm, entries, ways, hashes)
 
 
 def lcs_sieve(trace, warm, entries):
