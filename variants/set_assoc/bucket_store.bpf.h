@@ -124,7 +124,7 @@ static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *s
 	if (found >= 0) {
 		w = (__u32)found;
 	} else {
-		/* an empty or expired way, else the CLOCK victim */
+		/* an empty or expired way, else the policy's victim */
 		fresh = 1;
 		for (__u32 i = 0; i < XKV_SA_WAYS_MAX; i++) {
 			if (i >= WAYS)
