@@ -38,7 +38,7 @@ def check(cond, what):
 def main():
     tool = sys.argv[1]
     args = [tool, "hitratio", "--quick", "--json", "--layouts", ",".join(LAYOUTS)] + sys.argv[2:]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
     if p.returncode == 77:
         print(p.stderr.strip())
         sys.exit(77)

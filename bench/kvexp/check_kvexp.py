@@ -17,7 +17,7 @@ def check(cond, what):
 
 
 def run(tool, args):
-    p = subprocess.run([tool] + args + ["--json"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([tool] + args + ["--json"], capture_output=True, text=True, timeout=300)
     if p.returncode == 77:
         print(p.stderr.strip())
         sys.exit(77)
