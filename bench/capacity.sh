@@ -3,7 +3,7 @@
 # Server capacity of every layout as a ratio to a bare XDP reflector, measured
 # in the same run on the same path (issue 10; bench/README.md "capacity.sh").
 #
-#   bench/capacity.sh [--targets reflector,null,hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc]
+#   bench/capacity.sh [--targets reflector,null,hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc,sieve,s3fifo]
 #                     [--rounds 1] [--duration 0.5] [--keys 10000] [--write-ratio 0.5]
 #                     [--build-dir DIR] [--prefix NAME] [--json FILE] [--no-prog-time]
 #
@@ -64,7 +64,7 @@ usage() { echo "capacity.sh: $*" >&2; exit 2; }
 IFS=, read -r -a tlist <<<"$targets"
 ((${#tlist[@]})) || usage "--targets is empty"
 for t in "${tlist[@]}"; do
-	[[ $t =~ ^(reflector|null|hash_map|array_fnv|lru|percpu|lru_percpu|set_assoc)$ ]] || usage "unknown target '$t'"
+	[[ $t =~ ^(reflector|null|hash_map|array_fnv|lru|percpu|lru_percpu|set_assoc|sieve|s3fifo)$ ]] || usage "unknown target '$t'"
 done
 
 : "${XDPKV:=$build/cli/xdpkv}"

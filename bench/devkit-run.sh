@@ -24,7 +24,7 @@ set -uo pipefail
 [[ $1 == -h || $1 == --help ]] && { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 out=$1
 shift
-budget=480 lshare=20 layouts=hash_map,array_fnv,lru,lru_no_common_lru,percpu,set_assoc,lru_percpu,arena
+budget=480 lshare=20 layouts=hash_map,array_fnv,lru,lru_no_common_lru,percpu,set_assoc,sieve,s3fifo,lru_percpu,arena
 jrep=1 jdur=1 lrep=3 llayouts= setting=quick kit=
 while (($#)); do
 	case $1 in

@@ -394,13 +394,13 @@ int preload(Bench &b)
 	return b.err.empty() ? 0 : -1;
 }
 
-/* set_assoc: is key k's bucket one thread i % g_max_threads may use?  Threads
+/* set_assoc, sieve, s3fifo: is key k's bucket one thread i % g_max_threads may use?  Threads
  * get disjoint buckets, as they get disjoint keys (bm_op): a set in a bucket
  * that another thread's set holds goes to the slow path.  Other layouts: yes. */
 bool bucket_ok(const Bench &b, uint32_t k, uint32_t i)
 {
 	const xkv_config &c = b.store.cfg;
-	if (b.null_store || strcmp(c.layout, "set_assoc"))
+	if (b.null_store || !xkv_sa_layout(c.layout))
 		return true;
 	std::vector<uint8_t> packed(c.key_size + 8, 0);
 	std::string ks = key_text(k);
@@ -414,16 +414,16 @@ bool bucket_ok(const Bench &b, uint32_t k, uint32_t i)
  * range: for each stretch the first key at or after its start that the
  * store still holds (array_fnv loses colliding keys, and FNV-1a modulo a
  * power of two loses sequential keys in clusters; lru may evict while
- * loading) and, for set_assoc, whose bucket belongs to its thread. */
+ * loading) and, for the bucketed layouts, whose bucket belongs to its thread. */
 int choose_keys(Bench &b)
 {
 	uint32_t nkeys = opt.keys * g_max_threads;
 	uint32_t stride = std::max(1u, opt.entries / nkeys);
-	/* set_assoc: one cursor per thread (a thread's keys come from 1/T of
+	/* set_assoc, sieve, s3fifo: one cursor per thread (a thread's keys come from 1/T of
 	 * the buckets: one shared cursor passes T keys to find one and, with T
 	 * above the stride, runs out of keys), wrapping round to the start
 	 * once before it gives up; every key is used once */
-	uint32_t classes = !b.null_store && !strcmp(b.store.cfg.layout, "set_assoc") ? g_max_threads : 1;
+	uint32_t classes = !b.null_store && xkv_sa_layout(b.store.cfg.layout) ? g_max_threads : 1;
 	std::vector<uint32_t> next(classes, 0);
 	std::vector<bool> used(opt.entries, false);
 	auto it = std::make_unique<xkv_item>();
@@ -851,7 +851,8 @@ struct MatrixOptions {
 	std::vector<uint32_t> key_sizes = {16, 64, 128, 250};
 	std::vector<uint32_t> value_sizes = {32, 128, 512, 1024};
 	std::vector<uint32_t> fills = {10, 50, 95};
-	std::vector<std::string> layouts = {"hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc"};
+	std::vector<std::string> layouts = {"hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc",
+					    "sieve", "s3fifo"};
 	uint32_t capacity = 1u << 18; /* --xkv_capacity: entries of every matrix store */
 	uint32_t keys = 2048;         /* --xkv_matrix_keys: request keys per cell */
 	uint32_t iters = 16384;       /* --xkv_iters: timed requests per cell and repetition */
@@ -1089,8 +1090,8 @@ std::string m_undo_prepare(MStore &b, MOp op, const std::vector<uint32_t> &keys,
 		u.packed.assign(c.key_size + 8, 0);
 		if (xkv_key_pack(&c, ks.data(), b.klen, u.packed.data()))
 			return "cannot pack key " + ks;
-		if (b.store.mm) { /* array_fnv: the key's slot; set_assoc: its whole bucket */
-			bool sa = b.layout == "set_assoc";
+		if (b.store.mm) { /* array_fnv: the key's slot; bucketed layouts: its whole bucket */
+			bool sa = xkv_sa_layout(b.layout.c_str());
 			uint64_t h = xkv_key_hash(c.hash_seed, u.packed.data(), b.klen);
 			uint32_t idx = sa ? xkv_sa_bucket_of(h, xkv_sa_buckets(c.entries, c.entry_size))
 					  : (uint32_t)(h % c.entries);
@@ -1271,7 +1272,7 @@ void register_matrix()
 
 const char *const kLayouts[] = {"null", "null_nochecks", "hash_map", "hash_map_nochecks",
 				"array_fnv", "array_fnv_unseeded", "lru", "lru_no_common_lru", "percpu",
-				"lru_percpu", "set_assoc",
+				"lru_percpu", "set_assoc", "sieve", "s3fifo",
 #ifdef XKV_HAVE_ARENA
 				"arena",
 #endif
@@ -1416,7 +1417,7 @@ void parse_args(int *argc, char **argv)
 				"           [--xkv_cpu=N (default 0)] [--xkv_max_threads=N (default: CPUs online)]\n"
 				"           [--xkv_verbose] [Google Benchmark flags]\n"
 				"matrix (benchmarks matrix/<op>/<layout>/k<K>/v<V>/fill<F>; defaults = the full matrix):\n"
-				"           [--xkv_layouts=hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc]\n"
+				"           [--xkv_layouts=hash_map,array_fnv,lru,percpu,lru_percpu,set_assoc,sieve,s3fifo]\n"
 				"           [--xkv_ops=get_hit,get_miss,set_new,set_overwrite,delete]\n"
 				"           [--xkv_key_sizes=16,64,128,250] [--xkv_value_sizes=32,128,512,1024]\n"
 				"           [--xkv_fills=10,50,95 (%% of capacity)] [--xkv_capacity=262144]\n"

@@ -78,7 +78,7 @@ FIGURES = ("memory_per_item", "lost_keys", "stale_reads", "fill_level", "microbe
            "hot_set", "array_fnv_slots", "lru_lock", "no_common_lru", "lru_percpu", "set_assoc",
            "keyed_placement") + tuple(name for _, name in HITRATIO)
 
-LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc")
+LAYOUTS = ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc", "sieve", "s3fifo")
 SMALL = 9  # the smallest font size in the figures of this chapter
 
 # kernel/bpf/hashtab.c (6.x, x86-64): sizeof(struct htab_elem) before the key,

@@ -233,10 +233,10 @@ static const struct xo attach_table[] = {
 	{ "no-common-lru", 0, XO_BOOL, offsetof(struct attach_opts, no_common_lru), NULL,
 	  "lru: an LRU list per CPU, each evicting from its own entries/CPUs share; entries rounded up to a multiple of the CPUs (BPF_F_NO_COMMON_LRU)" },
 	{ "hash-seed", 0, XO_STR, offsetof(struct attach_opts, hash_seed), "SEED",
-	  "array_fnv, set_assoc, arena: key of the hash that places keys (64-bit, decimal or 0x hex); default: "
+	  "array_fnv, set_assoc, sieve, s3fifo, arena: key of the hash that places keys (64-bit, decimal or 0x hex); default: "
 	  "random at attach (getrandom), the pinned one on re-attach; 0 = unseeded FNV-1a (BMC's placement)" },
 	{ "fnv-unseeded", 0, XO_BOOL, offsetof(struct attach_opts, fnv_unseeded), NULL,
-	  "array_fnv, set_assoc, arena: place keys by plain FNV-1a, as BMC does (--hash-seed 0): clients can compute "
+	  "array_fnv, set_assoc, sieve, s3fifo, arena: place keys by plain FNV-1a, as BMC does (--hash-seed 0): clients can compute "
 	  "which keys collide" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
 	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
@@ -329,7 +329,7 @@ static int hash_seed_opt(const struct attach_opts *o, const struct xkv_layout *L
 	if (o->fnv_unseeded || !L->hash_seeded) {
 		if (o->fnv_unseeded && !L->hash_seeded) {
 			xerr("attach: --fnv-unseeded applies to the layouts that place keys themselves "
-			     "(array_fnv, set_assoc, arena), not %s", L->name);
+			     "(array_fnv, set_assoc, sieve, s3fifo, arena), not %s", L->name);
 			return EXIT_USAGE;
 		}
 		return 0;

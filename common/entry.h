@@ -67,7 +67,7 @@ struct xkv_config {
 	__u32 rate_limit;        /* --rate-limit: requests/s per source /24 or /64; 0 = off */
 	__u32 rate_burst;        /* --rate-burst: requests a source may send at once */
 	__u32 _pad;
-	/* --hash-seed (array_fnv, set_assoc): the key of the placement hash
+	/* --hash-seed (array_fnv, set_assoc, sieve, s3fifo, arena): the key of the placement hash
 	 * (hash.h); 0 = unseeded FNV-1a.  Added after the 72 bytes of before:
 	 * a cfg pinned by an older xdpkv reads as 0, which is what it used. */
 	__u64 hash_seed;

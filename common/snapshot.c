@@ -506,7 +506,7 @@ int xkv_restore(struct xkv_store *s, const char *path, const struct xkv_snap_opt
 		res->evicted = live1 >= 0 && fresh > grew ? fresh - grew : 0;
 	}
 	/* the layouts that store over another key's live item (array_fnv,
-	 * set_assoc, arena) count it in overwrites */
+	 * set_assoc, sieve, s3fifo, arena) count it in overwrites */
 	res->collisions = s->L->key_in_value ? atomic_load(&c.overwrites) : 0;
 	/* the file's field need not end in a NUL: at most its 16 bytes */
 	snprintf(res->layout, sizeof(res->layout), "%.*s", (int)sizeof(r.hdr.layout),

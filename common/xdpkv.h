@@ -67,7 +67,7 @@ struct xkv_layout {
 	 * set, set_if and add of variants/array_fnv/slot_user.c */
 	const struct xkv_slot_ops *slot_ops;
 	/* optional: the layout's own checks and rounding at the end of
-	 * xkv_config_finish (set_assoc: entries to whole buckets) */
+	 * xkv_config_finish (set_assoc, sieve, s3fifo: entries to whole buckets) */
 	int (*finish)(struct xkv_config *cfg, char *err, size_t errlen);
 	/* optional: adjust the store map before load (e.g. BPF_F_NO_PREALLOC) */
 	int (*prepare)(struct bpf_map *store, const struct xkv_config *cfg);
@@ -81,7 +81,7 @@ struct xkv_layout {
 	int (*set)(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
 	/* Read the item, decide (fn), store what fn filled into e: a read-modify-
 	 * write as atomic as the layout can make it (docs/protocol.md,
-	 * "Atomicity"): array_fnv under the slot's lock, set_assoc under the
+	 * "Atomicity"): array_fnv under the slot's lock, set_assoc, sieve and s3fifo under the
 	 * bucket's (atomic against XDP writers too); the hash-like ones with BPF_NOEXIST when there was no
 	 * element and BPF_EXIST plus a re-check of the write stamp when there
 	 * was, retried when either fails.  0 stored, fn's >0, <0 -errno as set
@@ -150,9 +150,9 @@ struct xkv_store {
 	/* values above val_cap (bigval.c); -1 where the object has none */
 	int big_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */
-	void *mm;               /* array_fnv, set_assoc: mmapped slots / buckets */
+	void *mm;               /* array_fnv, set_assoc, sieve, s3fifo: mmapped slots / buckets */
 	size_t mm_len;
-	__u32 slot_stride;      /* array_fnv: bytes between slots in mm; set_assoc: between buckets */
+	__u32 slot_stride;      /* array_fnv: bytes between slots in mm; bucketed: between buckets */
 	bool owns_fds;          /* opened from pins: close() closes the fds */
 	/* What this process's stores did, counted by the accessor as the XDP
 	 * side counts them (store_new: lru, array_fnv; overwrites: array_fnv).

@@ -12,7 +12,7 @@ endif()
 set(XKV_CMP_OUT ${CMAKE_CURRENT_BINARY_DIR}/compare_smoke)
 # every layout compare knows (the registry's, `xdpkv layouts`), lru --no-common-lru included,
 # and arena where it is built (a clang >= 18: CLANG_ARENA)
-set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,lru_no_common_lru,percpu,lru_percpu,set_assoc)
+set(XKV_CMP_LAYOUTS hash_map,array_fnv,lru,lru_no_common_lru,percpu,lru_percpu,set_assoc,sieve,s3fifo)
 if(CLANG_ARENA)
   string(APPEND XKV_CMP_LAYOUTS ",arena")
 endif()

@@ -54,6 +54,14 @@ xkv_e2e(e2e_memaslap_lru_percpu_native_1024 60 memaslap.sh lru_percpu native 102
 xkv_e2e(e2e_raw_set_assoc 90 raw.sh set_assoc native)
 xkv_e2e(e2e_writers_set_assoc 60 writers.sh set_assoc)
 xkv_e2e(e2e_memaslap_set_assoc_native_1024 60 memaslap.sh set_assoc native 1024)
+# sieve, s3fifo (set_assoc's buckets, another policy): the exact replies, the
+# writers, the keyed placement, snapshots
+foreach(l sieve s3fifo)
+  xkv_e2e(e2e_raw_${l} 90 raw.sh ${l} native)
+  xkv_e2e(e2e_writers_${l} 60 writers.sh ${l})
+  xkv_e2e(e2e_hashseed_${l} 90 hashseed.sh ${l})
+  xkv_e2e(e2e_snapshot_${l} 90 snapshot.sh ${l} set_assoc)
+endforeach()
 # arena (only where a clang >= 18 built it): as set_assoc, and in the TCP,
 # hash-seed and snapshot lists below
 set(XKV_E2E_ARENA)
@@ -82,13 +90,13 @@ xkv_e2e(e2e_acl 90 acl.sh hash_map)
 # memcached over TCP (xdpkv serve): pymemcache, python-memcache and the
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).
-xkv_e2e(e2e_tcp 150 tcp.sh ${XKV_E2E_LAYOUTS} set_assoc ${XKV_E2E_ARENA})
+xkv_e2e(e2e_tcp 200 tcp.sh ${XKV_E2E_LAYOUTS} set_assoc sieve s3fifo ${XKV_E2E_ARENA})
 # The TCP fast path (sk_skb verdict, common/tcp.bpf.h): the same reply bytes
 # with it and without it (pipelines split at every byte boundary, commands
 # only userspace serves in between), pymemcache and memccp/memccat, the
 # share counter; per layout (~60 s each; hash_map also attach
 # --no-tcp-fast-path, ~100 s).
-foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc ${XKV_E2E_ARENA})
+foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc sieve s3fifo ${XKV_E2E_ARENA})
   xkv_e2e(e2e_tcpfast_${l} 200 tcpfast.sh ${l})
 endforeach()
 # Snapshots, restore into the same and another layout, dump -> import (issue 8).
@@ -135,4 +143,6 @@ xkv_e2e(difftest_short 400 ../difftest/run.sh --batches 200 --seed 1 hash_map lr
 # memcached's binary protocol: python-binary-memcached (PyPI) and memjs (npm)
 # against memcached 1.6.18 and every layout; SASL PLAIN refused on every path
 # from raw sockets, served once authenticated (issue 20)
-xkv_e2e(e2e_binproto 240 binproto.sh hash_map array_fnv lru percpu lru_percpu set_assoc ${XKV_E2E_ARENA})
+xkv_e2e(e2e_binproto 240 binproto.sh hash_map array_fnv lru percpu lru_percpu set_assoc sieve s3fifo ${XKV_E2E_ARENA})
+# the same short run on the other bucket policies (lossy, as set_assoc)
+xkv_e2e(difftest_short_evict 300 ../difftest/run.sh --batches 200 --seed 1 sieve s3fifo)

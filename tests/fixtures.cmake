@@ -14,8 +14,11 @@ add_executable(test_torn ${CMAKE_CURRENT_LIST_DIR}/test_torn.c ${CMAKE_CURRENT_L
 target_include_directories(test_torn PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_torn PRIVATE xdpkv_core pthread)
 add_test(NAME torn_array_fnv COMMAND test_torn --layout array_fnv --seconds 2)
-# set_assoc: the same promise, through its per-way sequence counters.
-add_test(NAME torn_set_assoc COMMAND test_torn --layout set_assoc --seconds 2)
+# set_assoc, sieve, s3fifo (one bucket code): the same promise, through the
+# per-way sequence counters.
+foreach(l set_assoc sieve s3fifo)
+  add_test(NAME torn_${l} COMMAND test_torn --layout ${l} --seconds 2)
+endforeach()
 # arena: the same, with a store holding two counters (home slot, then its slot).
 if(CLANG_ARENA)
   add_test(NAME torn_arena COMMAND test_torn --layout arena --seconds 2)
@@ -27,9 +30,11 @@ target_include_directories(test_wedge PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_wedge PRIVATE xdpkv_core)
 add_test(NAME wedge_array_fnv COMMAND test_wedge)
 set_tests_properties(wedge_array_fnv PROPERTIES TIMEOUT 60)
-# set_assoc: the same with a writer killed inside a bucket.
-add_test(NAME wedge_set_assoc COMMAND test_wedge --layout set_assoc)
-set_tests_properties(wedge_set_assoc PROPERTIES TIMEOUT 60)
+# set_assoc, sieve, s3fifo: the same with a writer killed inside a bucket.
+foreach(l set_assoc sieve s3fifo)
+  add_test(NAME wedge_${l} COMMAND test_wedge --layout ${l})
+  set_tests_properties(wedge_${l} PROPERTIES TIMEOUT 60)
+endforeach()
 # arena: a writer killed inside a slot (array_fnv's repair, over the arena's mmap).
 if(CLANG_ARENA)
   add_test(NAME wedge_arena COMMAND test_wedge --layout arena)

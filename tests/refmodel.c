@@ -93,8 +93,11 @@ static struct rm_item *find(const struct rm_store *s, const void *key, __u32 kle
 	return NULL;
 }
 
+static void set_forget(struct rm_store *s, const struct rm_item *it);
+
 static void drop(struct rm_store *s, struct rm_item *it)
 {
+	set_forget(s, it);
 	item_free(it);
 	*it = s->items[--s->n];
 }
@@ -126,16 +129,140 @@ static struct rm_item *set_way(const struct rm_store *s, __u32 b, __u32 w)
 	return NULL;
 }
 
-/* RM_SET_ASSOC: the way a new key takes in set b, dropping what was there;
- * counts store_new or overwrites in delta */
-static __u32 set_place(struct rm_store *s, __u32 b, int64_t now, struct xkv_stats *delta)
+/* RM_SET_ASSOC: set b's policy state */
+static struct rm_set *set_state(struct rm_store *s, __u32 b)
 {
 	if (!s->sets) {
 		s->sets = calloc(s->cfg.entries / s->cfg.ways, sizeof(*s->sets));
 		if (!s->sets)
 			abort();
 	}
-	struct rm_set *set = &s->sets[b];
+	return &s->sets[b];
+}
+
+/* RM_SET_ASSOC: an item leaves its way (deleted, replaced, evicted): the
+ * way's reference bit or count and its S3FIFO queue are cleared */
+static void set_forget(struct rm_store *s, const struct rm_item *it)
+{
+	if (s->cfg.kind != RM_SET_ASSOC)
+		return;
+	struct rm_set *set = set_state(s, set_of(s, it->key, it->klen));
+	set->ref[it->way] = 0;
+	set->small[it->way] = 0;
+}
+
+/* the tag the store keeps of a key: the hash's top 16 bits, never 0 */
+static __u16 tag_of(const struct rm_store *s, const void *key, __u32 klen)
+{
+	__u16 t = (__u16)(key_hash(s, key, klen) >> 48);
+	return t ? t : 1;
+}
+
+/* SIEVE, S3FIFO: way a took its key before way b (ways never written first,
+ * lowest first) */
+static int older(const struct rm_set *set, __u32 a, __u32 b)
+{
+	return set->wrote[a] != set->wrote[b] ? set->wrote[a] < set->wrote[b] : a < b;
+}
+
+/* the oldest way (queue -1), or the oldest of the S3FIFO small (1) or main
+ * (0) queue; -1 if there is none */
+static int oldest_way(const struct rm_store *s, const struct rm_set *set, int queue)
+{
+	int best = -1;
+	for (__u32 v = 0; v < s->cfg.ways; v++)
+		if ((queue < 0 || set->small[v] == queue) && (best < 0 || older(set, v, (__u32)best)))
+			best = (int)v;
+	return best;
+}
+
+/* the way that took its key next after way w's; -1 if w's is the newest */
+static int next_newer(const struct rm_store *s, const struct rm_set *set, __u32 w)
+{
+	int best = -1;
+	for (__u32 v = 0; v < s->cfg.ways; v++)
+		if (v != w && older(set, w, v) && (best < 0 || older(set, v, (__u32)best)))
+			best = (int)v;
+	return best;
+}
+
+/* the victim of a full set under the policy */
+static __u32 set_victim(struct rm_store *s, __u32 b)
+{
+	struct rm_set *set = set_state(s, b);
+	__u32 W = s->cfg.ways;
+	int w;
+	switch (s->cfg.policy) {
+	case RM_CLOCK:
+		w = (int)(set->hand % W);
+		while (set->ref[w]) {
+			set->ref[w] = 0;
+			w = (int)((w + 1) % W);
+		}
+		set->hand = (__u8)((w + 1) % W);
+		return (__u32)w;
+	case RM_SIEVE:
+		w = set->hand ? set->hand - 1 : oldest_way(s, set, -1);
+		while (set->ref[w]) {
+			set->ref[w] = 0;
+			int n = next_newer(s, set, (__u32)w);
+			w = n >= 0 ? n : oldest_way(s, set, -1);
+		}
+		int n = next_newer(s, set, (__u32)w);
+		set->hand = (__u8)(n >= 0 ? n + 1 : 0);
+		return (__u32)w;
+	case RM_S3FIFO:
+		for (;;) {
+			w = oldest_way(s, set, 1);
+			if (w >= 0 && set->ref[w] < 2) { /* evicted from small: remembered */
+				struct rm_item *it = set_way(s, b, (__u32)w);
+				set->ghost[set->ghost_next++ % 8] = tag_of(s, it->key, it->klen);
+				return (__u32)w;
+			}
+			if (w >= 0) { /* small -> main */
+				set->small[w] = 0;
+				set->ref[w] = 0;
+				set->wrote[w] = ++s->clock;
+				continue;
+			}
+			w = oldest_way(s, set, 0);
+			if (!set->ref[w])
+				return (__u32)w;
+			set->ref[w]--; /* main: kept, moved to main's newest end */
+			set->wrote[w] = ++s->clock;
+		}
+	}
+	abort();
+}
+
+/* a new key with tag `tag` took way w of set b (fresh: w was free) */
+static void set_took(struct rm_store *s, __u32 b, __u32 w, __u16 tag, int fresh)
+{
+	struct rm_set *set = set_state(s, b);
+	set->ref[w] = 0;
+	if (s->cfg.policy == RM_SIEVE && set->hand == w + 1) {
+		int n = next_newer(s, set, w);
+		set->hand = (__u8)(n >= 0 ? n + 1 : 0);
+	}
+	if (s->cfg.policy == RM_S3FIFO) {
+		int ghost = 0;
+		__u32 nsmall = 0;
+		for (__u32 i = 0; i < 8 && !ghost; i++)
+			if (set->ghost[i] == tag) {
+				set->ghost[i] = 0;
+				ghost = 1;
+			}
+		for (__u32 v = 0; v < s->cfg.ways; v++)
+			nsmall += v != w && set->small[v];
+		set->small[w] = !(ghost || (fresh && nsmall >= 1));
+	}
+	set->wrote[w] = ++s->clock;
+}
+
+/* RM_SET_ASSOC: the way a new key takes in set b, dropping what was there;
+ * counts store_new or overwrites in delta */
+static __u32 set_place(struct rm_store *s, __u32 b, __u16 tag, int64_t now, struct xkv_stats *delta)
+{
 	for (__u32 w = 0; w < s->cfg.ways; w++) {
 		struct rm_item *it = set_way(s, b, w);
 		if (it && alive(it, now))
@@ -144,18 +271,14 @@ static __u32 set_place(struct rm_store *s, __u32 b, int64_t now, struct xkv_stat
 			drop(s, it);
 		if (delta)
 			delta->v[XKV_STAT_store_new]++;
-		set->ref[w] = 0;
+		set_took(s, b, w, tag, 1);
 		return w;
 	}
-	__u32 w = set->hand % s->cfg.ways;
-	while (set->ref[w]) {
-		set->ref[w] = 0;
-		w = (w + 1) % s->cfg.ways;
-	}
-	set->hand = (__u8)((w + 1) % s->cfg.ways);
+	__u32 w = set_victim(s, b);
 	drop(s, set_way(s, b, w));
 	if (delta)
 		delta->v[XKV_STAT_overwrites]++;
+	set_took(s, b, w, tag, 0);
 	return w;
 }
 
@@ -250,7 +373,7 @@ static enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 f
 		drop(s, lru_victim(s));
 	__u32 way = 0;
 	if (!it && s->cfg.kind == RM_SET_ASSOC) {
-		way = set_place(s, set_of(s, key, klen), now, delta);
+		way = set_place(s, set_of(s, key, klen), tag_of(s, key, klen), now, delta);
 		is_new = 0; /* counted by set_place */
 	}
 	if (!it && s->cfg.kind == RM_PROBE) {
@@ -484,8 +607,13 @@ static void do_get(struct rm_store *s, const struct line *l, int64_t now, struct
 		say(r, it->val, it->len);
 		say_str(r, "\r\n");
 		it->used = ++s->clock;
-		if (s->cfg.kind == RM_SET_ASSOC && s->sets)
-			s->sets[set_of(s, it->key, it->klen)].ref[it->way] = 1;
+		if (s->cfg.kind == RM_SET_ASSOC) { /* a get hit */
+			__u8 *ref = &set_state(s, set_of(s, it->key, it->klen))->ref[it->way];
+			if (s->cfg.policy != RM_S3FIFO)
+				*ref = 1;
+			else if (*ref < 3)
+				(*ref)++;
+		}
 	}
 	say_str(r, XKV_R_END);
 	r->action = RM_XDP_TX;
@@ -1920,6 +2048,8 @@ int rm_slow_request(struct rm_store *s, const __u8 *req, size_t len, int64_t now
 	if (tok_eq(&l, 0, "flush_all") && (l.n == 1 || (l.n == 2 && tok_eq(&l, 1, "noreply")))) {
 		while (s->n)
 			drop(s, &s->items[0]);
+		free(s->sets); /* the bucketed layouts' flush resets the policy state */
+		s->sets = NULL;
 		model_answer(out, l.n == 2, "OK\r\n");
 		return 0;
 	}

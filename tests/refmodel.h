@@ -27,10 +27,8 @@ enum rm_kind {
 			* shared, so a new key beyond `entries` evicts the least
 			* recently used key, all CPUs' copies with it */
 	RM_SET_ASSOC, /* bucket = hash(key) % (entries / ways); a new key takes the
-		       * first empty or expired way, else the CLOCK victim: from the
-		       * bucket's hand, a way whose reference bit (set by a get hit)
-		       * is set loses it and is passed, the first without is evicted
-		       * and the hand moves past it */
+		       * first empty or expired way, else the victim of the bucket's
+		       * policy (rm_config.policy): CLOCK, SIEVE or S3-FIFO */
 	RM_PROBE,   /* arena: home = hash(key) % entries; a key lives in one of the
 		     * min(4, entries) slots from home on (wrapping); a new key takes
 		     * the first without a live item, else replaces the live item
@@ -82,6 +80,16 @@ struct rm_config {
 	int counts_new;  /* the layout counts store_new */
 	__u64 hash_seed; /* RM_ARRAY, RM_SET_ASSOC, RM_PROBE: placement hash key (hash.h; 0 = FNV-1a) */
 	__u32 ways;      /* RM_SET_ASSOC: ways per bucket */
+	enum rm_set_policy {
+		RM_CLOCK,  /* set_assoc: from the bucket's hand, a way whose reference
+			    * bit (set by a get hit) is set loses it and is passed, the
+			    * first without is evicted and the hand moves past it */
+		RM_SIEVE,  /* sieve: as CLOCK, but the hand walks the ways from the
+			    * oldest written to the newest, and stops on the way after
+			    * the victim; a new key is the newest */
+		RM_S3FIFO, /* s3fifo: a small FIFO (1 way), a main FIFO with a 0..3
+			    * count, 8 ghost tags of keys evicted from small */
+	} policy;        /* RM_SET_ASSOC */
 	int binary_keys; /* --binary-keys: only NUL is refused in keys */
 	__u32 big_max;   /* values above val_cap up to this go to the slow path (the big map); 0: none */
 	struct rm_policy pol;
@@ -120,7 +128,14 @@ struct rm_store {
 	__u64 clock;            /* use counter for RM_LRU and RM_LRU_PERCPU */
 	struct rm_bucket bucket[RM_BUCKETS_MAX];
 	__u32 nbuckets;
-	struct rm_set { __u8 hand, ref[8]; } *sets; /* RM_SET_ASSOC: CLOCK state per bucket */
+	struct rm_set {          /* RM_SET_ASSOC: policy state per bucket */
+		__u8 hand, ref[8];       /* CLOCK: hand a way; SIEVE: hand the way
+					  * it points at + 1 (0: the oldest) */
+		__u64 wrote[8];          /* SIEVE, S3FIFO: when the way took its key */
+		__u8 small[8];           /* S3FIFO: the way is in the small FIFO */
+		__u16 ghost[8];          /* S3FIFO: ring of tags, 0 = none */
+		__u8 ghost_next;
+	} *sets;
 };
 
 #define RM_TOUCHED_MAX 64

@@ -1335,7 +1335,8 @@ static int layout_open(struct run *r, const char *name, __u32 entries, const str
 		.kind = !strcmp(name, "array_fnv") ? RM_ARRAY : !strcmp(name, "lru") ? RM_LRU :
 			!strcmp(name, "percpu") ? RM_PERCPU :
 			!strcmp(name, "lru_percpu") ? RM_LRU_PERCPU :
-			!strcmp(name, "set_assoc") ? RM_SET_ASSOC : !strcmp(name, "arena") ? RM_PROBE : RM_HASH,
+			xkv_sa_layout(name) ? RM_SET_ASSOC : !strcmp(name, "arena") ? RM_PROBE : RM_HASH,
+		.policy = !strcmp(name, "sieve") ? RM_SIEVE : !strcmp(name, "s3fifo") ? RM_S3FIFO : RM_CLOCK,
 		.hash_seed = r->st.cfg.hash_seed,
 		.ways = xkv_sa_ways(r->st.cfg.entry_size),
 		.key_cap = r->st.cfg.key_cap,
@@ -1343,7 +1344,7 @@ static int layout_open(struct run *r, const char *name, __u32 entries, const str
 		.entries = r->st.cfg.entries,
 		.port = r->st.cfg.port,
 		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru") ||
-			      !strcmp(name, "lru_percpu") || !strcmp(name, "set_assoc") || !strcmp(name, "arena"),
+			      !strcmp(name, "lru_percpu") || xkv_sa_layout(name) || !strcmp(name, "arena"),
 		.binary_keys = !!(flags & XKV_CFG_BINARY_KEYS),
 		.big_max = r->st.cfg.big_chunks ? XKV_BIG_MAX : 0,
 	};
@@ -1603,6 +1604,27 @@ static void case_arena_address(struct run *r)
 	case_done(r, &w);
 }
 
+/* The bucketed layouts' one-bucket cases (entries 1 rounds up to the ways):
+ * check that the store is one bucket, name n keys "<prefix><i>" (at most
+ * 24, each under 16 bytes), empty the store.  -1 (failed) if it is not one
+ * bucket. */
+static int one_bucket(struct where *w, const char *prefix, __u32 n, char (*key)[16],
+		      __u8 (*keys)[XKV_KEY_MAX], __u32 *kl)
+{
+	struct run *r = w->r;
+	if (r->st.cfg.entries != r->mc.ways || r->mc.ways > 8 || n > 24) {
+		fail(w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, r->mc.ways);
+		return -1;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		snprintf(key[i], 16, "%s%u", prefix, i);
+		kl[i] = (__u32)strlen(key[i]);
+		memcpy(keys[i], key[i], kl[i]);
+	}
+	flush_store(r);
+	return 0;
+}
+
 /* set_assoc, one bucket (entries 1 rounds up to the ways): CLOCK.  The
  * bucket fills without evicting; a get hit sets a way's reference bit; a new
  * key then evicts the first way from the hand without one (clearing the bits
@@ -1620,16 +1642,8 @@ static void case_set_assoc_clock(struct run *r)
 	__u32 kl[16];
 
 	rm_store_init(&m, &r->mc);
-	if (r->st.cfg.entries != W || W > 8) {
-		fail(&w, "entries %u, expected one bucket of %u ways", r->st.cfg.entries, W);
+	if (one_bucket(&w, "clk", nk, key, keys, kl))
 		goto out;
-	}
-	for (__u32 i = 0; i < nk; i++) {
-		snprintf(key[i], sizeof(key[i]), "clk%u", i);
-		kl[i] = (__u32)strlen(key[i]);
-		memcpy(keys[i], key[i], kl[i]);
-	}
-	flush_store(r);
 	for (__u32 i = 0; i < W; i++) { /* fill: every store new */
 		snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i);
 		xdp_req(&w, &m, line, TX, XKV_R_STORED, &d);
@@ -1681,6 +1695,155 @@ static void case_set_assoc_clock(struct run *r)
 	if (rm_store_live(&m, unix_now()) != (long)W || r->st.L->count(&r->st) != (long)W)
 		fail(&w, "live items: model %ld, store %ld, expected %u (a full bucket)",
 		     rm_store_live(&m, unix_now()), r->st.L->count(&r->st), W);
+out:
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* A bucketed layout (set_assoc, sieve, s3fifo), one bucket: 600 random
+ * requests over 3 x ways keys (get, set, delete through XDP, sets through
+ * the accessor, some items already expired), every reply and counter checked
+ * against the model's policy (refmodel.c), which picks each victim its own
+ * way (insertion times, not the store's order array); at the end the store
+ * holds what the model holds.  A wrong victim shows as a get that hits in one
+ * and misses in the other. */
+static void case_bucket_random(struct run *r)
+{
+	struct where w = { .r = r, .name = "bucket policy against the model, random requests", .fam = FAM4 };
+	struct rm_store m;
+	const __u32 W = r->mc.ways, nk = 3 * W;
+	char key[24][16], line[128];
+	__u8 keys[24][XKV_KEY_MAX];
+	__u32 kl[24];
+	__u64 x = 0x9e3779b97f4a7c15ull ^ (__u64)W;
+
+	rm_store_init(&m, &r->mc);
+	if (one_bucket(&w, "rnd", nk, key, keys, kl))
+		goto out;
+	for (int step = 0; step < 600 && !w.bad; step++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		__u32 k = (__u32)(x >> 8) % nk, op = (__u32)(x >> 40) % 100;
+		/* skewed: low keys more often, so hits and frequencies build up */
+		if (op & 1)
+			k = k % (W + 1);
+		if (op < 50) {
+			snprintf(line, sizeof(line), "get %s\r\n", key[k]);
+		} else if (op < 85) {
+			snprintf(line, sizeof(line), "set %s %u %d 2\r\nv%u\r\n", key[k], op, op < 53 ? -1 : 0, k % 10);
+		} else if (op < 90) {
+			snprintf(line, sizeof(line), "delete %s\r\n", key[k]);
+		} else {
+			__u8 v = (__u8)('a' + k);
+			seed_one(&w, &m, key[k], op, 0, &v, 1);
+			continue;
+		}
+		xdp_req(&w, &m, line, -1, NULL, NULL);
+	}
+	w.step = 0;
+	check_store(&w, &m, keys, kl, nk);
+out:
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* sieve, one bucket, by hand (and against the model): where SIEVE and CLOCK
+ * part.  Fill k0..k7 (oldest first); get k0; a new key A: the hand passes k0
+ * (clearing it) and evicts k1, A is the newest.  Get k2..k7; a new key B:
+ * the hand clears k2..k7 and then reaches A before k0 (A is newer than k0 in
+ * the insertion order), so A goes.  CLOCK would have put A in k1's way,
+ * behind the hand, and evicted k0 instead. */
+static void case_sieve_hand(struct run *r)
+{
+	struct where w = { .r = r, .name = "sieve: a new item is the newest, not behind the hand", .fam = FAM4 };
+	struct rm_store m;
+	const __u32 W = r->mc.ways, nk = W + 2;
+	char key[10][16], line[256];
+	__u8 keys[10][XKV_KEY_MAX];
+	__u32 kl[10];
+
+	rm_store_init(&m, &r->mc);
+	if (one_bucket(&w, "sv", nk, key, keys, kl))
+		goto out;
+	for (__u32 i = 0; i < W; i++) {
+		snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i);
+		xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+	}
+	snprintf(line, sizeof(line), "get %s\r\n", key[0]);
+	xdp_req(&w, &m, line, TX, NULL, NULL);
+	snprintf(line, sizeof(line), "set %s 0 0 1\r\nA\r\n", key[W]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+	for (__u32 i = 2; i < W; i++) {
+		snprintf(line, sizeof(line), "get %s\r\n", key[i]);
+		xdp_req(&w, &m, line, TX, NULL, NULL);
+	}
+	snprintf(line, sizeof(line), "set %s 0 0 1\r\nB\r\n", key[W + 1]);
+	xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL);
+	/* by hand: k1 and A gone, k0 kept */
+	static struct xkv_item it;
+	if (r->L->get(&r->st, keys[1], kl[1], &it) != 0 || r->L->get(&r->st, keys[W], kl[W], &it) != 0)
+		fail(&w, "%s or %s still there: SIEVE evicts them", key[1], key[W]);
+	if (r->L->get(&r->st, keys[0], kl[0], &it) != 1)
+		fail(&w, "%s is gone: SIEVE keeps it (the hand passed it, A was newer)", key[0]);
+	w.step = 0;
+	check_store(&w, &m, keys, kl, nk);
+out:
+	rm_store_free(&m);
+	case_done(r, &w);
+}
+
+/* s3fifo, one bucket, by hand (and against the model).  Fill k0..k(W-1):
+ * k0 goes to small, the rest (small holds its share) to main.  A new key A:
+ * small's k0 (not read twice) is evicted and its tag kept as a ghost; A goes
+ * to small.  k0 again: small's A goes (ghost), k0 is a ghost hit and goes to
+ * main, as the newest.  B: small is empty, so main's oldest unread way goes:
+ * k1.  Read B twice and k2 once; C: small's B was read twice and moves to
+ * main, then main's oldest, k2, was read, so it is kept (count down, to
+ * main's newest end) and k3 goes. */
+static void case_s3fifo_queues(struct run *r)
+{
+	struct where w = { .r = r, .name = "s3fifo: small, ghost, main", .fam = FAM4 };
+	struct rm_store m;
+	const __u32 W = r->mc.ways, A = W, B = W + 1, C = W + 2;
+	char key[12][16], line[256];
+	__u8 keys[12][XKV_KEY_MAX];
+	__u32 kl[12];
+	static struct xkv_item it;
+
+	rm_store_init(&m, &r->mc);
+	if (one_bucket(&w, "s3k", W + 3, key, keys, kl))
+		goto out;
+#define S3SET(i) (snprintf(line, sizeof(line), "set %s %u 0 1\r\nv\r\n", key[i], i), \
+		  xdp_req(&w, &m, line, TX, XKV_R_STORED, NULL))
+#define S3GET(i) (snprintf(line, sizeof(line), "get %s\r\n", key[i]), xdp_req(&w, &m, line, TX, NULL, NULL))
+#define S3HAS(i, want, why) \
+	do { \
+		if (r->L->get(&r->st, keys[i], kl[i], &it) != (want)) \
+			fail(&w, "%s %s, expected %s (%s)", key[i], (want) ? "absent" : "present", \
+			     (want) ? "present" : "absent", why); \
+	} while (0)
+	for (__u32 i = 0; i < W; i++)
+		S3SET(i);
+	S3SET(A);
+	S3HAS(0, 0, "evicted from small");
+	S3SET(0);
+	S3HAS(A, 0, "evicted from small");
+	S3HAS(0, 1, "a ghost hit: into main");
+	S3SET(B);
+	S3HAS(1, 0, "small empty: main's oldest");
+	S3GET(B);
+	S3GET(B);
+	S3GET(2);
+	S3SET(C);
+	S3HAS(B, 1, "read twice in small: moved to main");
+	S3HAS(2, 1, "read in main: kept");
+	S3HAS(3, 0, "main's oldest unread");
+#undef S3SET
+#undef S3GET
+#undef S3HAS
+	/* the accessor's gets above count as reads in the store, not in the
+	 * model: compare the contents only */
+	w.step = 0;
+	check_store(&w, &m, keys, kl, W + 3);
 out:
 	rm_store_free(&m);
 	case_done(r, &w);
@@ -2036,6 +2199,11 @@ static const struct {
 	{ "array_fnv", 8, 0, case_array_collision, 0 },
 	{ "array_fnv", 8, 0, case_array_collision, FIXTURE_SEED },
 	{ "set_assoc", 1, 0, case_set_assoc_clock, FIXTURE_SEED },
+	{ "set_assoc", 1, 0, case_bucket_random, FIXTURE_SEED },
+	{ "sieve", 1, 0, case_bucket_random, FIXTURE_SEED },
+	{ "sieve", 1, 0, case_sieve_hand, FIXTURE_SEED },
+	{ "s3fifo", 1, 0, case_bucket_random, FIXTURE_SEED },
+	{ "s3fifo", 1, 0, case_s3fifo_queues, FIXTURE_SEED },
 	{ "arena", 4, 0, case_arena_window, FIXTURE_SEED },
 	{ "arena", 64, 0, case_arena_address, FIXTURE_SEED },
 	{ "lru", 16, 0, case_lru_evict },
@@ -2102,7 +2270,7 @@ static void check_map_opts(struct run *r, const char *name)
 	xkv_config_defaults(&cfg, name);
 	cfg.hash_seed = 42;
 	int e = xkv_config_finish(&cfg, err, sizeof(err));
-	int want_ok = !strcmp(name, "array_fnv") || !strcmp(name, "set_assoc") || !strcmp(name, "arena");
+	int want_ok = !strcmp(name, "array_fnv") || xkv_sa_layout(name) || !strcmp(name, "arena");
 	if (want_ok ? e != 0 : (e != -EINVAL || !strstr(err, "--hash-seed"))) {
 		fprintf(stderr, "FAIL [%s] --hash-seed: %s (%s)\n", name,
 			want_ok ? "refused" : "accepted, or refused without naming it", err);

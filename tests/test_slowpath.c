@@ -34,6 +34,7 @@
 #include "fnv.h"
 #include "slowpath.h"
 #include "refmodel.h"
+#include "set_assoc/bucket.h"
 
 #define REQ_ID 0x1234
 #define VAL_CAP 8192
@@ -814,9 +815,10 @@ static void t_counters(struct env *e)
 	want.v[XKV_STAT_get_misses] = 2;
 	want.v[XKV_STAT_stores] = 3;
 	/* a, x and n were new; counted by the layouts that count new items
-	 * (as their XDP side does: array_fnv, lru, lru_percpu, set_assoc, arena) */
+	 * (as their XDP side does: array_fnv, lru, lru_percpu, the bucketed
+	 * set_assoc, sieve and s3fifo, arena) */
 	if (!strcmp(e->layout, "array_fnv") || !strcmp(e->layout, "lru") ||
-	    !strcmp(e->layout, "lru_percpu") || !strcmp(e->layout, "set_assoc") || !strcmp(e->layout, "arena"))
+	    !strcmp(e->layout, "lru_percpu") || xkv_sa_layout(e->layout) || !strcmp(e->layout, "arena"))
 		want.v[XKV_STAT_store_new] = 3;
 	want.v[XKV_STAT_deletes] = 1;
 	want.v[XKV_STAT_delete_misses] = 1;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* array_fnv and set_assoc must never show a torn value: while writers on one CPU keep
+/* array_fnv and the bucketed layouts (set_assoc, sieve, s3fifo) must never show a torn value: while writers on one CPU keep
  * replacing a slot's value, readers on another CPU — the XDP program through
  * BPF_PROG_TEST_RUN and the userspace accessor on the mmapped slots — must
  * see either a whole old value or a whole new one (or, for XDP, pass the
@@ -9,10 +9,11 @@
  * belongs to that letter, so a reply mixing two versions is caught by its
  * bytes or by its length.  Writers alternate the XDP program and the
  * userspace accessor.  Other layouts make no such promise (a hash map
- * recycles elements), so only array_fnv and set_assoc are checked here.
+ * recycles elements), so only array_fnv, the bucketed layouts and arena are checked here.
  *
  *   test_torn [--seconds S] [--layout NAME] [--no-prealloc]   exit 1 on a torn read
- * (ctest runs array_fnv and set_assoc; the others are for docs/architecture.md's table) */
+ * (ctest runs array_fnv, set_assoc, sieve, s3fifo, arena; the others are for
+ * docs/architecture.md's table) */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>

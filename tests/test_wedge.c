@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* A userspace writer killed inside an array_fnv slot (or a set_assoc bucket,
- * with --layout set_assoc: "slot" below is then the key's bucket, its
+/* A userspace writer killed inside an array_fnv slot (or a bucket, with
+ * --layout set_assoc, sieve or s3fifo: "slot" below is then the key's bucket, its
  * counter the bucket's lock; or an arena slot, with --layout arena: the
  * key's home slot, where it is stored in an empty table) must not wedge it for good (issue 6, issue 9).  A forked child stores through the real accessor with
  * XDPKV_TEST_DIE_IN_SLOT=1, which makes set() SIGKILL itself halfway through
@@ -17,7 +17,7 @@
  * after the timeout, it learns so on release, takes the slot again and
  * rewrites its whole value once continued.
  *
- *   test_wedge [--layout array_fnv|set_assoc|arena]   exit 1 on a failed check */
+ *   test_wedge [--layout array_fnv|set_assoc|sieve|s3fifo|arena]   exit 1 on a failed check */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,14 +148,14 @@ static pid_t writer_inside(const char *how, const char *val)
 	_exit(uset(&cs, KEY, val) ? 3 : 0);
 }
 
-/* The counter a writer of key holds: its array_fnv slot's, or its set_assoc
- * bucket's (the bucket lock). */
+/* The counter a writer of key holds: its array_fnv slot's, or its bucket's
+ * (set_assoc, sieve, s3fifo: the bucket lock). */
 static __u32 *slot_of(const char *key)
 {
 	__u8 k[XKV_KEY_MAX + 8];
 	xkv_key_pack(&st.cfg, key, strlen(key), k);
 	__u64 h = xkv_key_hash(st.cfg.hash_seed, k, strlen(key));
-	if (!strcmp(st.cfg.layout, "set_assoc")) {
+	if (xkv_sa_layout(st.cfg.layout)) {
 		__u32 b = xkv_sa_bucket_of(h, xkv_sa_buckets(st.cfg.entries, st.cfg.entry_size));
 		return &((struct xkv_sa_bucket *)((__u8 *)st.mm + (size_t)b * st.slot_stride))->seq;
 	}
@@ -185,10 +185,10 @@ int main(int argc, char **argv)
 	const char *layout = "array_fnv";
 
 	if (argc == 3 && !strcmp(argv[1], "--layout") &&
-	    (!strcmp(argv[2], "array_fnv") || !strcmp(argv[2], "set_assoc") || !strcmp(argv[2], "arena")))
+	    (!strcmp(argv[2], "array_fnv") || xkv_sa_layout(argv[2]) || !strcmp(argv[2], "arena")))
 		layout = argv[2];
 	else if (argc != 1) {
-		fprintf(stderr, "usage: %s [--layout array_fnv|set_assoc|arena]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--layout array_fnv|set_assoc|sieve|s3fifo|arena]\n", argv[0]);
 		return 2;
 	}
 	setenv("XDPKV_SLOT_STEAL_MS", STR(STEAL_MS), 1); /* read when a store opens */

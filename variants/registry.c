@@ -6,7 +6,7 @@
 
 extern const struct xkv_layout xkv_layout_hash_map, xkv_layout_array_fnv,
 	xkv_layout_lru, xkv_layout_percpu, xkv_layout_lru_percpu, xkv_layout_set_assoc,
-	xkv_layout_null;
+	xkv_layout_sieve, xkv_layout_s3fifo, xkv_layout_null;
 #ifdef XKV_HAVE_ARENA /* built with clang >= 18 only (variants/CMakeLists.txt) */
 extern const struct xkv_layout xkv_layout_arena;
 #endif
@@ -18,6 +18,8 @@ const struct xkv_layout *const xkv_layouts[] = {
 	&xkv_layout_percpu,
 	&xkv_layout_lru_percpu,
 	&xkv_layout_set_assoc,
+	&xkv_layout_sieve,
+	&xkv_layout_s3fifo,
 #ifdef XKV_HAVE_ARENA
 	&xkv_layout_arena,
 #endif

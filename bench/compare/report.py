@@ -235,7 +235,7 @@ COLORS = {"memcached-udp": "tab:blue", "memcached-tcp": "tab:cyan", "redis": "ta
           "xdpkv/hash_map": "tab:orange", "xdpkv/array_fnv": "tab:green",
           "xdpkv/lru": "tab:red", "xdpkv/percpu": "tab:purple",
           "xdpkv/lru_percpu": "tab:pink", "xdpkv/set_assoc": "tab:olive",
-          "xdpkv/arena": "teal",
+          "xdpkv/arena": "teal", "xdpkv/sieve": "goldenrod", "xdpkv/s3fifo": "slateblue",
           "xdpkv/lru_no_common_lru": "darkred",
           "reflector": "black", "xdpkv/null": "tab:gray"}
 

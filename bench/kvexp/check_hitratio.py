@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""kvexp_hitratio_smoke: `xkv-kvexp hitratio --quick` on lru and array_fnv,
+"""kvexp_hitratio_smoke: `xkv-kvexp hitratio --quick` on lru, array_fnv, sieve and s3fifo,
 its rows checked: fields and sane ranges, the request sequence is the one
 cachesim_models.py generates (trace_fnv), hit ratio rises with memory, Zipf
 beats uniform, and each layout is within tolerance of its own Python
 reference (exact LRU for lru, direct-mapped with the layout's keyed
-placement for array_fnv).  No PyPI package is needed (libCacheSim is the
+placement for array_fnv, per-set SIEVE and S3-FIFO with the same placement
+for sieve and s3fifo).  No PyPI package is needed (libCacheSim is the
 full check's, hitratio_vs_cachesim.py).
 Usage: check_hitratio.py PATH/TO/xkv-kvexp [extra hitratio args].  Exit 77 when not root."""
 import json
@@ -18,8 +19,9 @@ import cachesim_models as cm  # noqa: E402
 
 # lru: the kernel's LRU approximation (per-CPU free lists, lists rotated in
 # batches) against exact LRU; array_fnv: the same placement and policy, so
-# only a bug separates them.  Absolute hit-ratio difference.
-TOL = {"lru": 0.06, "array_fnv": 0.005}
+# only a bug separates them; sieve, s3fifo: the same.  Absolute hit-ratio difference.
+TOL = {"lru": 0.06, "array_fnv": 0.005, "sieve": 0.005, "s3fifo": 0.005}
+LAYOUTS = ("lru", "array_fnv", "sieve", "s3fifo")
 # hit ratio may fall this much from one budget to the next larger one (seed noise)
 MONO_SLACK = 0.01
 
@@ -35,8 +37,8 @@ def check(cond, what):
 
 def main():
     tool = sys.argv[1]
-    args = [tool, "hitratio", "--quick", "--json", "--layouts", "lru,array_fnv"] + sys.argv[2:]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    args = [tool, "hitratio", "--quick", "--json", "--layouts", ",".join(LAYOUTS)] + sys.argv[2:]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
     if p.returncode == 77:
         print(p.stderr.strip())
         sys.exit(77)
@@ -48,7 +50,9 @@ def main():
     keys, klen = par["keys"], cm.key_lengths(par)
     check(doc.get("subcommand") == "hitratio", "subcommand field")
     rows = doc["results"]
-    check(len(rows) == 2 * 3 * 2, "12 points (2 layouts x 3 budgets x 2 dists), got %d" % len(rows))
+    want = len(LAYOUTS) * 3 * 2
+    check(len(rows) == want, "%d points (%d layouts x 3 budgets x 2 dists), got %d" % (
+        want, len(LAYOUTS), len(rows)))
     for r in rows:
         tag = "%s %s %s" % (r["layout"], r["budget"], r["dist"])
         for f in ("budget_bytes", "map_bytes", "entries", "hit_ratio", "hit_ratio_sd",

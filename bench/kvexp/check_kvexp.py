@@ -17,7 +17,7 @@ def check(cond, what):
 
 
 def run(tool, args):
-    p = subprocess.run([tool] + args + ["--json"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([tool] + args + ["--json"], capture_output=True, text=True, timeout=300)
     if p.returncode == 77:
         print(p.stderr.strip())
         sys.exit(77)
@@ -58,7 +58,7 @@ def check_memory(tool):
               "memory %s %s fill %d: %.1f bytes/item > raw %d" % (
                   r["layout"], r["alloc"], r["fill_pct"], r["bytes_per_item"],
                   r["raw_bytes_per_item"]))
-    for layout in ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc"):
+    for layout in ("hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc", "sieve", "s3fifo"):
         r = row(doc, layout=layout, alloc="prealloc")
         check(r.get("items") == items and r.get("capacity") == items,
               "memory %s: filled with capacity items" % layout)

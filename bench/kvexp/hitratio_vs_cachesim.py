@@ -13,6 +13,11 @@ the absolute difference from the layout's reference model:
   set_assoc  libCacheSim CLOCK per set: one Clock of `ways` objects per bucket,
              requests routed by the layout's keyed placement hash (own per-set
              CLOCK and libCacheSim's global CLOCK beside it)
+  sieve      libCacheSim SIEVE per set, routed the same way (own per-set SIEVE
+             and libCacheSim's global SIEVE beside it)
+  s3fifo     own S3-FIFO per set (libCacheSim's S3FIFO cannot be one per set:
+             10 % of 8 objects is no small FIFO), libCacheSim's global S3-FIFO
+             beside it
   array_fnv  libCacheSim 1-object LRU per slot, routed by the layout's
              placement: direct mapping (own direct-mapped beside it)
   arena      own oldest-of-window (libCacheSim has no such policy), the layout's
@@ -62,6 +67,9 @@ WHY = {
            "from per-CPU local free lists (refilled 128 at a time from the global lists), so "
            "it evicts in batches and keeps referenced (frequent) items longer than LRU would",
     "set_assoc": "same bucket placement and CLOCK as the model; a difference would be a bug",
+    "sieve": "same bucket placement and SIEVE as the model; a difference would be a bug",
+    "s3fifo": "same bucket placement and per-set S3-FIFO (1 small way, 8 ghost tags) as the "
+              "model; a difference would be a bug",
     "array_fnv": "same placement and replacement as the model; a difference would be a bug",
     "arena": "same placement and window policy as the model; a difference would be a bug "
              "(libCacheSim's FIFO, shown beside it, has full associativity: arena replaces the "
@@ -281,8 +289,12 @@ def main():
            "set_assoc_per_set": "one libCacheSim Clock (1-bit, init_freq 0) of `ways` objects per "
                                 "bucket; each request goes to its key's bucket by the layout's "
                                 "keyed hash (SipHash-1-3, hash_seed) mod buckets",
+           "sieve_per_set": "one libCacheSim Sieve of `ways` objects per bucket, routed as set_assoc",
+           "s3fifo_per_set": "own model only (cachesim_models.set_s3fifo_own): libCacheSim's "
+                             "S3FIFO of 8 objects has a small FIFO of 0 and admits nothing",
            "own_models": "cachesim_models.py: direct-mapped, oldest-of-window, no-eviction and an "
-                         "exact LRU and per-set CLOCK written independently of the kernel code",
+                         "exact LRU and per-set CLOCK, SIEVE and S3-FIFO written independently "
+                         "of the kernel code",
            "kvexp_secs": doc.get("secs"), "sim_secs": round(time.time() - t1, 1),
            "summary": summary, "points": points, "kvexp": doc}
     if a.out:

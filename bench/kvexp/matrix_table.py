@@ -15,7 +15,7 @@ from collections import defaultdict
 
 NAME = re.compile(r"^matrix/(\w+)/(\w+)/k(\d+)/v(\d+)/fill(\d+)/")
 OPS = ["get_hit", "get_miss", "set_new", "set_overwrite", "delete"]
-LAYOUTS = ["hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc"]
+LAYOUTS = ["hash_map", "array_fnv", "lru", "percpu", "lru_percpu", "set_assoc", "sieve", "s3fifo"]
 
 
 def load(path):

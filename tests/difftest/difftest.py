@@ -14,7 +14,7 @@ normalised (wire.py) and compared:
   exact  every unit equal (authoritative layouts: hash_map, lru below
          capacity);
   lossy  xdpkv may answer a miss where memcached hits (array_fnv,
-         set_assoc, arena): such a batch is counted as "lossy", not as a
+         set_assoc, sieve, s3fifo, arena): such a batch is counted as "lossy", not as a
          difference, when xdpkv's replies are a miss-for-hit variant.
 With --malformed, xdpkv may also close the connection where memcached goes
 on: then what it answered must equal memcached's answers up to there.

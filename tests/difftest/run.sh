@@ -14,8 +14,8 @@
 #   regress        issue 17's bugs over TCP (regress.py stream), and once, on
 #                  a store with --value-size 8, regress.py smallval
 #   bin            random binary-protocol streams over TCP (bindiff.py)
-# hash_map and lru are compared exactly; array_fnv, set_assoc and arena
-# (lossy) may answer a miss where memcached hits; percpu and lru_percpu are
+# hash_map and lru are compared exactly; array_fnv, set_assoc, sieve, s3fifo
+# and arena (lossy) may answer a miss where memcached hits; percpu and lru_percpu are
 # not run (a set on one CPU is invisible to a get on another).
 # Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix),
 # DIFFTEST_JSON (a file: one JSON summary line per pass is appended).
@@ -54,7 +54,7 @@ fail=0
 for layout in "${layouts[@]}"; do
 	case $layout in
 	hash_map|lru) rule=exact ;;
-	array_fnv|set_assoc|arena) rule=lossy ;;
+	array_fnv|set_assoc|sieve|s3fifo|arena) rule=lossy ;;
 	*) tb_die "difftest: layout $layout is not compared (see the header)" ;;
 	esac
 	# keys up to memcached's 250 bytes; values above 1024 go to the big map

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# End-to-end: the keyed placement of array_fnv, set_assoc and arena (docs/layouts.md,
+# End-to-end: the keyed placement of array_fnv, the bucketed layouts
+# (set_assoc, sieve, s3fifo) and arena (docs/layouts.md,
 # "Keyed placement").
 #
-#   tests/e2e/hashseed.sh LAYOUT        (array_fnv, set_assoc or arena)
+#   tests/e2e/hashseed.sh LAYOUT        (array_fnv, set_assoc, sieve, s3fifo or arena)
 #
 # A plain attach draws a random seed (status: placement keyed); a re-attach
 # without --hash-seed keeps the pinned seed, so every item still answers over

@@ -7,8 +7,9 @@
 #
 # lru, lru_percpu: store_new counts every new key, so status' eviction estimate is
 # exactly new - live; array_fnv: every store is new or overwrites a live
-# key, and the live items are the occupied slots; set_assoc: the same, and
-# its buckets fill (more than 90 %) before CLOCK evicts; arena: as set_assoc,
+# key, and the live items are the occupied slots; set_assoc, sieve, s3fifo:
+# the same, and their buckets fill (more than 90 %) before the bucket's
+# policy (CLOCK, SIEVE, S3-FIFO) evicts; arena: as set_assoc,
 # its slots fill before a full 4-slot window replaces; hash_map/percpu do not
 # count new items (nor does their XDP side).  Environment: XDPKV, E2E_PREFIX.
 set -euo pipefail
@@ -53,7 +54,7 @@ lru | lru_percpu)
 	check "evictions estimated exactly (new - live: $evict == $((written - live)))" \
 		test "$evict" -eq $((written - live))
 	;;
-set_assoc | arena) # evicts within a bucket (CLOCK) / a 4-slot window (oldest write)
+set_assoc | sieve | s3fifo | arena) # evicts within a bucket / a 4-slot window (oldest write)
 	check "every store new or a replacement (store_new $new + overwrites $over == $written)" \
 		test $((new + over)) -eq "$written"
 	check "replacements counted ($over > 0)" test "$over" -gt 0
