@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sanitizer/asan_interface.h>
 #include "slowpath.h"
+#include "binproto.h"
 #include "stream_drive.h"
 
 #define TCP_IN_CAP XKV_STREAM_BIG_REQ_MAX /* serve_tcp.c */
@@ -155,6 +156,31 @@ static void check_replies(const __u8 *out, size_t len)
 	}
 }
 
+/* The binary responses of one call (a connection whose first byte was 0x80,
+ * common/binproto.c): whole frames, magic 0x81, key and extras inside the
+ * body their header says. */
+static __u32 be32_at(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+static void check_bin_replies(const __u8 *out, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		if (len - i < XKV_BIN_HDR_LEN)
+			dump_and_abort("binary response cut in its header", out, len, i);
+		if (out[i] != XKV_BIN_RES)
+			dump_and_abort("binary response without magic 0x81", out, len, i);
+		__u32 body = be32_at(out + i + 8);
+		if ((__u32)(out[i + 2] << 8 | out[i + 3]) + out[i + 4] > body)
+			dump_and_abort("binary response: key and extras past its body", out, len, i);
+		if (len - i - XKV_BIN_HDR_LEN < body)
+			dump_and_abort("binary response body cut", out, len, i);
+		i += XKV_BIN_HDR_LEN + body;
+	}
+}
+
 /* What is left once all bytes are in and nothing more runs: an incomplete
  * request (no \n yet, or a storage command's line waiting for its data). */
 static void check_rest(const __u8 *p, size_t len)
@@ -211,7 +237,10 @@ size_t sd_run(struct fuzz_env *e, const __u8 *text, size_t len, const struct sd_
 		ASAN_UNPOISON_MEMORY_REGION(in + in_len, cap - in_len);
 		FUZZ_CHECK(rc == XKV_STREAM_MORE || rc == XKV_STREAM_CLOSE, "rc %d", rc);
 		FUZZ_CHECK(used <= in_len, "consumed %zu of %zu", used, in_len);
-		check_replies(out.p, out.len);
+		if (st.proto == XKV_STREAM_BINARY)
+			check_bin_replies(out.p, out.len);
+		else
+			check_replies(out.p, out.len);
 		replied += out.len;
 		out.len = 0; /* sent */
 		if (rc == XKV_STREAM_CLOSE)
@@ -225,7 +254,10 @@ size_t sd_run(struct fuzz_env *e, const __u8 *text, size_t len, const struct sd_
 		if (fed == len) {
 			/* no progress, nothing more to come: an incomplete request */
 			FUZZ_CHECK(out.len == before || before == 0, "replies without progress");
-			check_rest(in, in_len);
+			if (st.proto != XKV_STREAM_BINARY)
+				check_rest(in, in_len);
+			else if (in_len >= XKV_BIN_HDR_LEN && in_len >= XKV_BIN_HDR_LEN + (size_t)be32_at(in + 8))
+				dump_and_abort("a whole binary frame left unconsumed", in, in_len, 0);
 			break;
 		}
 	}
