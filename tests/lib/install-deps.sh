@@ -9,13 +9,14 @@ set -euo pipefail
 #   here), and tests/.venv below
 # sasl2-bin: saslpasswd2, the sasldb for memcached -S in tests/e2e/binproto.sh
 # nodejs: memjs (tests/.node below); npm too where nodejs does not bring it (Debian's does not)
+# nutcracker: twemproxy, the proxy in front of three servers in tests/e2e/proxy.sh
 PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
       libbenchmark-dev libxxhash-dev libzstd-dev liblz4-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
       iproute2 procps util-linux python3 python3-matplotlib python3-venv
       dpkg-dev groff-base man-db systemd systemd-container patchelf
-      libclang-rt-14-dev nodejs sasl2-bin)
+      libclang-rt-14-dev nodejs sasl2-bin nutcracker)
 missing=()
 command -v npm >/dev/null || PKGS+=(npm)
 for p in "${PKGS[@]}"; do

@@ -16,6 +16,11 @@
 #   tb_cli CMD...            run CMD in the client namespace on the client CPU
 #   tb_srv_bg CMD...         same as tb_srv, in the background; PID in TB_LAST_PID,
 #                            killed by tb_down
+#   tb_ns_bg NS CPU CMD...   CMD in namespace NS on CPU, in the background
+#                            (PID in TB_LAST_PID, killed by tb_down)
+#   tb_wait_listen NS PORT TRIES [PID]
+#                            wait (TRIES x 50 ms) for a TCP listener on PORT in
+#                            NS; fails at once if process PID is gone
 #   tb_serve_start [ARGS]    start `xdpkv serve DEV` in the background and wait
 #                            until its port answers; tb_serve_stop stops it
 #   tb_pin_napi              make the server veth's NAPI threaded and pin its
@@ -39,6 +44,20 @@
 #   tb_evl / tb_peer CMD...  run CMD there on the client CPU (foreground);
 #   tb_evl_bg / tb_peer_bg   in the background (PID in TB_LAST_PID)
 #   tb_mac NS DEV            print DEV's MAC address in NS
+#
+# More servers, each behind its own veth to the client namespace (after tb_up;
+# tests/e2e/proxy.sh: a proxy in the client namespace in front of several
+# servers).  Their interfaces carry their own `xdpkv attach`; tb_down removes
+# them, their processes and pins too.  PREFIX: at most 12 characters here.
+#   tb_xsrv_up SLOT          SLOT 1..9: PREFIX-sSLOT [PREFIX-sSLOT] 10.(80+SLOT).X.1/24,
+#                            veth to [PREFIX-cSLOT] 10.(80+SLOT).X.2/24 in the
+#                            client namespace (XDP_PASS there); names and
+#                            addresses in TB_XSRV_NS/_DEV/_IP4/_CIP4[SLOT]
+#   tb_xsrv SLOT CMD...      run CMD there on the server CPU (foreground);
+#   tb_xsrv_bg SLOT CMD...   in the background (PID in TB_LAST_PID)
+#   tb_xsrv_serve_start SLOT [ARGS]
+#                            `xdpkv serve` there with 2 TCP threads, waiting
+#                            for its TCP listener; log in $TB_TMP/serve-SLOT.log
 #
 # Processes that pin (the CLI) enter with `nsenter --net`: `ip netns exec`
 # remounts /sys and hides bpffs.  `ip netns exec` is used for sysfs only.
@@ -99,6 +118,21 @@ tb_xdp_pass_obj() {
 	echo "$obj"
 }
 
+# tb_veth_up SRV_NS SRV_DEV CLI_DEV OBJ: XDP_PASS (OBJ) on the client end (it
+# must run XDP to receive what the server XDP_TXes), both ends up, wait for
+# the carrier.
+tb_veth_up() {
+	local ns=$1 dev=$2 cdev=$3 obj=$4 i
+	tb_run ip -n "$TB_CLI_NS" link set dev "$cdev" xdpdrv obj "$obj" sec xdp ||
+		tb_die "cannot attach XDP_PASS to $cdev"
+	tb_run ip -n "$ns" link set "$dev" up || tb_die "link up $dev"
+	tb_run ip -n "$TB_CLI_NS" link set "$cdev" up || tb_die "link up $cdev"
+	for i in $(seq 50); do
+		ip -n "$TB_CLI_NS" link show "$cdev" | grep -q LOWER_UP && break
+		sleep 0.1
+	done
+}
+
 tb_up() {
 	local prefix=${1:?tb_up PREFIX}
 	((${#prefix} <= 13)) || tb_die "prefix '$prefix' longer than 13 characters (IFNAMSIZ)"
@@ -151,17 +185,7 @@ tb_up() {
 	tb_run ip -n "$TB_CLI_NS" addr add "$TB_CLI_IP4/24" dev "$TB_CLI_DEV"
 	tb_run ip -n "$TB_SRV_NS" addr add "$TB_SRV_IP6/64" dev "$TB_SRV_DEV" nodad
 	tb_run ip -n "$TB_CLI_NS" addr add "$TB_CLI_IP6/64" dev "$TB_CLI_DEV" nodad
-	# the client end must run XDP to receive what the server XDP_TXes
-	tb_run ip -n "$TB_CLI_NS" link set dev "$TB_CLI_DEV" xdpdrv obj "$obj" sec xdp ||
-		tb_die "cannot attach XDP_PASS to $TB_CLI_DEV"
-	tb_run ip -n "$TB_SRV_NS" link set "$TB_SRV_DEV" up || tb_die "link up $TB_SRV_DEV"
-	tb_run ip -n "$TB_CLI_NS" link set "$TB_CLI_DEV" up || tb_die "link up $TB_CLI_DEV"
-
-	local i
-	for i in $(seq 50); do
-		ip -n "$TB_CLI_NS" link show "$TB_CLI_DEV" | grep -q LOWER_UP && break
-		sleep 0.1
-	done
+	tb_veth_up "$TB_SRV_NS" "$TB_SRV_DEV" "$TB_CLI_DEV" "$obj"
 	if command -v ping >/dev/null; then
 		tb_cli ping -c1 -W2 "$TB_SRV_IP4" >/dev/null || tb_die "no IPv4 connectivity over $TB_SRV_DEV"
 		tb_cli ping -6 -c1 -W2 "$TB_SRV_IP6" >/dev/null || tb_die "no IPv6 connectivity over $TB_SRV_DEV"
@@ -178,19 +202,20 @@ tb_xdpkv_allcpus() { tb_run nsenter --net="/run/netns/$TB_SRV_NS" -- "$XDPKV" "$
 
 # nsenter and taskset exec, so $! is the process itself (a function run
 # with & would put a subshell in between).
-tb_srv_bg() {
+# tb_ns_bg NS CPU CMD...: CMD in NS on CPU in the background (PID in
+# TB_LAST_PID, killed by tb_down)
+tb_ns_bg() {
+	local ns=$1 cpu=$2
+	shift 2
 	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
-	nsenter --net="/run/netns/$TB_SRV_NS" -- taskset -c "$TB_SERVER_CPU" "$@" &
+	nsenter --net="/run/netns/$ns" -- taskset -c "$cpu" "$@" &
 	TB_LAST_PID=$!
 	TB_PIDS+=("$TB_LAST_PID")
 }
 
-tb_cli_bg() {
-	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
-	nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$TB_CLIENT_CPU" "$@" &
-	TB_LAST_PID=$!
-	TB_PIDS+=("$TB_LAST_PID")
-}
+tb_srv_bg() { tb_ns_bg "$TB_SRV_NS" "$TB_SERVER_CPU" "$@"; }
+
+tb_cli_bg() { tb_ns_bg "$TB_CLI_NS" "$TB_CLIENT_CPU" "$@"; }
 
 # Start the slow path; wait until it has bound its port (it answers
 # "version"), or fail.  Output goes to $TB_TMP/serve.log.
@@ -210,15 +235,22 @@ tb_serve_start() {
 	tb_die "xdpkv serve did not bind UDP port $TB_PORT within 5 s"
 }
 
+# tb_wait_listen NS PORT TRIES [PID]: poll every 50 ms until a TCP socket
+# listens on PORT in NS; 1 after TRIES polls, 2 as soon as PID (if given) is gone.
+tb_wait_listen() {
+	local i
+	for ((i = 0; i < $3; i++)); do
+		[[ -z ${4:-} ]] || kill -0 "$4" 2>/dev/null || return 2
+		nsenter --net="/run/netns/$1" -- ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # tb_serve_start with 2 TCP worker threads, then wait for its TCP listener too.
 tb_serve_tcp_start() {
 	tb_serve_start --threads 2 "$@"
-	local i
-	for i in $(seq 100); do
-		nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$TB_PORT" 2>/dev/null | grep -q . &&
-			return 0
-		sleep 0.05
-	done
+	tb_wait_listen "$TB_SRV_NS" "$TB_PORT" 100 && return 0
 	cat "$TB_TMP/serve.log" >&2
 	tb_die "xdpkv serve did not listen on TCP port $TB_PORT"
 }
@@ -466,16 +498,67 @@ tb_peer_up() {
 tb_evl() { tb_run nsenter --net="/run/netns/$TB_EVL_NS" -- taskset -c "$TB_CLIENT_CPU" "$@"; }
 tb_peer() { tb_run nsenter --net="/run/netns/$TB_PEER_NS" -- taskset -c "$TB_CLIENT_CPU" "$@"; }
 
-tb_evl_bg() {
-	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
-	nsenter --net="/run/netns/$TB_EVL_NS" -- taskset -c "$TB_CLIENT_CPU" "$@" &
-	TB_LAST_PID=$!
-	TB_PIDS+=("$TB_LAST_PID")
+tb_evl_bg() { tb_ns_bg "$TB_EVL_NS" "$TB_CLIENT_CPU" "$@"; }
+
+tb_peer_bg() { tb_ns_bg "$TB_PEER_NS" "$TB_CLIENT_CPU" "$@"; }
+
+# ---- more servers, each on its own veth ------------------------------------
+
+TB_XSRV_NS=() TB_XSRV_DEV=() TB_XSRV_IP4=() TB_XSRV_CIP4=()
+
+tb_xsrv_up() {
+	local slot=${1:?tb_xsrv_up SLOT}
+	((TB_ACTIVE)) || tb_die "tb_up first"
+	[[ $slot =~ ^[1-9]$ ]] || tb_die "tb_xsrv_up: SLOT is 1..9, not '$slot'"
+	((${#TB_PREFIX} <= 12)) || tb_die "tb_xsrv_up: prefix '$TB_PREFIX' longer than 12 characters (IFNAMSIZ)"
+	local ns=$TB_PREFIX-s$slot dev=$TB_PREFIX-s$slot cdev=$TB_PREFIX-c$slot
+	local x; x=$(tb_subnet)
+	# a range apart from tb_up's and tb_xindex's (libxdp names its pins by ifindex)
+	local idx=$((400000 + ($(tb_hash "$TB_PREFIX") / 200) % 60000 * 20 + 2 * slot))
+	if [[ -e /run/netns/$ns || -e $TB_PIN_ROOT/$dev ]]; then
+		tb_log "removing leftovers of an earlier run: $ns"
+		tb_extra_remove "$ns" "$dev" "$idx"
+	fi
+	TB_XNS+=("$ns")
+	TB_XDEVS+=("$ns $dev $idx")
+	TB_XSRV_NS[slot]=$ns
+	TB_XSRV_DEV[slot]=$dev
+	TB_XSRV_IP4[slot]=10.$((80 + slot)).$x.1
+	TB_XSRV_CIP4[slot]=10.$((80 + slot)).$x.2
+	local obj; obj=$(tb_xdp_pass_obj) || exit 1
+	TB_XDP_PASS_OBJ=$obj # compiled once
+	tb_run ip netns add "$ns" || tb_die "ip netns add $ns"
+	tb_run ip link add "$dev" index "$idx" netns "$ns" type veth \
+		peer name "$cdev" index $((idx + 1)) netns "$TB_CLI_NS" ||
+		tb_die "cannot create veth pair $dev/$cdev"
+	tb_run ip -n "$ns" link set lo up
+	tb_run ip -n "$ns" addr add "${TB_XSRV_IP4[slot]}/24" dev "$dev"
+	tb_run ip -n "$TB_CLI_NS" addr add "${TB_XSRV_CIP4[slot]}/24" dev "$cdev"
+	tb_veth_up "$ns" "$dev" "$cdev" "$obj"
+	if command -v ping >/dev/null; then
+		tb_cli ping -c1 -W2 "${TB_XSRV_IP4[slot]}" >/dev/null || tb_die "no IPv4 connectivity over $dev"
+	fi
+	tb_log "server $slot: $ns/$dev ${TB_XSRV_IP4[slot]} <-> $TB_CLI_NS/$cdev ${TB_XSRV_CIP4[slot]}"
 }
 
-tb_peer_bg() {
-	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ (bg) $*" >&2
-	nsenter --net="/run/netns/$TB_PEER_NS" -- taskset -c "$TB_CLIENT_CPU" "$@" &
-	TB_LAST_PID=$!
-	TB_PIDS+=("$TB_LAST_PID")
+tb_xsrv() {
+	local slot=$1
+	shift
+	tb_run nsenter --net="/run/netns/${TB_XSRV_NS[slot]}" -- taskset -c "$TB_SERVER_CPU" "$@"
+}
+
+tb_xsrv_bg() {
+	local slot=$1
+	shift
+	tb_ns_bg "${TB_XSRV_NS[slot]}" "$TB_SERVER_CPU" "$@"
+}
+
+tb_xsrv_serve_start() {
+	local slot=$1
+	shift
+	local log=$TB_TMP/serve-$slot.log
+	tb_xsrv_bg "$slot" "$XDPKV" serve "${TB_XSRV_DEV[slot]}" --threads 2 "$@" >"$log" 2>&1
+	tb_wait_listen "${TB_XSRV_NS[slot]}" "$TB_PORT" 200 "$TB_LAST_PID" && return 0
+	cat "$log" >&2
+	tb_die "xdpkv serve (server $slot) exited, or did not listen on TCP port $TB_PORT within 10 s"
 }
