@@ -42,8 +42,14 @@ counter() { # PATH NAME: a counter of the fast or the slow slot
 
 for layout in "${layouts[@]}"; do
 	echo "== $layout"
+	# array_fnv unseeded: these keys do not collide under FNV-1a % 4096
+	# (checked); with a random seed two of pymemcache's 20 keys share a
+	# slot in ~5 % of runs (birthday bound), the likely cause of one CI
+	# failure of "20 get hits" (2026-11-27)
+	unseeded=()
+	[[ $layout == array_fnv ]] && unseeded=(--fnv-unseeded)
 	tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 4096 --value-size 2048 \
-		--port "$P" >/dev/null || tb_die "xdpkv attach ($layout) failed"
+		--port "$P" "${unseeded[@]}" >/dev/null || tb_die "xdpkv attach ($layout) failed"
 	serve --no-tcp-fast-path
 	check "$layout: reference replies from userspace alone" client record "$S4" "$P" "$TB_TMP/ref.json"
 	check "$layout: --no-tcp-fast-path: the kernel answered nothing" test "$(counter fast tcp_fast)" = 0
