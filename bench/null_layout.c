@@ -16,7 +16,7 @@
 XKV_LAYOUT_ELF(null_store)
 
 /* ---- accessors: the store map of an attached null store is its .bss
- * (common/loader.c pins it as "store"); they do what the XDP side does ---- */
+ * (store/loader.c pins it as "store"); they do what the XDP side does ---- */
 
 /* The whole .bss into a new buffer (free()); NULL with errno set. */
 static __u8 *bss_read(int fd)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The TCP fast path's shared state (common/tcp.bpf.h, common/serve_tcp.c):
+/* The TCP fast path's shared state (common/tcp.bpf.h, server/serve_tcp.c):
  * per connection, keyed by the socket cookie (SO_COOKIE), the bytes the
  * kernel handed to userspace (tcp_conns, written by the kernel only) and the
  * bytes userspace has consumed and answered in full (tcp_paid, written by
@@ -21,7 +21,7 @@ struct xkv_tcp_conn {
 
 #ifndef __bpf__
 /* Bytes of the TCP socket fd its peer acknowledged (TCP_INFO
- * tcpi_bytes_acked; common/tcpinfo.c).  0 or -errno. */
+ * tcpi_bytes_acked; server/tcpinfo.c).  0 or -errno. */
 int xkv_tcp_bytes_acked(int fd, __u64 *acked);
 #endif
 

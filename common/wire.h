@@ -15,7 +15,7 @@
 #define XKV_VAL_MAX        16384 /* largest --value-size (per-CPU value limit is 32 KiB) */
 #define XKV_BIG_MAX        (1u << 20) /* largest value at all: memcached's default item size
 				       * (-I 1m); above --value-size it lives in the big map
-				       * (entry.h, common/bigval.c), which only userspace serves */
+				       * (entry.h, store/bigval.c), which only userspace serves */
 #define XKV_DGRAM_MAX      1400  /* max UDP payload bytes per reply datagram, frame header included */
 #define XKV_DGRAM_TEXT     (XKV_DGRAM_MAX - 8) /* reply text per datagram */
 #define XKV_REQ_MAX        2048  /* largest request payload the fast path looks at */

@@ -25,7 +25,7 @@ set_tests_properties(slowpath_model PROPERTIES TIMEOUT 120)
 add_test(NAME meta_vs_memcached COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/meta_vs_memcached.py
   ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c)
 set_tests_properties(meta_vs_memcached PROPERTIES TIMEOUT 60)
-# memcached's binary protocol (common/binproto.c), every layout, in-process.
+# memcached's binary protocol (engine/binproto.c), every layout, in-process.
 add_executable(test_binproto ${CMAKE_CURRENT_SOURCE_DIR}/test_binproto.c)
 target_link_libraries(test_binproto PRIVATE xdpkv_core)
 add_test(NAME binproto_unit COMMAND test_binproto)

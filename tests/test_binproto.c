@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The binary protocol (common/binproto.c) in-process, every layout, through
+/* The binary protocol (engine/binproto.c) in-process, every layout, through
  * the entries the servers use (xkv_slow_stream for TCP, xkv_slow_handle for
  * UDP): each opcode's response (status, extras, key, value, cas, opaque),
  * quiet rules, a pipeline fed one byte at a time, malformed frames, a value

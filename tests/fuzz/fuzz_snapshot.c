@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* fuzz_snapshot: the snapshot reader (common/snapfile.c: xkv_snap_open,
- * xkv_snap_read_block, xkv_snap_item_next) and restore (common/snapshot.c:
+/* fuzz_snapshot: the snapshot reader (store/snapfile.c: xkv_snap_open,
+ * xkv_snap_read_block, xkv_snap_item_next) and restore (store/snapshot.c:
  * xkv_restore into a small store, fuzz_env.c) on arbitrary files.
  *
  * Input: one mode byte, then the file's bytes (written to a memfd, opened
@@ -33,7 +33,7 @@
 
 static int memfd = -1;
 
-/* xkv_run_threads (common/snapshot.c) polls its workers every 50 ms: a
+/* xkv_run_threads (store/snapshot.c) polls its workers every 50 ms: a
  * restore of a small file would take 100 ms (two passes).  This target is
  * linked with --wrap=nanosleep so that the poll is 20 us here; nothing else
  * changes. */

@@ -157,7 +157,7 @@ static void check_replies(const __u8 *out, size_t len)
 }
 
 /* The binary responses of one call (a connection whose first byte was 0x80,
- * common/binproto.c): whole frames, magic 0x81, key and extras inside the
+ * engine/binproto.c): whole frames, magic 0x81, key and extras inside the
  * body their header says. */
 static __u32 be32_at(const __u8 *p)
 {

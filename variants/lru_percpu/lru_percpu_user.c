@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* lru_percpu: userspace side.  Only what differs; the accessor is the shared
- * hash-like one (common/store_hash.c: every CPU's copy, new items counted). */
+ * hash-like one (store/store_hash.c: every CPU's copy, new items counted). */
 #include <bpf/bpf.h>
 #include "xdpkv.h"
 #include "lru_percpu.skel.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* percpu: userspace side.  Only what differs; the accessor is the shared
- * hash-like one (common/store_hash.c). */
+ * hash-like one (store/store_hash.c). */
 #include <bpf/bpf.h>
 #include "xdpkv.h"
 #include "percpu.skel.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Snapshot and restore of a store (docs/snapshots.md).  A snapshot splits the
  * layout's scan span into one range per thread; each thread packs the live
- * items it visits into blocks and appends them (common/snapfile.c).  A
+ * items it visits into blocks and appends them (store/snapfile.c).  A
  * restore hands the file's blocks to threads, which check, decompress and
  * store them in batches through the target layout's accessor. */
 #include <errno.h>

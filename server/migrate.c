@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The copier of a live migration and the control messages it exchanges with
- * the slow path (common/migrate.h, docs/snapshots.md "Live migration"). */
+ * the slow path (server/migrate.h, docs/snapshots.md "Live migration"). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>

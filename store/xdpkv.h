@@ -166,7 +166,7 @@ struct xkv_store {
 int xkv_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* ---- configuration and loading (common/loader.c) ---- */
+/* ---- configuration and loading (store/loader.c) ---- */
 
 /* Fill cfg with defaults for layout (entries 65536, key 64, value 1024, port 11211).
  * See docs/architecture.md.  Returns 0 or -EINVAL with a message in err. */
@@ -275,7 +275,7 @@ struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 e
  * of cfg.entry_size bytes with the value at e->data.  Returns stored or -errno. */
 long xkv_store_set_batch(struct xkv_store *s, const __u8 *keys, const __u8 *entries, __u32 n);
 
-/* ---- values above val_cap (common/bigval.c; entry.h has the design) ---- */
+/* ---- values above val_cap (store/bigval.c; entry.h has the design) ---- */
 
 /* Does the store keep values above cfg.val_cap (a big map, --big-memory > 0)? */
 bool xkv_big_on(const struct xkv_store *s);
@@ -338,7 +338,7 @@ struct xkv_big_census {
  * up in the store once.  Returns the chunks kept or -errno. */
 long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census *out);
 
-/* ---- access policy (common/policy.c, docs/security.md) ---- */
+/* ---- access policy (access/policy.c, docs/security.md) ---- */
 
 /* "any", "10.0.0.0/8", "10.1.2.3" (= /32), "fd00::/8", "::1" (= /128).
  * 0, or -EINVAL with a message in err. */
@@ -417,7 +417,7 @@ int xkv_stats_slow_add(const struct xkv_store *s, const struct xkv_stats *delta)
 /* The kernel's own figure for a map's memory: memlock from fdinfo. */
 long long xkv_map_memory(int map_fd);
 
-/* ---- helpers shared by the hash-like layouts (common/store_hash.c) ---- */
+/* ---- helpers shared by the hash-like layouts (store/store_hash.c) ---- */
 int xkv_hash_get(struct xkv_store *s, const void *key, __u32 klen, struct xkv_item *it);
 int xkv_hash_set(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
 int xkv_hash_set_if(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn, void *arg,

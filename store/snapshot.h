@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshots of a store: write its live items to a snapshot file and restore
  * them into any store (another layout, another size), split over threads.
- * The file format is common/snapfile.h; docs/snapshots.md explains both. */
+ * The file format is store/snapfile.h; docs/snapshots.md explains both. */
 #ifndef XDPKV_SNAPSHOT_H
 #define XDPKV_SNAPSHOT_H
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The snapshot file format (docs/snapshots.md): a header, then independent
  * blocks, each with its length, codec and XXH3 checksums.  This layer knows
- * bytes and files only (no BPF): the store side is common/snapshot.c.
+ * bytes and files only (no BPF): the store side is store/snapshot.c.
  * All integers are little-endian. */
 #ifndef XDPKV_SNAPFILE_H
 #define XDPKV_SNAPFILE_H
