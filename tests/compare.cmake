@@ -1,6 +1,6 @@
 # xdpkv compare (bench/compare, docs/compare.md): a --smoke run of the whole
 # engine on the veth testbed (every layout, memcached over UDP and Redis;
-# experiments a, h, i), then a check of its output.  Root, RUN_SERIAL.
+# experiments a, h, i), then a check of its output.  Root; one benchmark at a time (RESOURCE_LOCK bench_cpus).
 #
 #   ctest --test-dir build -R compare_smoke --output-on-failure
 
@@ -25,7 +25,7 @@ add_test(NAME compare_tcp_smoke
           ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_tcp_smoke ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_tcp_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-  RUN_SERIAL TRUE TIMEOUT 180 LABELS "e2e;compare")
+  RESOURCE_LOCK bench_cpus TIMEOUT 180 LABELS "e2e;compare")
 
 add_test(NAME compare_smoke
   COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsm$$ --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
@@ -33,7 +33,7 @@ add_test(NAME compare_smoke
           ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-  RUN_SERIAL TRUE
+  RESOURCE_LOCK bench_cpus
   TIMEOUT 180
   LABELS "e2e;compare")
 
@@ -47,7 +47,7 @@ add_test(NAME compare_scaling_smoke
           ${XKV_CMP_CLI} ${XKV_CMP_SCALING_OUT} ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_scaling_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-  RUN_SERIAL TRUE
+  RESOURCE_LOCK bench_cpus
   TIMEOUT 180
   LABELS "e2e;compare")
 
@@ -58,7 +58,7 @@ add_test(NAME compare_persistence_smoke
           ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_persist)
 set_tests_properties(compare_persistence_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-  RUN_SERIAL TRUE
+  RESOURCE_LOCK bench_cpus
   TIMEOUT 120
   LABELS "e2e;compare")
 
@@ -77,7 +77,7 @@ if(benchmark_FOUND)
             ${XKV_CMP_CLI} ${XKV_CMP_MB_OUT} ${XKV_CMP_LAYOUTS} ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
   set_tests_properties(compare_microbench_smoke PROPERTIES
     ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-    RUN_SERIAL TRUE
+    RESOURCE_LOCK bench_cpus
     TIMEOUT 240
     LABELS "e2e;compare")
 endif()
@@ -97,7 +97,7 @@ add_test(NAME compare_hitratio_smoke
           ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_hitratio_smoke ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_hitratio_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-  RUN_SERIAL TRUE
+  RESOURCE_LOCK bench_cpus
   TIMEOUT 120
   LABELS "e2e;compare")
 
@@ -107,6 +107,6 @@ set_tests_properties(compare_hitratio_smoke PROPERTIES
 add_test(NAME devkit_smoke
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/devkit_smoke.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(devkit_smoke PROPERTIES
-  RUN_SERIAL TRUE
+  RESOURCE_LOCK bench_cpus
   TIMEOUT 240
   LABELS "e2e;compare")

@@ -1,6 +1,7 @@
 # End-to-end tests: the real CLI, the real XDP program and real clients over a
 # veth pair between two network namespaces (tests/lib/testbed.sh).  They need
-# root, pin the server to CPU 1, and so run one at a time (RUN_SERIAL).
+# root.  Each has namespaces, links and pins of its own (E2E_PREFIX), so they
+# run side by side (ctest -j); none judges a time or a rate.
 #
 #   ctest --test-dir build -L e2e          all of them (~2 minutes)
 #   ctest --test-dir build -R e2e_raw      the exact-reply tests only
@@ -32,7 +33,6 @@ function(xkv_e2e name timeout script)
   add_test(NAME ${name} COMMAND ${XKV_E2E_DIR}/${script} ${ARGN})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "XDPKV=${XKV_E2E_CLI};E2E_PREFIX=xe${h};TB_XDP_PASS_OBJ=${XKV_XDP_PASS_OBJ}"
-    RUN_SERIAL TRUE
     TIMEOUT ${timeout}
     LABELS e2e)
 endfunction()
@@ -90,12 +90,15 @@ xkv_e2e(e2e_acl 90 acl.sh hash_map)
 # memcached over TCP (xdpkv serve): pymemcache, python-memcache and the
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).
-xkv_e2e(e2e_tcp 200 tcp.sh ${XKV_E2E_LAYOUTS} set_assoc sieve s3fifo ${XKV_E2E_ARENA})
+# One test per layout; hash_map's also the once-only cases.
+foreach(l ${XKV_E2E_LAYOUTS} set_assoc sieve s3fifo ${XKV_E2E_ARENA})
+  xkv_e2e(e2e_tcp_${l} 200 tcp.sh ${l})
+endforeach()
 # The TCP fast path (sk_skb verdict, common/tcp.bpf.h): the same reply bytes
 # with it and without it (pipelines split at every byte boundary, commands
 # only userspace serves in between), pymemcache and memccp/memccat, the
-# share counter; per layout (~60 s each; hash_map also attach
-# --no-tcp-fast-path, ~100 s).
+# share counter; per layout (~12 s each; hash_map also attach
+# --no-tcp-fast-path).
 foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc sieve s3fifo ${XKV_E2E_ARENA})
   xkv_e2e(e2e_tcpfast_${l} 200 tcpfast.sh ${l})
 endforeach()
@@ -138,16 +141,21 @@ add_test(NAME bigvals_bench_smoke COMMAND bash -c
   "${CMAKE_SOURCE_DIR}/bench/bigvals.sh --rounds 1 --duration 0.3 --sizes 4000,20000 --build-dir ${CMAKE_BINARY_DIR} --json ${CMAKE_CURRENT_BINARY_DIR}/bigvals_smoke.jsonl && python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; got=sorted((r[\"server\"], r.get(\"size\", 0)) for r in rows); want=sorted([(\"memory\", 0), (\"memcached-tcp\", 4000), (\"memcached-tcp\", 20000), (\"xdpkv-big\", 4000), (\"xdpkv-big\", 20000), (\"xdpkv-inline\", 4000)]); print(got); sys.exit(got != want)' ${CMAKE_CURRENT_BINARY_DIR}/bigvals_smoke.jsonl")
 set_tests_properties(bigvals_bench_smoke PROPERTIES
   ENVIRONMENT "BIGVALS_PREFIX=xb${h};TB_XDP_PASS_OBJ=${XKV_XDP_PASS_OBJ}"
-  RUN_SERIAL TRUE
+  RESOURCE_LOCK bench_cpus
   TIMEOUT 120
   LABELS "e2e;bench")
 # The differential tester against Debian's memcached (tests/difftest/run.sh):
 # a short run of every pass on an authoritative layout, an LRU and a lossy one
 # (bench/difftest.sh runs it long).
-xkv_e2e(difftest_short 400 ../difftest/run.sh --batches 200 --seed 1 hash_map lru set_assoc)
+# One test per layout (they run side by side).
+foreach(l hash_map lru set_assoc)
+  xkv_e2e(difftest_short_${l} 300 ../difftest/run.sh --batches 200 --seed 1 ${l})
+endforeach()
 # memcached's binary protocol: python-binary-memcached (PyPI) and memjs (npm)
 # against memcached 1.6.18 and every layout; SASL PLAIN refused on every path
 # from raw sockets, served once authenticated (issue 20)
 xkv_e2e(e2e_binproto 240 binproto.sh hash_map array_fnv lru percpu lru_percpu set_assoc sieve s3fifo ${XKV_E2E_ARENA})
 # the same short run on the other bucket policies (lossy, as set_assoc)
-xkv_e2e(difftest_short_evict 300 ../difftest/run.sh --batches 200 --seed 1 sieve s3fifo)
+foreach(l sieve s3fifo)
+  xkv_e2e(difftest_short_${l} 300 ../difftest/run.sh --batches 200 --seed 1 ${l})
+endforeach()

@@ -1,8 +1,26 @@
 #!/usr/bin/env bash
-# The test command: install what is missing, build, run the whole suite.
-#   sudo tests/run.sh [ctest args…]      e.g. sudo tests/run.sh -R fixtures
+# The test command: install what is missing, build, run the suite, tests
+# side by side (ctest -j).
+#   sudo tests/run.sh                   the whole suite
+#   sudo tests/run.sh --quick           a cross-section, under 2 minutes
+#   sudo tests/run.sh --tier unit|bpf|e2e
+#   sudo tests/run.sh [options] [ctest args…]   e.g. tests/run.sh -R fixtures
+# XKV_TEST_JOBS: tests at a time (default: 3 per core; most wait on the
+# network, clients or a verifier rather than a CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+sel=()
+while (($#)); do
+	case $1 in
+	--quick) sel=(-L '^quick$'); shift ;;
+	--tier)
+		[[ ${2:-} =~ ^(unit|bpf|e2e)$ ]] || { echo "tests/run.sh: --tier takes unit, bpf or e2e" >&2; exit 2; }
+		sel=(-L "^$2\$"); shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) break ;;
+	esac
+done
 if [ "$(id -u)" != 0 ]; then
 	echo "xdpkv tests load BPF programs and create network namespaces: run as root" >&2
 	exit 1
@@ -11,8 +29,11 @@ tests/lib/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
 cd build
+jobs=${XKV_TEST_JOBS:-$((3 * $(nproc)))}
 rc=0
-ctest --output-on-failure "$@" || rc=$?
+start=$(date +%s)
+ctest --output-on-failure -j "$jobs" "${sel[@]}" "$@" || rc=$?
+echo "tests/run.sh: $(($(date +%s) - start)) s with $jobs tests at a time"
 if ((rc != 0)); then
 	# A digest last, where a truncated CI log still shows it: each failed
 	# test's FAIL lines (the checks and the testbed's tb_die).

@@ -1,5 +1,5 @@
 # xdpgen (bench/xdpgen): the in-kernel request generator against xdpkv over
-# the veth testbed.  Root, CPUs 0 and 1, so RUN_SERIAL like the e2e tests.
+# the veth testbed.  Root, CPUs 0 and 1: one benchmark at a time (RESOURCE_LOCK bench_cpus).
 #
 #   ctest --test-dir build -L xdpgen
 # bench/ is configured after tests/: name the binary by its path (the
@@ -17,7 +17,7 @@ foreach(layout hash_map array_fnv)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/xdpgen/xdpgen.sh ${layout})
   set_tests_properties(xdpgen_${layout} PROPERTIES
     ENVIRONMENT "XDPKV=${XKV_XG_CLI};XDPGEN=${XKV_XG_BIN};XG_PREFIX=xg${h};TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-    RUN_SERIAL TRUE
+    RESOURCE_LOCK bench_cpus
     TIMEOUT 90
     LABELS "e2e;xdpgen")
 endforeach()

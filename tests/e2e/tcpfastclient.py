@@ -52,14 +52,18 @@ def read_until(s, want_end, n_ends):
         if not d:
             break
         buf += d
-    # a little more: anything extra would be a bug too
-    s.settimeout(0.05)
-    try:
-        d = s.recv(65536)
-        buf += d
-    except socket.timeout:
-        pass
     return buf
+
+
+# Every stream ends with `mn` (meta no-op): its reply, the last one, tells
+# that nothing more is coming, so an extra reply would show before it and a
+# run does not wait out a silence.  The reply kept is the stream's without it.
+SENTINEL, SENTINEL_REPLY = b"mn\r\n", b"MN\r\n"
+
+
+def read_stream(s):
+    buf = read_until(s, SENTINEL_REPLY, 1)
+    return buf[:-len(SENTINEL_REPLY)] if buf.endswith(SENTINEL_REPLY) else buf + b"<no MN>"
 
 
 SEED = (b"set fk1 5 0 6\r\nvalue1\r\nset fk2 0 0 3\r\nabc\r\nset fcount 0 0 2\r\n10\r\n"
@@ -82,8 +86,8 @@ STREAMS = [
 
 def seed(host, port):
     s = conn(host, port)
-    s.sendall(SEED + b"version\r\n")
-    read_until(s, b"VERSION", 1)
+    s.sendall(SEED + SENTINEL)
+    read_stream(s)
     s.close()
 
 
@@ -92,16 +96,17 @@ def run_stream(host, port, parts, marker, count, mode, split=0):
     s = conn(host, port)
     data = b"".join(parts)
     if mode == "whole":
-        s.sendall(data)
+        s.sendall(data + SENTINEL)
     elif mode == "each":
         for p in parts:
             s.sendall(p)
             time.sleep(0.002)
+        s.sendall(SENTINEL)
     else:  # split in two writes at byte `split`
         s.sendall(data[:split])
         time.sleep(0.003)
-        s.sendall(data[split:])
-    out = read_until(s, marker, count)
+        s.sendall(data[split:] + SENTINEL)
+    out = read_stream(s)
     s.close()
     return out
 
