@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The slow path's executor for a front end other than the text parser
  * (binproto.c, memcached's binary protocol): the same store functions the
- * text and meta commands run (slowpath.c), called with decoded arguments.
+ * text and meta commands run (read.c, rmw.c, classic.c; exec.c), called
+ * with decoded arguments.
  * A front end opens a run (xkv_exec_run), which holds the store, checks the
  * source against the access lists and takes the thread's scratch, then
  * calls the xkv_exec_* functions from inside its callback. */
@@ -15,7 +16,7 @@
 extern "C" {
 #endif
 
-struct slow_cmd; /* one run's context (slowpath.c) */
+struct slow_cmd; /* one run's context (engine_int.h) */
 
 /* What the source may do (the access lists, docs/security.md). */
 struct xkv_exec_rights {

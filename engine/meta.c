@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: MIT
+/* The meta commands mg, ms, md, ma, me (mn is answered by dispatch.c):
+ * their flags, their keys (base64 with the flag b: the codec is here), and
+ * their return flags, as memcached 1.6 answers them. */
+#include "engine_int.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#define R_INVALID_FLAG "CLIENT_ERROR invalid flag\r\n"
+#define R_BAD_TOKEN "CLIENT_ERROR bad token in command line format\r\n"
+#define META_MAX_TOKENS 19       /* memcached: 20 with its end marker */
+#define META_OPAQUE_MAX 32
+
+/* The flags of one meta command, read once (memcached's preparse). */
+struct mflags {
+	bool seen[128];
+	bool q, v, has_C, has_T, has_N, has_D, has_J, has_F, has_R;
+	char M;
+	__u64 C, D, J;
+	__s64 T, N, R;
+	__u32 F;
+};
+
+/* A token flag's argument: the token after its letter. */
+static struct xkv_tok tok_arg(const struct xkv_tok *t)
+{
+	struct xkv_tok a = { .off = t->off + 1, .len = t->len - 1 };
+	return a;
+}
+
+/* Read the flags from token first on; allowed: the letters this command
+ * takes.  NULL, or the error line (memcached's). */
+static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allowed, struct mflags *f)
+{
+	const struct xkv_req *r = c->r;
+	__u64 v;
+
+	memset(f, 0, sizeof(*f));
+	if (r->ntok > META_MAX_TOKENS)
+		return "CLIENT_ERROR options flags too long\r\n";
+	for (__u32 t = first; t < r->ntok; t++) {
+		const struct xkv_tok *tk = &r->tok[t];
+		struct xkv_tok a = tok_arg(tk);
+		__u8 ch = *tok_ptr(c, t);
+		bool arg = strchr("OCDJTNFMR", ch) != NULL;
+
+		if (!ch || ch >= 128 || !strchr(allowed, ch) || (!arg && tk->len != 1))
+			return R_INVALID_FLAG;
+		if (f->seen[ch])
+			return "CLIENT_ERROR duplicate flag\r\n";
+		f->seen[ch] = true;
+		switch (ch) {
+		case 'q': f->q = true; break;
+		case 'v': f->v = true; break;
+		case 'O':
+			if (tk->len > META_OPAQUE_MAX)
+				return "CLIENT_ERROR opaque token too long\r\n";
+			break;
+		case 'C':
+			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->C))
+				return R_BAD_TOKEN;
+			f->has_C = true;
+			break;
+		case 'D':
+			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->D))
+				return "CLIENT_ERROR invalid numeric delta value\r\n";
+			f->has_D = true;
+			break;
+		case 'J':
+			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->J))
+				return "CLIENT_ERROR invalid numeric initial value\r\n";
+			f->has_J = true;
+			break;
+		case 'T':
+		case 'N':
+		case 'R': {
+			__s64 *n = ch == 'T' ? &f->T : ch == 'N' ? &f->N : &f->R;
+			if (xkv_tok_s64(c->buf, &a, n) || *n < INT32_MIN || *n > INT32_MAX)
+				return R_BAD_TOKEN;
+			*(ch == 'T' ? &f->has_T : ch == 'N' ? &f->has_N : &f->has_R) = true;
+			break;
+		}
+		case 'F':
+			if (xkv_tok_u64(c->buf, &a, 0xffffffffULL, &v))
+				return XKV_R_FORMAT;
+			f->F = (__u32)v;
+			f->has_F = true;
+			break;
+		case 'M':
+			if (tk->len != 2)
+				return "CLIENT_ERROR incorrect length for M token\r\n";
+			f->M = (char)c->buf[(tk->off + 1) & XKV_PMASK];
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* ---- base64 (RFC 4648, standard alphabet, padded), for the b flag ---- */
+
+static const char b64_abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int b64_val(__u8 ch)
+{
+	const char *p = ch ? strchr(b64_abc, ch) : NULL;
+	return p ? (int)(p - b64_abc) : -1;
+}
+
+/* Decode src[0..n) into dst (room for cap bytes): the decoded length, or
+ * -1 (not a multiple of 4 characters, a character outside the alphabet,
+ * '=' other than as the last one or two, or more than cap bytes). */
+static int b64_decode(const __u8 *src, __u32 n, __u8 *dst, __u32 cap)
+{
+	__u32 out = 0;
+
+	if (n == 0 || n % 4)
+		return -1;
+	for (__u32 i = 0; i < n; i += 4) {
+		bool last = i + 4 == n;
+		int pad = last ? (src[i + 3] == '=') + (src[i + 3] == '=' && src[i + 2] == '=') : 0;
+		__u32 v = 0;
+		for (int j = 0; j < 4; j++) {
+			int d = j >= 4 - pad ? 0 : b64_val(src[i + j]);
+			if (d < 0)
+				return -1;
+			v = v << 6 | (__u32)d;
+		}
+		if (out + 3 - pad > cap)
+			return -1;
+		for (int j = 0; j < 3 - pad; j++)
+			dst[out++] = (__u8)(v >> (16 - 8 * j));
+	}
+	return (int)out;
+}
+
+/* Append the base64 text of src[0..n). */
+static int b64_put(struct xkv_buf *b, const __u8 *src, __u32 n)
+{
+	for (__u32 i = 0; i < n; i += 3) {
+		__u32 left = n - i, v = (__u32)src[i] << 16;
+		if (left > 1)
+			v |= (__u32)src[i + 1] << 8;
+		if (left > 2)
+			v |= src[i + 2];
+		char q[4];
+		for (int j = 0; j < 4; j++)
+			q[j] = (__u32)j <= left ? b64_abc[(v >> (18 - 6 * j)) & 63] : '=';
+		if (xkv_buf_put(b, q, 4))
+			return -1;
+	}
+	return 0;
+}
+
+/* The key of a meta command (token 1) into c->key: as it is, or, with the
+ * flag b among its tokens, base64-decoded (memcached: the encoded token
+ * within the key length limit; the decoded key must then pass the key rule
+ * like any other).  0, or it answered the error. */
+static int meta_key(struct slow_cmd *c, int *err)
+{
+	const struct xkv_req *r = c->r;
+	int e;
+
+	*err = 0;
+	if (r->ntok < 2) {
+		*err = reply_err(c, XKV_E_FORMAT);
+		return -1;
+	}
+	c->key = tok_ptr(c, 1);
+	c->klen = r->tok[1].len;
+	c->key_b = false;
+	for (__u32 t = 2; t < r->ntok && t < META_MAX_TOKENS; t++)
+		c->key_b |= r->tok[t].len == 1 && *tok_ptr(c, t) == 'b';
+	if (!c->key_b) {
+		e = key_verdict(c, 1);
+	} else if (c->klen > XKV_KEY_MAX || c->klen > c->s->cfg.key_cap) {
+		e = XKV_E_KEY_LONG;
+	} else {
+		int n = b64_decode(c->key, c->klen, c->key_buf, sizeof(c->key_buf));
+		if (n <= 0) { /* md and ma answer every flag error so, as memcached */
+			bool md_ma = r->op == XKV_OP_MD || r->op == XKV_OP_MA;
+			*err = reply_err_line(c, md_ma ? "CLIENT_ERROR invalid or duplicate flag\r\n"
+						       : "CLIENT_ERROR error decoding key\r\n");
+			return -1;
+		}
+		c->key = c->key_buf;
+		c->klen = (__u32)n;
+		e = xkv_key_check(&c->s->cfg, c->key, c->klen);
+	}
+	if (e) {
+		*err = reply_err(c, e);
+		return -1;
+	}
+	return 0;
+}
+
+/* The key as a reply shows it: base64 again when the request sent it so
+ * (memcached adds the flag b after it). */
+static int meta_key_put(struct slow_cmd *c)
+{
+	if (!c->key_b)
+		return xkv_buf_put(c->out, c->key, c->klen);
+	return b64_put(c->out, c->key, c->klen);
+}
+
+static __s64 secs_left(__u64 expire_ns)
+{
+	__u64 now = xkv_now_ns();
+	if (!expire_ns)
+		return -1;
+	return expire_ns <= now ? 0 : (__s64)((expire_ns - now + 999999999ull) / 1000000000ull);
+}
+
+/* The token of the first flag ch (0: none). */
+static __u32 flag_pos(const struct slow_cmd *c, __u8 ch)
+{
+	for (__u32 t = 2; t < c->r->ntok && t < META_MAX_TOKENS; t++)
+		if (*tok_ptr(c, t) == ch)
+			return t;
+	return 0;
+}
+
+/* The expiry a t flag at token t shows: e's, or with tw on (mg with T or
+ * N) the one the item had when memcached met the token: T and (on a new
+ * item) N take effect where they stand. */
+static __u64 ttl_at(const struct slow_cmd *c, __u32 t, const struct xkv_entry *e)
+{
+	if (!c->tw.on)
+		return e->expire_ns;
+	__u64 cur = c->tw.start;
+	bool touched = false;
+	for (__u32 i = 2; i < t; i++) {
+		__u8 ch = *tok_ptr(c, i);
+		if (ch == 'T')
+			cur = c->tw.T, touched = true;
+		else if (ch == 'N' && c->tw.created)
+			cur = c->tw.N, touched = true;
+	}
+	/* no T or N before it, and no old item read: the item's own */
+	return touched || c->tw.created || flag_pos(c, 'T') ? cur : e->expire_ns;
+}
+
+/* The return flags a meta reply carries, in request order: of what the
+ * command asked (which), those it has (e: the item, NULL: none, then only
+ * O, k and c, which is then 0: ms's refusals, as memcached 1.6.18). */
+static int meta_ret(struct slow_cmd *c, const char *which, const struct xkv_entry *e)
+{
+	const struct xkv_req *r = c->r;
+	int err = 0;
+
+	for (__u32 t = 2; t < r->ntok && !err; t++) {
+		const __u8 *p = tok_ptr(c, t);
+		if (!strchr(which, *p) || (!e && *p != 'O' && *p != 'k' && *p != 'c'))
+			continue;
+		switch (*p) {
+		case 'f': err = buf_printf(c->out, " f%u", e->flags); break;
+		case 't': err = buf_printf(c->out, " t%lld", (long long)secs_left(ttl_at(c, t, e))); break;
+		case 'c': err = buf_printf(c->out, " c%llu", e ? (unsigned long long)e->wtime_ns : 0ull); break;
+		case 's': err = buf_printf(c->out, " s%u", e->len); break;
+		case 'k':
+			err = PUT_LIT(c->out, " k") || meta_key_put(c) || (c->key_b && PUT_LIT(c->out, " b"));
+			break;
+		case 'O': err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len); break;
+		}
+	}
+	return err ? -1 : 0;
+}
+
+/* "<code><return flags>\r\n" */
+static int meta_line(struct slow_cmd *c, const char *code, const char *which, const struct xkv_entry *e)
+{
+	if (xkv_buf_put(c->out, code, strlen(code)) || meta_ret(c, which, e) || PUT_LIT(c->out, "\r\n"))
+		return -1;
+	return 0;
+}
+
+/* A meta command's exptime token (T, N) as an expiry. */
+static __u64 meta_expire(struct slow_cmd *c, __s64 secs)
+{
+	return xkv_expire_ns(secs, xkv_now_ns(), c->s->cfg.realtime_off_ns);
+}
+
+/* mg <key> <flag>*: v (value), f, t, c, k, s, O, q (a miss says nothing),
+ * u (no LRU bump: accepted, there is none), T<ttl> (touch: new expiry, cas
+ * kept), N<ttl> (a miss creates an empty item with that ttl and answers
+ * for it with W: this client won the right to fill it), R<secs> (a hit
+ * with less ttl left wins the token too).  A hit answers "VA <bytes>" with
+ * v, else "HD", then the asked-for flags, then Z (the token went out
+ * before), X (the item is stale: md I, ms I) and W (this client won; the
+ * first to read a stale item wins too) as memcached orders them; a miss
+ * "EN". */
+int slow_cmd_mg(struct slow_cmd *c)
+{
+	struct mflags f;
+	struct xkv_entry *e = NULL;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	const char *bad = meta_flags(c, 2, "vftcksqOuTNbR", &f);
+	if (bad)
+		return reply_err_line(c, bad);
+	const __u8 *key = c->key;
+	__u32 klen = c->klen;
+	bool won = false;
+	int ret;
+
+	if (f.has_T || f.has_N) {
+		/* N: a miss stores an empty item; T: a hit gets the new ttl.
+		 * memcached applies them as it meets their tokens: of both on a
+		 * new item the later one wins, and a t before them shows the
+		 * ttl the item had then (ttl_walk) */
+		__u32 pos_T = flag_pos(c, 'T'), pos_N = flag_pos(c, 'N');
+		c->tw.on = true;
+		c->tw.T = f.has_T ? meta_expire(c, f.T) : 0;
+		c->tw.N = f.has_N ? meta_expire(c, f.N) : 0;
+		if (f.has_T && flag_pos(c, 't')) {
+			struct xkv_item *old = &c->sc->item;
+			if (store_get(c, key, klen, old) == 1)
+				c->tw.start = old->expire_ns;
+		}
+		struct wr w = { .mode = f.has_N ? WR_ADD : WR_TOUCH,
+				.new_ttl = f.has_T && (!f.has_N || pos_T > pos_N),
+				.expire_ttl = f.has_T ? meta_expire(c, f.T) : 0,
+				.expire_ns = f.has_N ? meta_expire(c, f.N) : 0,
+				.state = f.has_N ? XKV_ENT_WON : 0 };
+		ret = slow_write(c, key, klen, &w, &e);
+		won = f.has_N && ret == WR_STORED;
+		c->tw.created = won;
+		if (won)
+			c->tw.start = 0;
+		if (ret == WR_NOT_STORED && f.has_T) { /* N found it: touch it */
+			w.mode = WR_TOUCH;
+			w.new_ttl = true;
+			ret = slow_write(c, key, klen, &w, &e);
+		}
+		if (ret == WR_NOT_STORED || ret == WR_NOT_FOUND)
+			ret = f.has_N ? 1 : 0;
+		else if (ret == WR_STORED)
+			ret = 1;
+	} else {
+		ret = 1;
+	}
+	const __u8 *val = NULL;
+	if (ret == 1 && !e) { /* a plain read */
+		struct xkv_item *it = &c->sc->item;
+		ret = store_get_val(c, key, klen, it, &val, f.v ? VAL_REPLY : VAL_NONE);
+		if (ret == 2)
+			return -1; /* its value would put the reply over the budget (c->over) */
+		if (ret == 1) {
+			bool big = it->len > c->s->cfg.val_cap;
+			e = xkv_entry_make(c->s, it->flags, 0, it->data, big ? 0 : it->len);
+			if (!e)
+				return reply_err(c, XKV_E_OOM);
+			e->len = it->len;
+			e->expire_ns = it->expire_ns;
+			e->wtime_ns = it->wtime_ns;
+			e->klen = it->state;
+			if (!big)
+				val = e->data;
+		}
+	} else if (ret == 1 && f.v) { /* written here: its value (0: replaced since, a miss) */
+		ret = entry_val(c, key, klen, e, &val);
+		if (ret != 1) {
+			free(e);
+			e = NULL;
+		}
+	}
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == 0) {
+		STAT(c, get_misses);
+		return f.q ? 0 : meta_line(c, "EN", "Ok", NULL);
+	}
+	STAT(c, get_hits);
+	__u32 st = e->klen & XKV_ENT_STATE;
+	if (!won && !(st & XKV_ENT_WON) && c->may_write &&
+	    ((st & XKV_ENT_STALE) || (f.has_R && e->expire_ns && secs_left(e->expire_ns) < f.R))) {
+		/* the first to see it stale (or near its end) gets the token */
+		struct wr w = { .mode = WR_MARK_WON, .has_cas = true, .cas = e->wtime_ns };
+		struct xkv_entry *e2;
+		int r = slow_write(c, key, klen, &w, &e2);
+		if (r == WR_STORED)
+			won = true, free(e2);
+		else if (r == WR_NOT_FOUND && f.has_T && e->expire_ns && e->expire_ns <= xkv_now_ns())
+			won = true; /* this mg's own T ended it: nobody else can win it */
+		else if (r == WR_NOT_STORED)
+			st |= XKV_ENT_WON; /* another client won it meanwhile */
+		/* else the item changed meanwhile: answered as read, no token */
+	}
+	size_t start = c->out->len;
+	err = f.v ? buf_printf(c->out, "VA %u", e->len) : PUT_LIT(c->out, "HD");
+	if (!err)
+		err = meta_ret(c, "ftcksO", e);
+	if (!err && !won && (st & XKV_ENT_WON))
+		err = PUT_LIT(c->out, " Z");
+	if (!err && (st & XKV_ENT_STALE))
+		err = PUT_LIT(c->out, " X");
+	if (!err && won)
+		err = PUT_LIT(c->out, " W");
+	if (!err)
+		err = PUT_LIT(c->out, "\r\n");
+	if (!err && f.v) {
+		if (over_budget(c, e->len + 2)) {
+			c->out->len = start;
+			err = -1;
+		} else if (xkv_buf_put(c->out, val, e->len) || PUT_LIT(c->out, "\r\n")) {
+			err = -1;
+		}
+	}
+	free(e);
+	return err;
+}
+
+/* ms <key> <datalen> <flag>*\r\n<data>\r\n: F (client flags), T (ttl), C
+ * (compare cas), M (mode: S set, E add, A append, P prepend, R replace), N
+ * (append/prepend: create on a miss, with that ttl), I (with C: a cas
+ * older than the item's stores the value anyway, stale, keeping the item's
+ * ttl and token), q (no HD), and the return flags O, k, c (the new cas).
+ * HD stored, NS not stored, EX cas differs, NF cas given and no item. */
+int slow_cmd_ms(struct slow_cmd *c)
+{
+	struct xkv_req *r = c->r;
+	struct mflags f;
+	struct xkv_entry *e;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	const char *bad = meta_flags(c, 3, "FTCMNqOkcIb", &f);
+	if (bad)
+		return reply_err_line(c, bad);
+	struct wr w = { .mode = WR_SET, .has_cas = f.has_C, .cas = f.C, .data = c->data,
+			.bytes = r->bytes, .flags = f.F, .expire_ns = f.has_T ? meta_expire(c, f.T) : 0,
+			.vivify = f.has_N, .stale_ok = f.seen['I'] };
+	switch (f.M) {
+	case 0: case 'S': break; /* upper case only, as memcached 1.6.18 */
+	case 'E': w.mode = WR_ADD; break;
+	case 'A': w.mode = WR_APPEND; break;
+	case 'P': w.mode = WR_PREPEND; break;
+	case 'R': w.mode = WR_REPLACE; break;
+	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ms M token\r\n");
+	}
+	/* N: append and prepend create a missing item, with that ttl; the other
+	 * modes ignore it (memcached) */
+	w.vivify = f.has_N && (w.mode == WR_APPEND || w.mode == WR_PREPEND);
+	if (w.vivify)
+		w.expire_ns = meta_expire(c, f.N);
+	if (w.mode == WR_ADD)
+		w.has_cas = false; /* memcached: add with a cas is an add */
+	/* C0 is no cas to append and prepend; set and replace compare it
+	 * (and fail): memcached's do_store_item */
+	if (w.has_cas && !w.cas && (w.mode == WR_APPEND || w.mode == WR_PREPEND))
+		w.has_cas = false;
+	if (w.has_cas && !w.cas)
+		w.stale_ok = false;
+	/* I: a stale store in set and replace modes only (memcached 1.6.18:
+	 * append and prepend answer EX) */
+	w.stale_ok = w.stale_ok && (w.mode == WR_SET || w.mode == WR_REPLACE);
+	int ret = slow_write(c, c->key, c->klen, &w, &e);
+	switch (ret) {
+	case WR_STORED:
+		STAT(c, stores);
+		err = f.q ? 0 : meta_line(c, "HD", "Okc", e);
+		free(e);
+		return err;
+	case WR_NOT_STORED:
+		return meta_line(c, "NS", "Okc", NULL);
+	case WR_EXISTS:
+		return meta_line(c, "EX", "Okc", NULL);
+	case WR_NOT_FOUND:
+		return meta_line(c, "NF", "Okc", NULL);
+	}
+	return answer_wr(c, ret);
+}
+
+/* md <key> <flag>*: C (only if the cas is this), q (no HD), O, k,
+ * I (invalidate: the item stays, stale, with a new cas; the next mg wins
+ * the token), T (with I: a new ttl).  HD deleted (or invalidated), NF no
+ * item, EX cas differs. */
+int slow_cmd_md(struct slow_cmd *c)
+{
+	struct mflags f;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	if (meta_flags(c, 2, "CqOkbIT", &f))
+		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+	int ret;
+	if (f.seen['I']) {
+		struct wr w = { .mode = WR_INVALIDATE, .has_cas = f.has_C, .cas = f.C, .new_ttl = f.has_T,
+				.expire_ttl = f.has_T ? meta_expire(c, f.T) : 0 };
+		struct xkv_entry *e;
+		ret = slow_write(c, c->key, c->klen, &w, &e);
+		if (ret == WR_STORED)
+			free(e), ret = 1;
+		else if (ret == WR_NOT_FOUND)
+			ret = 0;
+	} else { /* T alone: ignored, as memcached */
+		ret = slow_delete(c, c->key, c->klen, f.has_C, f.C);
+	}
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == WR_EXISTS)
+		return meta_line(c, "EX", "Ok", NULL);
+	if (ret > 0 && !f.seen['I'])
+		STAT(c, deletes);
+	else if (ret == 0)
+		STAT(c, delete_misses);
+	if (f.q && ret > 0) /* memcached 1.6.18 hides HD only: NF still shows */
+		return 0;
+	return meta_line(c, ret > 0 ? "HD" : "NF", "Ok", NULL);
+}
+
+/* ma's return flags: as meta_ret, but memcached 1.6.18 applies N to a
+ * vivified item as it meets the token, so a t before the N shows no ttl. */
+static int ma_ret(struct slow_cmd *c, const struct xkv_entry *e, bool created)
+{
+	const struct xkv_req *r = c->r;
+	bool ttl_set = !created;
+
+	for (__u32 t = 2; t < r->ntok; t++) {
+		const __u8 *p = tok_ptr(c, t);
+		int err = 0;
+		if (*p == 'N')
+			ttl_set = true;
+		else if (*p == 't')
+			err = buf_printf(c->out, " t%lld", ttl_set ? (long long)secs_left(e->expire_ns) : -1ll);
+		else if (*p == 'c')
+			err = buf_printf(c->out, " c%llu", (unsigned long long)e->wtime_ns);
+		else if (*p == 'k')
+			err = PUT_LIT(c->out, " k") || meta_key_put(c) || (c->key_b && PUT_LIT(c->out, " b"));
+		else if (*p == 'O')
+			err = PUT_LIT(c->out, " ") || xkv_buf_put(c->out, p, r->tok[t].len);
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
+/* ma <key> <flag>*: D (delta, default 1), M (I or + incr, D or - decr), N
+ * (a miss creates the item with the value J, default 0, and that ttl), T
+ * (new ttl), C (only if the cas is this), q (no HD), v (the value: VA),
+ * return flags t, c, O, k.  HD / VA done, NF no item, EX cas differs. */
+int slow_cmd_ma(struct slow_cmd *c)
+{
+	struct mflags f;
+	struct xkv_entry *e;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	if (meta_flags(c, 2, "DMNJTCqvtcOkb", &f))
+		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+	/* C0 compares nothing (memcached's do_add_delta) */
+	struct wr w = { .mode = WR_INCR, .delta = f.has_D ? f.D : 1, .initial = f.J, .vivify = f.has_N,
+			.has_cas = f.has_C && f.C, .cas = f.C, .new_ttl = f.has_T };
+	switch (f.M) {
+	case 0: case 'I': case '+': break; /* upper case only, as memcached 1.6.18 */
+	case 'D': case '-': w.mode = WR_DECR; break;
+	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ma M token\r\n");
+	}
+	if (f.has_N)
+		w.expire_ns = meta_expire(c, f.N);
+	if (f.has_T)
+		w.expire_ttl = meta_expire(c, f.T);
+	int ret = slow_write(c, c->key, c->klen, &w, &e);
+	switch (ret) {
+	case WR_STORED:
+		err = 0;
+		if (!f.q || w.created) {
+			err = f.v ? buf_printf(c->out, "VA %u", w.num_len) : PUT_LIT(c->out, "HD");
+			err = err || ma_ret(c, e, w.created) || PUT_LIT(c->out, "\r\n");
+			if (!err && f.v)
+				err = xkv_buf_put(c->out, w.num, w.num_len) || PUT_LIT(c->out, "\r\n");
+		}
+		free(e);
+		return err ? -1 : 0;
+	case WR_NOT_FOUND:
+		return meta_line(c, "NF", "Ok", NULL);
+	case WR_EXISTS:
+		return meta_line(c, "EX", "Ok", NULL);
+	}
+	return answer_wr(c, ret);
+}
+
+/* me <key>: memcached's debug line, with what this store knows of an item:
+ * "ME <key> exp=<seconds left, -1: none> la=0 cas=<cas> fetch=no cls=0
+ * size=<value bytes>" (there is no last access, fetch bit or slab class
+ * here: la, fetch and cls are fixed); a miss EN. */
+int slow_cmd_me(struct slow_cmd *c)
+{
+	struct xkv_item *it = &c->sc->item;
+	int err;
+
+	if (meta_key(c, &err))
+		return err;
+	if (c->r->ntok > 2u + c->key_b) /* memcached reads b only */
+		return reply_err_line(c, R_INVALID_FLAG);
+	int ret = store_get(c, c->key, c->klen, it);
+	if (ret < 0)
+		return reply_store_errno(c, ret);
+	if (ret == 0)
+		return PUT_LIT(c->out, "EN\r\n");
+	return PUT_LIT(c->out, "ME ") || meta_key_put(c) ||
+	       buf_printf(c->out, " exp=%lld la=0 cas=%llu fetch=no cls=0 size=%u\r\n",
+			  (long long)secs_left(it->expire_ns), (unsigned long long)it->wtime_ns, it->len)
+		       ? -1 : 0;
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/* Writes: one read-modify-write for every write command.  The decision a
+ * write makes over the item it finds (wr_decide, called by the layout's
+ * set_if), one set_if under the key's stripe lock (write_once), a whole
+ * write (slow_write: flush_all's cut, big values through big_rmw.c), and
+ * delete.  How memcached reads a number for incr/decr (mc_number). */
+#include "engine_int.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "fnv.h"
+
+static bool mc_isspace(__u8 ch)
+{
+	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+/* A stored value as memcached's incr reads it (safe_strtoull over the item's
+ * data and its \r\n): white space, a sign, decimal digits that fit in 64
+ * bits, then white space or the value's end; the rest is not looked at
+ * ("12\rabc" is 12).  A minus sign only on zero.  0, or -1: not a number. */
+int mc_number(const __u8 *p, __u32 n, __u64 *out)
+{
+	__u32 i = 0;
+	bool neg = false;
+	__u64 v = 0;
+
+	while (i < n && mc_isspace(p[i]))
+		i++;
+	if (i < n && (p[i] == '+' || p[i] == '-'))
+		neg = p[i++] == '-';
+	__u32 d0 = i;
+	for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+		__u64 dig = (__u64)(p[i] - '0');
+		if (v > (UINT64_MAX - dig) / 10)
+			return -1; /* ERANGE */
+		v = v * 10 + dig;
+	}
+	if (i == d0 || (i < n && !mc_isspace(p[i])) || (neg && v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* An inline value as a number (a big one's bytes are in its chunks:
+ * big_arith reads them). */
+static int value_u64(const struct xkv_item *it, __u64 *out)
+{
+	return mc_number(it->data, it->len, out);
+}
+
+static __u64 key_hash(const void *key, __u32 klen)
+{
+	return xkv_fnv1a(key, klen);
+}
+
+static pthread_mutex_t *stripe_of(struct xkv_slow *sl, const void *key, __u32 klen)
+{
+	return &sl->stripe[key_hash(key, klen) % SLOW_STRIPES];
+}
+
+/* incr / decr of v: incr wraps at 2^64, decr stops at 0 (memcached). */
+__u64 arith(const struct wr *w, __u64 v)
+{
+	if (w->mode == WR_INCR)
+		return v + w->delta;
+	return v > w->delta ? v - w->delta : 0;
+}
+
+/* The entry the write stores (e: cfg.entry_size bytes), from cur, the live
+ * item now there (NULL: none).  Called by the layout's set_if. */
+static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
+{
+	struct wr *w = arg;
+	__u32 cap = w->s->cfg.val_cap;
+	__u64 v = 0;
+	bool stale = false;
+
+	w->created = false;
+	w->old_len = cur && cur->len > cap ? cur->len : 0;
+	w->old_stamp = cur ? cur->wtime_ns : 0;
+	e->seq = 0;
+	e->klen = w->state; /* the layout adds the key's length */
+	if (!cur) {
+		switch (w->mode) {
+		case WR_SET:
+			if (w->has_cas)
+				return WR_NOT_FOUND;
+			break;
+		case WR_ADD:
+			break;
+		case WR_REPLACE:
+			return w->has_cas ? WR_NOT_FOUND : WR_NOT_STORED;
+		case WR_APPEND:
+		case WR_PREPEND:
+			if (!w->vivify)
+				return WR_NOT_STORED;
+			w->created = true;
+			break;
+		case WR_TOUCH:
+		case WR_INVALIDATE:
+		case WR_MARK_WON:
+			return WR_NOT_FOUND;
+		case WR_INCR:
+		case WR_DECR:
+			if (!w->vivify)
+				return WR_NOT_FOUND;
+			w->created = true;
+			v = w->initial;
+			break;
+		}
+	} else {
+		if (w->mode == WR_ADD)
+			return WR_NOT_STORED;
+		if ((w->mode == WR_INCR || w->mode == WR_DECR) && cur->len == 0)
+			return WR_NON_NUMERIC; /* memcached looks at this before the cas */
+		if (w->has_cas && cur->wtime_ns != w->cas) {
+			/* ms I: an older cas still stores, marked stale (memcached) */
+			if (!w->stale_ok || w->cas > cur->wtime_ns)
+				return WR_EXISTS;
+			stale = true;
+		}
+		if (w->mode == WR_MARK_WON && (cur->state & XKV_ENT_WON))
+			return WR_NOT_STORED; /* another client has the token */
+		if (w->mode == WR_INVALIDATE && cur->len > cap)
+			return WR_NEED_BIG; /* a new cas: its chunks again (big_rmw) */
+	}
+	e->wtime_ns = w->stamp ? w->stamp : xkv_write_stamp();
+	if (w->mode == WR_INCR || w->mode == WR_DECR) {
+		if (cur) {
+			if (cur->len > cap)
+				return WR_NEED_BIG; /* its number is in its chunks */
+			if (value_u64(cur, &v))
+				return WR_NON_NUMERIC;
+			v = arith(w, v);
+		}
+		int n = snprintf(w->num, sizeof(w->num), "%" PRIu64, (uint64_t)v);
+		w->num_len = (__u32)n;
+		if (n > (int)cap)
+			return WR_NEED_BIG; /* --value-size under 20: the number goes to chunks */
+		memcpy(e->data, w->num, (size_t)n);
+		e->len = (__u32)n;
+		/* a shorter number is written in place, padded with spaces
+		 * to the old length (memcached's do_add_delta) */
+		if (cur && (__u32)n < cur->len) {
+			memset(e->data + n, ' ', cur->len - (__u32)n);
+			e->len = cur->len;
+		}
+		e->flags = cur ? cur->flags : 0;
+		e->expire_ns = cur ? cur->expire_ns : w->expire_ns;
+		if (cur) /* memcached changes the number in place: the state stays */
+			e->klen = cur->state;
+	} else if (cur && (w->mode == WR_APPEND || w->mode == WR_PREPEND)) {
+		if ((__u64)cur->len + w->bytes > cap)
+			return WR_NEED_BIG; /* or too large: big_rmw says */
+		bool after = w->mode == WR_APPEND;
+		memcpy(e->data + (after ? 0 : w->bytes), cur->data, cur->len);
+		memcpy(e->data + (after ? cur->len : 0), w->data, w->bytes);
+		e->len = cur->len + w->bytes;
+		e->flags = cur->flags;    /* memcached keeps the item's flags and expiry */
+		e->expire_ns = cur->expire_ns;
+	} else if (w->mode == WR_TOUCH || w->mode == WR_MARK_WON || w->mode == WR_INVALIDATE) {
+		/* big: the chunks stay (the cas is kept; invalidate's are not big) */
+		memcpy(e->data, cur->data, xkv_inline_len(cur->len, cap));
+		e->len = cur->len;
+		e->flags = cur->flags;
+		e->expire_ns = cur->expire_ns;
+		if (w->mode != WR_INVALIDATE)
+			e->wtime_ns = cur->wtime_ns; /* a touch keeps the cas, as memcached */
+		e->klen = w->mode == WR_TOUCH	   ? cur->state
+			  : w->mode == WR_MARK_WON ? cur->state | XKV_ENT_WON
+						   : XKV_ENT_STALE; /* the token may go out again */
+	} else {
+		if (w->bytes) /* an empty value may have no data pointer */
+			memcpy(e->data, w->data, xkv_inline_len(w->bytes, cap)); /* big: in chunks already */
+		e->len = w->bytes;
+		e->flags = w->flags;
+		e->expire_ns = w->expire_ns;
+	}
+	if (stale) { /* memcached: the item's ttl and token stay */
+		e->expire_ns = cur->expire_ns;
+		e->klen = XKV_ENT_STALE | (cur->state & XKV_ENT_WON);
+	}
+	if (w->new_ttl)
+		e->expire_ns = w->expire_ttl;
+	return WR_STORED;
+}
+
+/* A layout without set_if (the benchmarks' null store): read, decide,
+ * store; atomic only under the stripe lock. */
+static int set_if_plain(struct xkv_store *s, const void *key, __u32 klen, xkv_decide_fn fn,
+			void *arg, struct xkv_entry *e, struct xkv_item *it)
+{
+	int hit = s->L->get(s, key, klen, it);
+	if (hit < 0)
+		return hit;
+	int rc = fn(arg, hit ? it : NULL, e);
+	return rc ? rc : s->L->set(s, key, klen, e);
+}
+
+/* Chunks no item points at go after this long (a write puts its chunks
+ * before its entry: younger ones may be one in progress). */
+/* One set_if of w on key (under its stripe lock), with a value above
+ * val_cap put in chunks first, under the stamp its entry gets.  The
+ * chunks of a big item it replaced are removed after (readers of the old
+ * version read the entry again); a write that did not store removes its own. */
+int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
+	       struct xkv_entry *e)
+{
+	struct xkv_store *s = c->s;
+	bool big = w->data && w->bytes > s->cfg.val_cap && w->mode != WR_TOUCH;
+	int ret;
+
+	w->stamp = 0;
+	w->old_len = 0;
+	if (big) {
+		if (w->mode == WR_APPEND || w->mode == WR_PREPEND)
+			return WR_NEED_BIG;
+		if (w->bytes > xkv_val_max(s))
+			return WR_TOO_LARGE;
+		w->stamp = xkv_write_stamp();
+		ret = xkv_big_put(s, key, klen, w->stamp, w->data, w->bytes);
+		if (ret == -ENOMEM && big_collect_now(c))
+			ret = xkv_big_put(s, key, klen, w->stamp, w->data, w->bytes);
+		if (ret)
+			return ret;
+	}
+	if (s->L->set_if)
+		ret = RETRY_BUSY(s->L->set_if(s, key, klen, wr_decide, w, e));
+	else
+		ret = RETRY_BUSY(set_if_plain(s, key, klen, wr_decide, w, e, &c->sc->item));
+	if (big && ret != 0)
+		xkv_big_del(s, key, klen, w->stamp, w->bytes);
+	if (ret == 0 && w->old_len && w->old_stamp != e->wtime_ns)
+		big_retire(c, key, klen, w->old_stamp, w->old_len);
+	return ret;
+}
+
+/* Run the write w on key.  0 with the stored entry in *out (free it; a big
+ * value's bytes are not in it: entry_val), a wr_out verdict > 0, or <0
+ * -errno. */
+int slow_write(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
+	       struct xkv_entry **out)
+{
+	struct xkv_store *s = c->s;
+	struct xkv_item *it = &c->sc->item;
+	struct xkv_entry *e = xkv_entry_make(s, 0, 0, NULL, 0);
+	int ret;
+
+	*out = NULL;
+	if (!e)
+		return -ENOMEM;
+	w->s = s;
+	pthread_mutex_t *mu = stripe_of(c->sl, key, klen);
+	pthread_mutex_lock(mu);
+	/* flush_all's cut: an item written before it reads as gone */
+	if (xkv_slow_flush_busy(c->sl) && store_get(c, key, klen, it) == 0 &&
+	    RETRY_BUSY(s->L->get(s, key, klen, it)) == 1)
+		RETRY_BUSY(s->L->del(s, key, klen));
+	ret = write_once(c, key, klen, w, e);
+	if (ret == WR_NEED_BIG)
+		ret = big_rmw(c, key, klen, w, e);
+	pthread_mutex_unlock(mu);
+	c->d->v[XKV_STAT_store_new] += s->new_items;
+	c->d->v[XKV_STAT_overwrites] += s->overwrites;
+	s->new_items = s->overwrites = 0;
+	if (ret == 0)
+		*out = e;
+	else
+		free(e);
+	return ret;
+}
+
+/* Delete key under its stripe lock, if the item's cas is cas (has_cas).
+ * 1 deleted, 0 absent, WR_EXISTS (cas differs), <0 -errno.  The accessor
+ * answers 0 for an expired item and frees its slot all the same. */
+int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has_cas, __u64 cas)
+{
+	struct xkv_item *it = &c->sc->item;
+	pthread_mutex_t *mu = stripe_of(c->sl, key, klen);
+	bool gone = false;
+	int ret = 0;
+
+	pthread_mutex_lock(mu);
+	bool must = has_cas || xkv_slow_flush_busy(c->sl);
+	bool looked = must || xkv_big_on(c->s); /* a big item's chunks go with it */
+	int r = 0;
+	if (looked) {
+		__u64 walks = __atomic_load_n(&c->sl->flush_walks, __ATOMIC_ACQUIRE);
+		r = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
+		/* flushed but not walked yet: already gone */
+		gone = r == 1 && flushed(c->sl, it->wtime_ns, walks);
+		if (r < 0 && must)
+			ret = r;
+		else if (has_cas && r == 1 && !gone && it->wtime_ns != cas)
+			ret = WR_EXISTS;
+	}
+	if (!ret)
+		ret = store_del(c, key, klen);
+	if (ret == 1 && looked && r == 1 && it->len > c->s->cfg.val_cap)
+		big_retire(c, key, klen, it->wtime_ns, it->len);
+	pthread_mutex_unlock(mu);
+	return gone && ret >= 0 && ret != WR_EXISTS ? 0 : ret;
+}
