@@ -67,7 +67,7 @@ struct xo_cidrs {
 
 /* Options every command accepts, before or after the command name. */
 struct global_opts {
-	const char *variant;
+	const char *layout;    /* --variant */
 	bool verbose;
 	bool help;
 	bool version;
@@ -81,7 +81,7 @@ struct cmd {
 	const struct xo *opts;
 	size_t opts_size;      /* sizeof the option struct */
 	const void *defaults;  /* initial option struct (NULL: zeroed) */
-	bool uses_variant;     /* --variant means something to it */
+	bool uses_layout;      /* --variant (the layout) means something to it */
 	int (*run)(void *opts, const struct global_opts *g);
 };
 
@@ -150,10 +150,29 @@ int snapshot_quiet(struct xkv_store *s, const char *file, const char *why);
  * names the command in errors); restore's exit code. */
 int restore_into(struct xkv_store *s, const char *ifname, const char *file, const char *cmd);
 
-/* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
+/* ---- the slow path in the foreground (serve.c) ---- */
+/* What `serve` adds to the slow path's defaults. */
+struct serve_extra {
+	unsigned max_keys, max_reply, threads, max_conns, idle_timeout, max_buffer_mib;
+	bool no_tcp, no_tcp_fast;
+	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
+	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
+	const char *snapshot_file;
+	const struct xkv_sasl *sasl; /* --sasl-pwdb */
+};
+/* Serve s until a signal stops it (x: NULL for the defaults); a final
+ * snapshot when x asks for one.  An exit code. */
+int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const char *cmd,
+	       const struct serve_extra *x);
+/* The signal that stopped the last serve_loop (SIGINT, SIGTERM, SIGHUP). */
+int serve_stop_signal(void);
+
+/* ---- our XDP program on an interface (xdpprog.c) ---- */
+
+/* xdpprog.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
 int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen);
 
-/* attach.c: what an earlier attach left on the interface. */
+/* xdpprog.c: what an earlier attach left on the interface. */
 struct prior {
 	bool ours, pins;             /* our program is on it; its pins are there */
 	unsigned id;                 /* our program's id */
@@ -169,5 +188,11 @@ bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, siz
  * says which way.  Loads obj when it is not loaded.  0 or -errno (printed). */
 int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const struct prior *pr,
 	     int xmode, const char **how);
+/* Take our program (program id `only`, or any when 0) off ifindex.
+ * 1 detached, 0 none there, <0 -errno. */
+int detach_ours(int ifindex, unsigned only, unsigned *id_out);
+/* Which way libxdp attached us (it tries its dispatcher first), in words;
+ * *id gets the program id. */
+const char *attach_path(int ifindex, unsigned *id);
 
 #endif

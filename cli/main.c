@@ -26,7 +26,7 @@ const struct cmd *const commands[] = {
 };
 
 const struct xo global_table[] = {
-	{ "variant", 0, XO_STR, offsetof(struct global_opts, variant), "NAME",
+	{ "variant", 0, XO_STR, offsetof(struct global_opts, layout), "NAME",
 	  "storage layout for attach (see 'xdpkv layouts'; default hash_map; "
 	  "'null': a benchmark floor that answers every get with one fixed value)" },
 	{ "verbose", 'v', XO_BOOL, offsetof(struct global_opts, verbose), NULL,
@@ -269,7 +269,7 @@ static int run_cmd(const struct cmd *c, int argc, char **argv, struct global_opt
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (g->variant && !c->uses_variant) {
+	if (g->layout && !c->uses_layout) {
 		xerr("%s: --variant only applies to attach (a pinned store knows its layout)", c->name);
 		rc = EXIT_USAGE;
 		goto out;
