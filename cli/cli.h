@@ -26,7 +26,7 @@ enum {
 	XO_IFACE = XO_EXT, /* struct xo_iface: interface name -> ifindex */
 	XO_CIDRS,          /* struct xo_cidrs: repeatable address/CIDR/"any" */
 };
-#define XO_IF_ANY    4u /* XO_IFACE: the interface need not exist (pins may outlive it) */
+#define XO_IF_ANY    0x100u /* XO_IFACE: the interface need not exist (pins may outlive it) */
 
 struct xo_iface {
 	char name[IF_NAMESIZE];

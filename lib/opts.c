@@ -14,6 +14,8 @@ __attribute__((format(printf, 2, 3)))
 static void perr(const struct xo_parser *p, const char *fmt, ...)
 {
 	va_list ap;
+	if (p->quiet)
+		return;
 	va_start(ap, fmt);
 	fputs(p->prefix ? p->prefix : "", stderr);
 	vfprintf(stderr, fmt, ap);
@@ -162,9 +164,10 @@ static int take_option(struct xo_parser *p, int argc, char **argv, int *i, const
 	char sh = 0;
 	size_t nlen;
 
+	p->at = *i;
 	if (a[1] == '-') {
 		name = a + 2;
-		const char *eq = strchr(name, '=');
+		const char *eq = p->values_apart ? NULL : strchr(name, '=');
 		nlen = eq ? (size_t)(eq - name) : strlen(name);
 		if (eq)
 			val = eq + 1;
@@ -183,7 +186,7 @@ static int take_option(struct xo_parser *p, int argc, char **argv, int *i, const
 		p->fail = XO_FAIL_UNKNOWN;
 		return -1;
 	}
-	if (o->type == XO_BOOL) {
+	if (o->type == XO_BOOL || (o->flags & XO_NOVAL)) {
 		if (val) {
 			perr(p, "%s: --%s takes no value", ctx, o->name);
 			return -1;
@@ -211,7 +214,8 @@ int xo_parse(struct xo_parser *p, int argc, char **argv, const struct xo_set *se
 
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
-		if (!only_pos && !strcmp(a, "--")) {
+		p->at = i;
+		if (!only_pos && !p->no_end_marker && !strcmp(a, "--")) {
 			only_pos = true;
 			continue;
 		}

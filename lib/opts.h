@@ -23,7 +23,8 @@ enum xo_type {
 
 #define XO_POS       1u /* positional argument */
 #define XO_REQ       2u /* required (positional) */
-/* higher bits: free for a tool's own types */
+#define XO_NOVAL     4u /* a tool's own type that takes no value (its parse gets NULL) */
+/* bits from 0x100 up: free for a tool's own types */
 
 struct xo_enum {
 	const char *name;
@@ -63,11 +64,17 @@ enum xo_fail {
 	XO_FAIL_VALUE,      /* a value missing, extra or out of range; a bad short form */
 };
 
-/* How a tool's parse reports: messages go to stderr as "<prefix>ctx: ...". */
+/* How a tool's parse reads and reports: messages go to stderr as
+ * "<prefix>ctx: ...", or, quiet, not at all (the tool writes its own from
+ * fail and at; its own types' messages are its own anyway). */
 struct xo_parser {
 	const char *prefix;        /* e.g. "xdpkv: " */
 	const struct xo_ext *ext;  /* the tool's own types, ended by parse == NULL; or NULL */
+	bool quiet;                /* print nothing */
+	bool values_apart;         /* "--name=value" is not a form: values come as the next argument */
+	bool no_end_marker;        /* "--" is an argument like any other, not the end of the options */
 	enum xo_fail fail;         /* out: why the last xo_parse failed */
+	int at;                    /* out: the index in argv of the argument it failed on */
 };
 
 /* Parse argv[0..argc) against sets (the first set's table gives the
