@@ -40,6 +40,10 @@ static const struct xo table[] = {
 
 static int parse_len(const char *ctx, const struct xo *o, const char *arg, void *field)
 {
+	if (!arg) { /* XO_NOVAL */
+		*(int *)field = -1;
+		return 0;
+	}
 	if (!strcmp(arg, "bad")) {
 		fprintf(stderr, "T: %s: --%s: bad\n", ctx, o->name);
 		return -1;
@@ -162,6 +166,31 @@ int main(void)
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --delta: -6 is out of range -5..5\n", "--delta=-6");
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --delta: 'x' is not a number\n", "-d", "x");
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --mode: 'medium' is not one of: fast, slow\n", "--mode", "medium");
+
+	/* quiet, values apart, no "--" marker, an own type without a value */
+	{
+		static const struct xo t2[] = {
+			{ "count", 'c', XO_U32, offsetof(struct o, u32), "N", "a count", 1, 100 },
+			{ "go", 'g', T_LEN, offsetof(struct o, ext), NULL, "no value", .flags = XO_NOVAL },
+			XO_END,
+		};
+		struct o q = {};
+		struct xo_set set = { t2, &q };
+		struct xo_parser p = { .prefix = "T: ", .ext = ext, .quiet = true, .values_apart = true,
+				       .no_end_marker = true };
+		char *a1[] = { "-c", "5", "--count=6" };
+		CHECK(xo_parse(&p, 3, a1, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_UNKNOWN && p.at == 2);
+		CHECK(q.u32 == 5);
+		char *a2[] = { "-c", "5", "--", "x" };
+		CHECK(xo_parse(&p, 4, a2, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_UNKNOWN && p.at == 2);
+		char *a3[] = { "-c", "5", "x" };
+		CHECK(xo_parse(&p, 3, a3, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_UNEXPECTED && p.at == 2);
+		char *a4[] = { "--go", "-c" };
+		CHECK(xo_parse(&p, 2, a4, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_VALUE && p.at == 1);
+		CHECK(q.ext == -1); /* parse_len got NULL */
+		char *a5[] = { "--go=1" };
+		CHECK(xo_parse(&p, 1, a5, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_UNKNOWN && p.at == 0);
+	}
 
 	/* the forms help is written with */
 	char form[64];
