@@ -82,6 +82,16 @@ static int hash_seed_opt(const struct attach_opts *o, const struct xkv_layout *L
 	return 0;
 }
 
+void config_sizes(struct xkv_config *cfg, unsigned entries, unsigned key_size, unsigned value_size)
+{
+	if (entries)
+		cfg->entries = entries;
+	if (key_size)
+		cfg->key_cap = key_size;
+	if (value_size)
+		cfg->val_cap = value_size;
+}
+
 int build_config(const struct attach_opts *o, const char *layout, struct xkv_config *cfg)
 {
 	char err[XKV_ERRLEN];
@@ -91,12 +101,7 @@ int build_config(const struct attach_opts *o, const char *layout, struct xkv_con
 		return unknown_layout(layout);
 	if (xkv_config_defaults(cfg, layout))
 		return unknown_layout(layout);
-	if (o->entries)
-		cfg->entries = o->entries;
-	if (o->key_size)
-		cfg->key_cap = o->key_size;
-	if (o->value_size)
-		cfg->val_cap = o->value_size;
+	config_sizes(cfg, o->entries, o->key_size, o->value_size);
 	if (o->big_memory)
 		cfg->big_chunks = (__u32)(((__u64)o->big_memory << 20) / XKV_BIG_ELEM);
 	if (o->no_big)

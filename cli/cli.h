@@ -122,6 +122,9 @@ int snapshot_quiet(struct xkv_store *s, const char *file, const char *why);
  * names the command in errors); restore's exit code. */
 int restore_into(struct xkv_store *s, const char *ifname, const char *file, const char *cmd);
 
+/* attach_config.c: the sizes given (0: keep cfg's) into cfg (attach, migrate) */
+void config_sizes(struct xkv_config *cfg, unsigned entries, unsigned key_size, unsigned value_size);
+
 /* ---- the slow path in the foreground (serve.c) ---- */
 /* What `serve` adds to the slow path's defaults. */
 struct serve_extra {
