@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <net/if.h>
 #include "xdpkv.h"
+#include "opts.h"
 
 /* Exit codes, the same for every command (docs/cli.md). */
 enum {
@@ -17,42 +18,15 @@ enum {
 	EXIT_SYS = 3,   /* the system said no: privileges, kernel, BPF, I/O */
 };
 
-/* ---- option tables (opts.c) ------------------------------------------------
+/* ---- option tables (lib/opts.h) ------------------------------------------
  * Each command declares its options as a table; one parser reads them all.
- * Positional arguments are table rows too (XO_POS), taken in table order. */
+ * xdpkv adds two types of its own (argtypes.c). */
 
-enum xo_type {
-	XO_BOOL,  /* bool, no argument */
-	XO_U32,   /* unsigned int, range min..max */
-	XO_U64,   /* unsigned long long, range min..max */
-	XO_S64,   /* long long, range min..max */
-	XO_STR,   /* const char * (points into argv) */
-	XO_IFACE, /* struct xo_iface: interface name -> ifindex */
-	XO_ENUM,  /* int, one of enums[] */
-	XO_CIDRS, /* struct xo_cidrs: repeatable address/CIDR/"any" */
+enum {
+	XO_IFACE = XO_EXT, /* struct xo_iface: interface name -> ifindex */
+	XO_CIDRS,          /* struct xo_cidrs: repeatable address/CIDR/"any" */
 };
-
-#define XO_POS       1u /* positional argument */
-#define XO_REQ       2u /* required (positional) */
-#define XO_IF_ANY    4u /* XO_IFACE: the interface need not exist (pins may outlive it) */
-
-struct xo_enum {
-	const char *name;
-	int val;
-};
-
-struct xo {
-	const char *name;      /* long option without "--", or the positional's name */
-	char sh;               /* short option letter, 0 for none */
-	enum xo_type type;
-	size_t off;            /* offsetof() in the command's option struct */
-	const char *metavar;   /* shown in help; NULL for XO_BOOL */
-	const char *help;
-	long long min, max;    /* numeric range (inclusive); min == max == 0: no check */
-	const struct xo_enum *enums; /* XO_ENUM: NULL-name terminated */
-	unsigned flags;        /* XO_POS, XO_REQ, XO_IF_ANY */
-};
-#define XO_END { NULL }
+#define XO_IF_ANY    0x100u /* XO_IFACE: the interface need not exist (pins may outlive it) */
 
 struct xo_iface {
 	char name[IF_NAMESIZE];
@@ -67,7 +41,7 @@ struct xo_cidrs {
 
 /* Options every command accepts, before or after the command name. */
 struct global_opts {
-	const char *variant;
+	const char *layout;    /* --variant */
 	bool verbose;
 	bool help;
 	bool version;
@@ -81,37 +55,28 @@ struct cmd {
 	const struct xo *opts;
 	size_t opts_size;      /* sizeof the option struct */
 	const void *defaults;  /* initial option struct (NULL: zeroed) */
-	bool uses_variant;     /* --variant means something to it */
+	bool uses_layout;      /* --variant (the layout) means something to it */
 	int (*run)(void *opts, const struct global_opts *g);
 };
 
+/* commands.c: the global options and the commands, NULL-terminated */
 extern const struct xo global_table[];
 extern const struct cmd *const commands[];
 
-struct xo_set {
-	const struct xo *table;
-	void *base;
-};
-/* Parse argv[0..argc) against sets (the command's table first; positionals
- * come from it).  stop_at_arg: stop at the first non-option and return its
- * index (the part before the command name); otherwise return the number of
- * positionals read.  -1 after printing an error. */
-int xo_parse(int argc, char **argv, const struct xo_set *sets, int nsets, bool stop_at_arg,
-	     const char *ctx);
-/* The first required positional beyond npos, or NULL. */
-const struct xo *xo_missing(const struct xo *table, int npos);
+/* argtypes.c: xo_parse with xdpkv's types, messages and hints (xo_parse
+ * says what stop_at_arg and the result mean). */
+int cli_parse(int argc, char **argv, const struct xo_set *sets, int nsets, bool stop_at_arg,
+	      const char *ctx);
+
+/* help.c: xdpkv COMMAND --help, xdpkv --help */
 void xo_print_help(FILE *f, const struct cmd *c);
 void xo_print_usage(FILE *f);
 /* What xdpkv is, one paragraph (--help and the man page). */
 extern const char xo_about[];
-/* An option as help shows it: "-x, --name META", "--name META" or "NAME". */
-void xo_opt_form(const struct xo *o, char *buf, size_t len);
-/* Its values, if it lists them: " (a|b)" or " [min..max]". */
-void xo_opt_values(FILE *f, const struct xo *o);
 /* man.c: the xdpkv(8) page in roff, from the same tables (xdpkv --man). */
 int xo_print_man(FILE *f);
 
-/* ---- messages (main.c) ---- */
+/* ---- messages (msg.c; the library's kept messages: main.c) ---- */
 void xerr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xhint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xinfo(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -119,6 +84,8 @@ void xinfo(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xlog_dump(void);
 void xlog_clear(void);
 int verbose_level(void);
+
+/* ---- privileges and pinned stores (privs.c) ---- */
 
 /* Privileges for BPF and XDP.  0 ok, else prints why (cmd names the command). */
 int need_privileges(const char *cmd);
@@ -141,7 +108,12 @@ int acl_print_list(const struct xkv_store *s, int list, FILE *f, int *n);
 
 /* ---- the commands ---- */
 extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
-	cmd_set, cmd_del, cmd_load, cmd_import, cmd_snapshot, cmd_restore, cmd_dump, cmd_migrate;
+	cmd_set, cmd_del, cmd_load, cmd_import, cmd_snapshot, cmd_restore, cmd_dump, cmd_migrate,
+	cmd_compare;
+
+/* compare.c: run bench/compare/compare.py with the arguments after
+ * 'compare' as given.  Returns only on failure. */
+int compare_exec(int argc, char **argv);
 
 /* snapshot.c: snapshot s to file with the defaults (one thread), one line on
  * stderr saying what happened; `why` names the occasion.  0 or -errno. */
@@ -150,10 +122,32 @@ int snapshot_quiet(struct xkv_store *s, const char *file, const char *why);
  * names the command in errors); restore's exit code. */
 int restore_into(struct xkv_store *s, const char *ifname, const char *file, const char *cmd);
 
-/* attach.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
+/* attach_config.c: the sizes given (0: keep cfg's) into cfg (attach, migrate) */
+void config_sizes(struct xkv_config *cfg, unsigned entries, unsigned key_size, unsigned value_size);
+
+/* ---- the slow path in the foreground (serve.c) ---- */
+/* What `serve` adds to the slow path's defaults. */
+struct serve_extra {
+	unsigned max_keys, max_reply, threads, max_conns, idle_timeout, max_buffer_mib;
+	bool no_tcp, no_tcp_fast;
+	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
+	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
+	const char *snapshot_file;
+	const struct xkv_sasl *sasl; /* --sasl-pwdb */
+};
+/* Serve s until a signal stops it (x: NULL for the defaults); a final
+ * snapshot when x asks for one.  An exit code. */
+int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const char *cmd,
+	       const struct serve_extra *x);
+/* The signal that stopped the last serve_loop (SIGINT, SIGTERM, SIGHUP). */
+int serve_stop_signal(void);
+
+/* ---- our XDP program on an interface (xdpprog.c) ---- */
+
+/* xdpprog.c: is an xdpkv program on ifindex?  Fills id/legacy; 1 yes, 0 no. */
 int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, size_t olen);
 
-/* attach.c: what an earlier attach left on the interface. */
+/* xdpprog.c: what an earlier attach left on the interface. */
 struct prior {
 	bool ours, pins;             /* our program is on it; its pins are there */
 	unsigned id;                 /* our program's id */
@@ -169,5 +163,11 @@ bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, siz
  * says which way.  Loads obj when it is not loaded.  0 or -errno (printed). */
 int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const struct prior *pr,
 	     int xmode, const char **how);
+/* Take our program (program id `only`, or any when 0) off ifindex.
+ * 1 detached, 0 none there, <0 -errno. */
+int detach_ours(int ifindex, unsigned only, unsigned *id_out);
+/* Which way libxdp attached us (it tries its dispatcher first), in words;
+ * *id gets the program id. */
+const char *attach_path(int ifindex, unsigned *id);
 
 #endif

@@ -69,12 +69,7 @@ static int new_config(const struct mig_opts *o, const struct xkv_config *old, st
 		}
 		snprintf(cfg->layout, sizeof(cfg->layout), "%s", L->name);
 	}
-	if (o->entries)
-		cfg->entries = o->entries;
-	if (o->key_size)
-		cfg->key_cap = o->key_size;
-	if (o->value_size)
-		cfg->val_cap = o->value_size;
+	config_sizes(cfg, o->entries, o->key_size, o->value_size);
 	cfg->flags &= ~(XKV_CFG_NO_PREALLOC | XKV_CFG_NO_COMMON_LRU | XKV_CFG_KEY_IN_VALUE);
 	cfg->flags |= (o->no_prealloc ? XKV_CFG_NO_PREALLOC : 0) | (o->no_common_lru ? XKV_CFG_NO_COMMON_LRU : 0);
 	if (xkv_config_finish(cfg, err, sizeof(err))) {

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE /* struct ucred, accept4 */
 #endif
 /* The slow path's socket loop: one dual-stack UDP socket bound to the port
- * on the interface (and the TCP server of serve_tcp.c on the same port), batched receive, replies sent from the address each
+ * on the interface (and the TCP server of tcp.h on the same port), batched receive, replies sent from the address each
  * request was sent to, counters pushed to the stats map in batches.  A
  * housekeeping thread keeps what would stall the loop off it: the item
  * count for stats and the host map's view of the interface. */
@@ -23,15 +23,16 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include "serve.h"
+#include "slowpath.h"
+#include "sock.h"
+#include "push.h"
+#include "tcp.h"
 #include "migrate.h"
 
 #define SERVE_BATCH 32                   /* datagrams per recvmmsg */
 #define SERVE_DGRAM 65536                /* largest UDP payload, rounded up */
-#define SERVE_POLL_MS 100                /* how often *stop is looked at */
 #define SERVE_PUSH_MS 100                /* counters to the map at least this often */
 #define SERVE_PUSH_REQS 256              /* ... or after this many requests */
-#define SERVE_SOCKBUF (16 << 20)
 #define SERVE_COUNT_MS 10000             /* curr_items recounted this often */
 #define SERVE_SYNC_MS 1000               /* host map re-read from the interface this often */
 
@@ -48,85 +49,6 @@ struct serve_peer {
 	__u8 dst16[16];
 	const struct xkv_serve_opts *o;
 };
-
-static void set_bufsize(int fd, int opt_force, int opt)
-{
-	int v = SERVE_SOCKBUF;
-	if (setsockopt(fd, SOL_SOCKET, opt_force, &v, sizeof(v)))
-		setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)); /* capped by rmem_max */
-}
-
-static int bind_error(int e, const char *proto, const char *ifname, __u16 port, char *err,
-		      size_t errlen)
-{
-	if (e == EADDRINUSE)
-		return xkv_errf(err, errlen, -e,
-				  "%s port %u is already in use on %s (another slow path or memcached running?)",
-				  proto, port, ifname);
-	if (e == EACCES || e == EPERM)
-		return xkv_errf(err, errlen, -e, "binding %s port %u needs root", proto, port);
-	return xkv_errf(err, errlen, -e, "cannot bind %s port %u on %s: %s", proto, port, ifname,
-			strerror(e));
-}
-
-/* A dual-stack socket (IPv4 arrives as mapped addresses), or IPv4 only
- * where the kernel has no IPv6, bound to the port on ifname: the UDP one
- * (large buffers, a receive timeout, the destination of each datagram) or,
- * with type SOCK_STREAM, the TCP listener (non-blocking). */
-int xkv_serve_socket(const char *ifname, __u16 port, int type, int *v6, char *err, size_t errlen)
-{
-	int one = 1, zero = 0;
-	bool udp = type == SOCK_DGRAM;
-	const char *proto = udp ? "UDP" : "TCP";
-	int flags = SOCK_CLOEXEC | (udp ? 0 : SOCK_NONBLOCK);
-	int fd = socket(AF_INET6, type | flags, 0);
-
-	*v6 = fd >= 0;
-	if (fd < 0 && errno == EAFNOSUPPORT)
-		fd = socket(AF_INET, type | flags, 0);
-	if (fd < 0)
-		return xkv_errf(err, errlen, -errno, "cannot create a %s socket: %s", proto, strerror(errno));
-	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, strlen(ifname) + 1)) {
-		int e = errno;
-		close(fd);
-		if (e == EPERM)
-			return xkv_errf(err, errlen, -e, "binding to interface %s needs root (CAP_NET_RAW)", ifname);
-		if (e == ENODEV)
-			return xkv_errf(err, errlen, -e, "no such interface: %s", ifname);
-		return xkv_errf(err, errlen, -e, "cannot bind to interface %s: %s", ifname, strerror(e));
-	}
-	if (udp) {
-		set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
-		struct timeval tv = { .tv_sec = 0, .tv_usec = SERVE_POLL_MS * 1000 };
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* lets the loop see *stop */
-		set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
-	} else {
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* restart over TIME_WAIT */
-	}
-
-	int rc;
-	if (*v6) {
-		struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(port),
-					  .sin6_addr = IN6ADDR_ANY_INIT };
-		rc = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
-		     (udp && setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)));
-		if (!rc)
-			rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
-	} else {
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-		rc = udp && setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
-		if (!rc)
-			rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
-	}
-	if (!rc && !udp)
-		rc = listen(fd, SOMAXCONN);
-	if (rc) {
-		int e = errno;
-		close(fd);
-		return bind_error(e, proto, ifname, port, err, errlen);
-	}
-	return fd;
-}
 
 /* The destination address of a received datagram, from its control data. */
 static void peer_dst(struct serve_peer *p, struct msghdr *mh)
@@ -245,20 +167,6 @@ struct serve_state {
 	struct xkv_stats delta;
 	__u64 pending, last_push, push_ns;
 };
-
-/* The stats map's slow-path slot is read, added to and written back: the
- * threads of this process take turns. */
-static pthread_mutex_t push_mu = PTHREAD_MUTEX_INITIALIZER;
-
-void xkv_serve_push(struct xkv_store *s, struct xkv_stats *delta, int verbose)
-{
-	pthread_mutex_lock(&push_mu);
-	int e = xkv_stats_slow_add(s, delta);
-	pthread_mutex_unlock(&push_mu);
-	if (e && verbose)
-		fprintf(stderr, "xdpkv slow path: cannot update counters: %s\n", strerror(-e));
-	memset(delta, 0, sizeof(*delta));
-}
 
 static void serve_push(struct serve_state *st)
 {

@@ -30,7 +30,8 @@
 #include <sys/socket.h>
 #include <linux/sockios.h>
 #include <bpf/bpf.h>
-#include "serve.h"
+#include "tcp.h"
+#include "push.h"
 #include "tcpfast.h"
 
 #define TCP_IN_FIRST 4096                 /* a connection's first input buffer */

@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "kvexp.h"
+#include "opts.h"
 
 #define MAX_LIST 16
 
@@ -596,9 +598,95 @@ static void defaults(void)
 	o.cpu_get = 1;
 }
 
+/* The options, on lib/opts' parser.  Each value is checked by kvexp's own
+ * functions above (their messages; a bad value ends the run at once), so
+ * every option is one of kvexp's own types. */
+enum {
+	T_U32 = XO_EXT, /* __u32 in min..max */
+	T_U32_64,       /* the same, into a __u64 */
+	T_ITEMS,        /* --items: T_U32, and --quick no longer sets it */
+	T_U32_LIST,     /* struct u32_list, each in min..max */
+	T_LAYOUTS,      /* o.layouts */
+	T_RATIOS,       /* o.ratios */
+	T_STEERING,     /* o.random: split or random */
+	T_HELP,         /* usage on stdout, exit 0 */
+};
+
+static bool items_given;
+
+static int parse_own(const char *ctx, const struct xo *r, const char *arg, void *field)
+{
+	char flag[64];
+	snprintf(flag, sizeof(flag), "--%s", r->name);
+	switch (r->type) {
+	case T_U32:
+		*(__u32 *)field = parse_u32(flag, arg, (__u32)r->min, (__u32)r->max);
+		return 0;
+	case T_U32_64:
+		*(__u64 *)field = parse_u32(flag, arg, (__u32)r->min, (__u32)r->max);
+		return 0;
+	case T_ITEMS:
+		*(__u32 *)field = parse_u32(flag, arg, (__u32)r->min, (__u32)r->max);
+		items_given = true;
+		return 0;
+	case T_U32_LIST:
+		parse_u32_list(flag, arg, field, (__u32)r->min, (__u32)r->max);
+		return 0;
+	case T_LAYOUTS:
+		parse_layouts(flag, arg);
+		return 0;
+	case T_RATIOS:
+		parse_ratios(arg);
+		return 0;
+	case T_STEERING:
+		if (strcmp(arg, "split") && strcmp(arg, "random")) {
+			fprintf(stderr, "xkv-kvexp: unknown option %s\n", flag);
+			usage(stderr);
+			exit(2);
+		}
+		*(bool *)field = !strcmp(arg, "random");
+		return 0;
+	case T_HELP:
+		usage(stdout);
+		exit(0);
+	}
+	return -1;
+}
+
+static const struct xo_ext own_types[] = {
+	{ T_U32, parse_own }, { T_U32_64, parse_own }, { T_ITEMS, parse_own },
+	{ T_U32_LIST, parse_own }, { T_LAYOUTS, parse_own }, { T_RATIOS, parse_own },
+	{ T_STEERING, parse_own }, { T_HELP, parse_own }, { 0, NULL },
+};
+
+#define KV_OPT(name, type, field, min, max) \
+	{ name, 0, type, offsetof(struct opts, field), "V", NULL, min, max }
+static const struct xo kvexp_opts[] = {
+	{ "json", 0, XO_BOOL, offsetof(struct opts, json) },
+	{ "verbose", 0, XO_BOOL, offsetof(struct opts, verbose) },
+	{ "quick", 0, XO_BOOL, offsetof(struct opts, quick) },
+	{ "help", 'h', T_HELP, 0, .flags = XO_NOVAL },
+	KV_OPT("layouts", T_LAYOUTS, layouts, 0, 0),
+	KV_OPT("layout", T_LAYOUTS, layouts, 0, 0),
+	KV_OPT("key-sizes", T_U32_LIST, key_sizes, 16, XKV_KEY_MAX),
+	KV_OPT("value-sizes", T_U32_LIST, value_sizes, 16, 1024),
+	KV_OPT("fills", T_U32_LIST, fills, 1, 100),
+	KV_OPT("items", T_ITEMS, items, 16, 1u << 24),
+	KV_OPT("capacity", T_U32, capacity, 16, 1u << 24),
+	KV_OPT("ratios", T_RATIOS, ratios, 0, 0),
+	KV_OPT("key-size", T_U32, key_size, 16, XKV_KEY_MAX),
+	KV_OPT("value-size", T_U32, value_size, 16, 1024),
+	KV_OPT("keys", T_U32, keys, 1, 1u << 22),
+	KV_OPT("rounds", T_U32, rounds, 1, 1000000),
+	KV_OPT("steering", T_STEERING, random, 0, 0),
+	KV_OPT("seed", T_U32_64, seed, 0, 0xffffffffu),
+	KV_OPT("set-cpu", T_U32, cpu_set, 0, 4095),
+	KV_OPT("get-cpu", T_U32, cpu_get, 0, 4095),
+	XO_END,
+};
+
 static void parse_args(int argc, char **argv)
 {
-	bool items_given = false;
 	defaults();
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
@@ -612,65 +700,19 @@ static void parse_args(int argc, char **argv)
 	}
 	if (!strcmp(o.cmd, "stale"))
 		parse_layouts("--layout", "percpu");
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--json")) {
-			o.json = true;
-			continue;
-		}
-		if (!strcmp(a, "--verbose")) {
-			o.verbose = true;
-			continue;
-		}
-		if (!strcmp(a, "--quick")) {
-			o.quick = true;
-			continue;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			exit(0);
-		}
-		if (!v || strncmp(a, "--", 2)) {
+	struct xo_set set = { kvexp_opts, &o };
+	struct xo_parser p = { .ext = own_types, .quiet = true, .values_apart = true,
+			       .no_end_marker = true };
+	if (xo_parse(&p, argc - 2, argv + 2, &set, 1, false, o.cmd) < 0) {
+		/* an option it does not know, a value missing, an argument */
+		const char *a = argv[2 + p.at];
+		bool v = 2 + p.at + 1 < argc;
+		if (!v || strncmp(a, "--", 2))
 			fprintf(stderr, "xkv-kvexp: %s: %s\n", a, v ? "unknown argument" : "needs a value");
-			usage(stderr);
-			exit(2);
-		}
-		i++;
-		if (!strcmp(a, "--layouts") || !strcmp(a, "--layout"))
-			parse_layouts(a, v);
-		else if (!strcmp(a, "--key-sizes"))
-			parse_u32_list(a, v, &o.key_sizes, 16, XKV_KEY_MAX);
-		else if (!strcmp(a, "--value-sizes"))
-			parse_u32_list(a, v, &o.value_sizes, 16, 1024);
-		else if (!strcmp(a, "--fills"))
-			parse_u32_list(a, v, &o.fills, 1, 100);
-		else if (!strcmp(a, "--items"))
-			o.items = parse_u32(a, v, 16, 1u << 24), items_given = true;
-		else if (!strcmp(a, "--capacity"))
-			o.capacity = parse_u32(a, v, 16, 1u << 24);
-		else if (!strcmp(a, "--ratios"))
-			parse_ratios(v);
-		else if (!strcmp(a, "--key-size"))
-			o.key_size = parse_u32(a, v, 16, XKV_KEY_MAX);
-		else if (!strcmp(a, "--value-size"))
-			o.value_size = parse_u32(a, v, 16, 1024);
-		else if (!strcmp(a, "--keys"))
-			o.keys = parse_u32(a, v, 1, 1u << 22);
-		else if (!strcmp(a, "--rounds"))
-			o.rounds = parse_u32(a, v, 1, 1000000);
-		else if (!strcmp(a, "--steering") && (!strcmp(v, "split") || !strcmp(v, "random")))
-			o.random = !strcmp(v, "random");
-		else if (!strcmp(a, "--seed"))
-			o.seed = parse_u32(a, v, 0, 0xffffffffu);
-		else if (!strcmp(a, "--set-cpu"))
-			o.cpu_set = parse_u32(a, v, 0, 4095);
-		else if (!strcmp(a, "--get-cpu"))
-			o.cpu_get = parse_u32(a, v, 0, 4095);
-		else {
+		else
 			fprintf(stderr, "xkv-kvexp: unknown option %s\n", a);
-			usage(stderr);
-			exit(2);
-		}
+		usage(stderr);
+		exit(2);
 	}
 	if (o.quick && !items_given)
 		o.items = 100000;

@@ -1,19 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Inside xdpkv serve: what serve.c (UDP, the main loop) and serve_tcp.c
- * (the TCP server) share.  Not an API: slowpath.h has that. */
-#ifndef XDPKV_SERVE_H
-#define XDPKV_SERVE_H
+/* The TCP server of xdpkv serve: what serve_tcp.c implements and serve.c
+ * (the main loop) calls.  Not an API: slowpath.h has that. */
+#ifndef XDPKV_SERVER_TCP_H
+#define XDPKV_SERVER_TCP_H
 
 #include "slowpath.h"
-
-/* A socket bound to port on ifname, dual-stack where the kernel has IPv6
- * (*v6 says which): type SOCK_DGRAM for the UDP slow path, SOCK_STREAM for
- * a non-blocking TCP listener.  The fd, or <0 with a message in err. */
-int xkv_serve_socket(const char *ifname, __u16 port, int type, int *v6, char *err, size_t errlen);
-
-/* Add delta to the stats map's slow-path slot (one thread at a time, so
- * that no delta is lost) and zero it. */
-void xkv_serve_push(struct xkv_store *s, struct xkv_stats *delta, int verbose);
 
 /* The TCP server: o->threads workers, each with its own epoll and
  * connections, accepting on listen_fd (taken over, closed by stop).  Start
