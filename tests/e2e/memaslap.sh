@@ -70,19 +70,22 @@ run_memaslap() {
 	tb_cli memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$TB_TMP/memaslap.cfg" -T 1 -c 16 -w 1k \
 		-x "$ops" --verify=0.1 -b >"$log" 2>&1
 }
-rc=0
-run_memaslap || rc=$?
-if ((rc)) && grep -q "ms_sort_udp_packet: Assertion" "$log"; then
-	# memaslap's own bug (libmemcached issue #16, seen against memcached too):
-	# its UDP reply sorter asserts when a reply carries another request id than
-	# the one it waits for, and aborts.  Said, then run once more from here (the
-	# counters' deltas are the second run's); a second abort fails the test.
-	cat "$log"
-	echo "memcaslap aborted in its UDP reply sorter (a known memaslap bug): running it once more"
-	status_json >"$TB_TMP/status.before.json" || tb_die "xdpkv status --json failed"
+# memaslap sets SO_REUSEADDR on its unbound UDP sockets, and Linux may then
+# give two of them one ephemeral port (about one memaslap run in 250 with 16
+# connections; libmemcached issue #16 is the same abort against memcached):
+# the socket bound last receives the other's replies and memaslap aborts on
+# the "unexpected" request id (assert in ms_sort_udp_packet).  Not the
+# server's doing (each request is answered once, with its id, to the port it
+# came from): said, and memaslap run again with new sockets, at most 3 times
+# in all (the counters' deltas are the last run's).
+for try in 1 2 3; do
 	rc=0
 	run_memaslap || rc=$?
-fi
+	((rc != 0 && try < 3)) && grep -q "ms_sort_udp_packet: Assertion" "$log" || break
+	cat "$log"
+	echo "memcaslap aborted in its UDP reply sorter (two of its sockets shared a port): running it again"
+	status_json >"$TB_TMP/status.before.json" || tb_die "xdpkv status --json failed"
+done
 ((rc == 0)) || { cat "$log"; tb_die "memcaslap exited with $rc"; }
 
 # the slow path pushes its counters every 100 ms and when it stops
