@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The XDP program's reply: turn the request frame into the reply datagram
- * (new headers, checksums) and send it back, under the amplification cap;
- * one constant line or an error line as a whole reply.  Expects
- * prelude.bpf.h before it. */
+/* The XDP program's reply: the one reply writer (xkv_emit_frame) turns the
+ * request frame into the reply datagram (new headers, checksums) and sends
+ * it back, under the amplification cap (xkv_emit); one constant line or an
+ * error line as a whole reply.  Expects prelude.bpf.h before it. */
 #ifndef XDPKV_EMIT_BPF_H
 #define XDPKV_EMIT_BPF_H
 

@@ -107,4 +107,5 @@ static __always_inline int udp_csum_ok(struct xkv_scratch *sc, const struct udph
 	s = buf_sum(sc->req, tlen, s);
 	return csum_fold((__u32)s) == 0xffff;
 }
+
 #endif
