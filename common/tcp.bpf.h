@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The TCP fast path: an sk_skb stream verdict program on the accepted
  * connections of `xdpkv serve` (a sockhash), in the same object as the XDP
- * program, so both share the store and the counters.  Included by every
- * variant after handler.bpf.h; it reuses the parser (xkv_parse_req), the
- * get writer (get_one) and the access lists from there.
+ * program, so both share the store and the counters, and the one get, set
+ * and delete (ops.bpf.h); this file adds the stream's framing.  Expects
+ * prelude.bpf.h and the variant's store (ops.bpf.h says what) before it.
  *
  * What this kernel (6.18) allows, found by probes (docs/architecture.md,
  * "TCP in the kernel"), and what the design makes of it:
@@ -31,6 +31,9 @@
 #define XDPKV_TCP_BPF_H
 
 #include "tcpfast.h"
+#include "acl.bpf.h"
+#include "reply.bpf.h"
+#include "ops.bpf.h"
 
 /* The connections: socket cookie -> socket (serve adds them at accept). */
 struct {
@@ -100,33 +103,22 @@ static __always_inline void tcp_peer(struct __sk_buff *skb, struct xkv_scratch *
 	}
 }
 
-/* Put one constant line at reply[XKV_TEXT]; its length. */
-static __always_inline __u32 tcp_line(struct xkv_scratch *sc, const char *line, __u32 n)
-{
-	__u32 o = XKV_TEXT;
-	put_lit(sc, &o, line, n);
-	return o - XKV_TEXT;
-}
-#define TCP_LINE(s) tcp_line(sc, s, sizeof(s) - 1)
+/* One constant line as the reply; its length. */
+#define TCP_LINE(s) reply_line_text(sc, s, sizeof(s) - 1)
 
-/* delete <key>: the XDP handler's rules (an expired item is gone already:
- * NOT_FOUND, but its slot is freed). */
+/* delete <key>: the one delete (ops.bpf.h). */
 static __always_inline __u32 tcp_delete(struct xkv_scratch *sc, struct xkv_stats *st, __u64 now)
 {
-	struct xkv_entry *old = store_lookup(sc);
-	int live = old && XKV_LIVE_FOR_DELETE(sc, old, now);
-	int found = store_del(sc, st);
+	int found = xkv_op_delete(sc, st, now);
 
 	if (found < 0)
 		return 0; /* the lock was not taken: nothing changed, userspace retries */
-	found = found && live;
-	stat_inc(st, found ? XKV_STAT_deletes : XKV_STAT_delete_misses);
 	stat_inc(st, XKV_STAT_cmd_delete);
 	return found ? TCP_LINE(XKV_R_DELETED) : TCP_LINE(XKV_R_NOT_FOUND);
 }
 
-/* set <key> <flags> <exptime> <bytes>: the entry as the XDP handler builds
- * it, the value from the skb.  0 (to userspace, nothing stored) on a store
+/* set <key> <flags> <exptime> <bytes>: the one set (ops.bpf.h), the value
+ * from the skb.  0 (to userspace, nothing stored) on a store
  * that failed. */
 static __always_inline __u32 tcp_set(struct __sk_buff *skb, struct xkv_scratch *sc,
 				     struct xkv_stats *st, __u64 now)
@@ -140,9 +132,8 @@ static __always_inline __u32 tcp_set(struct __sk_buff *skb, struct xkv_scratch *
 	xkv_entry_head(sc, now);
 	if (bytes && bpf_skb_load_bytes(skb, r->data_off & (XKV_REQ_MAX - 1), &e->data[XKV_VOFF], bytes))
 		return 0;
-	if (store_set(sc, st))
+	if (xkv_op_set(sc, st))
 		return 0; /* busy or full: userspace answers (and says why) */
-	stat_inc(st, XKV_STAT_stores);
 	stat_inc(st, XKV_STAT_cmd_set);
 	return TCP_LINE(XKV_R_STORED);
 }
@@ -169,11 +160,10 @@ static __always_inline __u32 tcp_answer(struct __sk_buff *skb, struct xkv_scratc
 		return 0;
 	if (r->op == XKV_OP_GET) {
 		struct get_ctx g = { .sc = sc, .st = st, .o = XKV_TEXT };
-		bpf_loop(XKV_PARSE_TOKENS - 1, get_one, &g, 0);
+		xkv_op_get(&g);
 		if (g.full)
 			return 0;
-		__u32 o = g.o;
-		PUT_LIT(sc, &o, XKV_R_END);
+		__u32 o = xkv_get_end(&g);
 		stat_inc(st, XKV_STAT_cmd_get);
 		return o - XKV_TEXT;
 	}

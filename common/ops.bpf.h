@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* The one get, set and delete over the variant's store, called by the XDP
+ * program (xdp.bpf.h) and the TCP verdict (tcp.bpf.h): the rules of a hit,
+ * of an expired item, of a write's entry and of a delete's answer live here
+ * only; a program adds its transport (where the value comes from, where
+ * the reply goes, what a busy store means).  Expects prelude.bpf.h and the
+ * variant's store before it: XKV_KEY_IN_VALUE, store_lookup(), store_set(),
+ * store_del(), and optionally XKV_STORE_MATCH, XKV_LIVE_FOR_DELETE,
+ * XKV_STORE_COPY_VALUE. */
+#ifndef XDPKV_OPS_BPF_H
+#define XDPKV_OPS_BPF_H
+
+#include "reply.bpf.h"
+
+#ifndef XKV_KEY_IN_VALUE
+#error "variant must define XKV_KEY_IN_VALUE"
+#endif
+#ifndef XKV_STORE_MATCH
+#define XKV_STORE_MATCH(sc, e) 1
+#endif
+/* Is the item e (found by store_lookup) live, for the reply to a delete?
+ * The per-CPU layouts override it (store_hash.bpf.h, XKV_PERCPU): their
+ * delete removes every CPU's copy. */
+#ifndef XKV_LIVE_FOR_DELETE
+#define XKV_LIVE_FOR_DELETE(sc, e, now) (XKV_STORE_MATCH(sc, e) && xkv_entry_live(e, now))
+#endif
+/* offset of the value bytes in entry.data */
+#define XKV_VOFF (XKV_KEY_IN_VALUE ? cfg.key_size : 0)
+/* Copy the len (<= 2047) value bytes of item e to reply[o].  A layout whose
+ * items are not kernel memory a helper can read (arena) defines its own. */
+#ifndef XKV_STORE_COPY_VALUE
+#define XKV_STORE_COPY_VALUE(sc, o, e, len) \
+	bpf_probe_read_kernel(&(sc)->reply[(o) & XKV_RMASK], (len), &(e)->data[XKV_VOFF])
+#endif
+
+/* ---- get ---------------------------------------------------------------- */
+
+struct get_ctx {
+	struct xkv_scratch *sc;
+	struct xkv_stats *st;
+	__u64 now;     /* 0 until an item with an expiry needs it */
+	__u32 o;       /* next free byte in reply[] */
+	__u32 full;    /* reply outgrew one datagram */
+	__u32 keyed;   /* the first key is in sc->key already (xkv_quick_get) */
+};
+
+/* Append one key's hit (if any).  Returns 1 to stop the loop. */
+static long get_one(__u32 i, void *vctx)
+{
+	struct get_ctx *g = vctx;
+	struct xkv_scratch *sc = g->sc;
+	__u32 t = i + 1;
+
+	if (t >= sc->pr.ntok || t >= XKV_PARSE_TOKENS)
+		return 1;
+	__u32 klen = sc->pr.tok[t].len;
+	if (klen > XKV_KEY_MAX)
+		return 1;
+	if (!g->keyed)
+		xkv_load_key(sc, t);
+	stat_inc(g->st, XKV_STAT_get_keys);
+
+	struct xkv_entry *e = store_lookup(sc);
+	if (!e)
+		goto miss;
+	/* one optimistic read; a writer inside (array_fnv) sends the request
+	 * to the slow path, which waits for it */
+	__u32 s1 = READ_ONCE_U32(e->seq);
+	if (s1 & 1)
+		goto busy;
+	barrier();
+	if (!XKV_STORE_MATCH(sc, e))
+		goto miss;
+	/* the clock only for items that can expire (reading it is ~30 ns here) */
+	if (e->expire_ns && !g->now)
+		g->now = bpf_ktime_get_ns();
+	if (!xkv_entry_live(e, g->now)) {
+		if (e->wtime_ns)
+			stat_inc(g->st, XKV_STAT_get_expired);
+		goto miss;
+	}
+	__u32 len = e->len, flags = e->flags;
+	/* the whole reply, END included, must fit one datagram */
+	if (len > cfg.val_cap ||
+	    g->o + 6 + klen + 1 + ndigits(flags) + 1 + ndigits(len) + 2 + len + 2 + 5 >
+		    XKV_TEXT + XKV_DGRAM_TEXT) {
+		g->full = 1;
+		return 1;
+	}
+	__u32 o = xkv_put_value_hdr(sc, g->o, t, flags, len);
+	if (!o || o > 2048 || len > 2047) {
+		g->full = 1;
+		return 1;
+	}
+	if (len)
+		XKV_STORE_COPY_VALUE(sc, o, e, len);
+	o += len;
+	PUT_LIT(sc, &o, "\r\n");
+	barrier();
+	if (READ_ONCE_U32(e->seq) != s1)
+		goto busy;
+	g->o = o;
+	stat_inc(g->st, XKV_STAT_get_hits);
+	return 0;
+busy:
+	stat_inc(g->st, XKV_STAT_seq_retries);
+	g->full = 2;
+	return 1;
+miss:
+	stat_inc(g->st, XKV_STAT_get_misses);
+	return 0;
+}
+
+/* Every key of the parsed get (tokens 1 ..): the hits' VALUE blocks from
+ * reply[g->o] on. */
+static __always_inline void xkv_op_get(struct get_ctx *g)
+{
+	bpf_loop(XKV_PARSE_TOKENS - 1, get_one, g, 0);
+}
+
+/* The get's reply text ends with END; returns the offset after it. */
+static __always_inline __u32 xkv_get_end(struct get_ctx *g)
+{
+	__u32 o = g->o;
+	PUT_LIT(g->sc, &o, XKV_R_END);
+	return o;
+}
+
+/* ---- set ---------------------------------------------------------------- */
+
+/* The entry of a set in sc->entry, all but its value bytes (the program
+ * copies those from its request). */
+static __always_inline void xkv_entry_head(struct xkv_scratch *sc, __u64 now)
+{
+	struct xkv_entry *e = &sc->entry;
+	e->expire_ns = xkv_expire_ns(sc->pr.exptime, now, cfg.realtime_off_ns);
+	/* unique per write: the item's cas unique (entry.h) */
+	sc->stamp = xkv_stamp(sc->stamp, now, bpf_get_smp_processor_id() % XKV_STAMP_CPUS);
+	e->wtime_ns = sc->stamp;
+	e->seq = 0;
+	e->flags = sc->pr.flags;
+	e->len = sc->pr.bytes;
+	e->klen = sc->klen;
+	if (XKV_KEY_IN_VALUE) {
+		for (__u32 w = 0; w < (XKV_KEY_MAX + 6) / 8; w++) {
+			if (w * 8 >= cfg.key_size)
+				break;
+			((__u64 *)e->data)[w] = ((const __u64 *)sc->key)[w];
+		}
+	}
+}
+
+/* Store the entry built in sc->entry under sc->key: 0 (counted as a store),
+ * or store_set's -ENOMEM (full) or -EBUSY (lock not taken). */
+static __always_inline int xkv_op_set(struct xkv_scratch *sc, struct xkv_stats *st)
+{
+	int err = store_set(sc, st);
+
+	if (!err)
+		stat_inc(st, XKV_STAT_stores);
+	return err;
+}
+
+/* ---- delete ------------------------------------------------------------- */
+
+/* Delete the key in sc->key: 1 DELETED, 0 NOT_FOUND (counted), or -EBUSY
+ * when the lock was not taken (nothing changed, nothing counted).  An
+ * expired item is gone already: NOT_FOUND, but its slot is freed. */
+static __always_inline int xkv_op_delete(struct xkv_scratch *sc, struct xkv_stats *st, __u64 now)
+{
+	struct xkv_entry *old = store_lookup(sc);
+	int live = old && XKV_LIVE_FOR_DELETE(sc, old, now);
+	int found = store_del(sc, st);
+
+	if (found < 0)
+		return found;
+	found = found && live;
+	stat_inc(st, found ? XKV_STAT_deletes : XKV_STAT_delete_misses);
+	return found;
+}
+
+#endif
