@@ -2,7 +2,7 @@
 # server on lo (needs root: BPF maps and SO_BINDTODEVICE).
 find_package(Threads REQUIRED)
 add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/refmodel.c)
+  ${XKV_REFMODEL_SOURCES})
 target_include_directories(test_slowpath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(test_slowpath PRIVATE xdpkv_core Threads::Threads)
 add_test(NAME slowpath_unit COMMAND test_slowpath unit)
