@@ -8,6 +8,9 @@ set(XKV_REFMODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/refmodel_meta.c)
 add_executable(test_fixtures
   ${CMAKE_CURRENT_LIST_DIR}/test_fixtures.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_run.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_cases_slots.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_cases_lru.c
   ${CMAKE_CURRENT_LIST_DIR}/pktbuild.c
   ${XKV_REFMODEL_SOURCES})
 target_include_directories(test_fixtures PRIVATE ${CMAKE_CURRENT_LIST_DIR})
