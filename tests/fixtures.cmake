@@ -1,8 +1,18 @@
 # Packet fixtures through BPF_PROG_TEST_RUN, one ctest per layout.
+# The reference model (tests/refmodel*.c), for test_fixtures and test_slowpath.
+set(XKV_REFMODEL_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/refmodel.c
+  ${CMAKE_CURRENT_LIST_DIR}/refmodel_store.c
+  ${CMAKE_CURRENT_LIST_DIR}/refmodel_text.c
+  ${CMAKE_CURRENT_LIST_DIR}/refmodel_slow.c
+  ${CMAKE_CURRENT_LIST_DIR}/refmodel_meta.c)
 add_executable(test_fixtures
   ${CMAKE_CURRENT_LIST_DIR}/test_fixtures.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_run.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_cases_slots.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_cases_lru.c
   ${CMAKE_CURRENT_LIST_DIR}/pktbuild.c
-  ${CMAKE_CURRENT_LIST_DIR}/refmodel.c)
+  ${XKV_REFMODEL_SOURCES})
 target_include_directories(test_fixtures PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(test_fixtures PRIVATE xdpkv_core)
 foreach(layout ${XKV_LAYOUTS})

@@ -3,14 +3,14 @@
 """The meta fixture table against the real memcached.
 
 slowpath_unit checks xdpkv's slow path against the table of requests and
-replies in tests/test_slowpath.c (meta_fixtures).  This test checks the
+replies in tests/slowpath_meta.c (meta_fixtures).  This test checks the
 table itself: it starts the memcached Debian ships (1.6.18) on loopback,
 sends it every fixture in order on one connection and compares its reply
 with the table's.  A fixture may differ only if it is listed in DIFFERS
 below, with the reason (each one is said in docs/protocol.md); a listed
 one that stops differing fails too, so the list stays true.
 
-  tests/meta_vs_memcached.py [path/to/test_slowpath.c]
+  tests/meta_vs_memcached.py [path/to/slowpath_meta.c]
 
 {c:KEY} in a fixture is KEY's cas as the server under test reports it
 (mg KEY c), as slowpath_unit expands it from the store.  Seconds left (t<n>,
@@ -93,7 +93,7 @@ def same(got, want):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "test_slowpath.c")
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "slowpath_meta.c")
     mc = shutil.which("memcached") or "/usr/bin/memcached"
     if not os.access(mc, os.X_OK):
         print("FAIL memcached is not installed (tests/lib/install-deps.sh installs it)")

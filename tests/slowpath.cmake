@@ -2,7 +2,18 @@
 # server on lo (needs root: BPF maps and SO_BINDTODEVICE).
 find_package(Threads REQUIRED)
 add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/refmodel.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_classic.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_stats.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_flush.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_access.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_meta.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_atomic.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_stream.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_model.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_daemon.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_bigvals.c
+  ${XKV_REFMODEL_SOURCES})
 target_include_directories(test_slowpath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(test_slowpath PRIVATE xdpkv_core Threads::Threads)
 add_test(NAME slowpath_unit COMMAND test_slowpath unit)
@@ -23,7 +34,7 @@ set_tests_properties(slowpath_model PROPERTIES TIMEOUT 120)
 # The meta fixture table above, against the real memcached (Debian's 1.6.18):
 # every fixture answers as the table says, or is listed with its reason.
 add_test(NAME meta_vs_memcached COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/meta_vs_memcached.py
-  ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_meta.c)
 set_tests_properties(meta_vs_memcached PROPERTIES TIMEOUT 60)
 # memcached's binary protocol (engine/binproto.c), every layout, in-process.
 add_executable(test_binproto ${CMAKE_CURRENT_SOURCE_DIR}/test_binproto.c)

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+"""xdpkv compare's experiments: their letters and titles, the workloads, the
+settings of each mode (full, quick, smoke), the row labels, and how many
+cores and threads each scaling and microbenchmark point uses."""
+
+EXPERIMENTS = "abcdefghijklm"
+EXP_TITLES = {
+    "a": "Max throughput per key distribution",
+    "b": "Latency vs offered load",
+    "c": "Write ratio",
+    "d": "Key size and value size",
+    "e": "Scan ratio (multi-key get)",
+    "f": "Memory per item",
+    "g": "Lost data",
+    "h": "CPU per request",
+    "i": "Share of requests per xdpkv path",
+    "j": "Scaling with server cores",
+    "k": "Persistence: snapshot and restore",
+    "l": "In-kernel microbenchmark, 1…nproc threads, shared and disjoint keys",
+    "m": "Hit ratio per byte: miss-ratio curves against libCacheSim",
+}
+WORKLOADS = ("fixed", "etc", "twitter")
+# --workload etc|twitter: the sizes are each key's (bench/loadgen/workload.h);
+# a server is sized for the largest the load generator makes (its limits)
+WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE = 250, 1024
+
+# (j) the mixes: name -> writes (%), key distribution, keys (None: all)
+SCALING_MIXES = (("read", 5, "uniform", None), ("write", 50, "uniform", None),
+                 ("zipf", 5, "zipf:0.99", None), ("hotkey", 5, "uniform", 1))
+
+
+def scaling_cores(nproc, gen_cores=None):
+    """(generator CPUs, server CPUs, server core counts) on an nproc-CPU
+    machine.  The generator gets CPUs 0..G-1 (G = half, rounded up), the
+    server the rest, one veth queue per server CPU.  veth puts a frame
+    transmitted by XDP on CPU c into the peer's receive queue c mod queues
+    (bench/README.md), so N generator threads on CPUs 0..N-1 feed queues
+    0..N-1: the counts go 1, 2, 4 ... up to min(G, server CPUs)."""
+    g = gen_cores or (nproc + 1) // 2
+    if nproc < 2 or not 1 <= g < nproc:
+        return None
+    gen, server = list(range(g)), list(range(g, nproc))
+    top = min(len(gen), len(server))
+    counts, n = [], 1
+    while n <= top:
+        counts.append(n)
+        n *= 2
+    if counts[-1] != top:
+        counts.append(top)
+    return gen, server, counts
+
+
+def microbench_threads(nproc):
+    """(l) thread counts: 1, 2, 4 ... and nproc itself (1 and 2 on 2 CPUs;
+    1, 2, 4, 8, 16 on 16)."""
+    counts, n = [], 1
+    while n <= max(1, nproc):
+        counts.append(n)
+        n *= 2
+    if counts[-1] != max(1, nproc):
+        counts.append(nproc)
+    return counts
+
+
+# (l) the operations: microbenchmark name -> what it sends (bench/README.md)
+MB_OPS = ("get_hit", "set")
+
+
+def microbench_filter(layout, threads):
+    """The --benchmark_filter that selects (l)'s points of one layout: GET hit
+    and SET, disjoint keys (OP/LAYOUT) and shared (OP_shared/LAYOUT), at the
+    thread counts given (Google Benchmark appends /threads:N for N > 1)."""
+    more = [str(n) for n in threads if n > 1]
+    t = "(/threads:(%s))?" % "|".join(more) if more else ""
+    return "^(%s)(_shared)?/%s/manual_time%s$" % ("|".join(MB_OPS), layout, t)
+
+
+def cpu_list(cpus):
+    return ",".join(str(c) for c in cpus)
+
+
+def microbench_sizes(mb, threads):
+    """(l) the microbenchmark's store size and keys per thread: its threads x
+    keys must fit the preloaded entries (microbench refuses otherwise), so on
+    a machine with many CPUs each thread gets fewer keys."""
+    return dict(mb, keys=max(1, min(mb["keys"], mb["entries"] // (2 * threads))))
+
+
+# ---- settings ---------------------------------------------------------------------
+
+FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
+            dists=["uniform", "zipf:0.9", "zipf:0.95", "zipf:0.99"],
+            fractions=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2],
+            writes=[0, 5, 10, 25, 50, 75, 100],
+            key_sizes=[16, 32, 64, 128], value_sizes=[128, 256, 512, 1024],
+            scan_ratios=[0, 5, 25, 50], scan_len=10,
+            kvexp_items=1_000_000, xdpgen=True, kvexp_scale=20,
+            mb=dict(entries=1 << 20, keys=4096, min_time=0.1),
+            kvexp=dict(key_sizes="16,64,128,250", value_sizes="32,128,512,1024",
+                       fills="10,50,95", capacity=65536, ratios="0.5,0.9,1.0,1.5",
+                       stale_keys=4096, rounds=4),
+            hitratio=dict(keys=32768, budgets="1/64,1/32,1/16,1/8,1/4,1/2,1,2",
+                          dists="0.6,0.9,0.99,1.2,uniform", seeds="1,2,3", warmup=2,
+                          requests=4, tol=0.02))
+QUICK = dict(keys=100_000, duration=2.0, warmup=0.5, depth=32,
+             dists=["uniform", "zipf:0.99"],
+             fractions=[0.25, 0.5, 0.9],
+             writes=[0, 50, 100],
+             key_sizes=[16, 128], value_sizes=[128, 1024],
+             scan_ratios=[0, 25], scan_len=10,
+             kvexp_items=100_000, xdpgen=True, kvexp_scale=1,
+             mb=dict(entries=1 << 18, keys=2048, min_time=0.02),
+             kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=8192,
+                        ratios="0.5,1.0,1.5", stale_keys=1024, rounds=2),
+             hitratio=dict(keys=4096, budgets="1/16,1/4,1", dists="0.99,uniform", seeds="1,2,3",
+                           warmup=1, requests=2, tol=0.05))
+SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16,
+             dists=["uniform"], fractions=[0.5], writes=[0, 100],
+             key_sizes=[16], value_sizes=[128], scan_ratios=[25], scan_len=4,
+             kvexp_items=10_000, xdpgen=True, kvexp_scale=0.5,
+             mb=dict(entries=1 << 16, keys=1024, min_time=0.0005),
+             kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=2048,
+                        ratios="1.0", stale_keys=256, rounds=1),
+             hitratio=dict(keys=1024, budgets="1/8,1", dists="0.99,uniform", seeds="1,2,3",
+                           warmup=1, requests=2, tol=0.15))
+BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
+
+# seconds xkv-kvexp takes in the quick setting (measured), scaled per setting
+KVEXP_EST = {"memory": 12, "lost": 30, "stale": 3}
+
+SOCKET_LABEL = "end-to-end, socket client, client CPU-bound"
+XDPGEN_LABEL = "server capacity, in-kernel generator"
+SCALING_LABEL = "server capacity at N server cores, in-kernel generator (N threads)"
+MB_LABEL = ("in-kernel microbenchmark: ns per request in the XDP program "
+            "(BPF_PROG_TEST_RUN, repeat=1), N threads at once")
+# Measured with xdpgen beside the layouts, same run, same path: the bare XDP_TX
+# reflector (the ceiling) and the null store (the handler without a map).
+CEILINGS = ("reflector", "xdpkv/null")

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/* Slow path tests: the counters and the stats reply. */
+#include "slowpath_test.h"
+
+/* Every line is "STAT <name> <value>\r\n", the last "END\r\n". */
+static int stats_well_formed(const struct xkv_buf *b)
+{
+	size_t i = 0;
+	while (i < b->len) {
+		const __u8 *nl = memchr(b->p + i, '\n', b->len - i);
+		if (!nl)
+			return 0;
+		size_t ll = (size_t)(nl - (b->p + i)) + 1;
+		if (ll == 5 && !memcmp(b->p + i, "END\r\n", 5))
+			return i + 5 == b->len;
+		int spaces = 0;
+		for (size_t k = 0; k < ll - 2; k++)
+			spaces += b->p[i + k] == ' ';
+		if (ll < 9 || memcmp(b->p + i, "STAT ", 5) || b->p[i + ll - 2] != '\r' || spaces != 2)
+			return 0;
+		i += ll;
+	}
+	return 0;
+}
+
+void t_stats(struct env *e)
+{
+	struct xkv_buf out = {};
+	struct xkv_stats *rows = calloc(e->s.ncpus, sizeof(*rows)), slow_map;
+	__u32 slot = XKV_STATS_FAST;
+	char v[128], want[128];
+
+	flush_store(e);
+	/* the fast path's slot: 400 seen over the CPUs, 100 passed on */
+	rows[0].v[XKV_STAT_requests] = 300;
+	rows[0].v[XKV_STAT_pass_cmd] = 60;
+	rows[0].v[XKV_STAT_get_hits] = 1000;
+	rows[e->s.ncpus - 1].v[XKV_STAT_requests] += 100;
+	rows[e->s.ncpus - 1].v[XKV_STAT_pass_room] = 40;
+	if (bpf_map_update_elem(e->s.stats_fd, &slot, rows, BPF_ANY))
+		report(0, "%s: write the fast slot: %s", e->layout, strerror(errno));
+	/* the slow slot: what earlier tests counted, pushed, plus a pending delta */
+	if (xkv_stats_slow_add(&e->s, &e->delta))
+		report(0, "%s: xkv_stats_slow_add", e->layout);
+	memset(&e->delta, 0, sizeof(e->delta));
+	const char *setup = "set s1 0 0 1\r\n1\r\nset s2 0 0 1\r\n2\r\nget s1 s3\r\n";
+	ask(e, setup, strlen(setup), &out);
+	xkv_slow_count_refresh(e->sl); /* stats answers curr_items from the cached count */
+	xkv_stats_read(&e->s, XKV_STATS_SLOW, &slow_map, NULL);
+	struct xkv_stats pending = e->delta;
+
+	int ret = ask(e, "stats\r\n", 7, &out);
+	report(ret == 1 && stats_well_formed(&out), "%s: stats reply is STAT lines then END", e->layout);
+
+	/* the stats command counts itself before answering */
+	pending.v[XKV_STAT_requests]++;
+	pending.v[XKV_STAT_cmd_other]++;
+	int ok = 1;
+	for (int i = 0; i < XKV_STAT__MAX; i++) {
+		__u64 w = slow_map.v[i] + pending.v[i];
+		for (int c = 0; c < e->s.ncpus; c++)
+			w += rows[c].v[i];
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)w);
+		if (stat_field(&out, xkv_stat_names[i], v, sizeof(v)) || strcmp(v, want)) {
+			ok = 0;
+			printf("    STAT %s: got '%s' want '%s'\n", xkv_stat_names[i], v, want);
+		}
+	}
+	report(ok, "%s: stats lists every counter, both slots and the pending delta summed", e->layout);
+
+	__u64 slow_n = slow_map.v[XKV_STAT_requests] + pending.v[XKV_STAT_requests];
+	snprintf(want, sizeof(want), "%.1f", 100.0 * 300 / (300.0 + (double)slow_n));
+	char fr[64] = "-", sr[64] = "-", share[64] = "-";
+	char slow_s[32];
+	snprintf(slow_s, sizeof(slow_s), "%llu", (unsigned long long)slow_n);
+	ok = !stat_field(&out, "fast_path_requests", fr, sizeof(fr));
+	ok &= !stat_field(&out, "slow_path_requests", sr, sizeof(sr));
+	ok &= !stat_field(&out, "fast_path_share", share, sizeof(share));
+	ok &= !strcmp(fr, "300") && !strcmp(sr, slow_s) && !strcmp(share, want);
+	report(ok, "%s: fast_path_requests %s (want 300) slow_path_requests %s (want %s) share %s (want %s)",
+	       e->layout, fr, sr, slow_s, share, want);
+
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	ok = !stat_field(&out, "pid", v, sizeof(v)) && !strcmp(v, pid);
+	ok &= !stat_field(&out, "version", v, sizeof(v)) && !strcmp(v, XKV_VERSION);
+	ok &= !stat_field(&out, "layout", v, sizeof(v)) && !strcmp(v, e->layout);
+	ok &= !stat_field(&out, "curr_items", v, sizeof(v)) && !strcmp(v, "2");
+	ok &= !stat_field(&out, "curr_items_age_s", v, sizeof(v)) && !strcmp(v, "0");
+	ok &= !stat_field(&out, "limit_items", v, sizeof(v)) && atol(v) == ENTRIES;
+	ok &= !stat_field(&out, "item_size_max", v, sizeof(v)) && atol(v) == VAL_CAP;
+	ok &= !stat_field(&out, "uptime", v, sizeof(v)) && !stat_field(&out, "time", v, sizeof(v)) &&
+	      labs(atol(v) - (long)time(NULL)) <= 2;
+	report(ok, "%s: stats pid, version, layout, curr_items 2, limits, time", e->layout);
+	if (!ok)
+		print_escaped("stats", out.p, out.len, 4000);
+
+	/* counters back to zero for the next tests */
+	memset(rows, 0, e->s.ncpus * sizeof(*rows));
+	bpf_map_update_elem(e->s.stats_fd, &slot, rows, BPF_ANY);
+	slot = XKV_STATS_SLOW;
+	bpf_map_update_elem(e->s.stats_fd, &slot, rows, BPF_ANY);
+	memset(&e->delta, 0, sizeof(e->delta));
+	ask(e, "stats\r\n", 7, &out);
+	strcpy(share, "-");
+	strcpy(sr, "-");
+	ok = !stat_field(&out, "fast_path_share", share, sizeof(share));
+	ok &= !stat_field(&out, "slow_path_requests", sr, sizeof(sr));
+	ok &= !strcmp(share, "0.0") && !strcmp(sr, "1");
+	report(ok, "%s: no fast-path traffic: share %s (want 0.0), slow %s (want 1)", e->layout, share, sr);
+	free(rows);
+	xkv_buf_free(&out);
+}
