@@ -232,8 +232,14 @@ static int slow_run_cmd(struct slow_cmd *c, int err)
 		return -1;
 	}
 	/* migrate: the write goes to the old store and the new one */
-	if (slow_cmd_writes(c) && c->sl->mig_state == MIG_MIRROR)
-		return mig_write(c) < 0 || over_budget(c, 0) ? -1 : 0;
+	if (slow_cmd_writes(c) && c->sl->mig_state == MIG_MIRROR) {
+		int rc;
+		if (mig_write_begin(c, &rc)) {
+			rc = slow_dispatch(c);
+			mig_write_end(c);
+		}
+		return rc < 0 || over_budget(c, 0) ? -1 : 0;
+	}
 	/* snapshot --pause-writes holds the store still: refuse, change nothing
 	 * (after a migration's switch the flag is still up for a moment: the
 	 * store written is the new one, which XDP serves) */

@@ -376,9 +376,11 @@ int slow_cmd_stats(struct slow_cmd *c);
 int stats_lines(struct slow_cmd *c);
 
 /* migrate_mirror.c */
-/* A write while migrating: run it on the old store, then mirror every key
- * it names. */
-int mig_write(struct slow_cmd *c);
+/* A write while migrating: mig_write_begin (false: refused and answered,
+ * *rc its result), the write on the old store, mig_write_end mirrors every
+ * key it names. */
+bool mig_write_begin(struct slow_cmd *c, int *rc);
+void mig_write_end(struct slow_cmd *c);
 /* Make the new store hold what the old one holds for key (under mig_mu). */
 void mirror_key(struct xkv_slow *sl, struct xkv_store *old, const __u8 *key, __u32 klen,
 		struct xkv_item *it, bool remember);

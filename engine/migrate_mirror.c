@@ -80,22 +80,30 @@ void mirror_key(struct xkv_slow *sl, struct xkv_store *old, const __u8 *key, __u
 	m->overwrites = 0;
 }
 
-/* A write while migrating: run it on the old store, then mirror every key
- * it names, the two under mig_mu so that no other write comes between. */
-int mig_write(struct slow_cmd *c)
+/* A write while migrating runs on the old store (dispatch.c), then every
+ * key it names is mirrored, the two under mig_mu so that no other write
+ * comes between: mig_write_begin before it, mig_write_end after.  A
+ * flush_all is refused (a walk of two stores: not while copying): begin
+ * answers it and returns false. */
+bool mig_write_begin(struct slow_cmd *c, int *rc)
+{
+	if (c->r->op == XKV_OP_FLUSH_ALL) {
+		STAT(c, err_client);
+		*rc = PUT_LIT(c->out, R_MIG_FLUSH);
+		return false;
+	}
+	pthread_mutex_lock(&c->sl->mig_mu);
+	c->key = NULL; /* a meta command's key, decoded (b), once meta_key took it */
+	return true;
+}
+
+void mig_write_end(struct slow_cmd *c)
 {
 	struct xkv_slow *sl = c->sl;
 	struct xkv_req *r = c->r;
-
-	if (r->op == XKV_OP_FLUSH_ALL) { /* a walk of two stores: not while copying */
-		STAT(c, err_client);
-		return PUT_LIT(c->out, R_MIG_FLUSH);
-	}
 	bool getlike = r->op == XKV_OP_GAT || r->op == XKV_OP_GATS;
 	bool meta = r->op == XKV_OP_MS || r->op == XKV_OP_MD || r->op == XKV_OP_MA || r->op == XKV_OP_MG;
-	pthread_mutex_lock(&sl->mig_mu);
-	c->key = NULL; /* a meta command's key, decoded (b), once meta_key took it */
-	int rc = slow_dispatch(c);
+
 	if (meta) {
 		if (c->key)
 			mirror_key(sl, c->s, c->key, c->klen, &c->sc->item, !sl->mig_copied);
@@ -105,7 +113,6 @@ int mig_write(struct slow_cmd *c)
 				   !sl->mig_copied);
 	}
 	pthread_mutex_unlock(&sl->mig_mu);
-	return rc;
 }
 
 int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_config *cfg, char *err,

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* The slow path of one store (struct xkv_slow, slowpath.h): made, held
- * by each request, freed; its item count and limits.  The protocol
+/* The slow path of one store (struct xkv_slow, slowpath.h): made and
+ * freed; its limits.  The protocol
  * executor's other files, one job each (engine_int.h holds what they share):
  *
+ *   hold.c            the store lock each request holds; the cached item count
  *   reply.c           the reply buffer, error lines, one-line answers
  *   flush.c           flush_all: its cut, the flusher thread, the command
  *   read.c            reading an item (flush_all's cut, a big value's chunks)
- *   rmw.c             one read-modify-write for every write command, delete
+ *   rmw.c             one read-modify-write for every write command
+ *   write.c           a whole write and a delete, under the key's stripe lock
  *   big_rmw.c         the writes that must read a big value whole first
  *   big_chunks.c      the chunks of replaced and deleted big values
  *   classic.c         get/gets/gat/gats, set family, touch, delete, incr/decr
@@ -23,28 +25,6 @@
 #include "engine_int.h"
 #include <stdlib.h>
 #include <time.h>
-
-void xkv_slow_hold(struct xkv_slow *sl)
-{
-	pthread_rwlock_rdlock(&sl->store_lk);
-}
-
-void xkv_slow_release(struct xkv_slow *sl)
-{
-	pthread_rwlock_unlock(&sl->store_lk);
-}
-
-long xkv_slow_count_refresh(struct xkv_slow *sl)
-{
-	xkv_slow_hold(sl);
-	long n = sl->s->L->count(sl->s);
-	xkv_slow_release(sl);
-	if (n >= 0) {
-		__atomic_store_n(&sl->items, n, __ATOMIC_RELAXED);
-		__atomic_store_n(&sl->items_ns, xkv_now_ns(), __ATOMIC_RELEASE);
-	}
-	return n;
-}
 
 static __u32 limit_or(__u32 v, __u32 dflt, __u32 max)
 {

@@ -13,6 +13,7 @@
 #include "entry.h"
 #include "stats.h"
 #include "policy.h"
+#include "errf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -161,10 +162,8 @@ struct xkv_store {
 	__u64 new_items, overwrites;
 };
 
-/* Format a message into err (when err is not NULL) and return rc: the one
- * way every libxdpkv function reports a failure. */
-int xkv_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/* xkv_errf (lib/errf.h): the one way every libxdpkv function reports a
+ * failure. */
 
 /* ---- configuration and loading (store/loader.c) ---- */
 

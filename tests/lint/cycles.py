@@ -135,7 +135,10 @@ def objects(build):
                     continue
                 rel = os.path.relpath(os.path.join(d, f), top)[:-2]  # foo/bar.c
                 rel = "/".join(".." if p == "__" else p for p in rel.split(os.sep))
-                out[os.path.normpath(os.path.join(src, rel))] = os.path.join(d, f)
+                mod = os.path.normpath(os.path.join(src, rel))
+                # an object whose source is gone (moved, removed) is stale
+                if os.path.isfile(os.path.join(ROOT, mod)):
+                    out[mod] = os.path.join(d, f)
     return out
 
 
