@@ -1,0 +1,5 @@
+# The generic helpers of lib/ (JSON writer, base64, logger) against known vectors.
+add_executable(test_lib ${CMAKE_CURRENT_SOURCE_DIR}/test_lib.c)
+target_link_libraries(test_lib PRIVATE xdpkv_core)
+add_test(NAME lib_unit COMMAND test_lib)
+set_tests_properties(lib_unit PROPERTIES LABELS unit)
