@@ -35,6 +35,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
 #include "xdpkv.h"
 #include "null_layout.h"
 #include "array_fnv/slot.h"
@@ -1445,13 +1446,6 @@ void parse_args(int *argc, char **argv)
 	}
 }
 
-int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (!opt.verbose && level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -1461,7 +1455,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "microbench: needs root (BPF_PROG_TEST_RUN and map creation); skipped\n");
 		return 77;
 	}
-	libbpf_set_print(libbpf_quiet);
+	xkv_log_set_verbose(opt.verbose); /* libbpf: its warnings, or all with -v */
+	xkv_log_libbpf();
 	benchmark::AddCustomContext("xkv_entries", std::to_string(opt.entries));
 	benchmark::AddCustomContext("xkv_keys", std::to_string(opt.keys));
 	benchmark::AddCustomContext("xkv_key_bytes", std::to_string(kKeyLen));

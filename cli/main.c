@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
+#include "log.h"
 
 /* compare.c: 'compare' passes its arguments to bench/compare/compare.py as given */
 extern const struct cmd cmd_compare;
@@ -77,55 +78,34 @@ void xinfo(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Without -v, libbpf and libxdp messages go to a ring of recent lines that is
- * shown only when something fails. */
-#define LOG_LINES 24
-static char log_ring[LOG_LINES][256];
-static unsigned log_next;
-
-static void log_keep(const char *who, const char *fmt, va_list ap)
+/* libbpf and libxdp messages (lib/log.c): all of them with -v; without, the
+ * non-debug ones go to the ring of recent lines, shown only when something
+ * fails. */
+static void lib_message(enum xkv_log_level level, const char *fmt, va_list ap)
 {
-	char *l = log_ring[log_next++ % LOG_LINES];
-	int n = snprintf(l, sizeof(log_ring[0]), "%s", who);
-	vsnprintf(l + n, sizeof(log_ring[0]) - n, fmt, ap);
-	size_t len = strlen(l);
-	while (len && l[len - 1] == '\n')
-		l[--len] = 0;
+	if (verbose)
+		vfprintf(stderr, fmt, ap);
+	else if (level != XKV_LOG_DEBUG)
+		xkv_log_keep(level, fmt, ap);
+}
+
+static void dump_line(void *arg, const char *line)
+{
+	if (line[0])
+		fprintf(stderr, "  %s\n", line);
 }
 
 void xlog_dump(void)
 {
-	unsigned first = log_next > LOG_LINES ? log_next - LOG_LINES : 0;
-	if (first == log_next)
+	if (!xkv_log_kept(NULL, NULL))
 		return;
 	fprintf(stderr, "xdpkv: library messages (latest last; -v shows all):\n");
-	for (unsigned i = first; i < log_next; i++)
-		if (log_ring[i % LOG_LINES][0])
-			fprintf(stderr, "  %s\n", log_ring[i % LOG_LINES]);
+	xkv_log_kept(dump_line, NULL);
 }
 
 void xlog_clear(void)
 {
-	log_next = 0;
-	memset(log_ring, 0, sizeof(log_ring));
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (verbose)
-		return vfprintf(stderr, fmt, ap);
-	if (level != LIBBPF_DEBUG)
-		log_keep("", fmt, ap);
-	return 0;
-}
-
-static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
-{
-	if (verbose)
-		return vfprintf(stderr, fmt, ap);
-	if (level != LIBXDP_DEBUG)
-		log_keep("", fmt, ap);
-	return 0;
+	xkv_log_kept_clear();
 }
 
 /* ---- privileges and pinned stores ---- */
@@ -286,8 +266,10 @@ int main(int argc, char **argv)
 	struct global_opts g = {};
 	struct xo_set gset = { global_table, &g };
 
-	libbpf_set_print(libbpf_print);
-	libxdp_set_print(libxdp_print);
+	xkv_log_set_level(XKV_LOG_DEBUG); /* lib_message decides */
+	xkv_log_set_sink(lib_message);
+	xkv_log_libbpf();
+	xkv_log_libxdp();
 
 	if (argc == 2 && !strcmp(argv[1], "--man")) /* hidden: the build writes xdpkv.8 with it */
 		return xo_print_man(stdout);

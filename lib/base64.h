@@ -6,6 +6,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The encoded length of n bytes (padded, no NUL). */
 #define XKV_B64_LEN(n) (((n) + 2) / 3 * 4)
 
@@ -29,5 +33,9 @@ enum xkv_b64_rule {
  * the rule, holds a character outside the alphabet (NUL included) or
  * decodes to more than cap bytes. */
 long xkv_b64_decode(const void *src, size_t n, void *dst, size_t cap, enum xkv_b64_rule rule);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

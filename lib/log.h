@@ -6,6 +6,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum xkv_log_level {
 	XKV_LOG_ERROR,
 	XKV_LOG_WARN,
@@ -41,5 +45,9 @@ void xkv_log_keep(enum xkv_log_level level, const char *fmt, va_list ap);
 /* Call fn (unless NULL) with each kept line, oldest first; the number of lines. */
 unsigned xkv_log_kept(void (*fn)(void *arg, const char *line), void *arg);
 void xkv_log_kept_clear(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

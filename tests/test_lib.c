@@ -51,7 +51,7 @@ static void test_json(void)
 		  "\"a\\\"b\\\\c\\nd\\re\\tf\\u0001g\\u001fh\\u007fi\\u00c3\\u00a9j\\u00ff\"");
 	json_case(in, n, XKV_JSON_TEXT,
 		  "\"a\\\"b\\\\c\\nd\\re\\tf\\u0001g\\u001fh\\u007fi\xc3\xa9j\xff\"");
-	json_case(in, n, 0, "\"a\\\"b\\\\c\\u000ad\\u000de\\u0009f\\u0001g\\u001fh\x7fi\xc3\xa9j\xff\"");
+	json_case(in, n, XKV_JSON_MINIMAL, "\"a\\\"b\\\\c\\u000ad\\u000de\\u0009f\\u0001g\\u001fh\x7fi\xc3\xa9j\xff\"");
 	json_case("", 0, XKV_JSON_BYTES, "\"\"");
 	json_case("a\0b", 3, XKV_JSON_BYTES, "\"a\\u0000b\"");
 	json_case("plain text / ok ~", 17, XKV_JSON_TEXT, "\"plain text / ok ~\"");

@@ -101,20 +101,6 @@ void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
-void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 void json_head(const char *cmd)
 {
 	struct utsname u;
@@ -126,9 +112,9 @@ void json_head(const char *cmd)
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S%z", localtime(&t));
 	printf("{\n  \"tool\": \"xkv-kvexp\",\n  \"subcommand\": \"%s\",\n", cmd);
 	printf("  \"machine\": {\"nproc\": %ld, \"cpu_model\": ", sysconf(_SC_NPROCESSORS_ONLN));
-	json_str(stdout, model);
+	xkv_json_cstr(stdout, model, XKV_JSON_MINIMAL);
 	printf(", \"kernel\": ");
-	json_str(stdout, u.release);
+	xkv_json_cstr(stdout, u.release, XKV_JSON_MINIMAL);
 	printf(", \"possible_cpus\": %d, \"date\": \"%s\"},\n", libbpf_num_possible_cpus(), date);
 }
 

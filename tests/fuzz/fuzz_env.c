@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz_env.h"
+#include "log.h"
 
 static struct fuzz_env env;
 static int env_up;
@@ -24,7 +25,9 @@ struct fuzz_env *fuzz_env_get(void)
 		return &env;
 	if (!layout || !*layout)
 		layout = "hash_map";
-	libbpf_set_print(NULL); /* the loader's chatter is not the fuzzer's */
+	/* the loader's chatter is not the fuzzer's: libbpf says nothing at ERROR */
+	xkv_log_set_level(XKV_LOG_ERROR);
+	xkv_log_libbpf();
 	if (xkv_config_defaults(&cfg, layout))
 		die("layout", layout);
 	cfg.entries = FUZZ_ENTRIES;
