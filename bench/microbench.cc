@@ -35,6 +35,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "inproc.h"
 #include "log.h"
 #include "xdpkv.h"
 #include "null_layout.h"
@@ -505,14 +506,8 @@ void load(Bench &b)
 	cfg.flags |= flags;
 	if (b.L->hash_seeded && !unseeded)
 		cfg.hash_seed = kBenchSeed;
-	if (xkv_config_finish(&cfg, err, sizeof(err))) {
-		b.err = b.name + ": " + err;
-		return;
-	}
-	if (b.null_store)
-		snprintf(cfg.layout, sizeof(cfg.layout), "null");
-	b.obj = xkv_object_open_with(b.L, &cfg, err, sizeof(err));
-	if (!b.obj || xkv_object_load(b.obj, err, sizeof(err))) {
+	/* the null store is configured as hash_map, loaded as "null" */
+	if (xkv_inproc_load(&cfg, b.L, &b.obj, nullptr, err, sizeof(err))) {
 		b.err = b.name + ": " + err;
 		return;
 	}
@@ -951,12 +946,8 @@ std::string m_load(const xkv_layout *L, const std::string &name, uint32_t klen, 
 	cfg.mode = XKV_MODE_TEST;
 	if (L->hash_seeded)
 		cfg.hash_seed = kBenchSeed;
-	if (xkv_config_finish(&cfg, err, sizeof(err)))
-		return name + ": " + err;
-	if (null_store)
-		snprintf(cfg.layout, sizeof(cfg.layout), "null");
-	*obj = xkv_object_open_with(L, &cfg, err, sizeof(err));
-	if (!*obj || xkv_object_load(*obj, err, sizeof(err)))
+	/* the null store is configured as hash_map, loaded as "null" */
+	if (xkv_inproc_load(&cfg, L, obj, nullptr, err, sizeof(err)))
 		return name + ": " + err;
 	if (!policy_as_attach(*obj))
 		return name + ": cannot set the access policy";

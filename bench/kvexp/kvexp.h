@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "inproc.h"
 #include "json.h"
 #include "log.h"
 #include "xdpkv.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz_env.h"
+#include "inproc.h"
 #include "log.h"
 
 static struct fuzz_env env;
@@ -34,14 +35,8 @@ struct fuzz_env *fuzz_env_get(void)
 	cfg.val_cap = FUZZ_VAL_CAP;
 	cfg.key_cap = XKV_KEY_MAX;
 	cfg.big_chunks = FUZZ_BIG_CHUNKS;
-	if (xkv_config_finish(&cfg, err, sizeof(err)))
-		die("config", err);
-	env.obj = xkv_object_open(&cfg, err, sizeof(err));
-	if (!env.obj)
-		die("open", err);
-	if (xkv_object_load(env.obj, err, sizeof(err)) ||
-	    xkv_store_from_object(&env.s, NULL, env.obj, err, sizeof(err)))
-		die("load", err);
+	if (xkv_inproc_load(&cfg, NULL, &env.obj, &env.s, err, sizeof(err)))
+		die(layout, err);
 	env_up = 1;
 	return &env;
 }
