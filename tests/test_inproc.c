@@ -13,18 +13,7 @@
 #include <bpf/libbpf.h>
 #include "inproc.h"
 #include "log.h"
-
-static int fails;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (!(cond)) {                                           \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);      \
-			printf(__VA_ARGS__);                             \
-			printf("\n");                                    \
-			fails++;                                         \
-		}                                                        \
-	} while (0)
+#include "unit_check.h"
 
 static void small(struct xkv_config *cfg, const char *layout)
 {
@@ -107,10 +96,5 @@ int main(void)
 	rc = xkv_inproc_load(&cfg, NULL, &obj, NULL, err, sizeof(err));
 	CHECK(rc < 0 && !obj && !strncmp(err, "config: ", 8), "seed for hash_map: %d, %s", rc, err);
 
-	if (fails) {
-		printf("test_inproc: %d checks failed\n", fails);
-		return 1;
-	}
-	printf("test_inproc: all checks passed\n");
-	return 0;
+	return unit_done("test_inproc");
 }

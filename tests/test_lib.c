@@ -15,18 +15,7 @@
 #include "base64.h"
 #include "json.h"
 #include "log.h"
-
-static int fails;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (!(cond)) {                                           \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);      \
-			printf(__VA_ARGS__);                             \
-			printf("\n");                                    \
-			fails++;                                         \
-		}                                                        \
-	} while (0)
+#include "unit_check.h"
 
 /* ---- JSON ---- */
 
@@ -253,10 +242,5 @@ int main(void)
 	test_json();
 	test_b64();
 	test_log();
-	if (fails) {
-		printf("test_lib: %d checks failed\n", fails);
-		return 1;
-	}
-	printf("test_lib: all checks passed\n");
-	return 0;
+	return unit_done("test_lib");
 }
