@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 #include "arena_c_probe.skel.h"
 #include "arena_probe.h"
+#include "log.h"
 
 #define PAGES ARENA_PROBE_PAGES
 #define MAGIC 0x5eedf00dcafe0002ull
@@ -45,14 +46,14 @@ static char msgs[1 << 16]; /* libbpf's messages for the current way */
 static size_t msgs_len;
 static char vlog[1 << 16]; /* the verifier's log */
 
-static int on_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* libbpf's messages but its debug ones (lib/log.c's hook, at XKV_LOG_INFO) */
+static void on_print(enum xkv_log_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG || msgs_len >= sizeof(msgs) - 1)
-		return 0;
+	if (msgs_len >= sizeof(msgs) - 1)
+		return;
 	int n = vsnprintf(msgs + msgs_len, sizeof(msgs) - msgs_len, fmt, ap);
 	if (n > 0)
 		msgs_len += (size_t)n < sizeof(msgs) - msgs_len ? (size_t)n : sizeof(msgs) - msgs_len - 1;
-	return 0;
 }
 
 /* why a load failed: the verifier's reason when it ran, libbpf's otherwise */
@@ -110,7 +111,9 @@ int main(void)
 		return 77;
 	}
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
-	libbpf_set_print(on_print);
+	xkv_log_set_level(XKV_LOG_INFO);
+	xkv_log_set_sink(on_print);
+	xkv_log_libbpf();
 
 	/* how libbpf reads the BTF map definition */
 	struct arena_c_probe *s = open_fresh();

@@ -35,6 +35,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "inproc.h"
+#include "log.h"
 #include "xdpkv.h"
 #include "null_layout.h"
 #include "array_fnv/slot.h"
@@ -504,14 +506,8 @@ void load(Bench &b)
 	cfg.flags |= flags;
 	if (b.L->hash_seeded && !unseeded)
 		cfg.hash_seed = kBenchSeed;
-	if (xkv_config_finish(&cfg, err, sizeof(err))) {
-		b.err = b.name + ": " + err;
-		return;
-	}
-	if (b.null_store)
-		snprintf(cfg.layout, sizeof(cfg.layout), "null");
-	b.obj = xkv_object_open_with(b.L, &cfg, err, sizeof(err));
-	if (!b.obj || xkv_object_load(b.obj, err, sizeof(err))) {
+	/* the null store is configured as hash_map, loaded as "null" */
+	if (xkv_inproc_load(&cfg, b.L, &b.obj, nullptr, err, sizeof(err))) {
 		b.err = b.name + ": " + err;
 		return;
 	}
@@ -950,12 +946,8 @@ std::string m_load(const xkv_layout *L, const std::string &name, uint32_t klen, 
 	cfg.mode = XKV_MODE_TEST;
 	if (L->hash_seeded)
 		cfg.hash_seed = kBenchSeed;
-	if (xkv_config_finish(&cfg, err, sizeof(err)))
-		return name + ": " + err;
-	if (null_store)
-		snprintf(cfg.layout, sizeof(cfg.layout), "null");
-	*obj = xkv_object_open_with(L, &cfg, err, sizeof(err));
-	if (!*obj || xkv_object_load(*obj, err, sizeof(err)))
+	/* the null store is configured as hash_map, loaded as "null" */
+	if (xkv_inproc_load(&cfg, L, obj, nullptr, err, sizeof(err)))
 		return name + ": " + err;
 	if (!policy_as_attach(*obj))
 		return name + ": cannot set the access policy";
@@ -1445,13 +1437,6 @@ void parse_args(int *argc, char **argv)
 	}
 }
 
-int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (!opt.verbose && level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -1461,7 +1446,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "microbench: needs root (BPF_PROG_TEST_RUN and map creation); skipped\n");
 		return 77;
 	}
-	libbpf_set_print(libbpf_quiet);
+	xkv_log_set_verbose(opt.verbose); /* libbpf: its warnings, or all with -v */
+	xkv_log_libbpf();
 	benchmark::AddCustomContext("xkv_entries", std::to_string(opt.entries));
 	benchmark::AddCustomContext("xkv_keys", std::to_string(opt.keys));
 	benchmark::AddCustomContext("xkv_key_bytes", std::to_string(kKeyLen));

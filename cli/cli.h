@@ -76,7 +76,7 @@ extern const char xo_about[];
 /* man.c: the xdpkv(8) page in roff, from the same tables (xdpkv --man). */
 int xo_print_man(FILE *f);
 
-/* ---- messages (msg.c; the library's kept messages: main.c) ---- */
+/* ---- messages (msg.c): ours, -v, and the libraries' kept for a failure ---- */
 void xerr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xhint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xinfo(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -84,6 +84,9 @@ void xinfo(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xlog_dump(void);
 void xlog_clear(void);
 int verbose_level(void);
+void msg_set_verbose(int level);
+/* libbpf and libxdp print through lib/log.c: all with -v, else kept */
+void msg_hook_libraries(void);
 
 /* ---- privileges and pinned stores (privs.c) ---- */
 

@@ -4,7 +4,9 @@
  * object per line is read back. */
 #include <stdlib.h>
 #include <string.h>
+#include "base64.h"
 #include "cli.h"
+#include "json.h"
 #include "jsonl.h"
 
 bool utf8_valid(const unsigned char *p, size_t len)
@@ -42,40 +44,15 @@ bool utf8_valid(const unsigned char *p, size_t len)
 	return true;
 }
 
-/* s is valid UTF-8: write it as a JSON string, escaping only what JSON must. */
-static void json_text(FILE *f, const unsigned char *s, size_t len)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = s[i];
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\r')
-			fputs("\\r", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
+/* The base64 text of s[0..len) as a JSON string, a chunk at a time. */
 static void json_b64(FILE *f, const unsigned char *s, size_t len)
 {
+	char chunk[XKV_B64_LEN(3 * 256)];
+
 	fputc('"', f);
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned v = (unsigned)s[i] << 16 | (i + 1 < len ? (unsigned)s[i + 1] << 8 : 0) |
-			     (i + 2 < len ? s[i + 2] : 0);
-		fputc(b64[v >> 18 & 63], f);
-		fputc(b64[v >> 12 & 63], f);
-		fputc(i + 1 < len ? b64[v >> 6 & 63] : '=', f);
-		fputc(i + 2 < len ? b64[v & 63] : '=', f);
+	for (size_t i = 0; i < len; i += 3 * 256) {
+		size_t n = len - i < 3 * 256 ? len - i : 3 * 256;
+		fwrite(chunk, 1, xkv_b64_encode(chunk, s + i, n), f);
 	}
 	fputc('"', f);
 }
@@ -84,36 +61,12 @@ void jsonl_bytes_field(FILE *f, const char *name, const void *s, size_t len)
 {
 	if (utf8_valid(s, len)) {
 		fprintf(f, "\"%s\":", name);
-		json_text(f, s, len);
+		/* valid UTF-8: escape only what JSON must */
+		xkv_json_str(f, s, len, XKV_JSON_TEXT);
 	} else {
 		fprintf(f, "\"%s_b64\":", name);
 		json_b64(f, s, len);
 	}
-}
-
-/* Decode base64 in place; the length, or -1. */
-static long b64_decode(char *s, size_t len)
-{
-	size_t o = 0;
-	unsigned v = 0;
-	int bits = 0;
-	for (size_t i = 0; i < len; i++) {
-		const char *p = s[i] == '=' ? NULL : strchr(b64, s[i]);
-		if (s[i] == '=') {
-			if (i + 2 < len)
-				return -1;
-			continue;
-		}
-		if (!p || !s[i])
-			return -1;
-		v = v << 6 | (unsigned)(p - b64);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			s[o++] = (char)(v >> bits & 0xff);
-		}
-	}
-	return (long)o;
 }
 
 static void put_utf8(char **o, unsigned cp)
@@ -233,7 +186,8 @@ int jsonl_parse(char *line, struct jsonl_item *it, const char **why)
 				if (n < 0)
 					return -1;
 				bool b64 = nlen > 4 && !strcmp(name + nlen - 4, "_b64");
-				if (b64 && (n = b64_decode(s, (size_t)n)) < 0) {
+				if (b64 && (n = xkv_b64_decode(s, (size_t)n, s, (size_t)n,
+							       XKV_B64_LOOSE)) < 0) {
 					*why = "bad base64";
 					return -1;
 				}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* xdpkv: command dispatch (commands.c has the table), --version, and the
- * library messages kept for when something fails. */
+/* xdpkv: command dispatch (commands.c has the table) and --version.
+ * Messages, and the library's kept for when something fails: msg.c. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -9,66 +9,6 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
-
-/* ---- messages ---- */
-
-static int verbose;
-
-int verbose_level(void)
-{
-	return verbose;
-}
-
-/* Without -v, libbpf and libxdp messages go to a ring of recent lines that is
- * shown only when something fails. */
-#define LOG_LINES 24
-static char log_ring[LOG_LINES][256];
-static unsigned log_next;
-
-static void log_keep(const char *who, const char *fmt, va_list ap)
-{
-	char *l = log_ring[log_next++ % LOG_LINES];
-	int n = snprintf(l, sizeof(log_ring[0]), "%s", who);
-	vsnprintf(l + n, sizeof(log_ring[0]) - n, fmt, ap);
-	size_t len = strlen(l);
-	while (len && l[len - 1] == '\n')
-		l[--len] = 0;
-}
-
-void xlog_dump(void)
-{
-	unsigned first = log_next > LOG_LINES ? log_next - LOG_LINES : 0;
-	if (first == log_next)
-		return;
-	fprintf(stderr, "xdpkv: library messages (latest last; -v shows all):\n");
-	for (unsigned i = first; i < log_next; i++)
-		if (log_ring[i % LOG_LINES][0])
-			fprintf(stderr, "  %s\n", log_ring[i % LOG_LINES]);
-}
-
-void xlog_clear(void)
-{
-	log_next = 0;
-	memset(log_ring, 0, sizeof(log_ring));
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (verbose)
-		return vfprintf(stderr, fmt, ap);
-	if (level != LIBBPF_DEBUG)
-		log_keep("", fmt, ap);
-	return 0;
-}
-
-static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
-{
-	if (verbose)
-		return vfprintf(stderr, fmt, ap);
-	if (level != LIBXDP_DEBUG)
-		log_keep("", fmt, ap);
-	return 0;
-}
 
 /* ---- dispatch ---- */
 
@@ -126,7 +66,7 @@ static int run_cmd(const struct cmd *c, int argc, char **argv, struct global_opt
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	verbose = g->verbose;
+	msg_set_verbose(g->verbose);
 	rc = c->run(o, g);
 out:
 	free(o);
@@ -138,8 +78,7 @@ int main(int argc, char **argv)
 	struct global_opts g = {};
 	struct xo_set gset = { global_table, &g };
 
-	libbpf_set_print(libbpf_print);
-	libxdp_set_print(libxdp_print);
+	msg_hook_libraries();
 
 	if (argc == 2 && !strcmp(argv[1], "--man")) /* hidden: the build writes xdpkv.8 with it */
 		return xo_print_man(stdout);

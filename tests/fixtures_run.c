@@ -452,7 +452,6 @@ int layout_open(struct run *r, const char *name, __u32 entries, const struct tab
 {
 	struct xkv_config cfg;
 	char err[XKV_ERRLEN] = "";
-	int e;
 
 	r->table = t->name;
 	r->L = xkv_layout_find(name);
@@ -470,28 +469,11 @@ int layout_open(struct run *r, const char *name, __u32 entries, const struct tab
 	cfg.rate_burst = t->rate_burst;
 	if (r->L->hash_seeded)
 		cfg.hash_seed = r->seed;
-	if ((e = xkv_config_finish(&cfg, err, sizeof(err)))) {
-		fprintf(stderr, "[%s] config: %s\n", name, err);
-		return -1;
-	}
-	r->obj = xkv_object_open(&cfg, err, sizeof(err));
-	if (!r->obj) {
-		fprintf(stderr, "[%s] open: %s\n", name, err);
-		return -1;
-	}
-	if ((e = xkv_object_load(r->obj, err, sizeof(err)))) {
-		fprintf(stderr, "[%s] load: %s\n", name, err);
-		bpf_object__close(r->obj);
-		r->obj = NULL;
+	if (xkv_inproc_load(&cfg, r->L, &r->obj, &r->st, err, sizeof(err))) {
+		fprintf(stderr, "[%s] %s\n", name, err);
 		return -1;
 	}
 	r->prog_fd = bpf_program__fd(xkv_object_prog(r->obj));
-	if ((e = xkv_store_from_object(&r->st, r->L, r->obj, err, sizeof(err)))) {
-		fprintf(stderr, "[%s] store: %s\n", name, err);
-		bpf_object__close(r->obj);
-		r->obj = NULL;
-		return -1;
-	}
 	r->mc = (struct rm_config){
 		.kind = !strcmp(name, "array_fnv") ? RM_ARRAY : !strcmp(name, "lru") ? RM_LRU :
 			!strcmp(name, "percpu") ? RM_PERCPU :

@@ -16,6 +16,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "inproc.h"
 #include "xdpkv.h"
 #include "fnv.h"
 #include "pktbuild.h"

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include "refmodel.h"
+#include "base64.h"
 #include "policy.h" /* XKV_R_AMP: the line, like wire.h's */
 #include "hash.h"
 
@@ -59,8 +60,6 @@ int new_cas(struct rm_store *s, const __u8 *k, __u32 n, __u64 before, rm_cas_fn 
 struct rm_item *model_store(struct rm_store *s, const __u8 *k, __u32 n, __u32 flags,
 				   int64_t expire, const void *val, __u32 len, int64_t now);
 void model_digits(__u64 v, __u8 *d, __u32 *n);
-int b64_from(const __u8 *p, __u32 n, __u8 *out, __u32 cap);
-void b64_to(struct rm_text *t, const __u8 *p, __u32 n);
 __u32 digits_len(const struct rm_item *it);
 int model_arith(struct rm_store *s, struct rm_item *it, int incr, __u64 delta, int64_t now);
 int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn cas,

@@ -35,7 +35,9 @@ static const char *meta_read(const struct rm_config *cfg, const struct line *l, 
 	for (__u32 i = first; i < l->n; i++)
 		m->b |= l->len[i] == 1 && l->p[i][0] == 'b';
 	if (m->b) {
-		int n = b64_from(l->p[1], l->len[1], m->kbuf, sizeof(m->kbuf));
+		/* base64 as RFC 4648 defines it: the standard alphabet, = padding */
+		int n = (int)xkv_b64_decode(l->p[1], l->len[1], m->kbuf, sizeof(m->kbuf),
+					    XKV_B64_STRICT);
 		if (n <= 0)
 			return one_error ? dup : "CLIENT_ERROR error decoding key\r\n";
 		m->key = m->kbuf;
@@ -92,8 +94,10 @@ static int meta_begin(struct rm_store *s, const struct line *l, __u32 first, con
 
 static void meta_key_out(struct rm_text *t, const struct mreq *m)
 {
+	char enc[XKV_B64_LEN(XKV_KEY_MAX)];
+
 	if (m->b)
-		b64_to(t, m->key, m->klen);
+		out_put(t, enc, xkv_b64_encode(enc, m->key, m->klen));
 	else
 		out_put(t, m->key, m->klen);
 }

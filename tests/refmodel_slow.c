@@ -149,62 +149,6 @@ void model_digits(__u64 v, __u8 *d, __u32 *n)
 	*n = (__u32)len;
 }
 
-/* base64 as RFC 4648 defines it: the standard alphabet, = padding */
-static int b64_digit(__u8 c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-int b64_from(const __u8 *p, __u32 n, __u8 *out, __u32 cap)
-{
-	__u32 o = 0, bits = 0, acc = 0, pad = 0;
-	if (n == 0 || n % 4)
-		return -1;
-	while (pad < 2 && pad < n && p[n - 1 - pad] == '=')
-		pad++;
-	for (__u32 i = 0; i < n - pad; i++) {
-		int d = b64_digit(p[i]);
-		if (d < 0)
-			return -1;
-		acc = acc << 6 | (__u32)d;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o == cap)
-				return -1;
-			out[o++] = (__u8)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	return (int)o;
-}
-
-void b64_to(struct rm_text *t, const __u8 *p, __u32 n)
-{
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	__u32 acc = 0, bits = 0;
-	size_t start = t->len;
-	for (__u32 i = 0; i < n; i++) {
-		acc = acc << 8 | p[i];
-		bits += 8;
-		while (bits >= 6) {
-			bits -= 6;
-			out_put(t, &a[(acc >> bits) & 63], 1);
-		}
-		acc &= (1u << bits) - 1;
-	}
-	if (bits)
-		out_put(t, &a[(acc << (6 - bits)) & 63], 1);
-	while ((t->len - start) % 4)
-		out_str(t, "=");
-}
-
 /* ---- classic commands ---- */
 
 static int model_noreply(const struct line *l, __u32 fields)

@@ -115,20 +115,8 @@ int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 val_cap
 	cfg.big_chunks = env_big_chunks;
 	cfg.rate_limit = env_rate_limit;
 	cfg.rate_burst = env_rate_burst;
-	if (xkv_config_finish(&cfg, err, sizeof(err))) {
-		printf("FAIL %s: config: %s\n", layout, err);
-		return -1;
-	}
-	e->obj = xkv_object_open(&cfg, err, sizeof(err));
-	if (!e->obj) {
-		printf("FAIL %s: open: %s\n", layout, err);
-		return -1;
-	}
-	if (xkv_object_load(e->obj, err, sizeof(err)) ||
-	    xkv_store_from_object(&e->s, NULL, e->obj, err, sizeof(err))) {
-		printf("FAIL %s: load: %s\n", layout, err);
-		bpf_object__close(e->obj);
-		e->obj = NULL;
+	if (xkv_inproc_load(&cfg, NULL, &e->obj, &e->s, err, sizeof(err))) {
+		printf("FAIL %s: %s\n", layout, err);
 		return -1;
 	}
 	e->sl = xkv_slow_new(&e->s, NULL);

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
+#include "inproc.h"
 #include "xdpkv.h"
 #include "fnv.h"
 #include "slowpath.h"

@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include "inproc.h"
 #include "xdpkv.h"
 #include "slowpath.h"
 #include "binproto.h"
@@ -59,13 +60,11 @@ static int env_open(struct env *e, const char *name)
 	cfg.val_cap = VAL_CAP;
 	cfg.key_cap = XKV_KEY_MAX;
 	cfg.big_chunks = BIG_CHUNKS;
-	if (xkv_config_finish(&cfg, err, sizeof(err)) || !(e->obj = xkv_object_open(&cfg, err, sizeof(err)))) {
+	if (xkv_inproc_load(&cfg, NULL, &e->obj, &e->s, err, sizeof(err))) {
 		printf("FAIL %s: %s\n", name, err);
 		return -1;
 	}
-	if (xkv_object_load(e->obj, err, sizeof(err)) ||
-	    xkv_store_from_object(&e->s, NULL, e->obj, err, sizeof(err)) ||
-	    !(e->sl = xkv_slow_new(&e->s, NULL))) {
+	if (!(e->sl = xkv_slow_new(&e->s, NULL))) {
 		printf("FAIL %s: load: %s\n", name, err);
 		bpf_object__close(e->obj);
 		return -1;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
+#include "inproc.h"
 #include "snapshot.h"
 
 static int fails;
@@ -348,9 +349,7 @@ static int store_open(struct store *st, const char *layout, __u32 entries, __u32
 	cfg.val_cap = val_cap;
 	cfg.key_cap = 32;
 	cfg.big_chunks = store_big_chunks;
-	if (xkv_config_finish(&cfg, err, sizeof(err)) || !(st->obj = xkv_object_open(&cfg, err, sizeof(err))) ||
-	    xkv_object_load(st->obj, err, sizeof(err)) ||
-	    xkv_store_from_object(&st->s, NULL, st->obj, err, sizeof(err))) {
+	if (xkv_inproc_load(&cfg, NULL, &st->obj, &st->s, err, sizeof(err))) {
 		printf("FAIL %s: %s\n", layout, err);
 		fails++;
 		return -1;

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "inproc.h"
 #include "xdpkv.h"
 #include "pktbuild.h"
 
@@ -179,8 +180,7 @@ int main(int argc, char **argv)
 	cfg.mode = XKV_MODE_TEST;
 	cfg.flags |= flags;
 	struct bpf_object *obj;
-	if (xkv_config_finish(&cfg, err, sizeof(err)) || !(obj = xkv_object_open(&cfg, err, sizeof(err))) ||
-	    xkv_object_load(obj, err, sizeof(err)) || xkv_store_from_object(&st, NULL, obj, err, sizeof(err))) {
+	if (xkv_inproc_load(&cfg, NULL, &obj, &st, err, sizeof(err))) {
 		fprintf(stderr, "test_torn: %s\n", err);
 		return 1;
 	}

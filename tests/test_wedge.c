@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "inproc.h"
 #include "xdpkv.h"
 #include "array_fnv/slot.h"
 #include "set_assoc/bucket.h"
@@ -199,8 +200,7 @@ int main(int argc, char **argv)
 	cfg.key_cap = 16;
 	cfg.val_cap = 1024;
 	cfg.mode = XKV_MODE_TEST;
-	if (xkv_config_finish(&cfg, err, sizeof(err)) || !(obj = xkv_object_open(&cfg, err, sizeof(err))) ||
-	    xkv_object_load(obj, err, sizeof(err))) {
+	if (xkv_inproc_load(&cfg, NULL, &obj, NULL, err, sizeof(err))) {
 		fprintf(stderr, "test_wedge: %s\n", err);
 		return 1;
 	}

@@ -533,13 +533,6 @@ static unsigned long long hr_sum(const __u16 *x)
 	return s;
 }
 
-static int hr_print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (!h.verbose && level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 int cmd_hitratio(int argc, char **argv)
 {
 	double t0 = now_s();
@@ -551,7 +544,8 @@ int cmd_hitratio(int argc, char **argv)
 		fprintf(stderr, "xkv-kvexp: needs root (map creation, BPF_PROG_TEST_RUN); skipped\n");
 		return 77;
 	}
-	libbpf_set_print(hr_print_libbpf);
+	xkv_log_set_verbose(h.verbose); /* libbpf: its warnings, or all with -v */
+	xkv_log_libbpf();
 	int e = pin_cpu((int)h.cpu);
 	if (e)
 		die("pinning to CPU %u: %s", h.cpu, strerror(-e));
@@ -559,7 +553,7 @@ int cmd_hitratio(int argc, char **argv)
 		json_head("hitratio");
 		printf("  \"params\": {\"keys\": %u, \"workload\": \"%s\", \"workload_source\": ",
 		       h.keys, wl_name(h.wl.kind));
-		json_str(stdout, wl_source(h.wl.kind));
+		xkv_json_cstr(stdout, wl_source(h.wl.kind), XKV_JSON_MINIMAL);
 		printf(", \"key_size\": %u, \"value_size\": %u, \"key_size_mean\": %.2f, "
 		       "\"value_size_mean\": %.2f, "
 		       "\"working_set_bytes\": %llu, \"warmup_x\": %g, \"requests_x\": %g, "

@@ -718,13 +718,6 @@ static void parse_args(int argc, char **argv)
 		o.items = 100000;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (!o.verbose && level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "hitratio"))
@@ -734,7 +727,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xkv-kvexp: needs root (map creation, BPF_PROG_TEST_RUN); skipped\n");
 		return 77;
 	}
-	libbpf_set_print(libbpf_print);
+	xkv_log_set_verbose(o.verbose); /* libbpf: its warnings, or all with -v */
+	xkv_log_libbpf();
 	if (!strcmp(o.cmd, "memory"))
 		return cmd_memory();
 	if (!strcmp(o.cmd, "lost"))

@@ -12,6 +12,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "inproc.h"
+#include "json.h"
+#include "log.h"
 #include "xdpkv.h"
 
 
@@ -51,7 +54,6 @@ int pin_cpu(int cpu);
 void key_text(char *buf, __u32 id, __u32 klen);
 void value_for(char *buf, __u32 id, __u32 version, __u32 vlen);
 void cpu_model(char *buf, size_t len);
-void json_str(FILE *f, const char *s);
 void json_head(const char *cmd);
 void kv_close(struct kv *kv);
 const char *kv_layout_base(const char *layout, __u32 *flags);

@@ -101,20 +101,6 @@ void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
-void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 void json_head(const char *cmd)
 {
 	struct utsname u;
@@ -126,9 +112,9 @@ void json_head(const char *cmd)
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S%z", localtime(&t));
 	printf("{\n  \"tool\": \"xkv-kvexp\",\n  \"subcommand\": \"%s\",\n", cmd);
 	printf("  \"machine\": {\"nproc\": %ld, \"cpu_model\": ", sysconf(_SC_NPROCESSORS_ONLN));
-	json_str(stdout, model);
+	xkv_json_cstr(stdout, model, XKV_JSON_MINIMAL);
 	printf(", \"kernel\": ");
-	json_str(stdout, u.release);
+	xkv_json_cstr(stdout, u.release, XKV_JSON_MINIMAL);
 	printf(", \"possible_cpus\": %d, \"date\": \"%s\"},\n", libbpf_num_possible_cpus(), date);
 }
 
@@ -195,20 +181,11 @@ int kv_load(struct kv *kv, const char *layout, __u32 entries, __u32 klen, __u32 
 	cfg.flags |= flags;
 	if (kv->L->hash_seeded) /* keyed, as attach makes them (fixed here: runs alike) */
 		cfg.hash_seed = 0x6a09e667f3bcc908ull;
-	if (xkv_config_finish(&cfg, err, errlen))
-		return -EINVAL;
-	kv->obj = xkv_object_open(&cfg, err, errlen);
-	if (!kv->obj)
-		return -EINVAL;
-	if (xkv_object_load(kv->obj, err, errlen)) {
+	if (xkv_inproc_load(&cfg, kv->L, &kv->obj, &kv->s, err, errlen)) {
 		kv_close(kv);
 		return -EINVAL;
 	}
 	kv->prog_fd = bpf_program__fd(xkv_object_prog(kv->obj));
-	if (xkv_store_from_object(&kv->s, kv->L, kv->obj, err, errlen)) {
-		kv_close(kv);
-		return -EINVAL;
-	}
 	kv->have_store = true;
 	if (xkv_policy_open_all(&kv->s)) { /* measuring layouts, not access control */
 		snprintf(err, errlen, "cannot open the access policy");

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz_env.h"
+#include "inproc.h"
+#include "log.h"
 
 static struct fuzz_env env;
 static int env_up;
@@ -24,21 +26,17 @@ struct fuzz_env *fuzz_env_get(void)
 		return &env;
 	if (!layout || !*layout)
 		layout = "hash_map";
-	libbpf_set_print(NULL); /* the loader's chatter is not the fuzzer's */
+	/* the loader's chatter is not the fuzzer's: libbpf says nothing at ERROR */
+	xkv_log_set_level(XKV_LOG_ERROR);
+	xkv_log_libbpf();
 	if (xkv_config_defaults(&cfg, layout))
 		die("layout", layout);
 	cfg.entries = FUZZ_ENTRIES;
 	cfg.val_cap = FUZZ_VAL_CAP;
 	cfg.key_cap = XKV_KEY_MAX;
 	cfg.big_chunks = FUZZ_BIG_CHUNKS;
-	if (xkv_config_finish(&cfg, err, sizeof(err)))
-		die("config", err);
-	env.obj = xkv_object_open(&cfg, err, sizeof(err));
-	if (!env.obj)
-		die("open", err);
-	if (xkv_object_load(env.obj, err, sizeof(err)) ||
-	    xkv_store_from_object(&env.s, NULL, env.obj, err, sizeof(err)))
-		die("load", err);
+	if (xkv_inproc_load(&cfg, NULL, &env.obj, &env.s, err, sizeof(err)))
+		die(layout, err);
 	env_up = 1;
 	return &env;
 }
