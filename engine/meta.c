@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The meta commands mg, ms, md, ma, me (mn is answered by dispatch.c):
- * their flags, their keys (base64 with the flag b: the codec is here), and
+ * their flags, their keys (base64 with the flag b: lib/base64.c), and
  * their return flags, as memcached 1.6 answers them. */
 #include "engine_int.h"
+#include "base64.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -96,61 +97,6 @@ static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allow
 	return NULL;
 }
 
-/* ---- base64 (RFC 4648, standard alphabet, padded), for the b flag ---- */
-
-static const char b64_abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static int b64_val(__u8 ch)
-{
-	const char *p = ch ? strchr(b64_abc, ch) : NULL;
-	return p ? (int)(p - b64_abc) : -1;
-}
-
-/* Decode src[0..n) into dst (room for cap bytes): the decoded length, or
- * -1 (not a multiple of 4 characters, a character outside the alphabet,
- * '=' other than as the last one or two, or more than cap bytes). */
-static int b64_decode(const __u8 *src, __u32 n, __u8 *dst, __u32 cap)
-{
-	__u32 out = 0;
-
-	if (n == 0 || n % 4)
-		return -1;
-	for (__u32 i = 0; i < n; i += 4) {
-		bool last = i + 4 == n;
-		int pad = last ? (src[i + 3] == '=') + (src[i + 3] == '=' && src[i + 2] == '=') : 0;
-		__u32 v = 0;
-		for (int j = 0; j < 4; j++) {
-			int d = j >= 4 - pad ? 0 : b64_val(src[i + j]);
-			if (d < 0)
-				return -1;
-			v = v << 6 | (__u32)d;
-		}
-		if (out + 3 - pad > cap)
-			return -1;
-		for (int j = 0; j < 3 - pad; j++)
-			dst[out++] = (__u8)(v >> (16 - 8 * j));
-	}
-	return (int)out;
-}
-
-/* Append the base64 text of src[0..n). */
-static int b64_put(struct xkv_buf *b, const __u8 *src, __u32 n)
-{
-	for (__u32 i = 0; i < n; i += 3) {
-		__u32 left = n - i, v = (__u32)src[i] << 16;
-		if (left > 1)
-			v |= (__u32)src[i + 1] << 8;
-		if (left > 2)
-			v |= src[i + 2];
-		char q[4];
-		for (int j = 0; j < 4; j++)
-			q[j] = (__u32)j <= left ? b64_abc[(v >> (18 - 6 * j)) & 63] : '=';
-		if (xkv_buf_put(b, q, 4))
-			return -1;
-	}
-	return 0;
-}
-
 /* The key of a meta command (token 1) into c->key: as it is, or, with the
  * flag b among its tokens, base64-decoded (memcached: the encoded token
  * within the key length limit; the decoded key must then pass the key rule
@@ -175,7 +121,9 @@ static int meta_key(struct slow_cmd *c, int *err)
 	} else if (c->klen > XKV_KEY_MAX || c->klen > c->s->cfg.key_cap) {
 		e = XKV_E_KEY_LONG;
 	} else {
-		int n = b64_decode(c->key, c->klen, c->key_buf, sizeof(c->key_buf));
+		/* base64: RFC 4648, the standard alphabet, padded (lib/base64.h) */
+		int n = (int)xkv_b64_decode(c->key, c->klen, c->key_buf, sizeof(c->key_buf),
+					    XKV_B64_STRICT);
 		if (n <= 0) { /* md and ma answer every flag error so, as memcached */
 			bool md_ma = r->op == XKV_OP_MD || r->op == XKV_OP_MA;
 			*err = reply_err_line(c, md_ma ? "CLIENT_ERROR invalid or duplicate flag\r\n"
@@ -197,9 +145,11 @@ static int meta_key(struct slow_cmd *c, int *err)
  * (memcached adds the flag b after it). */
 static int meta_key_put(struct slow_cmd *c)
 {
+	char enc[XKV_B64_LEN(sizeof(c->key_buf))];
+
 	if (!c->key_b)
 		return xkv_buf_put(c->out, c->key, c->klen);
-	return b64_put(c->out, c->key, c->klen);
+	return xkv_buf_put(c->out, enc, xkv_b64_encode(enc, c->key, c->klen));
 }
 
 static __s64 secs_left(__u64 expire_ns)
