@@ -16,11 +16,16 @@ add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c
   ${XKV_REFMODEL_SOURCES})
 target_include_directories(test_slowpath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(test_slowpath PRIVATE xdpkv_core Threads::Threads)
-add_test(NAME slowpath_unit COMMAND test_slowpath unit)
+# One test per layout (side by side), and the cases on a 64-entry hash_map
+# once; `test_slowpath unit` alone runs them all in turn.
+foreach(l ${XKV_LAYOUTS})
+  add_test(NAME slowpath_unit_${l} COMMAND test_slowpath unit ${l})
+  set_tests_properties(slowpath_unit_${l} PROPERTIES TIMEOUT 120)
+endforeach()
+add_test(NAME slowpath_unit_once COMMAND test_slowpath unit once)
+set_tests_properties(slowpath_unit_once PROPERTIES TIMEOUT 120)
 add_test(NAME slowpath_daemon COMMAND test_slowpath daemon)
 set_tests_properties(slowpath_daemon PROPERTIES TIMEOUT 120)
-# every layout in turn: 9 since sieve and s3fifo (4 min 32 s at load average 15 on 2 CPUs)
-set_tests_properties(slowpath_unit PROPERTIES TIMEOUT 300)
 # The stream entry the TCP server uses (xkv_slow_stream), in-process.
 add_test(NAME slowpath_stream COMMAND test_slowpath stream)
 set_tests_properties(slowpath_stream PROPERTIES TIMEOUT 120)
@@ -28,8 +33,11 @@ set_tests_properties(slowpath_stream PROPERTIES TIMEOUT 120)
 # against the reference model (tests/refmodel.c); the seed is printed.
 add_test(NAME slowpath_model COMMAND test_slowpath model)
 # Values above --value-size (the big map), every layout, TCP and UDP entries.
-add_test(NAME slowpath_bigvals COMMAND test_slowpath bigvals)
-set_tests_properties(slowpath_bigvals PROPERTIES TIMEOUT 180)
+# One test per layout, and the full big map once.
+foreach(l ${XKV_LAYOUTS} once)
+  add_test(NAME slowpath_bigvals_${l} COMMAND test_slowpath bigvals ${l})
+  set_tests_properties(slowpath_bigvals_${l} PROPERTIES TIMEOUT 120)
+endforeach()
 set_tests_properties(slowpath_model PROPERTIES TIMEOUT 120)
 # The meta fixture table above, against the real memcached (Debian's 1.6.18):
 # every fixture answers as the table says, or is listed with its reason.

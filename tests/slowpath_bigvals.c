@@ -405,5 +405,6 @@ void run_bigvals(void)
 	env_big_chunks = 16384; /* 58 MiB: 14.5 MiB may linger, 50 values of 300 kB */
 	each_layout(t_big_rewrite);
 	env_big_chunks = 0;
-	t_big_full();
+	if (!env_only || !strcmp(env_only, "once"))
+		t_big_full();
 }

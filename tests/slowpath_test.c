@@ -378,10 +378,14 @@ void clear(struct env *e)
 }
 
 /* fn on a fresh store of every layout */
+const char *env_only;
+
 void each_layout(void (*fn)(struct env *e))
 {
 	for (int i = 0; xkv_layouts[i]; i++) {
 		struct env e;
+		if (env_only && strcmp(env_only, xkv_layouts[i]->name))
+			continue;
 		printf("== %s\n", xkv_layouts[i]->name);
 		if (env_open(&e, xkv_layouts[i]->name, ENTRIES, VAL_CAP)) {
 			n_fail++;

@@ -124,6 +124,9 @@ void conn_free(struct conn *c);
 int same(const struct xkv_buf *got, const void *want, size_t wl);
 void expect(struct env *e, const char *what, const char *req, const char *want, int closes);
 void clear(struct env *e);
+/* Run fn on every layout's store in turn (env_only: that layout alone; the
+ * modes' cases outside each_layout run when it is NULL or "once"). */
+extern const char *env_only;
 void each_layout(void (*fn)(struct env *e));
 int run_stream(void);
 int run_model(__u64 seed, int steps);

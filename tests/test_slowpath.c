@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Slow path tests.
- *   test_slowpath unit    every layout, in-process: exact reply texts of
+ *   test_slowpath unit [LAYOUT|once]  every layout (or one; once: the
+ *                         64-entry hash_map cases), in-process: exact reply texts of
  *                         xkv_slow_handle, framing, counters, stats; the
  *                         access rules, amplification cap and request limits
  *                         (issue 6).
@@ -16,11 +17,22 @@
 /* This file: the modes and the list of unit tests each layout runs. */
 #include "slowpath_test.h"
 
-static int run_unit(void)
+/* only: NULL, every layout then the hash_map cases; a layout's name, that
+ * layout alone; "once", the hash_map cases alone (ctest runs them side by
+ * side: slowpath_unit_<layout>, slowpath_unit_once). */
+static int run_unit(const char *only)
 {
+	if (only && strcmp(only, "once") && !xkv_layout_find(only)) {
+		fprintf(stderr, "test_slowpath: no layout %s\n", only);
+		n_fail++;
+		return 1;
+	}
 	for (int i = 0; xkv_layouts[i]; i++) {
 		struct env e;
 		const char *name = xkv_layouts[i]->name;
+
+		if (only && strcmp(only, name))
+			continue;
 
 		printf("== %s\n", name);
 		if (env_open(&e, name, ENTRIES, VAL_CAP)) {
@@ -49,6 +61,8 @@ static int run_unit(void)
 			t_percpu(&e);
 		env_close(&e);
 	}
+	if (only && strcmp(only, "once"))
+		return 0;
 	printf("== hash_map, 64 entries\n");
 	t_oom();
 	t_amp();
@@ -66,17 +80,24 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(mode, "unit"))
-		run_unit();
+		run_unit(argc > 2 ? argv[2] : NULL);
 	else if (!strcmp(mode, "daemon"))
 		run_daemon();
-	else if (!strcmp(mode, "stream"))
-		run_stream();
-	else if (!strcmp(mode, "bigvals"))
-		run_bigvals();
+	else if (!strcmp(mode, "stream") || !strcmp(mode, "bigvals")) {
+		env_only = argc > 2 ? argv[2] : NULL; /* one layout, or "once" */
+		if (env_only && strcmp(env_only, "once") && !xkv_layout_find(env_only)) {
+			fprintf(stderr, "test_slowpath: no layout %s\n", env_only);
+			return 2;
+		}
+		if (!strcmp(mode, "stream"))
+			run_stream();
+		else
+			run_bigvals();
+	}
 	else if (!strcmp(mode, "model"))
 		run_model(argc > 2 ? strtoull(argv[2], NULL, 0) : 0, argc > 3 ? atoi(argv[3]) : 0);
 	else {
-		fprintf(stderr, "usage: %s unit|daemon|stream|bigvals|model [seed [steps]]\n", argv[0]);
+		fprintf(stderr, "usage: %s unit|stream|bigvals [LAYOUT|once] | daemon | model [seed [steps]]\n", argv[0]);
 		return 2;
 	}
 	printf("%d passed, %d failed\n", n_pass, n_fail);
