@@ -37,6 +37,7 @@
 
 #include "inproc.h"
 #include "log.h"
+#include "opts.h"
 #include "xdpkv.h"
 #include "null_layout.h"
 #include "array_fnv/slot.h"
@@ -1388,21 +1389,52 @@ bool parse_matrix_flag(const char *arg)
 	       parse_u32(arg, "--xkv_iters", &mopt.iters);
 }
 
+/* Our own flags, on lib/opts' parser: each is T_FLAG, its value checked by
+ * the functions above as "--name=value" (their messages); only that form
+ * (values_joined); everything else stays in argv for Google Benchmark. */
+enum { T_FLAG = XO_EXT };
+
+int own_flag(const char *ctx, const struct xo *o, const char *arg, void *field)
+{
+	(void)ctx, (void)field;
+	if (!arg) { /* --xkv_verbose */
+		opt.verbose = true;
+		return 0;
+	}
+	std::string a = std::string("--") + o->name + "=" + arg;
+	const char *s = a.c_str();
+	if (parse_matrix_flag(s) || parse_u32(s, "--xkv_entries", &opt.entries) ||
+	    parse_u32(s, "--xkv_cpu", &opt.cpu, 0) || parse_u32(s, "--xkv_max_threads", &g_max_threads) ||
+	    parse_u32(s, "--xkv_keys", &opt.keys))
+		return 0;
+	return -1;
+}
+
+#define MB_FLAG(name, meta) {name, 0, T_FLAG, 0, meta, NULL, 0, 0, NULL, 0}
+const struct xo kFlags[] = {
+	MB_FLAG("xkv_entries", "N"), MB_FLAG("xkv_keys", "N"), MB_FLAG("xkv_cpu", "N"), MB_FLAG("xkv_max_threads", "N"),
+	{"xkv_verbose", 0, T_FLAG, 0, NULL, NULL, 0, 0, NULL, XO_NOVAL},
+	MB_FLAG("xkv_layouts", "LIST"), MB_FLAG("xkv_ops", "LIST"), MB_FLAG("xkv_key_sizes", "LIST"), MB_FLAG("xkv_value_sizes", "LIST"),
+	MB_FLAG("xkv_fills", "LIST"), MB_FLAG("xkv_capacity", "N"), MB_FLAG("xkv_matrix_keys", "N"), MB_FLAG("xkv_iters", "N"),
+	XO_END,
+};
+
 /* Takes our own --xkv_* flags out of argv; the rest is Google Benchmark's. */
 void parse_args(int *argc, char **argv)
 {
-	int o = 1;
+	static const struct xo_ext own[] = {{T_FLAG, own_flag}, {0, NULL}};
+	struct xo_parser p = {};
+	p.ext = own;
+	p.values_joined = true;
+	p.no_end_marker = true;
+	p.pass_unknown = true;
+	struct xo_set set = {kFlags, NULL};
 	g_max_threads = (uint32_t)std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-	for (int i = 1; i < *argc; i++) {
-		if (parse_matrix_flag(argv[i]) || parse_u32(argv[i], "--xkv_entries", &opt.entries) ||
-		    parse_u32(argv[i], "--xkv_cpu", &opt.cpu, 0) ||
-		    parse_u32(argv[i], "--xkv_max_threads", &g_max_threads) ||
-		    parse_u32(argv[i], "--xkv_keys", &opt.keys))
-			continue;
-		if (!strcmp(argv[i], "--xkv_verbose")) {
-			opt.verbose = true;
-			continue;
-		}
+	int o = xo_parse(&p, *argc - 1, argv + 1, &set, 1, false, "microbench");
+	if (o < 0)
+		exit(2);
+	o++; /* argv[0] */
+	for (int i = 1; i < o; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			fprintf(stderr,
 				"microbench [--xkv_entries=N (default 1048576)] [--xkv_keys=N (default 4096)]\n"
@@ -1414,8 +1446,6 @@ void parse_args(int *argc, char **argv)
 				"           [--xkv_key_sizes=16,64,128,250] [--xkv_value_sizes=32,128,512,1024]\n"
 				"           [--xkv_fills=10,50,95 (%% of capacity)] [--xkv_capacity=262144]\n"
 				"           [--xkv_matrix_keys=2048 (per cell)] [--xkv_iters=16384 (per cell)]\n");
-		argv[o++] = argv[i];
-	}
 	*argc = o;
 	for (uint32_t k : mopt.key_sizes)
 		for (uint32_t v : mopt.value_sizes)
