@@ -329,7 +329,7 @@ const struct cmd cmd_attach = {
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--replace] "
 		    "[--reset-acl] [--restore FILE]",
 	.summary = "load the XDP store onto an interface and pin its maps",
-	.doc = "Loads the layout chosen with --variant (default hash_map) through libxdp, attaches it\n"
+	.doc = "Loads the layout chosen with --layout (or --variant; default hash_map) through libxdp, attaches it\n"
 	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
 	       "find them.  The program stays attached after xdpkv exits (until 'xdpkv detach').\n"
 	       "With --serve the slow path runs in the foreground; SIGINT or SIGTERM detach the\n"
@@ -345,10 +345,10 @@ const struct cmd cmd_attach = {
 	       "this host are answered, and sources outside the connected subnets get at most 10x\n"
 	       "their request's bytes back.  'xdpkv acl IFACE' changes the lists at run time;\n"
 	       "docs/security.md has the threat model.\n\n"
-	       "--variant null (benchmarks only, not a layout) attaches the same handler with no\n"
+	       "--layout null (benchmarks only, not a layout) attaches the same handler with no\n"
 	       "map: a floor that answers every get with one fixed value of --value-size bytes and\n"
 	       "drops every set (bench/capacity.sh measures the layouts against it).\n\n"
-	       "Example: xdpkv --variant lru attach veth0 --entries 100000 --value-size 512\n"
+	       "Example: xdpkv --layout lru attach veth0 --entries 100000 --value-size 512\n"
 	       "         xdpkv attach eth0 --allow 10.0.0.0/8 --write-allow 10.1.2.0/24 --rate-limit 10000",
 	.opts = attach_table,
 	.opts_size = sizeof(struct attach_opts),

@@ -16,8 +16,8 @@
 
 static int unknown_layout(const char *name)
 {
-	xerr("attach: unknown --variant '%s'", name);
-	fprintf(stderr, "valid variants:\n");
+	xerr("attach: unknown layout '%s' (--layout, or --variant)", name);
+	fprintf(stderr, "the layouts:\n");
 	for (int i = 0; xkv_layouts[i]; i++)
 		fprintf(stderr, "  %-10s %s\n", xkv_layouts[i]->name, xkv_layouts[i]->summary);
 	fprintf(stderr, "benchmarks only:\n  %-10s %s\n", "null",

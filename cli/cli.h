@@ -41,7 +41,7 @@ struct xo_cidrs {
 
 /* Options every command accepts, before or after the command name. */
 struct global_opts {
-	const char *layout;    /* --variant */
+	const char *layout;    /* --layout, or --variant (its first name) */
 	bool verbose;
 	bool help;
 	bool version;
@@ -55,7 +55,7 @@ struct cmd {
 	const struct xo *opts;
 	size_t opts_size;      /* sizeof the option struct */
 	const void *defaults;  /* initial option struct (NULL: zeroed) */
-	bool uses_layout;      /* --variant (the layout) means something to it */
+	bool uses_layout;      /* --layout means something to it */
 	int (*run)(void *opts, const struct global_opts *g);
 };
 

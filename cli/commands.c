@@ -9,9 +9,11 @@ const struct cmd *const commands[] = {
 };
 
 const struct xo global_table[] = {
-	{ "variant", 0, XO_STR, offsetof(struct global_opts, layout), "NAME",
+	{ "layout", 0, XO_STR, offsetof(struct global_opts, layout), "NAME",
 	  "storage layout for attach (see 'xdpkv layouts'; default hash_map; "
 	  "'null': a benchmark floor that answers every get with one fixed value)" },
+	{ "variant", 0, XO_STR, offsetof(struct global_opts, layout), "NAME",
+	  "the same as --layout (its first name, kept)" },
 	{ "verbose", 'v', XO_BOOL, offsetof(struct global_opts, verbose), NULL,
 	  "print libbpf/libxdp debug output and more detail" },
 	{ "help", 'h', XO_BOOL, offsetof(struct global_opts, help), NULL, "show help and exit" },

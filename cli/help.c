@@ -44,7 +44,7 @@ void xo_print_help(FILE *f, const struct cmd *c)
 	}
 	fprintf(f, "\nGlobal options:\n");
 	for (const struct xo *o = global_table; o->name; o++)
-		if (c->uses_layout || strcmp(o->name, "variant"))
+		if (c->uses_layout || (strcmp(o->name, "layout") && strcmp(o->name, "variant")))
 			print_opt(f, o);
 	fprintf(f, "\nExit status: 0 ok, 1 not found / nothing to do, 2 usage error, 3 system error.\n");
 }

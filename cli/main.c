@@ -62,7 +62,8 @@ static int run_cmd(const struct cmd *c, int argc, char **argv, struct global_opt
 		goto out;
 	}
 	if (g->layout && !c->uses_layout) {
-		xerr("%s: --variant only applies to attach (a pinned store knows its layout)", c->name);
+		xerr("%s: --layout (--variant) only applies to attach (a pinned store knows its layout)",
+		     c->name);
 		rc = EXIT_USAGE;
 		goto out;
 	}

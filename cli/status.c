@@ -652,8 +652,8 @@ static int run_layouts(void *vo, const struct global_opts *g)
 		printf("%-10s %-16s %s\n", L->name, map_type_str(L->map_type), L->summary ? L->summary : "");
 		printf("%-10s %-16s loses: %s\n", "", "", L->loses ? L->loses : "-");
 	}
-	printf("\nChoose one with: xdpkv --variant NAME attach IFACE\n");
-	printf("Benchmarks only: --variant null attaches the handler with no map, a floor that\n"
+	printf("\nChoose one with: xdpkv --layout NAME attach IFACE (--variant: the same)\n");
+	printf("Benchmarks only: --layout null attaches the handler with no map, a floor that\n"
 	       "answers every get with one fixed value and drops sets (bench/README.md).\n");
 	return EXIT_OK;
 }
@@ -661,7 +661,7 @@ static int run_layouts(void *vo, const struct global_opts *g)
 const struct cmd cmd_layouts = {
 	.name = "layouts",
 	.synopsis = "[--json]",
-	.summary = "list the storage layouts (--variant names)",
+	.summary = "list the storage layouts (--layout names)",
 	.doc = "Example: xdpkv layouts",
 	.opts = layouts_table,
 	.opts_size = sizeof(struct layouts_opts),
