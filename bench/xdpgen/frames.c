@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <ifaddrs.h>
 #include <math.h>
 #include <net/if.h>

@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <ifaddrs.h>
 #include <math.h>
 #include <net/if.h>
@@ -41,6 +40,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
 #include "xg.h"
 #include "lg.h"
 #include "xdpgen.skel.h"
@@ -381,11 +381,6 @@ static void report(const struct opts *o, const struct result *r)
 
 /* ---- main ----------------------------------------------------------------- */
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return vfprintf(stderr, fmt, ap);
-}
-
 static void progress(double t0, double t, int gen_fd, int cnt_fd, struct xg_gen_state *g0,
 		     struct xg_counts *c0, double *tp)
 {
@@ -502,7 +497,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdpgen: must run as root (BPF programs, XDP attach)\n");
 		return 1;
 	}
-	libbpf_set_print(o.verbose ? libbpf_print : NULL);
+	/* libbpf's messages through lib/log.c: all with -v, else its errors */
+	xkv_log_set_level(o.verbose ? XKV_LOG_DEBUG : XKV_LOG_ERROR);
+	xkv_log_libbpf();
 	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY, RLIM_INFINITY });
 	ncpus_possible = libbpf_num_possible_cpus();
 	if (ncpus_possible <= 0) {
