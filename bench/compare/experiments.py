@@ -114,7 +114,11 @@ QUICK = dict(keys=100_000, duration=2.0, warmup=0.5, depth=32,
                         ratios="0.5,1.0,1.5", stale_keys=1024, rounds=2),
              hitratio=dict(keys=4096, budgets="1/16,1/4,1", dists="0.99,uniform", seeds="1,2,3",
                            warmup=1, requests=2, tol=0.05))
-SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16,
+# timeout_ms: the socket client's wait for a reply (xkv-loadgen's default,
+# 100 ms, unless set): a smoke run checks that replies come back right, on a
+# machine that may be running other tests beside it (its 1 s of (h) once
+# saw every reply later than 100 ms there)
+SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16, timeout_ms=2000,
              dists=["uniform"], fractions=[0.5], writes=[0, 100],
              key_sizes=[16], value_sizes=[128], scan_ratios=[25], scan_len=4,
              kvexp_items=10_000, xdpgen=True, kvexp_scale=0.5,

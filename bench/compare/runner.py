@@ -121,6 +121,8 @@ class Runner:
                "--write-ratio", p.get("write", BASE_WRITE),
                "--duration", p.get("duration", self.s["duration"]),
                "--warmup", p.get("warmup", self.s["warmup"]), "--json", "--quiet"]
+        if self.s.get("timeout_ms"):
+            cmd += ["--timeout-ms", self.s["timeout_ms"]]
         if self.args.workload != "fixed":
             cmd += ["--workload", self.args.workload]
         else:
