@@ -2,7 +2,7 @@
 /* The access policy from userspace: parsing CIDRs, editing the three LPM
  * tries, the rights of a source (for the slow path), and keeping the host
  * map, local_addrs and the connected-subnet entries in step with the
- * interface.  The XDP side is in prelude.bpf.h/handler.bpf.h; the rules in
+ * interface.  The XDP side is in prelude.bpf.h, acl.bpf.h and guards.bpf.h; the rules in
  * docs/security.md. */
 #include <errno.h>
 #include <sys/random.h>
@@ -262,7 +262,7 @@ int xkv_rights_of(const struct xkv_store *s, const __u8 addr[16], struct xkv_rig
 		return 0;
 	if ((e = xkv_acl_match(s, XKV_ACL_TRUST, addr)) < 0)
 		return e;
-	r->trusted = e; /* an open TCP connection is no trust for UDP (handler.bpf.h) */
+	r->trusted = e; /* an open TCP connection is no trust for UDP (guards.bpf.h, src_trusted) */
 	return 0;
 }
 

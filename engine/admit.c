@@ -20,7 +20,7 @@ int slow_rights(struct xkv_slow *sl, const __u8 *addr, struct xkv_rights *rt)
 	return 0;
 }
 
-/* The checks the XDP program makes before it parses (handler.bpf.h, in its
+/* The checks the XDP program makes before it parses (guards.bpf.h and xdp.bpf.h, in its
  * order), for what reaches the socket without passing them: IP options,
  * fragments, frames for another MAC, skb paths.  0 to go on, or the
  * counter of a silent drop (-1: dropped, not counted). */

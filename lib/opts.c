@@ -141,6 +141,34 @@ static const struct xo *find_opt(const struct xo_set *sets, int nsets, const cha
 	return NULL;
 }
 
+/* abbrev: the one long option name[0..nlen) is a prefix of.  NULL if none;
+ * *ambiguous (and a message) if several. */
+static const struct xo *find_prefix(const struct xo_parser *p, const char *ctx, const struct xo_set *sets,
+				    int nsets, const char *arg, const char *name, size_t nlen,
+				    const struct xo_set **set_out, bool *ambiguous)
+{
+	const struct xo *found = NULL;
+	char names[512] = "";
+
+	*ambiguous = false;
+	for (int s = 0; s < nsets; s++)
+		for (const struct xo *o = sets[s].table; o->name; o++) {
+			if ((o->flags & XO_POS) || strncmp(o->name, name, nlen))
+				continue;
+			size_t used = strlen(names);
+			snprintf(names + used, sizeof(names) - used, "%s--%s", used ? ", " : "", o->name);
+			if (found)
+				*ambiguous = true;
+			found = o;
+			*set_out = &sets[s];
+		}
+	if (*ambiguous) {
+		perr(p, "%s: option '%s' is ambiguous (%s)", ctx, arg, names);
+		return NULL;
+	}
+	return found;
+}
+
 static const struct xo *next_positional(const struct xo *table, int *npos)
 {
 	int i = 0;
@@ -153,6 +181,41 @@ static const struct xo *next_positional(const struct xo *table, int *npos)
 			i++;
 		}
 	return NULL;
+}
+
+enum { TAKEN, KEEP = 1 }; /* take_option: done, or pass_unknown keeps the argument */
+
+/* "-xyz" under bundle: each letter a flag, until one that takes a value (the
+ * rest, or the next argument). */
+static int take_shorts(struct xo_parser *p, int argc, char **argv, int *i, const struct xo_set *sets,
+		       int nsets, const char *ctx)
+{
+	const char *a = argv[*i];
+	for (const char *c = a + 1; *c; c++) {
+		const struct xo_set *set = NULL;
+		const struct xo *o = find_opt(sets, nsets, NULL, 0, *c, &set);
+		if (!o) {
+			if (p->pass_unknown && c == a + 1)
+				return KEEP;
+			perr(p, "%s: unknown option '-%c'", ctx, *c);
+			p->fail = XO_FAIL_UNKNOWN;
+			return -1;
+		}
+		if (o->type == XO_BOOL || (o->flags & XO_NOVAL)) {
+			if (set_value(p, ctx, set, o, NULL))
+				return -1;
+			continue;
+		}
+		if (c[1])
+			return set_value(p, ctx, set, o, c + 1);
+		if (*i + 1 >= argc) {
+			perr(p, "%s: --%s needs a value (%s)", ctx, o->name, o->metavar ? o->metavar : "VALUE");
+			p->fail = XO_FAIL_FORM;
+			return -1;
+		}
+		return set_value(p, ctx, set, o, argv[++*i]);
+	}
+	return TAKEN;
 }
 
 static int take_option(struct xo_parser *p, int argc, char **argv, int *i, const struct xo_set *sets, int nsets,
@@ -172,16 +235,28 @@ static int take_option(struct xo_parser *p, int argc, char **argv, int *i, const
 		if (eq)
 			val = eq + 1;
 	} else {
-		if (a[2]) {
+		if (a[2] && p->bundle)
+			return take_shorts(p, argc, argv, i, sets, nsets, ctx);
+		if (a[2] && !p->pass_unknown) {
 			perr(p, "%s: '%s': short options take one letter (write -v -h, or the long form)", ctx, a);
 			return -1;
 		}
 		name = a + 1;
 		nlen = 1;
-		sh = a[1];
+		sh = a[2] ? 0 : a[1]; /* pass_unknown: "-xy" is no option of ours */
 	}
-	o = find_opt(sets, nsets, name, nlen, sh, &set);
+	o = sh || a[1] == '-' ? find_opt(sets, nsets, name, nlen, sh, &set) : NULL;
+	if (!o && p->abbrev && !sh && a[1] == '-' && nlen) {
+		bool ambiguous;
+		o = find_prefix(p, ctx, sets, nsets, a, name, nlen, &set, &ambiguous);
+		if (ambiguous) {
+			p->fail = XO_FAIL_AMBIGUOUS;
+			return -1;
+		}
+	}
 	if (!o) {
+		if (p->pass_unknown)
+			return KEEP;
 		perr(p, "%s: unknown option '%s'", ctx, a);
 		p->fail = XO_FAIL_UNKNOWN;
 		return -1;
@@ -189,13 +264,15 @@ static int take_option(struct xo_parser *p, int argc, char **argv, int *i, const
 	if (o->type == XO_BOOL || (o->flags & XO_NOVAL)) {
 		if (val) {
 			perr(p, "%s: --%s takes no value", ctx, o->name);
+			p->fail = XO_FAIL_FORM;
 			return -1;
 		}
 		return set_value(p, ctx, set, o, NULL);
 	}
 	if (!val) {
-		if (*i + 1 >= argc) {
+		if (*i + 1 >= argc || (p->values_joined && !sh)) {
 			perr(p, "%s: --%s needs a value (%s)", ctx, o->name, o->metavar ? o->metavar : "VALUE");
+			p->fail = XO_FAIL_FORM;
 			return -1;
 		}
 		val = argv[++*i];
@@ -206,28 +283,36 @@ static int take_option(struct xo_parser *p, int argc, char **argv, int *i, const
 int xo_parse(struct xo_parser *p, int argc, char **argv, const struct xo_set *sets, int nsets, bool stop_at_arg,
 	     const char *ctx)
 {
-	int npos = 0;
+	int npos = 0, kept = 0;
 	bool only_pos = false;
 	int i;
 
-	p->fail = XO_FAIL_VALUE; /* unless it says otherwise */
-
 	for (i = 0; i < argc; i++) {
-		const char *a = argv[i];
+		char *a = argv[i];
+		p->fail = XO_FAIL_VALUE; /* unless it says otherwise */
 		p->at = i;
 		if (!only_pos && !p->no_end_marker && !strcmp(a, "--")) {
 			only_pos = true;
+			if (p->pass_unknown) /* the tool after us sees it too */
+				argv[kept++] = a;
 			continue;
 		}
 		/* "-" alone is a positional (stdin) */
 		if (!only_pos && a[0] == '-' && a[1]) {
-			if (take_option(p, argc, argv, &i, sets, nsets, ctx))
+			int r = take_option(p, argc, argv, &i, sets, nsets, ctx);
+			if (r < 0)
 				return -1;
+			if (r == KEEP)
+				argv[kept++] = a;
 			continue;
 		}
 		if (stop_at_arg)
 			return i;
 		const struct xo *o = next_positional(sets[0].table, &npos);
+		if (!o && p->pass_unknown) {
+			argv[kept++] = a;
+			continue;
+		}
 		if (!o) {
 			perr(p, "%s: unexpected argument '%s'", ctx, a);
 			p->fail = XO_FAIL_UNEXPECTED;
@@ -237,7 +322,7 @@ int xo_parse(struct xo_parser *p, int argc, char **argv, const struct xo_set *se
 			return -1;
 	}
 	p->fail = XO_FAIL_NONE;
-	return stop_at_arg ? i : npos;
+	return stop_at_arg ? i : p->pass_unknown ? kept : npos;
 }
 
 const struct xo *xo_missing(const struct xo *table, int npos)

@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum xo_type {
 	XO_BOOL,  /* bool, no argument */
 	XO_U32,   /* unsigned int, range min..max */
@@ -61,7 +65,9 @@ enum xo_fail {
 	XO_FAIL_NONE,
 	XO_FAIL_UNKNOWN,    /* an option no table has */
 	XO_FAIL_UNEXPECTED, /* a positional argument too many */
-	XO_FAIL_VALUE,      /* a value missing, extra or out of range; a bad short form */
+	XO_FAIL_VALUE,      /* a value out of range or not of its type; a bad short form */
+	XO_FAIL_FORM,       /* a value missing, or given to an option that takes none */
+	XO_FAIL_AMBIGUOUS,  /* abbrev: a prefix of several long options */
 };
 
 /* How a tool's parse reads and reports: messages go to stderr as
@@ -73,6 +79,14 @@ struct xo_parser {
 	bool quiet;                /* print nothing */
 	bool values_apart;         /* "--name=value" is not a form: values come as the next argument */
 	bool no_end_marker;        /* "--" is an argument like any other, not the end of the options */
+	/* getopt_long's forms, for tools that had it: */
+	bool abbrev;               /* a long option may be cut to any prefix no other long option has */
+	bool bundle;               /* short flags bundle ("-vh"); a short option's value may follow
+				    * its letter ("-p5", "-vp5") */
+	bool values_joined;        /* a long option's value only as "--name=value" ("--name" alone
+				    * misses it; the next argument is never taken) */
+	bool pass_unknown;         /* unknown options, and positionals no row takes, are not errors:
+				    * they are kept, in order, in argv[0..n) and n is returned */
 	enum xo_fail fail;         /* out: why the last xo_parse failed */
 	int at;                    /* out: the index in argv of the argument it failed on */
 };
@@ -80,8 +94,9 @@ struct xo_parser {
 /* Parse argv[0..argc) against sets (the first set's table gives the
  * positionals).  "--" ends the options; "-" alone is a positional.
  * stop_at_arg: stop at the first non-option and return its index;
+ * pass_unknown: return the number of arguments kept (argv is rewritten);
  * otherwise return the number of positionals read.  -1 after printing an
- * error (p->fail says which kind). */
+ * error (p->fail says which kind, p->at where). */
 int xo_parse(struct xo_parser *p, int argc, char **argv, const struct xo_set *sets, int nsets,
 	     bool stop_at_arg, const char *ctx);
 /* The first required positional beyond npos, or NULL. */
@@ -90,5 +105,9 @@ const struct xo *xo_missing(const struct xo *table, int npos);
 void xo_opt_form(const struct xo *o, char *buf, size_t len);
 /* Its values, if it lists them: " (a|b)" or " [min..max]". */
 void xo_opt_values(FILE *f, const struct xo *o);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -171,7 +171,7 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
  * commands (get, gets, gat, gats, set, add, replace, append, prepend, cas,
  * incr, decr, touch, delete, flush_all) and the meta ones (mg, ms, md, ma,
  * me, mn) with their flags, written from memcached's doc/protocol.txt and
- * docs/protocol.md, sharing no code with engine/slowpath.c.
+ * docs/protocol.md, sharing no code with engine/.
  *
  * A cas unique is the store's write stamp (a clock), which no model can
  * predict.  The model decides when a write gives an item a new cas and when

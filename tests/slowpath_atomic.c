@@ -139,7 +139,7 @@ static void atom_run(struct env *e, int mode)
 void t_atomic(struct env *e)
 {
 	atom_run(e, 0);
-	/* every store layout is atomic through its own set_if (slowpath.c's
+	/* every store layout is atomic through its own set_if (write.c's
 	 * set_if_plain is for the benchmarks' null store only) */
 	if (e->s.L->set_if)
 		atom_run(e, 1);

@@ -288,7 +288,7 @@ static void t_big_torn(struct env *e)
  * reads an item's entry, then its chunks, while two writers rewrite the
  * 300 kB value without pause; here it waits 20 ms between the two, as a
  * descheduled snapshot thread may.  The replaced chunks linger 200 ms
- * (slowpath.c, big_retire), so it still reads the version it saw whole.
+ * (engine/big_chunks.c, big_retire), so it still reads the version it saw whole.
  * Before, they went at once: with enough writers no read of the entry and
  * its chunks could finish between two rewrites, and a snapshot gave up
  * after 16 tries (checked: this test fails then). */

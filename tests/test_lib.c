@@ -102,7 +102,7 @@ static void test_b64(void)
 	CHECK(xkv_b64_decode(inplace, 8, inplace, 8, XKV_B64_LOOSE) == 6 && !memcmp(inplace, "foobar", 6),
 	      "in place");
 
-	/* what the meta flag b refuses (engine/slowpath.c, tests/refmodel.c) */
+	/* what the meta flag b refuses (engine/meta.c, tests/refmodel_meta.c) */
 	static const char *const strict_bad[] = {
 		"", "Zg", "Zg=", "Zm9", "Zm9vY", "Z===", "Zg=A", "=Zg=", "Zm9v=Zg=", "Zm9vZg==Zg==",
 		"Zm9v\n", "Zm 9", "Zm-v", "Zm_v", "Zm9v====", "Zg==Zm9v",

@@ -2,7 +2,9 @@
 /* lib/opts: the option parser every tool uses.  Long and short forms,
  * --x=v and --x v, positionals and "--", missing and extra values, unknown
  * options, numbers out of range, enums, a tool's own type, and the exact
- * messages; a wrong parse fails the run. */
+ * messages; getopt_long's forms (abbreviations, bundled short flags, values
+ * only after '=') and passing unknown arguments on; a wrong parse fails the
+ * run. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,7 @@ struct o {
 
 static const struct xo_enum modes[] = { { "fast", 1 }, { "slow", 2 }, { NULL } };
 
-enum { T_LEN = XO_EXT };
+enum { T_LEN = XO_EXT, T_BOTH };
 
 static const struct xo table[] = {
 	{ "FIRST", 0, XO_STR, offsetof(struct o, pos1), NULL, "first", .flags = XO_POS | XO_REQ },
@@ -35,6 +37,7 @@ static const struct xo table[] = {
 	{ "name", 'n', XO_STR, offsetof(struct o, str), "NAME", "a name" },
 	{ "mode", 'm', XO_ENUM, offsetof(struct o, mode), "M", "a mode", .enums = modes },
 	{ "len", 0, T_LEN, offsetof(struct o, ext), "S", "a string's length" },
+	{ "d2", 0, T_BOTH, 0, NULL, "flag and other", .flags = XO_NOVAL },
 	XO_END,
 };
 
@@ -52,13 +55,23 @@ static int parse_len(const char *ctx, const struct xo *o, const char *arg, void 
 	return 0;
 }
 
-static const struct xo_ext ext[] = { { T_LEN, parse_len }, { 0, NULL } };
+/* T_BOTH (no value): sets flag and other; its field is the struct */
+static int parse_both(const char *ctx, const struct xo *o, const char *arg, void *field)
+{
+	(void)ctx, (void)o, (void)arg;
+	((struct o *)field)->flag = ((struct o *)field)->other = true;
+	return 0;
+}
+
+static const struct xo_ext ext[] = { { T_LEN, parse_len }, { T_BOTH, parse_both }, { 0, NULL } };
 
 static int fails;
 static char msg[1024];
 static enum xo_fail fail;
 
 /* Parse the NULL-terminated args into *o; stderr's text in msg. */
+static struct xo_parser modes_on; /* the getopt-like modes parse() uses */
+
 static int parse(struct o *o, bool stop, const char *const *args)
 {
 	char *argv[32];
@@ -67,7 +80,9 @@ static int parse(struct o *o, bool stop, const char *const *args)
 		argv[argc] = (char *)args[argc], argc++;
 	memset(o, 0, sizeof(*o));
 	struct xo_set set = { table, o };
-	struct xo_parser p = { .prefix = "T: ", .ext = ext };
+	struct xo_parser p = modes_on;
+	p.prefix = "T: ";
+	p.ext = ext;
 
 	fflush(stderr);
 	int saved = dup(2);
@@ -152,9 +167,9 @@ int main(void)
 	REFUSE(XO_FAIL_UNKNOWN, "T: ctx: unknown option '--flags'\n", "--flags");
 	REFUSE(XO_FAIL_UNKNOWN, "T: ctx: unknown option '--fla'\n", "--fla");
 	REFUSE(XO_FAIL_UNEXPECTED, "T: ctx: unexpected argument 'c'\n", "a", "b", "c");
-	REFUSE(XO_FAIL_VALUE, "T: ctx: --count needs a value (N)\n", "a", "--count");
-	REFUSE(XO_FAIL_VALUE, "T: ctx: --count needs a value (N)\n", "-c");
-	REFUSE(XO_FAIL_VALUE, "T: ctx: --flag takes no value\n", "--flag=1");
+	REFUSE(XO_FAIL_FORM, "T: ctx: --count needs a value (N)\n", "a", "--count");
+	REFUSE(XO_FAIL_FORM, "T: ctx: --count needs a value (N)\n", "-c");
+	REFUSE(XO_FAIL_FORM, "T: ctx: --flag takes no value\n", "--flag=1");
 	REFUSE(XO_FAIL_VALUE, "T: ctx: '-fc': short options take one letter (write -v -h, or the long form)\n", "-fc");
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --count: 0 is out of range 1..100\n", "--count", "0");
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --count: 101 is out of range 1..100\n", "--count=101");
@@ -166,6 +181,53 @@ int main(void)
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --delta: -6 is out of range -5..5\n", "--delta=-6");
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --delta: 'x' is not a number\n", "-d", "x");
 	REFUSE(XO_FAIL_VALUE, "T: ctx: --mode: 'medium' is not one of: fast, slow\n", "--mode", "medium");
+
+	/* abbrev: a unique prefix is the option, an exact name wins over longer
+	 * ones, a shared prefix is refused with the candidates */
+	modes_on = (struct xo_parser){ .abbrev = true };
+	n = parse(&o, false, ARGS("--fl", "--co=9", "--na", "v", "--mo", "fast", "a"));
+	CHECK(n == 1 && o.flag && o.u32 == 9 && !strcmp(o.str, "v") && o.mode == 1 && !msg[0]);
+	n = parse(&o, false, ARGS("--o", "a")); /* --other, the only "o..." */
+	CHECK(n == 1 && o.other && !o.flag);
+	REFUSE(XO_FAIL_AMBIGUOUS, "T: ctx: option '--d' is ambiguous (--delta, --d2)\n", "--d");
+	REFUSE(XO_FAIL_UNKNOWN, "T: ctx: unknown option '--flagx'\n", "--flagx");
+	REFUSE(XO_FAIL_FORM, "T: ctx: --flag takes no value\n", "--fla=1");
+	REFUSE(XO_FAIL_FORM, "T: ctx: --count needs a value (N)\n", "--cou");
+	n = parse(&o, false, ARGS("--d2", "a")); /* exact, though --d is ambiguous */
+	CHECK(n == 1 && o.flag && o.other);
+	/* bundle: flags together, a value after its letter or as the next argument */
+	modes_on = (struct xo_parser){ .bundle = true };
+	n = parse(&o, false, ARGS("-fc5", "a"));
+	CHECK(n == 1 && o.flag && o.u32 == 5);
+	n = parse(&o, false, ARGS("-fc", "6", "-d-2", "-nfoo", "a"));
+	CHECK(n == 1 && o.flag && o.u32 == 6 && o.s64 == -2 && !strcmp(o.str, "foo"));
+	REFUSE(XO_FAIL_UNKNOWN, "T: ctx: unknown option '-x'\n", "-fx");
+	REFUSE(XO_FAIL_FORM, "T: ctx: --count needs a value (N)\n", "-fc");
+	REFUSE(XO_FAIL_VALUE, "T: ctx: --count: 0 is out of range 1..100\n", "-fc0");
+	REFUSE(XO_FAIL_UNKNOWN, "T: ctx: unknown option '--fl'\n", "--fl"); /* no abbrev here */
+	/* values_joined: "--x v" is not a value */
+	modes_on = (struct xo_parser){ .values_joined = true };
+	n = parse(&o, false, ARGS("--count=3", "-c", "4", "a"));
+	CHECK(n == 1 && o.u32 == 4);
+	REFUSE(XO_FAIL_FORM, "T: ctx: --count needs a value (N)\n", "--count", "3", "a");
+	/* pass_unknown: the rest stays in argv, in order, for another parser */
+	modes_on = (struct xo_parser){ .pass_unknown = true, .values_joined = true };
+	{
+		char *av[] = { "a", "--bogus=1", "-f", "--count=8", "b", "-xy", "extra", "--flag", "-z", "--", "--other" };
+		memset(&o, 0, sizeof(o));
+		struct xo_set set = { table, &o };
+		struct xo_parser p = modes_on;
+		p.prefix = "T: ";
+		n = xo_parse(&p, 11, av, &set, 1, false, "ctx");
+		CHECK(n == 6 && o.flag && o.u32 == 8 && !o.other && !strcmp(o.pos1, "a") && !strcmp(o.pos2, "b"));
+		CHECK(n == 6 && !strcmp(av[0], "--bogus=1") && !strcmp(av[1], "-xy") && !strcmp(av[2], "extra") &&
+		      !strcmp(av[3], "-z") && !strcmp(av[4], "--") && !strcmp(av[5], "--other"));
+		/* its own options' values are still checked */
+		char *bv[] = { "--bogus", "--count=0" };
+		p.quiet = true;
+		CHECK(xo_parse(&p, 2, bv, &set, 1, false, "ctx") == -1 && p.fail == XO_FAIL_VALUE && p.at == 1);
+	}
+	modes_on = (struct xo_parser){ 0 };
 
 	/* quiet, values apart, no "--" marker, an own type without a value */
 	{
@@ -186,7 +248,7 @@ int main(void)
 		char *a3[] = { "-c", "5", "x" };
 		CHECK(xo_parse(&p, 3, a3, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_UNEXPECTED && p.at == 2);
 		char *a4[] = { "--go", "-c" };
-		CHECK(xo_parse(&p, 2, a4, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_VALUE && p.at == 1);
+		CHECK(xo_parse(&p, 2, a4, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_FORM && p.at == 1);
 		CHECK(q.ext == -1); /* parse_len got NULL */
 		char *a5[] = { "--go=1" };
 		CHECK(xo_parse(&p, 1, a5, &set, 1, false, "q") == -1 && p.fail == XO_FAIL_UNKNOWN && p.at == 0);

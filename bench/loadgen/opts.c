@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The command line: one table of options (name, argument, help) drives both
- * parsing and --help; every value is checked with a message naming the
- * option. */
+ * --help and lib/opts' parser (getopt_long's forms: abbreviations, --x=v and
+ * --x v); every value is checked here with a message naming the option. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 
 #include "lg.h"
 #include "loadgen.h"
+#include "opts.h"
 
 enum {
 	O_SERVER = 1000, O_PORT, O_PROTO, O_THREADS, O_CPUS, O_DEPTH, O_CONNS, O_RATE,
@@ -232,7 +232,7 @@ static int resolve(struct lg_config *c)
 	return 0;
 }
 
-static int set_opt(struct lg_config *c, int id, const char *name, const char *a, bool *seen)
+static int set_opt(struct lg_config *c, int id, const char *name, const char *a, const bool *seen)
 {
 	uint64_t ms;
 
@@ -340,41 +340,68 @@ static void defaults(struct lg_config *c)
 	c->seed = 1;
 }
 
+/* lib/opts' rows for opts[], in the same order: every option is loadgen's
+ * own type, T_OPT, parsed by set_opt (row i is opts[i]); one positional row
+ * keeps the first stray argument, reported after the options as getopt did. */
+enum { T_OPT = XO_EXT, T_STRAY };
+
+static struct xo rows[NOPTS + 2];
+static struct lg_config *cur;
+static bool seen[O_HELP - O_SERVER + 1], help;
+static const char *stray;
+
+static int own(const char *ctx, const struct xo *r, const char *a, void *field)
+{
+	(void)ctx, (void)field;
+	if (r->type == T_STRAY) {
+		if (!stray)
+			stray = a;
+		return 0;
+	}
+	const struct opt *o = &opts[r - rows];
+	if (o->id == O_HELP) {
+		help = true;
+		return -1; /* stop here: --help wins over what follows */
+	}
+	seen[o->id - O_SERVER] = true;
+	return set_opt(cur, o->id, o->name, a, seen);
+}
+
+static const struct xo_ext own_types[] = { { T_OPT, own }, { T_STRAY, own }, { 0, NULL } };
+
 /* 0 ok, 1 --help printed, -1 bad options (message printed). */
 int lg_parse_opts(struct lg_config *c, int argc, char **argv)
 {
-	struct option lo[NOPTS + 1];
-	bool seen[O_HELP - O_SERVER + 1] = { false };
-	int id;
+	struct xo_parser p = { .ext = own_types, .quiet = true, .abbrev = true };
 
 	defaults(c);
-	memset(lo, 0, sizeof(lo));
-	for (size_t i = 0; i < NOPTS; i++) {
-		lo[i].name = opts[i].name;
-		lo[i].has_arg = opts[i].arg ? required_argument : no_argument;
-		lo[i].val = opts[i].id;
-	}
-	opterr = 0;
-	while ((id = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (id == '?') {
-			if (optopt)
-				fprintf(stderr, "xkv-loadgen: option %s needs a value (see --help)\n",
-					argv[optind - 1]);
-			else
-				fprintf(stderr, "xkv-loadgen: unknown option %s (see --help)\n",
-					argv[optind - 1]);
-			return -1;
-		}
-		if (id == O_HELP) {
+	cur = c;
+	help = false;
+	stray = NULL;
+	memset(seen, 0, sizeof(seen));
+	for (size_t i = 0; i < NOPTS; i++)
+		rows[i] = (struct xo){ .name = opts[i].name, .type = T_OPT, .metavar = opts[i].arg,
+				       .help = opts[i].help, .flags = opts[i].arg ? 0 : XO_NOVAL };
+	rows[NOPTS] = (struct xo){ .name = "ARG", .type = T_STRAY, .flags = XO_POS };
+	rows[NOPTS + 1] = (struct xo)XO_END;
+
+	struct xo_set set = { rows, c };
+	if (xo_parse(&p, argc - 1, argv + 1, &set, 1, false, "xkv-loadgen") < 0) {
+		const char *at = argv[p.at + 1];
+		if (help) {
 			usage(stdout);
 			return 1;
 		}
-		seen[id - O_SERVER] = true;
-		if (set_opt(c, id, opts[id - O_SERVER].name, optarg, seen) < 0)
-			return -1;
+		if (p.fail == XO_FAIL_UNKNOWN || p.fail == XO_FAIL_AMBIGUOUS)
+			fprintf(stderr, "xkv-loadgen: unknown option %s (see --help)\n", at);
+		else if (p.fail == XO_FAIL_FORM)
+			fprintf(stderr, "xkv-loadgen: option %s needs a value (see --help)\n", at);
+		else if (p.fail == XO_FAIL_UNEXPECTED)
+			fprintf(stderr, "xkv-loadgen: unexpected argument '%s' (see --help)\n", stray);
+		return -1;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "xkv-loadgen: unexpected argument '%s' (see --help)\n", argv[optind]);
+	if (stray) {
+		fprintf(stderr, "xkv-loadgen: unexpected argument '%s' (see --help)\n", stray);
 		return -1;
 	}
 	if (!seen[O_PORT - O_SERVER])

@@ -16,7 +16,7 @@ go (default DOCS/figures).  Each figure is written as PNG and SVG:
   stale_reads       kvexp stale: percpu against hash_map, split and random
   fill_level        the matrix: x null by fill level per layout and op,
                     median over the 16 key/value sizes, IQR as error bars
-  microbench_threads  bench/plot_microbench.py on the newest microbench
+  microbench_threads  bench/microbench/plot_microbench.py on the newest microbench
                     file (1 ... nproc threads)
   hot_set           microbench at 64 and at 4096 keys, one sitting: the map's
                     instructions against its memory (lesson 3)
@@ -38,7 +38,7 @@ repetitions where the file holds them, else +- the standard deviation);
 each figure's footer says which.
 
 Uses the plotting helpers of bench/compare/report.py and
-bench/plot_microbench.py.  Needs python3-matplotlib.
+bench/microbench/plot_microbench.py.  Needs python3-matplotlib.
 """
 import argparse
 import gzip
@@ -52,11 +52,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(BENCH, "compare"))
-# plot_microbench.py: bench/microbench/ (or, before it moved there, bench/)
-sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "microbench"))
 import report  # noqa: E402  bench/compare/report.py
-import plot_microbench  # noqa: E402
+import plot_microbench  # noqa: E402  bench/microbench/plot_microbench.py
 
 # the data files each figure is drawn from (relative to --docs)
 MEMORY = "data/kvexp-memory-2026-11-22.json"

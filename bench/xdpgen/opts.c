@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <ifaddrs.h>
 #include <math.h>
 #include <net/if.h>
@@ -36,6 +35,7 @@
 #include "wire.h"
 #include "fnv.h"
 #include "loadgen.h"
+#include "opts.h"
 
 static void usage(FILE *f)
 {
@@ -163,34 +163,24 @@ enum {
 	O_CPUS, O_SERVER_CPU, O_RATE, O_BATCH, O_JSON, O_STATIC, O_NO_CSUM,
 };
 
-static const struct option long_opts[] = {
-	{ "dst-ip", required_argument, 0, O_DST_IP },
-	{ "dst-mac", required_argument, 0, O_DST_MAC },
-	{ "src-ip", required_argument, 0, O_SRC_IP },
-	{ "port", required_argument, 0, O_PORT },
-	{ "src-port", required_argument, 0, O_SRC_PORT },
-	{ "keys", required_argument, 0, O_KEYS },
-	{ "key-base", required_argument, 0, O_KEY_BASE },
-	{ "key-size", required_argument, 0, O_KEY_SIZE },
-	{ "value-size", required_argument, 0, O_VALUE_SIZE },
-	{ "value-seed", required_argument, 0, O_VALUE_SEED },
-	{ "dist", required_argument, 0, O_DIST },
-	{ "theta", required_argument, 0, O_THETA },
-	{ "write-ratio", required_argument, 0, O_WRITE_RATIO },
-	{ "seq", required_argument, 0, O_SEQ },
-	{ "seed", required_argument, 0, O_SEED },
-	{ "duration", required_argument, 0, O_DURATION },
-	{ "cpus", required_argument, 0, O_CPUS },
-	{ "server-cpu", required_argument, 0, O_SERVER_CPU },
-	{ "rate", required_argument, 0, O_RATE },
-	{ "batch", required_argument, 0, O_BATCH },
-	{ "json", no_argument, 0, O_JSON },
-	{ "static-frame", no_argument, 0, O_STATIC },
-	{ "no-csum", no_argument, 0, O_NO_CSUM },
-	{ "verbose", no_argument, 0, 'v' },
-	{ "help", no_argument, 0, 'h' },
-	{ 0 },
+/* name, takes a value, id, short letter; help is usage() */
+static const struct {
+	const char *name;
+	bool arg;
+	int id;
+	char sh;
+} xopts[] = {
+	{ "dst-ip", true, O_DST_IP }, { "dst-mac", true, O_DST_MAC }, { "src-ip", true, O_SRC_IP },
+	{ "port", true, O_PORT }, { "src-port", true, O_SRC_PORT }, { "keys", true, O_KEYS },
+	{ "key-base", true, O_KEY_BASE }, { "key-size", true, O_KEY_SIZE },
+	{ "value-size", true, O_VALUE_SIZE }, { "value-seed", true, O_VALUE_SEED },
+	{ "dist", true, O_DIST }, { "theta", true, O_THETA }, { "write-ratio", true, O_WRITE_RATIO },
+	{ "seq", true, O_SEQ }, { "seed", true, O_SEED }, { "duration", true, O_DURATION },
+	{ "cpus", true, O_CPUS }, { "server-cpu", true, O_SERVER_CPU }, { "rate", true, O_RATE },
+	{ "batch", true, O_BATCH }, { "json", false, O_JSON }, { "static-frame", false, O_STATIC },
+	{ "no-csum", false, O_NO_CSUM }, { "verbose", false, 'v', 'v' }, { "help", false, 'h', 'h' },
 };
+#define NXOPTS (sizeof(xopts) / sizeof(xopts[0]))
 
 static int parse_opt(int c, const char *arg, struct opts *o)
 {
@@ -250,9 +240,23 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case O_NO_CSUM: o->no_csum = true; return 0;
 	case 'v': o->verbose = true; return 0;
 	case 'h': usage(stdout); exit(0);
-	default: usage(stderr); return -1;
+	default: return -1;
 	}
 }
+
+/* lib/opts' rows for xopts[], in the same order (row i is xopts[i]), each of
+ * xdpgen's own type T_OPT (parse_opt), then DEV.  getopt_long's forms:
+ * abbreviations, bundled -vh, --x=v and --x v. */
+enum { T_OPT = XO_EXT };
+static struct xo rows[NXOPTS + 2];
+
+static int own(const char *ctx, const struct xo *r, const char *arg, void *field)
+{
+	(void)ctx;
+	return parse_opt(xopts[r - rows].id, arg, field);
+}
+
+static const struct xo_ext own_types[] = { { T_OPT, own }, { 0, NULL } };
 
 int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -261,15 +265,38 @@ int parse_args(int argc, char **argv, struct opts *o)
 		.keys = 10000, .dist = DIST_UNIFORM, .theta = 0.99, .seq_len = 65536, .seed = 1,
 		.duration = 5, .cpus = { 0 }, .ncpus = 1, .server_cpus = { 1 }, .nserver = 1, .batch = 64,
 	};
-	int c;
-	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1)
-		if (parse_opt(c, optarg, o))
-			return -1;
-	if (optind != argc - 1) {
+	for (size_t i = 0; i < NXOPTS; i++)
+		rows[i] = (struct xo){ .name = xopts[i].name, .sh = xopts[i].sh, .type = T_OPT,
+				       .metavar = xopts[i].arg ? "V" : NULL,
+				       .flags = xopts[i].arg ? 0 : XO_NOVAL };
+	rows[NXOPTS] = (struct xo){ .name = "DEV", .type = XO_STR, .off = offsetof(struct opts, dev),
+				    .flags = XO_POS | XO_REQ };
+	rows[NXOPTS + 1] = (struct xo)XO_END;
+
+	struct xo_parser p = { .ext = own_types, .quiet = true, .abbrev = true, .bundle = true };
+	struct xo_set set = { rows, o };
+	int npos = xo_parse(&p, argc - 1, argv + 1, &set, 1, false, "xdpgen");
+	if (npos < 0) {
+		const char *at = argv[p.at + 1];
+		const char *eq = strchr(at, '=');
+		if (p.fail == XO_FAIL_UNKNOWN && at[1] != '-')
+			fprintf(stderr, "xdpgen: invalid option -- '%c'\n", at[1]);
+		else if (p.fail == XO_FAIL_UNKNOWN)
+			fprintf(stderr, "xdpgen: unrecognized option '%s'\n", at);
+		else if (p.fail == XO_FAIL_AMBIGUOUS)
+			fprintf(stderr, "xdpgen: option '%s' is ambiguous\n", at);
+		else if (p.fail == XO_FAIL_FORM && eq)
+			fprintf(stderr, "xdpgen: option '%.*s' doesn't allow an argument\n", (int)(eq - at), at);
+		else if (p.fail == XO_FAIL_FORM)
+			fprintf(stderr, "xdpgen: option '%s' requires an argument\n", at);
+		if (p.fail != XO_FAIL_VALUE)
+			usage(stderr);
+		return -1;
+	}
+	if (npos != 1) {
 		usage(stderr);
 		return -1;
 	}
-	o->dev = argv[optind];
 	if (!o->have_dst_ip) {
 		fprintf(stderr, "xdpgen: --dst-ip is required (the server's IPv4 address)\n");
 		return -1;

@@ -148,7 +148,7 @@ bg_out=$TB_TMP/bg.json
 tb_cli_bg python3 "$client" background --server4 "$TB_SRV_IP4" --port "$TB_PORT" \
 	--stop-file "$TB_TMP/bg.stop" --ready-file "$TB_TMP/bg.ready" --out "$bg_out" --max-seconds 150
 bg_pid=$TB_LAST_PID
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	[[ -e $TB_TMP/bg.ready ]] && break
 	kill -0 "$bg_pid" 2>/dev/null || tb_die "the background client exited"
 	sleep 0.1
@@ -192,7 +192,7 @@ peer_up() { # PORT
 	tb_peer_bg "$XDPKV" serve "$TB_PEER_DEV" >>"$TB_TMP/peer-serve.log" 2>&1
 	peer_serve_pid=$TB_LAST_PID
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		kill -0 "$peer_serve_pid" 2>/dev/null || tb_die "server B's slow path exited"
 		nsenter --net="/run/netns/$TB_PEER_NS" -- ss -Hlun "sport = :$1" | grep -q . && return 0
 		sleep 0.05

@@ -64,7 +64,7 @@ libmc() { # LABEL PORT
 # memcached 1.6.18, the oracle: both clients' feature sets pass there
 tb_srv_bg memcached -u root -U "$MCP" -p "$MCP" -l "$S4" -m 64
 MC_PID=$TB_LAST_PID
-for _ in $(seq 50); do
+for _ in $(seq 300); do
 	nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$MCP" | grep -q . && break
 	sleep 0.1
 done
@@ -104,7 +104,7 @@ echo s3cret | saslpasswd2 -p -f "$T/sasl/sasldb2" -a memcached -c alice
 printf 'mech_list: plain\nsasldb_path: %s\n' "$T/sasl/sasldb2" >"$T/sasl/memcached.conf"
 SASL_CONF_PATH=$T/sasl tb_srv_bg memcached -u root -S -U 0 -p "$MCP" -l "$S4" -m 64
 MC_PID=$TB_LAST_PID
-for _ in $(seq 50); do
+for _ in $(seq 300); do
 	nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$MCP" | grep -q . && break
 	sleep 0.1
 done

@@ -115,7 +115,7 @@ assert s.recv(100).startswith(b"VERSION")
 open(sys.argv[3], "w").close()
 time.sleep(60)' "$TB_SRV_IP4" "$TB_PORT" "$T/held"
 heldpid=$TB_LAST_PID
-for _ in $(seq 50); do [[ -e $T/held ]] && break; sleep 0.1; done
+for _ in $(seq 300); do [[ -e $T/held ]] && break; sleep 0.1; done
 id_held=$(store_id)
 rc=0
 tb_xdpkv migrate "$TB_SRV_DEV" --layout hash_map --entries 8192 >"$T/held.out" 2>&1 || rc=$?

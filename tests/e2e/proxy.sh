@@ -66,7 +66,7 @@ tb_cli "$NUTCRACKER" -t -c "$conf" >/dev/null 2>&1 || { cat "$conf" >&2; tb_die 
 # its stats port is bound in the client namespace only
 tb_cli_bg "$NUTCRACKER" -c "$conf" -s 22222 -a 127.0.0.1 -o "$TB_TMP/nutcracker.log" -v 5
 nut_pid=$TB_LAST_PID
-tb_wait_listen "$TB_CLI_NS" 22121 200 "$nut_pid" ||
+tb_wait_listen "$TB_CLI_NS" 22121 600 "$nut_pid" ||
 	{ cat "$TB_TMP/nutcracker.log" >&2; tb_die "nutcracker exited, or did not listen on $PROXY within 10 s"; }
 tb_log "nutcracker (pid $nut_pid) on $PROXY: ${servers[*]}"
 

@@ -130,7 +130,7 @@ serve_bg() { # start attach --serve (re-attaching), wait for the slow path's por
 	tb_srv_bg "$XDPKV" attach "$TB_SRV_DEV" --mode native --entries 8192 --key-size 32 --value-size 256 \
 		--serve >"$T/serve.log" 2>&1
 	srv=$TB_LAST_PID
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hlun "sport = :$TB_PORT" | grep -q . && return 0
 		kill -0 "$srv" 2>/dev/null || break
 		sleep 0.05

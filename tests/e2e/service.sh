@@ -44,13 +44,13 @@ with open(sys.argv[2],"w") as f:
         f.write(m.replace("\n"," ")+"\n"); f.flush()
         if "STOPPING=1" in m: break' "$sock" "$TB_TMP/notify.log" &
 rx=$!
-for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
+for _ in $(seq 300); do [[ -S $sock ]] && break; sleep 0.1; done
 # not through as_unit: a function run with & would put a subshell between $! and serve
 NOTIFY_SOCKET=$sock nsenter --net="/run/netns/$TB_SRV_NS" -- taskset -c "$TB_SERVER_CPU" \
 	setpriv --bounding-set=-all,"$caps" --inh-caps=-all -- "$XDPKV" serve "$dev" --user nobody \
 	--snapshot-file "$XDPKV_SNAPSHOT" --snapshot-every 60 2>"$TB_TMP/serve.log" &
 srv=$!
-for _ in $(seq 100); do grep -q READY=1 "$TB_TMP/notify.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q READY=1 "$TB_TMP/notify.log" 2>/dev/null && break; sleep 0.1; done
 check "serve sent READY=1 to NOTIFY_SOCKET" grep -q READY=1 "$TB_TMP/notify.log"
 # UDP traffic: sets and gets through the fast path, 'stats' through the slow path
 tb_cli python3 - "$TB_SRV_IP4" "$TB_PORT" <<'PY'

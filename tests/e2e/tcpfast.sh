@@ -78,7 +78,7 @@ for layout in "${layouts[@]}"; do
 		before=$(counter fast tcp_fast)
 		client aclcut "$S4" "$P" "$d" &
 		cpid=$!
-		for _ in $(seq 100); do [[ -e $d/ready ]] && break; sleep 0.1; done
+		for _ in $(seq 300); do [[ -e $d/ready ]] && break; sleep 0.1; done
 		mid=$(counter fast tcp_fast)
 		check "$layout: the kernel answered the allowed get ($before -> $mid)" test "$mid" -gt "$before"
 		tb_xdpkv acl "$TB_SRV_DEV" del allow connected >/dev/null || tb_die "acl del allow failed"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A small store in-process for the fuzz targets that need one (fuzz_stream,
  * fuzz_meta, fuzz_snapshot): the layout's BPF object loaded, not attached,
- * and its maps used, as tests/test_slowpath.c does (root: BPF maps).  One
+ * and its maps used, as tests/slowpath_test.c does (root: BPF maps).  One
  * store per process; emptied between inputs so that each input runs alone. */
 #ifndef XKV_FUZZ_ENV_H
 #define XKV_FUZZ_ENV_H

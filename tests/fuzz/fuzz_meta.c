@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* fuzz_meta: the meta commands (mg, ms, md, ma, me, mn) and their flags.
- * Their flag handling (meta_flags, meta_key, cmd_m* in engine/slowpath.c)
+ * Their flag handling (meta_flags, meta_key, slow_cmd_m* in engine/meta.c)
  * is static, reachable only through a request, so this is a second stream
  * target whose input is not text but a recipe: the fuzz bytes choose meta
  * command lines (command, key, flags from each command's letters and some

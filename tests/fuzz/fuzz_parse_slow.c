@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* fuzz_parse, the slow path's build of the parser: the sizes of
- * engine/slowpath.c (a 65536-byte span, 4096 tokens). */
+ * engine/engine_int.h (a 65536-byte span, 4096 tokens). */
 #include <stddef.h>
 #include <stdint.h>
 #define XKV_PARSE_SPAN 65536

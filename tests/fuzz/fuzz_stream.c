@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* fuzz_stream: the TCP stream engine, xkv_slow_stream (engine/slowpath.c),
+/* fuzz_stream: the TCP stream engine, xkv_slow_stream (engine/stream.c),
  * over a real store in-process (fuzz_env.c), driven and checked as
  * stream_drive.c says.
  *

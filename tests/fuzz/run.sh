@@ -8,7 +8,8 @@
 # run found stays under build-fuzz/fuzz-run/<target>/: the grown corpus
 # (corpus/), crash inputs (artifacts/), libFuzzer's log (fuzz-0.log) and the
 # CPU time it took (cpu).  JOBS=N ninja jobs (default: all cores).
-# --timeout: seconds one input may take (libFuzzer's -timeout, default 25;
+# --timeout: seconds one input may take (libFuzzer's -timeout and
+# -report_slow_units: a slow unit is written only past it; default 25;
 # wall clock: raise it for a long run at low priority on a busy machine).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,7 +63,7 @@ for t in "${targets[@]}"; do
 	rm -f "$run"/artifacts/* "$run"/fuzz-0.log
 	start=$(date +%s)
 	(cd "$run" && /usr/bin/time -f "%U %S" -o "$run/cpu" nice -n 10 "$bin" -jobs=1 -workers=1 \
-		-max_total_time="$secs" -max_len="${maxlen[$t]}" -timeout="$tmo" -rss_limit_mb=4096 \
+		-max_total_time="$secs" -max_len="${maxlen[$t]}" -timeout="$tmo" -report_slow_units="$tmo" -rss_limit_mb=4096 \
 		-artifact_prefix="$run/artifacts/" -print_final_stats=1 \
 		"$run/corpus" "$here/corpus/$t" "$here/crashes/$t" >"$run/run.log" 2>&1) || true
 	cpu=$(awk '{printf "%.0f", $1 + $2}' "$run/cpu")

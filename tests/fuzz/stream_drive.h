@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Drive xkv_slow_stream (engine/slowpath.c, the TCP server's entry) as
+/* Drive xkv_slow_stream (engine/stream.c, the TCP server's entry) as
  * server/serve_tcp.c does, one connection, and check what it promises
  * (stream_drive.c).  Shared by fuzz_stream and fuzz_meta. */
 #ifndef XKV_FUZZ_STREAM_DRIVE_H

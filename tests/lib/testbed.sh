@@ -127,7 +127,7 @@ tb_veth_up() {
 		tb_die "cannot attach XDP_PASS to $cdev"
 	tb_run ip -n "$ns" link set "$dev" up || tb_die "link up $dev"
 	tb_run ip -n "$TB_CLI_NS" link set "$cdev" up || tb_die "link up $cdev"
-	for i in $(seq 50); do
+	for i in $(seq 200); do
 		ip -n "$TB_CLI_NS" link show "$cdev" | grep -q LOWER_UP && break
 		sleep 0.1
 	done
@@ -223,7 +223,7 @@ tb_serve_start() {
 	tb_srv_bg "$XDPKV" serve "$TB_SRV_DEV" "$@" >"$TB_TMP/serve.log" 2>&1
 	TB_SERVE_PID=$TB_LAST_PID
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		kill -0 "$TB_SERVE_PID" 2>/dev/null ||
 			{ cat "$TB_TMP/serve.log" >&2; tb_die "xdpkv serve exited"; }
 		if nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hlun "sport = :$TB_PORT" 2>/dev/null | grep -q .; then
@@ -250,7 +250,7 @@ tb_wait_listen() {
 # tb_serve_start with 2 TCP worker threads, then wait for its TCP listener too.
 tb_serve_tcp_start() {
 	tb_serve_start --threads 2 "$@"
-	tb_wait_listen "$TB_SRV_NS" "$TB_PORT" 100 && return 0
+	tb_wait_listen "$TB_SRV_NS" "$TB_PORT" 600 && return 0
 	cat "$TB_TMP/serve.log" >&2
 	tb_die "xdpkv serve did not listen on TCP port $TB_PORT"
 }
@@ -259,7 +259,7 @@ tb_serve_stop() {
 	[[ -n $TB_SERVE_PID ]] || return 0
 	kill -TERM "$TB_SERVE_PID" 2>/dev/null
 	local i rc=0
-	for i in $(seq 50); do
+	for i in $(seq 400); do
 		kill -0 "$TB_SERVE_PID" 2>/dev/null || break
 		sleep 0.05
 	done
@@ -558,7 +558,7 @@ tb_xsrv_serve_start() {
 	shift
 	local log=$TB_TMP/serve-$slot.log
 	tb_xsrv_bg "$slot" "$XDPKV" serve "${TB_XSRV_DEV[slot]}" --threads 2 "$@" >"$log" 2>&1
-	tb_wait_listen "${TB_XSRV_NS[slot]}" "$TB_PORT" 200 "$TB_LAST_PID" && return 0
+	tb_wait_listen "${TB_XSRV_NS[slot]}" "$TB_PORT" 600 "$TB_LAST_PID" && return 0
 	cat "$log" >&2
 	tb_die "xdpkv serve (server $slot) exited, or did not listen on TCP port $TB_PORT within 10 s"
 }

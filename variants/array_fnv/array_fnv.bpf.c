@@ -4,7 +4,7 @@
  * slot holding another key overwrites it (counted in `overwrites`).
  * Readers never see a torn value: each slot carries a sequence counter
  * (xkv_entry.seq), odd while a writer is inside; writers take it with
- * compare-and-swap, readers retry if it moved (see handler.bpf.h get_one).
+ * compare-and-swap, readers retry if it moved (see ops.bpf.h get_one).
  * A slot left odd by a dead userspace writer is taken back by userspace
  * (slot.h); this side only passes requests for it on meanwhile.
  * The map is BPF_F_MMAPABLE so userspace follows the same protocol. */

@@ -96,7 +96,7 @@ static inline void slot_put_head(struct xkv_entry *e, const struct xkv_entry *n,
 
 /* BPF side: does slot entry e hold the request's key (sc: the handler's
  * scratch)?  klen's meta state bits are not the key's (entry.h).  Used by
- * every layout that keeps the key in the value (handler.bpf.h's hook). */
+ * every layout that keeps the key in the value (ops.bpf.h's hook). */
 #define XKV_STORE_MATCH(sc, e) \
 	(((e)->klen & XKV_ENT_KLEN) == (sc)->klen && xkv_key_eq((e)->data, (sc)->key))
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Figures from bench/microbench's JSON (--benchmark_format=json):
 
-  bench/plot_microbench.py OUT FILE.json [FILE.json ...]
+  bench/microbench/plot_microbench.py OUT FILE.json [FILE.json ...]
 
 OUT_threads.png/.svg: ns per request and the ratio to the null store per
 layout against the thread count, disjoint keys (solid) and shared keys
