@@ -144,7 +144,7 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 			goto out;
 		}
 	}
-	/* the null store's stand-in for a store update (bench/null_store.bpf.c):
+	/* the null store's stand-in for a store update (variants/null_store/null_store.bpf.c):
 	 * the same value size as a layout's entries */
 	m = bpf_object__find_map_by_name(obj, "entry_sink");
 	if (m && (e = bpf_map__set_value_size(m, cfg->entry_size))) {

@@ -34,7 +34,7 @@ const size_t xkv_nmaps = sizeof(xkv_maps) / sizeof(xkv_maps[0]);
 
 /* Map i of xkv_maps in obj.  The null store has no "store" map: its one
  * item lives in .bss, which then stands in for it (pinned as "store", read
- * by its accessor in bench/null_layout.c). */
+ * by its accessor in variants/null_store/null_layout.c). */
 struct bpf_map *xkv_map_find(struct bpf_object *obj, size_t i)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, xkv_maps[i].map);

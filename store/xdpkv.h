@@ -122,7 +122,7 @@ struct xkv_layout {
 extern const struct xkv_layout *const xkv_layouts[];
 /* A layout of xkv_layouts by name, or NULL. */
 const struct xkv_layout *xkv_layout_find(const char *name);
-/* The same, or a benchmark-only layout (the null store, bench/null_layout.c) by
+/* The same, or a benchmark-only layout (the null store, variants/null_store/null_layout.c) by
  * name: what attach and the loader accept.  Never listed. */
 const struct xkv_layout *xkv_layout_find_any(const char *name);
 

@@ -143,12 +143,12 @@ xkv_e2e(e2e_systemd_unit 120 systemd_unit.sh lru)
 set_property(TEST e2e_systemd_unit APPEND PROPERTY ENVIRONMENT
   "XKV_BUILD_DIR=${CMAKE_BINARY_DIR};XKV_POSTINST=${CMAKE_SOURCE_DIR}/cli/systemd/postinst;CMAKE=${CMAKE_COMMAND}")
 
-# bench/bigvals.sh, tiny: it runs, every server answers with checked values,
+# bench/bigvals/bigvals.sh, tiny: it runs, every server answers with checked values,
 # the memory line is there (the numbers are not judged: docs/results.md).
 string(MD5 h bigvals_bench_smoke)
 string(SUBSTRING ${h} 0 6 h)
 add_test(NAME bigvals_bench_smoke COMMAND bash -c
-  "${CMAKE_SOURCE_DIR}/bench/bigvals.sh --rounds 1 --duration 0.3 --sizes 4000,20000 --build-dir ${CMAKE_BINARY_DIR} --json ${CMAKE_CURRENT_BINARY_DIR}/bigvals_smoke.jsonl && python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; got=sorted((r[\"server\"], r.get(\"size\", 0)) for r in rows); want=sorted([(\"memory\", 0), (\"memcached-tcp\", 4000), (\"memcached-tcp\", 20000), (\"xdpkv-big\", 4000), (\"xdpkv-big\", 20000), (\"xdpkv-inline\", 4000)]); print(got); sys.exit(got != want)' ${CMAKE_CURRENT_BINARY_DIR}/bigvals_smoke.jsonl")
+  "${CMAKE_SOURCE_DIR}/bench/bigvals/bigvals.sh --rounds 1 --duration 0.3 --sizes 4000,20000 --build-dir ${CMAKE_BINARY_DIR} --json ${CMAKE_CURRENT_BINARY_DIR}/bigvals_smoke.jsonl && python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; got=sorted((r[\"server\"], r.get(\"size\", 0)) for r in rows); want=sorted([(\"memory\", 0), (\"memcached-tcp\", 4000), (\"memcached-tcp\", 20000), (\"xdpkv-big\", 4000), (\"xdpkv-big\", 20000), (\"xdpkv-inline\", 4000)]); print(got); sys.exit(got != want)' ${CMAKE_CURRENT_BINARY_DIR}/bigvals_smoke.jsonl")
 set_tests_properties(bigvals_bench_smoke PROPERTIES
   ENVIRONMENT "BIGVALS_PREFIX=xb${h};TB_XDP_PASS_OBJ=${XKV_XDP_PASS_OBJ}"
   RESOURCE_LOCK bench_cpus

@@ -30,7 +30,7 @@ const struct xkv_layout *const xkv_layouts[] = {
  * a capacity run can measure the handler without a map on the same path, but
  * not layouts: nothing iterates them. */
 static const struct xkv_layout *const xkv_bench_layouts[] = {
-	&xkv_layout_null, /* bench/null_layout.c */
+	&xkv_layout_null, /* variants/null_store/null_layout.c */
 	NULL,
 };
 

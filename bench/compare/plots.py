@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """xdpkv compare's plots: one PNG (and its SVG) per experiment, with matplotlib
-where it is installed; the helpers bench/plot_layouts.py uses too."""
+where it is installed; the helpers bench/plot/plot_layouts.py uses too."""
 
 import os
 

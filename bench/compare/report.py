@@ -7,7 +7,7 @@ import os
 
 import hitratio
 from plots import plot_all, svg_name
-from plots import COLORS, plt_mod, save  # noqa: F401  bench/plot_layouts.py uses them as report.*
+from plots import COLORS, plt_mod, save  # noqa: F401  bench/plot/plot_layouts.py uses them as report.*
 from results import (SOCKET, XDPGEN, dist_order, kops, microbench_points, num, point_name, rows_of,
                      runs_of, scaling_ceiling, systems_in, tp)
 

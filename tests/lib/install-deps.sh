@@ -2,7 +2,7 @@
 # Install the Debian 12 packages xdpkv needs to build, test and benchmark;
 # only what is missing, so a second run is quick.  Needs root.
 set -euo pipefail
-# clang-19: the BPF objects that need BPF address spaces (variants/arena, bench/arena_c_probe.bpf.c)
+# clang-19: the BPF objects that need BPF address spaces (variants/arena, bench/arena_probes/arena_c_probe.bpf.c)
 # patchelf: bench/devkit.sh (the kit's executables find its libraries by rpath)
 # libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for clang 14 (tests/fuzz)
 # python3-venv: bench/kvexp/setup-cachesim.sh (libCacheSim from PyPI into bench/.venv; not run

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The client of bench/bigvals.sh: GETs of values of one size over one TCP
+"""The client of bench/bigvals/bigvals.sh: GETs of values of one size over one TCP
 connection, `depth` requests in flight (pipelined), after a check that every
 key reads back what was set.  Prints one JSON object: ops, duration_s.
 

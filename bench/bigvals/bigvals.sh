@@ -4,11 +4,11 @@
 # TCP GETs of one size against xdpkv serve and memcached, server CPU per
 # request, same client, same keys, same run.
 #
-#   bench/bigvals.sh [--rounds 3] [--duration 3] [--sizes 4000,10000,100000,500000]
-#                    [--keys 32] [--build-dir DIR]
+#   bench/bigvals/bigvals.sh [--rounds 3] [--duration 3] [--sizes 4000,10000,100000,500000]
+#                            [--keys 32] [--build-dir DIR]
 #
 # One veth test bed (tests/lib/testbed.sh), the server end's NAPI thread and
-# the servers on CPU 1, the client (bench/bigclient.py: one connection, 4
+# the servers on CPU 1, the client (bench/bigvals/bigclient.py: one connection, 4
 # requests in flight, every value checked before timing and while timed) on
 # CPU 0.  Servers per size: memcached 1.6 (-m 1024, one thread, on the next
 # port), xdpkv hash_map (serve --threads 1) with --value-size 1024 (every
@@ -19,7 +19,7 @@
 # FILE, writes every run there.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rounds=3 duration=3 sizes=4000,10000,100000,500000 keys=32 build=$here/../build json=
+rounds=3 duration=3 sizes=4000,10000,100000,500000 keys=32 build=$here/../../build json=
 while (($#)); do
 	case $1 in
 	--rounds) rounds=$2; shift 2 ;;
@@ -29,14 +29,14 @@ while (($#)); do
 	--build-dir) build=$2; shift 2 ;;
 	--json) json=$2; shift 2 ;;
 	-h | --help) sed -n '3,18p' "$0"; exit 0 ;;
-	*) echo "bench/bigvals.sh: unknown option $1" >&2; exit 2 ;;
+	*) echo "bench/bigvals/bigvals.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
 XDPKV=$build/cli/xdpkv
-[[ -x $XDPKV ]] || { echo "bench/bigvals.sh: build first ($XDPKV)" >&2; exit 2; }
-command -v memcached >/dev/null || { echo "bench/bigvals.sh: memcached is needed" >&2; exit 2; }
-# shellcheck source=../tests/lib/testbed.sh
-. "$here/../tests/lib/testbed.sh"
+[[ -x $XDPKV ]] || { echo "bench/bigvals/bigvals.sh: build first ($XDPKV)" >&2; exit 2; }
+command -v memcached >/dev/null || { echo "bench/bigvals/bigvals.sh: memcached is needed" >&2; exit 2; }
+# shellcheck source=../../tests/lib/testbed.sh
+. "$here/../../tests/lib/testbed.sh"
 tb_up "${BIGVALS_PREFIX:-xbv$$}"
 # xdpkv attached throughout (the XDP program sees every frame, memcached's
 # too: one receive path for both), NAPI pinned once it exists
@@ -62,7 +62,7 @@ import json, sys
 server, out, busy, hz, path = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 n, secs = out["ops"], out["duration_s"]
 if not n:
-    sys.exit(f"bench/bigvals.sh: no request served: {out}")
+    sys.exit(f"bench/bigvals/bigvals.sh: no request served: {out}")
 row = dict(out, server=server, req_per_s=n / secs, server_us_per_req=busy / hz / n * 1e6)
 print(f"{server:22s} {out['size']:8d} B  {row['req_per_s'] / 1000:7.2f} kreq/s  "
       f"{row['req_per_s'] * out['size'] / 1e6:8.1f} MB/s  server {row['server_us_per_req']:7.1f} us/req")

@@ -3,8 +3,8 @@
 # Two (or more) builds of the CLI, alternated on one store: the before/after
 # of a change to the snapshot path (docs/results.md, "Snapshots").
 #
-#   bench/snapshot_ab.sh ITEMS VALUE_BYTES ROUNDS "CLI1 CLI2 ..." "CODEC:THREADS:CPUS ..."
-#   e.g. bench/snapshot_ab.sh 1000000 128 4 "/tmp/xdpkv-before build/cli/xdpkv" "lz4:1:1 lz4:2:0-1"
+#   bench/snapshot/snapshot_ab.sh ITEMS VALUE_BYTES ROUNDS "CLI1 CLI2 ..." "CODEC:THREADS:CPUS ..."
+#   e.g. bench/snapshot/snapshot_ab.sh 1000000 128 4 "/tmp/xdpkv-before build/cli/xdpkv" "lz4:1:1 lz4:2:0-1"
 #
 # A hash_map of ITEMS entries (16-byte keys, VALUE_BYTES-byte values, xdpkv
 # load --generate) on a testbed veth, attached and loaded by the first CLI.
@@ -16,7 +16,7 @@
 # Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/../tests/lib/testbed.sh"
+. "$here/../../tests/lib/testbed.sh"
 (($# == 5)) || { sed -n '3,17p' "$0" >&2; exit 2; }
 n=$1 vlen=$2 rounds=$3 clis=$4 settings=$5 dir=${SNAP_DIR:-/dev/shm}
 for c in $clis; do

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* arena_c_probe.bpf.c: the arena probe's XDP program written in C, for a
  * compiler with BPF address spaces (clang >= 18: __BPF_FEATURE_ADDR_SPACE_CAST).
- * bench/arena_c_probe.c loads it with the system libbpf and reports which step
+ * bench/arena_probes/arena_c_probe.c loads it with the system libbpf and reports which step
  * works (docs/layouts.md, "BPF arena: the probe").
  *
  * The arena's base comes from rodata (userspace writes the arena's user

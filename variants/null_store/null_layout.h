@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The null store (bench/null_store.bpf.c) as a layout the loader can open:
+/* The null store (variants/null_store/null_store.bpf.c) as a layout the loader can open:
  * the benchmarks' floor.  It is not in the registry's list (xkv_layouts):
  * only the benchmarks load it, directly or by name through
  * xkv_layout_find_any ('xdpkv --variant null attach', bench/capacity.sh). */
-#ifndef XKV_BENCH_NULL_LAYOUT_H
-#define XKV_BENCH_NULL_LAYOUT_H
+#ifndef XKV_NULL_LAYOUT_H
+#define XKV_NULL_LAYOUT_H
 
 #include "xdpkv.h"
 

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 """The figures of docs/layouts.md, from the data files checked in under docs/:
 
-  bench/plot_layouts.py [--docs DIR] [--out DIR]
+  bench/plot/plot_layouts.py [--docs DIR] [--out DIR]
 
 --docs: the docs folder holding data/ and compare-full/, compare-quick/
-(default: the docs/ beside this script's bench/); --out: where the figures
+(default: the repository's docs/); --out: where the figures
 go (default DOCS/figures).  Each figure is written as PNG and SVG:
 
   memory_per_item   kvexp memory: bytes per item by value size, and at
@@ -50,9 +50,9 @@ import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "compare"))
-sys.path.insert(0, os.path.join(HERE, "microbench"))
-sys.path.insert(0, HERE)
+BENCH = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(BENCH, "compare"))
+sys.path.insert(0, os.path.join(BENCH, "microbench"))
 import report  # noqa: E402  bench/compare/report.py
 import plot_microbench  # noqa: E402  bench/microbench/plot_microbench.py
 
@@ -699,7 +699,7 @@ def fig_hitratio(plt, docs, out, made):
     """Hit ratio per byte: each layout's miss-ratio curves beside libCacheSim's
     and the models' (the figure of bench/kvexp/hitratio_vs_cachesim.py, which
     compare's report draws too), from the points compare wrote."""
-    sys.path.insert(0, os.path.join(HERE, "kvexp"))
+    sys.path.insert(0, os.path.join(BENCH, "kvexp"))
     import hitratio_vs_cachesim as hvc
     for rel, name in HITRATIO:
         hvc.figure(load(docs, rel)["points"], os.path.join(out, name))
@@ -709,7 +709,7 @@ def fig_hitratio(plt, docs, out, made):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--docs", default=os.path.join(os.path.dirname(HERE), "docs"),
+    ap.add_argument("--docs", default=os.path.join(os.path.dirname(BENCH), "docs"),
                     help="the docs folder with data/ and compare-*/ (default: %(default)s)")
     ap.add_argument("--out", default=None, help="output folder (default: DOCS/figures)")
     a = ap.parse_args(argv)

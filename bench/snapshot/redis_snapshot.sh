@@ -3,7 +3,7 @@
 # xdpkv snapshot/restore next to Redis's RDB save/load, same items, same
 # machine, same sitting (docs/results.md, "Snapshots: against Redis").
 #
-#   bench/redis_snapshot.sh [ITEMS] [VALUE_BYTES]     defaults: 1000000 1024
+#   bench/snapshot/redis_snapshot.sh [ITEMS] [VALUE_BYTES]     defaults: 1000000 1024
 #
 # A hash_map of ITEMS entries (16-byte keys) on a testbed veth, loaded with
 # `xdpkv load --generate` (values '<key>/0/' repeated: compressible).  The very
@@ -22,7 +22,7 @@
 # BGSAVE's child copies pages).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/../tests/lib/testbed.sh"
+. "$here/../../tests/lib/testbed.sh"
 n=${1:-1000000} vlen=${2:-1024}
 command -v redis-server >/dev/null || { echo "redis_snapshot.sh: redis-server is not installed" >&2; exit 2; }
 codecs=${SNAP_CODECS:-lz4 none} threads=${SNAP_THREADS:-1 2}

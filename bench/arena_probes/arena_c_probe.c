@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* arena_c_probe: can an XDP program written in C use a BPF arena with the
  * toolchain at hand (clang >= 18 for the program, the system libbpf for the
- * loader)?  bench/arena_probe asks the kernel with hand-assembled programs;
+ * loader)?  bench/arena_probes/arena_probe asks the kernel with hand-assembled programs;
  * this asks the compiler and libbpf.  docs/layouts.md ("BPF arena: the
  * probe") records what it printed.
  *

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Snapshot and restore throughput (docs/results.md, "Snapshots").
 #
-#   bench/snapshot.sh [ITEMS] [DATA] [VALUE_BYTES]     defaults: 1000000 gen 1024
+#   bench/snapshot/snapshot.sh [ITEMS] [DATA] [VALUE_BYTES]     defaults: 1000000 gen 1024
 #
 # A hash_map of ITEMS entries (16-byte keys, VALUE_BYTES-byte values) on a
 # testbed veth, loaded with DATA: "gen" (xdpkv load --generate: '<key>/0/'
@@ -20,7 +20,7 @@
 # 3 GB of memory and, with codec none, 2.7 GB per file).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/../tests/lib/testbed.sh"
+. "$here/../../tests/lib/testbed.sh"
 n=${1:-1000000} data=${2:-gen} vlen=${3:-1024}
 codecs=${SNAP_CODECS:-none lz4 zstd:1 zstd} threads=${SNAP_THREADS:-1 2} runs=${SNAP_RUNS:-2}
 dir=${SNAP_DIR:-/var/tmp/xdpkv-snapbench}

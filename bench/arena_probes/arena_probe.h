@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the two arena probes share (bench/arena_probe.c, the kernel asked with
- * hand-assembled programs; bench/arena_c_probe.c, a C program through
+/* What the two arena probes share (bench/arena_probes/arena_probe.c, the kernel asked with
+ * hand-assembled programs; bench/arena_probes/arena_c_probe.c, a C program through
  * libbpf): the map type's number, the probe arena, and the reason a load
  * failed read from a log. */
 #ifndef XKV_ARENA_PROBE_H
