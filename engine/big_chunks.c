@@ -60,6 +60,40 @@ void big_old_flush(struct xkv_slow *sl)
 	pthread_mutex_unlock(&sl->old_mu);
 }
 
+__u64 big_write_begin(struct xkv_slow *sl)
+{
+	pthread_mutex_lock(&sl->wr_mu);
+	__u64 stamp = xkv_write_stamp(); /* under the lock: see big_keep */
+	if (sl->wr_n < SLOW_BIG_WRITES)
+		sl->wr_stamp[sl->wr_n++] = stamp;
+	pthread_mutex_unlock(&sl->wr_mu);
+	return stamp;
+}
+
+void big_write_end(struct xkv_slow *sl, __u64 stamp)
+{
+	pthread_mutex_lock(&sl->wr_mu);
+	for (unsigned i = 0; i < sl->wr_n; i++)
+		if (sl->wr_stamp[i] == stamp) {
+			sl->wr_stamp[i] = sl->wr_stamp[--sl->wr_n];
+			break;
+		}
+	pthread_mutex_unlock(&sl->wr_mu);
+}
+
+/* The writes in progress, for a collection: since_ns read first, then the
+ * list under wr_mu; a write listed later took its stamp (under wr_mu)
+ * after since_ns, so the collection's cut (since_ns - grace) keeps it. */
+static void big_keep(struct xkv_slow *sl, struct xkv_big_keep *keep, __u64 *stamps)
+{
+	keep->since_ns = xkv_now_ns();
+	pthread_mutex_lock(&sl->wr_mu);
+	memcpy(stamps, sl->wr_stamp, sl->wr_n * sizeof(*stamps));
+	keep->n = sl->wr_n;
+	pthread_mutex_unlock(&sl->wr_mu);
+	keep->stamps = stamps;
+}
+
 /* The big map is full: remove the chunks nobody points at (not while a
  * migration runs: the new store's items are not looked at).  Returns the
  * chunks removed (by this call or a concurrent one), 0 if none could be. */
@@ -72,7 +106,10 @@ __u64 big_collect_now(struct slow_cmd *c)
 		return 0;
 	big_old_flush(sl); /* the lingering ones first */
 	pthread_mutex_lock(&sl->big_mu);
-	long r = xkv_big_collect(c->s, SLOW_BIG_GRACE_NS, &cs);
+	__u64 stamps[SLOW_BIG_WRITES];
+	struct xkv_big_keep keep;
+	big_keep(sl, &keep, stamps);
+	long r = xkv_big_collect(c->s, SLOW_BIG_GRACE_NS, &keep, &cs);
 	if (r >= 0) {
 		sl->big_last = cs;
 		__atomic_add_fetch(&sl->big_removed, cs.removed, __ATOMIC_RELAXED);
@@ -95,7 +132,10 @@ long xkv_slow_big_collect(struct xkv_slow *sl, struct xkv_big_census *out)
 			pthread_mutex_unlock(&sl->old_mu);
 		}
 		pthread_mutex_lock(&sl->big_mu);
-		r = xkv_big_collect(c.s, SLOW_BIG_GRACE_NS, &cs);
+		__u64 stamps[SLOW_BIG_WRITES];
+		struct xkv_big_keep keep;
+		big_keep(sl, &keep, stamps);
+		r = xkv_big_collect(c.s, SLOW_BIG_GRACE_NS, &keep, &cs);
 		if (r >= 0) {
 			sl->big_last = cs;
 			__atomic_add_fetch(&sl->big_removed, cs.removed, __ATOMIC_RELAXED);

@@ -60,6 +60,7 @@
  * full.  Not while a migration runs (its stores change under the list). */
 #define SLOW_BIG_LINGER_NS (XKV_BIG_LINGER_MS * 1000000ull)
 #define SLOW_BIG_OLD_MAX 1024u
+#define SLOW_BIG_WRITES 64u
 #define SLOW_BIG_OLD_BYTES (64ull << 20)
 struct big_old {
 	__u64 due, stamp;
@@ -104,6 +105,12 @@ struct xkv_slow {
 	pthread_mutex_t big_mu;
 	struct xkv_big_census big_last;
 	__u64 big_removed;
+	/* big writes between their chunks and their entry: a collection keeps
+	 * their chunks at any age (a writer stalled past the grace once lost
+	 * them); more at once than SLOW_BIG_WRITES fall back to the grace */
+	pthread_mutex_t wr_mu;
+	__u64 wr_stamp[SLOW_BIG_WRITES];
+	unsigned wr_n;
 	/* UDP that came past the XDP program's rate limit (ratelimit.h) */
 	struct xkv_rl rl;
 	/* chunks of replaced and deleted big values, removed a little later
@@ -345,6 +352,10 @@ void big_old_flush(struct xkv_slow *sl);
 /* The big map is full: remove the chunks nobody points at; the chunks
  * removed, 0 if none could be. */
 __u64 big_collect_now(struct slow_cmd *c);
+/* A big write's stamp, taken and listed as in progress (big_write_end
+ * unlists it): a collection keeps its chunks until its entry is in. */
+__u64 big_write_begin(struct xkv_slow *sl);
+void big_write_end(struct xkv_slow *sl, __u64 stamp);
 
 /* ---- the commands --------------------------------------------------------- */
 

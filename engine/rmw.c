@@ -206,19 +206,24 @@ int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 			return WR_NEED_BIG;
 		if (w->bytes > xkv_val_max(s))
 			return WR_TOO_LARGE;
-		w->stamp = xkv_write_stamp();
+		w->stamp = big_write_begin(c->sl);
 		ret = xkv_big_put(s, key, klen, w->stamp, w->data, w->bytes);
 		if (ret == -ENOMEM && big_collect_now(c))
 			ret = xkv_big_put(s, key, klen, w->stamp, w->data, w->bytes);
-		if (ret)
+		if (ret) {
+			big_write_end(c->sl, w->stamp);
 			return ret;
+		}
 	}
 	if (s->L->set_if)
 		ret = RETRY_BUSY(s->L->set_if(s, key, klen, wr_decide, w, e));
 	else
 		ret = RETRY_BUSY(set_if_plain(s, key, klen, wr_decide, w, e, &c->sc->item));
-	if (big && ret != 0)
-		xkv_big_del(s, key, klen, w->stamp, w->bytes);
+	if (big) {
+		big_write_end(c->sl, w->stamp);
+		if (ret != 0)
+			xkv_big_del(s, key, klen, w->stamp, w->bytes);
+	}
 	if (ret == 0 && w->old_len && w->old_stamp != e->wtime_ns)
 		big_retire(c, key, klen, w->old_stamp, w->old_len);
 	return ret;

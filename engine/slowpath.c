@@ -47,6 +47,7 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 		pthread_mutex_init(&sl->stripe[i], NULL);
 	pthread_mutex_init(&sl->mig_mu, NULL);
 	pthread_mutex_init(&sl->big_mu, NULL);
+	pthread_mutex_init(&sl->wr_mu, NULL);
 	pthread_mutex_init(&sl->old_mu, NULL);
 	sl->old = calloc(SLOW_BIG_OLD_MAX, sizeof(*sl->old)); /* NULL: chunks go at once */
 	sl->old_max = (__u64)s->cfg.big_chunks * XKV_BIG_CHUNK / 4;
@@ -86,6 +87,7 @@ void xkv_slow_free(struct xkv_slow *sl)
 	xkv_slow_mig_end(sl);
 	pthread_rwlock_destroy(&sl->store_lk);
 	pthread_mutex_destroy(&sl->mig_mu);
+	pthread_mutex_destroy(&sl->wr_mu);
 	xkv_rl_destroy(&sl->rl);
 	free(sl->old);
 	pthread_mutex_destroy(&sl->old_mu);

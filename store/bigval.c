@@ -124,7 +124,16 @@ static int key_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census *out)
+static bool big_kept(const struct xkv_big_keep *keep, __u64 stamp)
+{
+	for (size_t i = 0; keep && i < keep->n; i++)
+		if (keep->stamps[i] == stamp)
+			return true;
+	return false;
+}
+
+long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, const struct xkv_big_keep *keep,
+		     struct xkv_big_census *out)
 {
 	struct xkv_big_census cs = {};
 	struct bpf_map_info info = {};
@@ -167,7 +176,7 @@ long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census 
 	if (rc)
 		goto out;
 	qsort(keys, n, sizeof(*keys), key_cmp);
-	__u64 now = xkv_now_ns();
+	__u64 now = keep && keep->since_ns ? keep->since_ns : xkv_now_ns();
 	__u64 cut = now > grace_ns ? now - grace_ns : 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
@@ -177,9 +186,10 @@ long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census 
 		/* live: the store's item for the key has this stamp; young: a write
 		 * may be putting its chunks before its entry; busy: asked again next time */
 		int hit = s->L->get(s, keys[i].key, keys[i].klen, it);
-		bool keep = hit == -EBUSY || hit == -ENOMEM || (hit == 1 && it->wtime_ns == keys[i].stamp && it->len > s->cfg.val_cap) ||
-			    (keys[i].stamp & ~XKV_STAMP_ID_MASK) >= cut;
-		if (keep) {
+		bool stays = hit == -EBUSY || hit == -ENOMEM ||
+			     (hit == 1 && it->wtime_ns == keys[i].stamp && it->len > s->cfg.val_cap) ||
+			     (keys[i].stamp & ~XKV_STAMP_ID_MASK) >= cut || big_kept(keep, keys[i].stamp);
+		if (stays) {
 			cs.chunks += j - i;
 			if (hit == 1 && it->wtime_ns == keys[i].stamp) {
 				cs.items++;

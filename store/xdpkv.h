@@ -331,11 +331,21 @@ struct xkv_big_census {
 	__u64 removed;   /* chunks removed: no live item has their stamp */
 	__u64 capacity;  /* the big map's max_entries */
 };
+/* Writes in progress in the collecting process, whose chunks stay whatever
+ * their age: their stamps, listed after since_ns was read (a write that
+ * starts later has a stamp past it, so the cut is since_ns - grace). */
+struct xkv_big_keep {
+	__u64 since_ns;
+	const __u64 *stamps;
+	size_t n;
+};
 /* Remove the chunks no live item points at (overwritten or deleted by XDP,
  * evicted, expired, flushed) that are older than grace_ns (a write puts its
- * chunks before its entry).  Walks the big map and looks each (key, stamp)
- * up in the store once.  Returns the chunks kept or -errno. */
-long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, struct xkv_big_census *out);
+ * chunks before its entry; one of this process's in keep, if not NULL,
+ * stays at any age).  Walks the big map and looks each (key, stamp) up in
+ * the store once.  Returns the chunks kept or -errno. */
+long xkv_big_collect(struct xkv_store *s, __u64 grace_ns, const struct xkv_big_keep *keep,
+		     struct xkv_big_census *out);
 
 /* ---- access policy (access/policy.c, docs/security.md) ---- */
 

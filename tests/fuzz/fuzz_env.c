@@ -48,5 +48,5 @@ void fuzz_env_clear(struct fuzz_env *e)
 	if (e->s.L->flush(&e->s))
 		fprintf(stderr, "fuzz: flush failed\n");
 	if (xkv_big_on(&e->s))
-		xkv_big_collect(&e->s, 0, &c); /* no item left: every chunk goes */
+		xkv_big_collect(&e->s, 0, NULL, &c); /* no item left: every chunk goes */
 }
