@@ -90,7 +90,9 @@ check "dump -> import -> dump ($layout -> $other): the same items" sc same "$T/d
 
 # a damaged file is refused with the block named, and the store is untouched
 cp "$T/a.snap" "$T/bad.snap"
-printf '\x5a' | dd of="$T/bad.snap" bs=1 seek=200 conv=notrunc 2>/dev/null
+# the byte's complement: a fixed byte is the one already there 1 time in 256
+# (e2e_snapshot_arena once restored a "damaged" file whose byte 200 was 0x5a)
+python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(200); b = f.read(1)[0]; f.seek(200); f.write(bytes([b ^ 0xff]))' "$T/bad.snap"
 tb_xdpkv acl "$TB_SRV_DEV" >/dev/null # (the store is reachable)
 rc=0
 tb_xdpkv restore "$TB_SRV_DEV" "$T/bad.snap" 2>"$T/err" || rc=$?
