@@ -31,9 +31,12 @@ add_test(NAME compare_smoke
   COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --prefix xcsm$$ --layouts \"$2\" --baselines \"$3\" --out \"$1\" && /usr/bin/python3 \"$4\" \"$1\" --layouts \"$2\" --baselines \"$3\""
           ${XKV_CMP_CLI} ${XKV_CMP_OUT} ${XKV_CMP_LAYOUTS} ${XKV_CMP_BASELINES}
           ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
+# Alone (RUN_SERIAL): its 1 s socket-client runs got no reply in time, or
+# none inside the window, in 3 of 5 suite runs side by side at load 7-10
+# on 2 cores (a hash_map, lru, then s3fifo row with 0 operations).
 set_tests_properties(compare_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
-  RESOURCE_LOCK bench_cpus
+  RUN_SERIAL TRUE
   TIMEOUT 180
   LABELS "e2e;compare")
 
