@@ -91,7 +91,7 @@ def seed(host, port):
     s.close()
 
 
-def run_stream(host, port, parts, marker, count, mode, split=0):
+def run_stream(host, port, parts, mode, split=0):
     seed(host, port)
     s = conn(host, port)
     data = b"".join(parts)
@@ -115,14 +115,14 @@ def all_runs(host, port):
     """name -> (reply bytes, markers expected)"""
     res = {}
     for name, parts, marker, count in STREAMS:
-        res[f"{name} / whole"] = (run_stream(host, port, parts, marker, count, "whole"), count)
+        res[f"{name} / whole"] = (run_stream(host, port, parts, "whole"), count)
         res[f"{name} / one request per write"] = (
-            run_stream(host, port, parts, marker, count, "each"), count)
+            run_stream(host, port, parts, "each"), count)
     name, parts, marker, count = STREAMS[3]
     n = len(b"".join(parts))
     for k in range(1, n):
         res[f"{name} / split at {k}"] = (
-            run_stream(host, port, parts, marker, count, "split", k), count)
+            run_stream(host, port, parts, "split", k), count)
     return res
 
 
