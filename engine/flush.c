@@ -35,14 +35,17 @@ bool flushed_by_cut(struct xkv_slow *sl, __u64 wtime_ns, __u64 walks)
 	return cut && wtime_ns <= cut;
 }
 
-/* The accessor's flush; array_fnv gives up on a slot a writer holds. */
-static int flush_walk(struct xkv_store *s)
+/* The accessor's flush: what was stamped up to cut goes, an item written
+ * since stays (the slot and bucket layouts check under their locks; the
+ * hash-like ones re-read just before the delete: xdpkv.h).  array_fnv gives
+ * up on a slot a writer holds. */
+static int flush_walk(struct xkv_store *s, __u64 cut)
 {
 	int e = -EBUSY;
 	for (int i = 0; i < SLOW_FLUSH_TRIES && e == -EBUSY; i++) {
 		if (i)
 			usleep(1000);
-		e = s->L->flush(s);
+		e = s->L->flush(s, cut);
 	}
 	return e;
 }
@@ -67,12 +70,13 @@ static void *flusher_main(void *arg)
 			}
 			continue;
 		}
-		sl->flush_cut = flush_cut_of(sl->flush_at, sl->flush_mark);
+		__u64 cut = flush_cut_of(sl->flush_at, sl->flush_mark);
+		sl->flush_cut = cut;
 		sl->flush_at = 0;
 		sl->flush_mark = 0;
 		pthread_mutex_unlock(&sl->mu);
 		xkv_slow_hold(sl);
-		int e = flush_walk(sl->s);
+		int e = flush_walk(sl->s, cut);
 		xkv_slow_release(sl);
 		if (e) /* nobody to answer: the OK went out already */
 			fprintf(stderr, "xdpkv slow path: flush_all failed: %s\n", strerror(-e));
@@ -90,7 +94,8 @@ static void *flusher_main(void *arg)
 /* flush_all: due at `at`, removing what was stamped up to mark (0: up to
  * at's microsecond).  A later flush_all replaces one still waiting for its
  * delay (memcached keeps one flush time too); one that comes while a walk
- * runs is queued behind it, so what was written meanwhile goes as well.
+ * runs is queued behind it, with its own cut: what was written before it
+ * goes as well.
  * One flusher thread, started on the first flush_all. */
 static int flush_schedule(struct xkv_slow *sl, __u64 at, __u64 mark)
 {
@@ -128,8 +133,9 @@ int flush_run(struct slow_cmd *c, __s64 delay)
 
 	/* at once: every item stamped so far goes, however far ahead of the
 	 * clock its stamp runs (flush_cut_of) */
-	if (flush_schedule(c->sl, at_once ? now : at, at_once ? xkv_write_stamp() : 0)) {
-		int ret = flush_walk(c->s);
+	__u64 mark = at_once ? xkv_write_stamp() : 0;
+	if (flush_schedule(c->sl, at_once ? now : at, mark)) {
+		int ret = flush_walk(c->s, flush_cut_of(at, mark));
 		if (ret < 0)
 			return ret;
 	}

@@ -231,8 +231,9 @@ int xkv_hash_del(struct xkv_store *s, const void *key, __u32 klen)
 	return found ? live : 1; /* absent a moment ago: a write made it meanwhile */
 }
 
-/* Walk the map in batches; visit(keys, vals, n) for each batch. */
-static long walk(struct xkv_store *s, long (*visit)(struct xkv_store *, __u8 *, __u8 *, __u32, __u64))
+/* Walk the map in batches; visit(s, keys, vals, n, now, arg) for each batch. */
+typedef long (*walk_fn)(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, __u64 now, void *arg);
+static long walk(struct xkv_store *s, walk_fn visit, void *arg)
 {
 	int n = copies(s);
 	size_t vsz = (size_t)n * s->cfg.entry_size;
@@ -256,7 +257,7 @@ static long walk(struct xkv_store *s, long (*visit)(struct xkv_store *, __u8 *, 
 			break;
 		}
 		if (cnt) {
-			long r = visit(s, keys, vals, cnt, now);
+			long r = visit(s, keys, vals, cnt, now, arg);
 			if (r < 0) {
 				total = r;
 				break;
@@ -273,7 +274,7 @@ done:
 	return total;
 }
 
-static long count_live(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, __u64 now)
+static long count_live(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, __u64 now, void *arg)
 {
 	size_t vsz = (size_t)copies(s) * s->cfg.entry_size;
 	long live = 0;
@@ -282,24 +283,64 @@ static long count_live(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, _
 	return live;
 }
 
-static long delete_all(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, __u64 now)
+/* Stamped above the cut: the element's newest live copy is (what get
+ * answers); one with no live copy goes. */
+static bool above_cut(const struct xkv_store *s, const __u8 *vals, __u64 now, __u64 cut)
 {
-	for (__u32 i = 0; i < cnt; i++)
-		if (bpf_map_delete_elem(s->store_fd, keys + (size_t)i * s->cfg.key_size) && errno != ENOENT)
-			return -errno;
-	return cnt;
+	const struct xkv_entry *e = newest_live(s, vals, copies(s), now);
+	return e && e->wtime_ns > cut;
+}
+
+/* Delete the batch's elements stamped up to the cut (*arg); returns those
+ * deleted.  The batch was copied a while ago: an element it shows at or
+ * below the cut is read again just before its delete, and kept if a write
+ * put it above the cut meanwhile.  What the maps cannot close: a write
+ * between that read and the delete (two syscalls apart; from XDP, or any
+ * process's, the slow path's too) is deleted with the element: a map delete
+ * takes no condition, and the entries hold no bpf_spin_lock for BPF_F_LOCK. */
+static long delete_upto(struct xkv_store *s, __u8 *keys, __u8 *vals, __u32 cnt, __u64 now, void *arg)
+{
+	__u64 cut = *(const __u64 *)arg;
+	size_t vsz = (size_t)copies(s) * s->cfg.entry_size;
+	__u8 *cur = cut == XKV_FLUSH_ALL ? NULL : malloc(vsz);
+	long gone = 0;
+	if (cut != XKV_FLUSH_ALL && !cur)
+		return -ENOMEM;
+	for (__u32 i = 0; i < cnt; i++) {
+		const __u8 *k = keys + (size_t)i * s->cfg.key_size;
+		if (cur) {
+			if (above_cut(s, vals + i * vsz, now, cut))
+				continue;
+			int r = lookup_raw(s, k, cur);
+			if (r < 0) {
+				gone = r;
+				break;
+			}
+			if (!r || above_cut(s, cur, xkv_now_ns(), cut))
+				continue;
+		}
+		if (!bpf_map_delete_elem(s->store_fd, k))
+			gone++;
+		else if (errno != ENOENT) {
+			gone = -errno;
+			break;
+		}
+	}
+	free(cur);
+	return gone;
 }
 
 long xkv_hash_count(struct xkv_store *s)
 {
-	return walk(s, count_live);
+	return walk(s, count_live, NULL);
 }
 
-int xkv_hash_flush(struct xkv_store *s)
+int xkv_hash_flush(struct xkv_store *s, __u64 cut)
 {
-	/* deleting during a batch walk can skip buckets: repeat until empty */
+	/* deleting during a batch walk can skip buckets: repeat until a walk
+	 * finds nothing more to delete */
 	for (int round = 0; round < 16; round++) {
-		long r = walk(s, delete_all);
+		long r = walk(s, delete_upto, &cut);
 		if (r <= 0)
 			return r < 0 ? (int)r : 0;
 	}

@@ -93,8 +93,15 @@ struct xkv_layout {
 	int (*del)(struct xkv_store *s, const void *key, __u32 klen);
 	/* live (unexpired) items; <0 -errno */
 	long (*count)(struct xkv_store *s);
-	/* remove every item; 0 or -errno */
-	int (*flush)(struct xkv_store *s);
+	/* remove every item whose write stamp is <= cut (flush_all's cut,
+	 * engine/flush.c; XKV_FLUSH_ALL: every item); an item stamped above
+	 * it stays (per-CPU maps: the newest live copy's stamp decides).
+	 * Exact against XDP writers where the layout checks the stamp under
+	 * its lock (array_fnv, arena: the slot's; set_assoc, sieve, s3fifo:
+	 * the bucket's); the hash-like ones re-read an element just before
+	 * deleting it, and a write (XDP's or anyone's) between the two
+	 * syscalls is deleted (docs/protocol.md, "flush_all").  0 or -errno */
+	int (*flush)(struct xkv_store *s, __u64 cut);
 	/* optional: store n items; keys packed at cfg.key_size bytes each, entries
 	 * (as for set) at cfg.entry_size bytes each.  Returns items stored or -errno.
 	 * Use xkv_store_set_batch(), which falls back to set() one by one. */
@@ -117,6 +124,9 @@ struct xkv_layout {
 	 * (array_fnv) its slot holds another live key; else as set. */
 	int (*add)(struct xkv_store *s, const void *key, __u32 klen, const struct xkv_entry *e);
 };
+
+/* flush's cut that removes every item (a test's or a benchmark's empty store) */
+#define XKV_FLUSH_ALL UINT64_MAX
 
 /* The layouts (NULL-terminated): what tests, compare and 'xdpkv layouts' iterate. */
 extern const struct xkv_layout *const xkv_layouts[];
@@ -450,7 +460,7 @@ long xkv_hash_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, voi
 	{                                                    \
 		return name##__elf_bytes(sz);                \
 	}
-int xkv_hash_flush(struct xkv_store *s);
+int xkv_hash_flush(struct xkv_store *s, __u64 cut);
 
 #ifdef __cplusplus
 }

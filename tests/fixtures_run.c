@@ -277,7 +277,7 @@ static void rate_forget(struct run *r)
 
 int flush_store(struct run *r)
 {
-	int e = r->L->flush(&r->st);
+	int e = r->L->flush(&r->st, XKV_FLUSH_ALL);
 	if (e)
 		fprintf(stderr, "[%s] flush: %s\n", r->L->name, strerror(-e));
 	return e;

@@ -208,7 +208,7 @@ void flush_store(struct env *e)
 {
 	if (flush_wait(e, 10000))
 		report(0, "%s: a flush_all still running", e->layout);
-	int r = e->s.L->flush(&e->s);
+	int r = e->s.L->flush(&e->s, XKV_FLUSH_ALL);
 	if (r)
 		report(0, "%s: flush accessor returned %d", e->layout, r);
 }

@@ -484,7 +484,7 @@ static void test_store(void)
 			int e = xkv_snapshot(&a.s, p, &o, &res, err, sizeof(err));
 			CHECK(!e && (long)res.items == live, "%s: snapshot with %d threads: %llu items of %ld live (%s)",
 			      layouts[l], t, (unsigned long long)res.items, live, e ? err : "ok");
-			b.s.L->flush(&b.s);
+			b.s.L->flush(&b.s, XKV_FLUSH_ALL);
 			struct xkv_snap_opts ro = { .threads = 2 };
 			e = xkv_restore(&b.s, p, &ro, &res, err, sizeof(err));
 			unsigned got = present_as(&b, N, &a), had = present(&a, N);
@@ -510,7 +510,7 @@ static void test_store(void)
 	size_t nblk = r.nblk;
 	xkv_snap_close(&r);
 	copy_file(p, q, -1, (long)off);
-	b.s.L->flush(&b.s);
+	b.s.L->flush(&b.s, XKV_FLUSH_ALL);
 	struct xkv_snap_opts ro = { .threads = 2 };
 	int e = xkv_restore(&b.s, q, &ro, &res, err, sizeof(err));
 	char want[64];

@@ -217,7 +217,7 @@ static void hr_run(struct hr_store *st, const char *layout, const struct hr_dist
 	memset(r, 0, sizeof(*r));
 	r->seed = seed;
 	r->fnv = 0xcbf29ce484222325ull;
-	int e = kv->L->flush(&kv->s);
+	int e = kv->L->flush(&kv->s, XKV_FLUSH_ALL);
 	if (e)
 		die("%s: flush: %s", layout, strerror(-e));
 	if (kv->L->count(&kv->s) != 0)

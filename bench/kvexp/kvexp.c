@@ -280,7 +280,7 @@ static int cmd_lost(void)
 		if (kv_load(&kv, layout, o.capacity, o.key_size, o.value_size, 0, err, sizeof(err)))
 			die("%s (%u entries): %s", layout, o.capacity, err);
 		for (__u32 i = 0; i < o.nratios; i++) {
-			int fe = i ? kv.L->flush(&kv.s) : 0;
+			int fe = i ? kv.L->flush(&kv.s, XKV_FLUSH_ALL) : 0;
 			if (fe)
 				die("%s: flush between ratios failed: %s", layout, strerror(-fe));
 			lost_one(&kv, layout, o.ratios[i]);

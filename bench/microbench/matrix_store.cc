@@ -89,7 +89,7 @@ std::string m_set_fill(MStore &b, uint32_t items)
 		return "";
 	auto t0 = std::chrono::steady_clock::now();
 	if (items < b.filled) {
-		int r = b.L->flush(&b.store);
+		int r = b.L->flush(&b.store, XKV_FLUSH_ALL);
 		if (r)
 			return b.layout + ": flush failed: " + strerror(-r);
 		b.filled = 0;

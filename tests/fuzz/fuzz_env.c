@@ -45,7 +45,7 @@ void fuzz_env_clear(struct fuzz_env *e)
 {
 	struct xkv_big_census c;
 
-	if (e->s.L->flush(&e->s))
+	if (e->s.L->flush(&e->s, XKV_FLUSH_ALL))
 		fprintf(stderr, "fuzz: flush failed\n");
 	if (xkv_big_on(&e->s))
 		xkv_big_collect(&e->s, 0, NULL, &c); /* no item left: every chunk goes */

@@ -249,7 +249,9 @@ long xkv_slots_count(struct xkv_store *s)
 	return n;
 }
 
-int xkv_slots_flush(struct xkv_store *s)
+/* The stamp is read under the slot's lock, which the XDP writer takes too:
+ * an item stored after the cut stays, whoever stored it. */
+int xkv_slots_flush(struct xkv_store *s, __u64 cut)
 {
 	__u64 steal_ns = xkv_wedge_steal_ns();
 	for (__u32 i = 0; i < s->cfg.entries; i++) {
@@ -259,7 +261,8 @@ int xkv_slots_flush(struct xkv_store *s)
 			continue;
 		if (xkv_seq_take(s, &e->seq, &own, steal_ns, e, s->cfg.entry_size, xkv_slot_mend))
 			return -EBUSY;
-		e->wtime_ns = 0;
+		if (e->wtime_ns <= cut)
+			e->wtime_ns = 0;
 		slot_unlock(e, own); /* robbed: the thief emptied it, or stored after the flush */
 	}
 	return 0;

@@ -116,7 +116,7 @@ int xkv_slot_fill(struct xkv_store *s, struct xkv_entry *e, const __u8 *k, __u32
 		  int *die);
 /* count, flush, span and scan (xkv_layout) over the slots of a layout with slot_ops */
 long xkv_slots_count(struct xkv_store *s);
-int xkv_slots_flush(struct xkv_store *s);
+int xkv_slots_flush(struct xkv_store *s, __u64 cut);
 __u64 xkv_slots_span(const struct xkv_store *s);
 long xkv_slots_scan(struct xkv_store *s, __u64 lo, __u64 hi, xkv_visit_fn fn, void *arg, __u64 *busy);
 /* The accessor fields those give a layout (get and del are its own). */

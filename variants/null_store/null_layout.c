@@ -81,7 +81,7 @@ static long null_count(struct xkv_store *s)
 	return r;
 }
 
-static int null_flush(struct xkv_store *s)
+static int null_flush(struct xkv_store *s, __u64 cut)
 {
 	return 0;
 }

@@ -283,10 +283,13 @@ static bool policy_blank(const struct xkv_sa_bucket *b)
 	       !memcmp(b->ord, zero.ord, XKV_SA_HDR - offsetof(struct xkv_sa_bucket, ord));
 }
 
-/* Empty every way; a bucket whose ways all emptied also gets its policy
- * state back as a new map has it (hand, order, queues, ghost tags), so that
- * a flushed store replaces as a new one does. */
-static int flush(struct xkv_store *s)
+/* Empty every way stamped up to the cut, each as del empties one (pol_drop),
+ * under the bucket's lock: the XDP writer takes it too, so an item stored
+ * after the cut stays, whoever stored it.  A bucket left with no item also
+ * gets its policy state back as a new map has it (hand, order, queues,
+ * ghost tags), so that a flushed store replaces as a new one does; one that
+ * keeps items keeps its state, as after deletes. */
+static int flush(struct xkv_store *s, __u64 cut)
 {
 	for (__u32 i = 0; i < nbuckets(s); i++) {
 		struct xkv_sa_bucket *b = bucket(s, i);
@@ -301,7 +304,7 @@ static int flush(struct xkv_store *s)
 			struct xkv_entry *e = way(s, b, w);
 			if (!e->wtime_ns)
 				continue;
-			if (way_open(e, own)) {
+			if (e->wtime_ns > cut || way_open(e, own)) {
 				kept++;
 				continue;
 			}
