@@ -204,9 +204,9 @@ static inline int stop(int rc)
 
 /* Until the walk has reached them, items written before a due flush are
  * answered as misses here.  (The fast path does not know: it may still
- * serve them until the walk removes them, and the walk may remove an item
- * written after the flush_all before it gets there: the accessors have no
- * "delete what is older than" walk.)  walks: flush_walks before the item
+ * serve them until the walk removes them; the walk removes only what is
+ * stamped up to its cut, but on the hash layouts a write that lands between
+ * its re-read of an item and the delete goes too: docs/protocol.md.)  walks: flush_walks before the item
  * was read; a walk that finished since then removed it if it was stamped
  * up to that walk's cut (the read saw it just before; it used to be
  * answered: about 1 get in 200 right after a flush_all on a busy machine).

@@ -12,8 +12,8 @@
  * path has no clock to inject, so the requests avoid what depends on it:
  * relative ttls are 0 (never), -1 (expired at once) or 1000 s (longer than
  * the run), and "t" or "me" are asked only of items without an expiry.
- * After flush_all the walk is waited for (the walk may remove an item
- * written after it: docs/protocol.md). */
+ * After flush_all the walk is waited for (on the hash layouts it may remove
+ * an item written between its re-read and its delete: docs/protocol.md). */
 
 struct mrun {
 	struct env *e;

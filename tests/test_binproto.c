@@ -200,8 +200,9 @@ static bool one(struct env *e, const struct xkv_buf *in, struct res *r)
 	return ok;
 }
 
-/* The flush walk runs after flush_all's reply and may remove what is
- * written before it ends (docs/protocol.md, "flush_all"): let it end (up to
+/* The flush walk runs after flush_all's reply; on the hash layouts it may
+ * remove what is written between its re-read of an item and the delete
+ * (docs/protocol.md, "flush_all"): let it end (up to
  * 60 s: beside other tests on a loaded machine it took longer than 5). */
 static void flush_settle(struct env *e)
 {
@@ -366,8 +367,7 @@ static void t_quiet(struct env *e)
 	req(&fresh, XKV_BIN_FLUSH, 1, 0, NULL, 0, NULL, NULL, 0);
 	report(one(e, &fresh, &r) && r.status == 0, "flush");
 	xkv_buf_free(&fresh);
-	/* the walk runs after the reply and may remove what is written
-	 * before it ends (docs/protocol.md, "flush_all"): let it end */
+	/* the walk runs after the reply (flush_settle says why to wait) */
 	flush_settle(e);
 	memset(&st, 0, sizeof(st));
 	struct xkv_buf in = {}, got = {};
@@ -448,9 +448,8 @@ static void t_touch_flush_misc(struct env *e)
 	off = 0;
 	report(next_res(&out, &off, &r) == 1 && r.opaque == 8 && r.status == XKV_BIN_ENOENT &&
 	       off == out.len, "flushq: silent, the item gone");
-	/* later writes (the 1 MiB set of t_malformed) must not meet its walk:
-	 * side by side on a loaded machine it outlived the next tests, and
-	 * removed what they wrote (docs/protocol.md, "flush_all") */
+	/* later writes (the 1 MiB set of t_malformed) must not meet its walk
+	 * (flush_settle says why) */
 	flush_settle(e);
 	b.len = 0;
 	req(&b, XKV_BIN_VERBOSITY, 9, 0, ex, 4, NULL, NULL, 0);
