@@ -107,14 +107,19 @@ class Tcp:
 class Udp:
     """memcached's UDP framing: an 8-byte header (request id, sequence,
     datagram count, reserved) on every datagram; one request per datagram.
-    After each request an mn with its own id: a request's reply is what
-    carries its id before the mn's reply (and a short grace after it).
+    After each request a `version` with its own id, the sentinel: a
+    request's reply is what carries its id before the sentinel's reply.
+    Both servers answer `version` in the one thread that answers every
+    request the kernel does not (memcached -t 1; xdpkv serve's UDP loop),
+    in the order they came, and a reply the XDP program sends goes out
+    before the sentinel reaches userspace: when the sentinel's reply is
+    in, so is every reply to what was sent before it, and a silent
+    request (noreply, meta q) needs no grace period.
     memcached numbers a reply's datagrams "0 of 1" each (see take)."""
 
-    def __init__(self, host, port, timeout=2.0, grace=0.05):
+    def __init__(self, host, port, timeout=2.0):
         self.addr = (host, port)
         self.timeout = timeout
-        self.grace = grace
         self.s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
         self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.rid = 0
@@ -163,20 +168,16 @@ class Udp:
         return b"".join(d for _, d in ent[0])
 
     def exchange_one(self, req):
-        """The reply text of one request (b"" for none), or None: no mn reply."""
+        """The reply text of one request (b"" for none), or None: no
+        sentinel reply (see the class)."""
         a = self.send(req)
-        b = self.send(b"mn\r\n")
+        b = self.send(b"version\r\n")
         ok = self.recv_until([b], time.monotonic() + self.timeout)
-        # A request that must answer is waited for (the mn may overtake it:
-        # memcached's threads share the socket, xdpkv's XDP answers mn while
-        # the slow path still works); one that may be silent (noreply, meta
-        # q) gets a grace period.
-        line = req.split(b"\r\n", 1)[0].split(b" ")
-        may_be_silent = b"noreply" in line or (req[:1] == b"m" and b"q" in line)
-        self.recv_until([a], time.monotonic() + (self.grace if may_be_silent else self.timeout))
-        mn = self.take(b)
+        sentinel = self.take(b)
         text = self.take(a)
-        if not ok or mn != MN:
+        late = bool(self.pending)  # a reply to an earlier request, after its sentinel's
+        self.pending.clear()
+        if late or not ok or not sentinel.startswith(b"VERSION ") or not sentinel.endswith(b"\r\n"):
             return None
         return text
 
