@@ -14,9 +14,14 @@ static bool mc_isspace(__u8 ch)
 }
 
 /* A stored value as memcached's incr reads it (safe_strtoull over the item's
- * data and its \r\n): white space, a sign, decimal digits that fit in 64
- * bits, then white space or the value's end; the rest is not looked at
- * ("12\rabc" is 12).  A minus sign only on zero.  0, or -1: not a number. */
+ * data and its \r\n, a C string to strtoull): white space, a sign, decimal
+ * digits that fit in 64 bits, then white space, a NUL byte or the value's
+ * end; the rest is not looked at ("12\rabc" and "12\0abc" are 12).  A
+ * minus sign only on zero; and a number of 2^63 or more is refused when a
+ * '-' comes anywhere before the first NUL byte (safe_strtoull's strchr:
+ * "9223372036854775808 a-b" is not a number; memcached's strchr also reads
+ * on past the item's \r\n, into memory this store does not have).  0, or
+ * -1: not a number. */
 int mc_number(const __u8 *p, __u32 n, __u64 *out)
 {
 	__u32 i = 0;
@@ -34,8 +39,13 @@ int mc_number(const __u8 *p, __u32 n, __u64 *out)
 			return -1; /* ERANGE */
 		v = v * 10 + dig;
 	}
-	if (i == d0 || (i < n && !mc_isspace(p[i])) || (neg && v))
+	if (i == d0 || (i < n && p[i] && !mc_isspace(p[i])) || (neg && v))
 		return -1;
+	if (v > (__u64)INT64_MAX) {
+		const __u8 *nul = memchr(p, 0, n);
+		if (memchr(p, '-', nul ? (size_t)(nul - p) : n))
+			return -1;
+	}
 	*out = v;
 	return 0;
 }

@@ -133,8 +133,15 @@ static int model_number(const struct rm_item *it, __u64 *v)
 			return 1;
 		x = x * 10 + (__u64)(p[i] - '0');
 	}
-	if (i == d0 || (i < n && !WS(p[i])) || (neg && x))
+	/* digits end at white space, a NUL or the value's end; at 2^63 and
+	 * above a '-' before the first NUL refuses the number (memcached's
+	 * safe_strtoull: strtoull, then strchr(str, '-')) */
+	if (i == d0 || (i < n && p[i] != 0 && !WS(p[i])) || (neg && x))
 		return 1;
+	if (x > (__u64)INT64_MAX)
+		for (__u32 k = 0; k < n && p[k]; k++)
+			if (p[k] == '-')
+				return 1;
 #undef WS
 	*v = x;
 	return 0;

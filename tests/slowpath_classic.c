@@ -90,6 +90,19 @@ void t_arith(struct env *e)
 	EXPECT(e, "incr txt 1\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
 	EXPECT(e, "set txt 0 0 3\r\n-12\r\n", "STORED\r\n");
 	EXPECT(e, "incr txt 1\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+	/* memcached's safe_strtoull (the differential tester found both): the
+	 * digits may end at a NUL byte; at 2^63 and above a '-' anywhere before
+	 * the first NUL refuses the number, below it does not */
+	EXPECT(e, "set txt 0 0 8\r\n107563\0x\r\n", "STORED\r\n");
+	EXPECT(e, "incr txt 1\r\n", "107564\r\n");
+	EXPECT(e, "set txt 0 0 8\r\n107563x\0\r\n", "STORED\r\n");
+	EXPECT(e, "incr txt 1\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+	EXPECT(e, "set txt 0 0 23\r\n9223372036854775808 a-b\r\n", "STORED\r\n");
+	EXPECT(e, "incr txt 1\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+	EXPECT(e, "set txt 0 0 24\r\n9223372036854775808 \0a-b\r\n", "STORED\r\n");
+	EXPECT(e, "incr txt 1\r\n", "9223372036854775809\r\n");
+	EXPECT(e, "set txt 0 0 23\r\n9223372036854775807 a-b\r\n", "STORED\r\n");
+	EXPECT(e, "decr txt 7\r\n", "9223372036854775800\r\n");
 	EXPECT(e, "incr n abc\r\n", "CLIENT_ERROR bad command line format\r\n");
 	EXPECT(e, "incr n -1\r\n", "CLIENT_ERROR bad command line format\r\n");
 	EXPECT(e, "incr n\r\n", "CLIENT_ERROR bad command line format\r\n");
