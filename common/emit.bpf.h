@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The XDP program's reply: the one reply writer (xkv_emit_frame) turns the
  * request frame into the reply datagram (new headers, checksums) and sends
- * it back, under the amplification cap (xkv_emit); one constant line or an
- * error line as a whole reply.  Expects prelude.bpf.h before it. */
+ * it back, under the amplification cap (xkv_emit for text, xkv_emit_binary);
+ * one constant line or an error line as a whole reply.  Expects
+ * prelude.bpf.h before it. */
 #ifndef XDPKV_EMIT_BPF_H
 #define XDPKV_EMIT_BPF_H
 
@@ -102,14 +103,29 @@ no_room:
 	return XDP_PASS;
 }
 
-/* Send reply[0 .. 8+plen).  An untrusted source gets at most max_amp bytes
- * per byte it sent: a longer reply is cut to XKV_R_AMP, or to nothing when
- * even that is too long. */
+/* Would a reply of plen bytes (UDP payload) break the amplification cap:
+ * an untrusted source gets at most max_amp bytes per byte it sent? */
+static __always_inline int xkv_amp_over(struct xkv_addr *a, struct xkv_scratch *sc, __u32 plen)
+{
+	return XKV_GUARDED && cfg.max_amp && (__u64)plen > (__u64)cfg.max_amp * a->req_bytes &&
+	       !src_trusted(sc);
+}
+
+/* Send reply[0 .. 8+plen) as it is, counted. */
+static __always_inline int xkv_send(struct xdp_md *ctx, struct xkv_scratch *sc,
+				    struct xkv_stats *st, __u32 plen)
+{
+	int act = xkv_emit_frame(ctx, sc, plen);
+	stat_inc(st, act == XDP_TX ? XKV_STAT_replies : XKV_STAT_pass_room);
+	return act;
+}
+
+/* Send reply[0 .. 8+plen), a text reply: over the amplification cap it is
+ * cut to XKV_R_AMP, or to nothing when even that is too long. */
 static __always_inline int xkv_emit(struct xdp_md *ctx, struct xkv_addr *a,
 				    struct xkv_scratch *sc, struct xkv_stats *st, __u32 plen)
 {
-	if (XKV_GUARDED && cfg.max_amp &&
-	    (__u64)plen > (__u64)cfg.max_amp * a->req_bytes && !src_trusted(sc)) {
+	if (xkv_amp_over(a, sc, plen)) {
 		if (XKV_UDP_HDR_LEN + sizeof(XKV_R_AMP) - 1 > (__u64)cfg.max_amp * a->req_bytes) {
 			stat_inc(st, XKV_STAT_drop_amp);
 			return XDP_DROP;
@@ -119,9 +135,20 @@ static __always_inline int xkv_emit(struct xdp_md *ctx, struct xkv_addr *a,
 		PUT_LIT(sc, &o, XKV_R_AMP);
 		plen = o - 8;
 	}
-	int act = xkv_emit_frame(ctx, sc, plen);
-	stat_inc(st, act == XDP_TX ? XKV_STAT_replies : XKV_STAT_pass_room);
-	return act;
+	return xkv_send(ctx, sc, st, plen);
+}
+
+/* Send reply[0 .. 8+plen), a binary response: over the amplification cap
+ * nothing is sent, as the slow path does (a text line would break a
+ * binary client). */
+static __always_inline int xkv_emit_binary(struct xdp_md *ctx, struct xkv_addr *a,
+					   struct xkv_scratch *sc, struct xkv_stats *st, __u32 plen)
+{
+	if (xkv_amp_over(a, sc, plen)) {
+		stat_inc(st, XKV_STAT_drop_amp);
+		return XDP_DROP;
+	}
+	return xkv_send(ctx, sc, st, plen);
 }
 
 /* Reply with one constant line. */

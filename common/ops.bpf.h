@@ -44,30 +44,32 @@ struct get_ctx {
 	__u32 keyed;   /* the first key is in sc->key already (xkv_quick_get) */
 };
 
-/* Append one key's hit (if any).  Returns 1 to stop the loop. */
-static long get_one(__u32 i, void *vctx)
+/* A writer was inside the item: the request goes to the slow path, which
+ * waits for it (g->full = 2, counted). */
+static __always_inline void get_busy(struct get_ctx *g)
 {
-	struct get_ctx *g = vctx;
+	stat_inc(g->st, XKV_STAT_seq_retries);
+	g->full = 2;
+}
+
+/* The rules of a hit, for every get (text and binary): the live item
+ * under the key in sc->key into *ep, and 1; 0 when there is none (a miss,
+ * counted; an expired item is one); -1 when a writer is inside (get_busy).
+ * *seq: the item's sequence counter, for get_intact once its value is
+ * copied.  One optimistic read: a writer inside (array_fnv) sends the
+ * request to the slow path. */
+static __always_inline int get_live(struct get_ctx *g, struct xkv_entry **ep, __u32 *seq)
+{
 	struct xkv_scratch *sc = g->sc;
-	__u32 t = i + 1;
-
-	if (t >= sc->pr.ntok || t >= XKV_PARSE_TOKENS)
-		return 1;
-	__u32 klen = sc->pr.tok[t].len;
-	if (klen > XKV_KEY_MAX)
-		return 1;
-	if (!g->keyed)
-		xkv_load_key(sc, t);
-	stat_inc(g->st, XKV_STAT_get_keys);
-
 	struct xkv_entry *e = store_lookup(sc);
+
 	if (!e)
 		goto miss;
-	/* one optimistic read; a writer inside (array_fnv) sends the request
-	 * to the slow path, which waits for it */
 	__u32 s1 = READ_ONCE_U32(e->seq);
-	if (s1 & 1)
-		goto busy;
+	if (s1 & 1) {
+		get_busy(g);
+		return -1;
+	}
 	barrier();
 	if (!XKV_STORE_MATCH(sc, e))
 		goto miss;
@@ -79,6 +81,47 @@ static long get_one(__u32 i, void *vctx)
 			stat_inc(g->st, XKV_STAT_get_expired);
 		goto miss;
 	}
+	*ep = e;
+	*seq = s1;
+	return 1;
+miss:
+	stat_inc(g->st, XKV_STAT_get_misses);
+	return 0;
+}
+
+/* After the item's value is copied: 1 when no writer came meanwhile (a
+ * hit, counted), else 0 (get_busy). */
+static __always_inline int get_intact(struct get_ctx *g, struct xkv_entry *e, __u32 seq)
+{
+	barrier();
+	if (READ_ONCE_U32(e->seq) != seq) {
+		get_busy(g);
+		return 0;
+	}
+	stat_inc(g->st, XKV_STAT_get_hits);
+	return 1;
+}
+
+/* Append one key's hit (if any).  Returns 1 to stop the loop. */
+static long get_one(__u32 i, void *vctx)
+{
+	struct get_ctx *g = vctx;
+	struct xkv_scratch *sc = g->sc;
+	__u32 t = i + 1, s1;
+
+	if (t >= sc->pr.ntok || t >= XKV_PARSE_TOKENS)
+		return 1;
+	__u32 klen = sc->pr.tok[t].len;
+	if (klen > XKV_KEY_MAX)
+		return 1;
+	if (!g->keyed)
+		xkv_load_key(sc, t);
+	stat_inc(g->st, XKV_STAT_get_keys);
+
+	struct xkv_entry *e;
+	int live = get_live(g, &e, &s1);
+	if (live <= 0)
+		return live < 0;
 	__u32 len = e->len, flags = e->flags;
 	/* the whole reply, END included, must fit one datagram */
 	if (len > cfg.val_cap ||
@@ -96,18 +139,9 @@ static long get_one(__u32 i, void *vctx)
 		XKV_STORE_COPY_VALUE(sc, o, e, len);
 	o += len;
 	PUT_LIT(sc, &o, "\r\n");
-	barrier();
-	if (READ_ONCE_U32(e->seq) != s1)
-		goto busy;
+	if (!get_intact(g, e, s1))
+		return 1;
 	g->o = o;
-	stat_inc(g->st, XKV_STAT_get_hits);
-	return 0;
-busy:
-	stat_inc(g->st, XKV_STAT_seq_retries);
-	g->full = 2;
-	return 1;
-miss:
-	stat_inc(g->st, XKV_STAT_get_misses);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Wire format of memcached ASCII over UDP: constants shared by the XDP fast
- * path, the userspace slow path, the CLI and the tests.  See docs/protocol.md. */
+/* Wire format of memcached over UDP, ASCII and binary: constants shared by
+ * the XDP fast path, the userspace slow path, the CLI and the tests.  See
+ * docs/protocol.md. */
 #ifndef XDPKV_WIRE_H
 #define XDPKV_WIRE_H
 
@@ -78,6 +79,50 @@ enum xkv_perr {
 #define XKV_R_TOUCHED     "TOUCHED\r\n"
 #define XKV_R_VALUE       "VALUE "
 #define XKV_R_DATA_END    "\r\nEND\r\n" /* after the last value of a get */
+
+/* memcached's binary protocol (its protocol_binary.h): a 24-byte header,
+ * then extras, key and value; every field big-endian but the opaque, which
+ * is echoed as it came.  The slow path serves all of it (engine/binproto.c);
+ * the XDP program a datagram holding one get, getq, getk or getkq
+ * (common/binget.bpf.h).  docs/protocol.md, "Binary protocol". */
+#define XKV_BIN_REQ 0x80  /* a request's magic: its first byte */
+#define XKV_BIN_RES 0x81
+#define XKV_BIN_HDR_LEN 24
+
+struct xkv_bin_hdr {
+	__u8 magic;
+	__u8 opcode;
+	__be16 keylen;
+	__u8 extlen;
+	__u8 datatype;
+	__be16 status;    /* a request's vbucket */
+	__be32 bodylen;   /* extras + key + value */
+	__u32 opaque;     /* echoed unchanged */
+	__be64 cas;
+};
+
+/* Opcodes memcached 1.6.18 serves */
+enum xkv_bin_op {
+	XKV_BIN_GET = 0x00, XKV_BIN_SET = 0x01, XKV_BIN_ADD = 0x02, XKV_BIN_REPLACE = 0x03,
+	XKV_BIN_DELETE = 0x04, XKV_BIN_INCR = 0x05, XKV_BIN_DECR = 0x06, XKV_BIN_QUIT = 0x07,
+	XKV_BIN_FLUSH = 0x08, XKV_BIN_GETQ = 0x09, XKV_BIN_NOOP = 0x0a, XKV_BIN_VERSION = 0x0b,
+	XKV_BIN_GETK = 0x0c, XKV_BIN_GETKQ = 0x0d, XKV_BIN_APPEND = 0x0e, XKV_BIN_PREPEND = 0x0f,
+	XKV_BIN_STAT = 0x10, XKV_BIN_SETQ = 0x11, XKV_BIN_ADDQ = 0x12, XKV_BIN_REPLACEQ = 0x13,
+	XKV_BIN_DELETEQ = 0x14, XKV_BIN_INCRQ = 0x15, XKV_BIN_DECRQ = 0x16, XKV_BIN_QUITQ = 0x17,
+	XKV_BIN_FLUSHQ = 0x18, XKV_BIN_APPENDQ = 0x19, XKV_BIN_PREPENDQ = 0x1a,
+	XKV_BIN_VERBOSITY = 0x1b, XKV_BIN_TOUCH = 0x1c, XKV_BIN_GAT = 0x1d, XKV_BIN_GATQ = 0x1e,
+	XKV_BIN_SASL_LIST = 0x20, XKV_BIN_SASL_AUTH = 0x21, XKV_BIN_SASL_STEP = 0x22,
+	XKV_BIN_GATK = 0x23, XKV_BIN_GATKQ = 0x24,
+};
+
+/* Response status codes */
+enum xkv_bin_status {
+	XKV_BIN_OK = 0x00, XKV_BIN_ENOENT = 0x01, XKV_BIN_EEXISTS = 0x02, XKV_BIN_E2BIG = 0x03,
+	XKV_BIN_EINVAL = 0x04, XKV_BIN_NOT_STORED = 0x05, XKV_BIN_DELTA_BADVAL = 0x06,
+	XKV_BIN_AUTH_ERROR = 0x20, XKV_BIN_AUTH_CONTINUE = 0x21,
+	XKV_BIN_UNKNOWN = 0x81, XKV_BIN_ENOMEM = 0x82,
+};
+#define XKV_BIN_M_ENOENT "Not found" /* the body of an ENOENT response (but getk's) */
 
 /* The key rule.  Strict (default): no control characters (< 0x20, DEL), as
  * protocol.txt says.  Binary (--binary-keys): only NUL is refused, as

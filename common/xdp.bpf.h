@@ -10,6 +10,7 @@
 #include "guards.bpf.h"
 #include "emit.bpf.h"
 #include "ops.bpf.h"
+#include "binget.bpf.h"
 
 #define XKV_NEXT (-1) /* a step's "go on" */
 
@@ -167,8 +168,7 @@ static __always_inline int xdp_check_source(struct xdp_req *q)
 /* The datagram: lengths that agree, right checksums (else XDP_PASS: the
  * kernel drops and counts it), one datagram per request (else dropped);
  * the request text into sc->req and the reply's frame header written.  An
- * empty request is answered; memcached's binary protocol (its magic
- * first) is the slow path's (binproto.c). */
+ * empty request is answered. */
 static __always_inline int xdp_read_request(struct xdp_md *ctx, struct xdp_req *q)
 {
 	struct xkv_scratch *sc = q->sc;
@@ -231,10 +231,6 @@ static __always_inline int xdp_read_request(struct xdp_md *ctx, struct xdp_req *
 	}
 	if (tlen == 0)
 		return xkv_reply_err(ctx, a, sc, st, XKV_E_NO_CRLF);
-	if (sc->req[0] == 0x80) {
-		stat_inc(st, XKV_STAT_pass_cmd);
-		return XDP_PASS;
-	}
 	return XKV_NEXT;
 malformed:
 	stat_inc(st, XKV_STAT_pass_malformed);
@@ -345,6 +341,29 @@ static __always_inline int xdp_noreply(struct xkv_stats *st)
 	return XDP_DROP;
 }
 
+/* A binary request (its magic first): one get, getq, getk or getkq frame
+ * alone in the datagram is answered here as the slow path answers it
+ * (binget.bpf.h, bin_get); a quiet miss with nothing.  Anything else
+ * binary is the slow path's (pass_cmd); a value over one datagram or in the
+ * big map, or a writer inside the item, passes on as for a text get. */
+static __always_inline int xdp_binary(struct xdp_md *ctx, struct xdp_req *q)
+{
+	struct xkv_scratch *sc = q->sc;
+	struct get_ctx g = {};
+	int plen = bin_get(sc, q->st, q->tlen, q->now);
+
+	if (plen > 0)
+		return xkv_emit_binary(ctx, &sc->addr, sc, q->st, plen);
+	if (plen == XKV_BIN_SILENT)
+		return xdp_noreply(q->st);
+	if (plen == XKV_BIN_NOT_OURS) {
+		stat_inc(q->st, XKV_STAT_pass_cmd);
+		return XDP_PASS;
+	}
+	g.full = plen == XKV_BIN_BUSY ? 2 : 1;
+	return xdp_get_reply(ctx, q, &g);
+}
+
 /* delete <key> [noreply] */
 static __always_inline int xdp_delete(struct xdp_md *ctx, struct xdp_req *q)
 {
@@ -444,6 +463,8 @@ int xdpkv(struct xdp_md *ctx)
 	stat_inc(q.st, XKV_STAT_requests);
 	if ((act = xdp_read_request(ctx, &q)) != XKV_NEXT)
 		return act;
+	if (q.sc->req[0] == XKV_BIN_REQ)
+		return xdp_binary(ctx, &q);
 
 	struct get_ctx g = { .sc = q.sc, .st = q.st, .now = q.now, .o = XKV_TEXT };
 	if (!xdp_quick_get(&q, &g)) {

@@ -76,7 +76,7 @@ static int put_err(struct xkv_buf *out, const struct bin_req *q, __u16 status, c
 		switch (status) {
 		case XKV_BIN_ENOMEM: msg = "Out of memory"; break;
 		case XKV_BIN_UNKNOWN: msg = "Unknown command"; break;
-		case XKV_BIN_ENOENT: msg = "Not found"; break;
+		case XKV_BIN_ENOENT: msg = XKV_BIN_M_ENOENT; break;
 		case XKV_BIN_EINVAL: msg = "Invalid arguments"; break;
 		case XKV_BIN_EEXISTS: msg = "Data exists for key."; break;
 		case XKV_BIN_E2BIG: msg = "Too large."; break;

@@ -4,11 +4,13 @@ set(XKV_REFMODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/refmodel.c
   ${CMAKE_CURRENT_LIST_DIR}/refmodel_store.c
   ${CMAKE_CURRENT_LIST_DIR}/refmodel_text.c
+  ${CMAKE_CURRENT_LIST_DIR}/refmodel_bin.c
   ${CMAKE_CURRENT_LIST_DIR}/refmodel_slow.c
   ${CMAKE_CURRENT_LIST_DIR}/refmodel_meta.c)
 add_executable(test_fixtures
   ${CMAKE_CURRENT_LIST_DIR}/test_fixtures.c
   ${CMAKE_CURRENT_LIST_DIR}/fixtures_run.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_bin.c
   ${CMAKE_CURRENT_LIST_DIR}/fixtures_cases_slots.c
   ${CMAKE_CURRENT_LIST_DIR}/fixtures_cases_lru.c
   ${CMAKE_CURRENT_LIST_DIR}/pktbuild.c

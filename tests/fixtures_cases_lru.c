@@ -252,7 +252,7 @@ static void case_binary_keys(struct run *r)
 	w.step++;
 	request_frame(b, w.fam, w.step);
 	pb_bytes(b, nul_req, sizeof(nul_req) - 1);
-	send_frame(&w, &m, b, TX, XKV_R_KEY_BAD, 0, out, &outlen, NULL);
+	send_frame(&w, &m, b, TX, XKV_R_KEY_BAD, 0, 0, out, &outlen, NULL);
 	free(b);
 	keyset_add(&ks, "a", 1);
 	w.step = 0;

@@ -89,12 +89,70 @@ static int stats_now(struct run *r, struct xkv_stats *s)
 	return e;
 }
 
+/* The model's binary hit holds no cas (refmodel.h, cas_at): put in the one
+ * the store holds for the item, which the slow path reports too. */
+static void fill_cas(struct where *w, struct rm_result *res)
+{
+	static struct xkv_item it;
+
+	if (!res->cas_at)
+		return;
+	int e = res->ntouched ? w->r->L->get(&w->r->st, res->touched[0].key,
+					     res->touched[0].klen, &it) : -ENOENT;
+	if (e != 1 || !it.wtime_ns) {
+		fail(w, "test bug: no item (or cas 0) in the store for the model's hit (get: %d)", e);
+		return;
+	}
+	for (int i = 0; i < 8; i++)
+		res->text[res->cas_at + i] = (__u8)(it.wtime_ns >> (56 - 8 * i));
+}
+
+/* A binary request the program answered, or left silent as a quiet miss
+ * or over the amplification cap: the slow path, on the same datagram, the
+ * same source and the same store, must send exactly that payload, or
+ * nothing (docs/protocol.md, "Binary protocol": the XDP answer is the slow
+ * path's). */
+static void check_slow_binary(struct where *w, const struct pb *req, const __u8 *in, int act,
+			      const struct rm_result *res, const __u8 *out, __u32 outlen)
+{
+	size_t l3 = req->l3 == PB_L3_IPV4 ? (size_t)(in[14] & 0xf) * 4 : 40, udp = 14 + l3;
+	size_t plen = (size_t)(in[udp + 4] << 8 | in[udp + 5]) - 8;
+	const __u8 *payload = in + udp + 8;
+	struct xkv_slow_src src = { .port = req->sport };
+	struct xkv_udp_hdr hdr;
+	struct xkv_buf got = {};
+	struct xkv_stats delta = {};
+
+	if (plen <= XKV_UDP_HDR_LEN || payload[XKV_UDP_HDR_LEN] != XKV_BIN_REQ || !w->r->sl)
+		return;
+	if (act != TX && !(act == DROP && (res->delta.v[XKV_STAT_noreply] ||
+					   res->delta.v[XKV_STAT_drop_amp])))
+		return;
+	if (req->l3 == PB_L3_IPV4)
+		xkv_addr_from_v4(src.addr, req->v4_src);
+	else
+		memcpy(src.addr, req->v6_src, 16);
+	int rc = xkv_slow_handle(w->r->sl, &src, payload, plen, &hdr, &got, &delta);
+	size_t off = 14 + (req->l3 == PB_L3_IPV4 ? 20 : 40) + 8 + XKV_UDP_HDR_LEN; /* the reply's */
+	if (act == TX && (rc != 1 || outlen < off || got.len != outlen - off ||
+			  memcmp(got.p, out + off, got.len))) {
+		fail(w, "the slow path answers the binary request otherwise (rc %d)", rc);
+		hexdiff(got.p, got.len, out + (outlen < off ? outlen : off), outlen < off ? 0 : outlen - off);
+	} else if (act == DROP && got.len) {
+		fail(w, "the slow path answers what the program left silent");
+		hexdiff(NULL, 0, got.p, got.len);
+	}
+	xkv_buf_free(&got);
+}
+
 /* Send one frame; compare action, output frame and counters with the model.
  * want_act/want_reply/why: the table's expectation (want_act < 0: none;
- * why: W(counter) the model must move, 0: none).
- * Returns the XDP action (or -1) and the output in out/outlen. */
+ * want_len: the reply's bytes, 0: strlen; why: W(counter) the model must
+ * move, 0: none).  A binary request is also run through the slow path
+ * (check_slow_binary).  Returns the XDP action (or -1) and the output in
+ * out/outlen. */
 int send_frame(struct where *w, struct rm_store *m, const struct pb *req, int want_act,
-		      const char *want_reply, int why, __u8 *out, __u32 *outlen,
+		      const char *want_reply, size_t want_len, int why, __u8 *out, __u32 *outlen,
 		      struct xkv_stats *delta)
 {
 	struct run *r = w->r;
@@ -111,14 +169,17 @@ int send_frame(struct where *w, struct rm_store *m, const struct pb *req, int wa
 	if (want_act >= 0 && res.action != want_act)
 		fail(w, "test bug: the model says %s, the table %s", act_name(res.action),
 		     act_name(want_act));
-	if (want_reply && (res.action != TX || res.text_len != strlen(want_reply) ||
+	if (want_reply && !want_len)
+		want_len = strlen(want_reply);
+	if (want_reply && (res.action != TX || res.text_len != want_len ||
 			   memcmp(res.text, want_reply, res.text_len))) {
 		fail(w, "test bug: the model's reply differs from the table's");
-		print_text("table", (const __u8 *)want_reply, strlen(want_reply));
+		print_text("table", (const __u8 *)want_reply, want_len);
 		print_text("model", res.text, res.text_len);
 	}
 	if (why && !res.delta.v[why - 1])
 		fail(w, "test bug: the model does not count %s", xkv_stat_names[why - 1]);
+	fill_cas(w, &res);
 	if (stats_now(r, &before))
 		return -1;
 
@@ -161,6 +222,8 @@ int send_frame(struct where *w, struct rm_store *m, const struct pb *req, int wa
 			hexdiff(in, inlen, out, *outlen);
 		}
 	}
+	if (act == res.action)
+		check_slow_binary(w, req, in, act, &res, out, *outlen);
 	for (int i = 0; i < XKV_STAT__MAX; i++) {
 		__u64 d = after.v[i] - before.v[i];
 		if (delta)
@@ -335,7 +398,9 @@ static void run_fixture(struct run *r, const struct fixture *fx, int fam, int id
 			nanosleep(&(struct timespec){ st->sleep_ms / 1000,
 						      (long)(st->sleep_ms % 1000) * 1000000 }, NULL);
 		request_frame(b, fam, idx);
-		if (st->text)
+		if (st->text_len)
+			pb_bytes(b, st->text, st->text_len);
+		else if (st->text)
 			pb_text(b, st->text);
 		else
 			fx->gen(b, unix_now());
@@ -344,8 +409,8 @@ static void run_fixture(struct run *r, const struct fixture *fx, int fam, int id
 		if (st->mod)
 			st->mod(b);
 		add_named_keys(r, b, &ks);
-		send_frame(&w, &m, b, st->act, st->act == TX ? st->reply : NULL, st->why, out,
-			   &outlen, NULL);
+		send_frame(&w, &m, b, st->act, st->act == TX ? st->reply : NULL, st->reply_len,
+			   st->why, out, &outlen, NULL);
 		free(b);
 	}
 	w.step = 0;
@@ -488,10 +553,11 @@ int layout_open(struct run *r, const char *name, __u32 entries, const struct tab
 		.port = r->st.cfg.port,
 		.counts_new = !strcmp(name, "array_fnv") || !strcmp(name, "lru") ||
 			      !strcmp(name, "lru_percpu") || xkv_sa_layout(name) || !strcmp(name, "arena"),
-		.binary_keys = !!(flags & XKV_CFG_BINARY_KEYS),
+		.binary_keys = !!((flags | t->flags) & XKV_CFG_BINARY_KEYS),
 		.big_max = r->st.cfg.big_chunks ? XKV_BIG_MAX : 0,
 	};
-	if (policy_install(r, t)) {
+	r->sl = xkv_slow_new(&r->st, NULL);
+	if (!r->sl || policy_install(r, t)) {
 		layout_close(r);
 		return -1;
 	}
@@ -500,6 +566,8 @@ int layout_open(struct run *r, const char *name, __u32 entries, const struct tab
 
 void layout_close(struct run *r)
 {
+	xkv_slow_free(r->sl);
+	r->sl = NULL;
 	xkv_store_close(&r->st);
 	bpf_object__close(r->obj);
 	r->obj = NULL;
@@ -529,7 +597,7 @@ int xdp_req(struct where *w, struct rm_store *m, const char *text, int want_act,
 	w->step++;
 	request_frame(b, w->fam, w->step);
 	pb_text(b, text);
-	act = send_frame(w, m, b, want_act, want_reply, 0, out, &outlen, delta);
+	act = send_frame(w, m, b, want_act, want_reply, 0, 0, out, &outlen, delta);
 	free(b);
 	return act;
 }

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "inproc.h"
 #include "xdpkv.h"
+#include "slowpath.h"
 #include "fnv.h"
 #include "pktbuild.h"
 #include "refmodel.h"
@@ -32,6 +33,7 @@
 #define TX RM_XDP_TX
 #define DROP RM_XDP_DROP
 
+#define MAX_AMP 10          /* the tables' --max-amplification */
 #define KEY_CAP 32
 #define VAL_CAP 1024
 #define CLIENT_PORT 40000
@@ -51,8 +53,15 @@ struct step {
 	void (*mod)(struct pb *b); /* applied to this step's frame, after the fixture's */
 	int why;           /* W(counter): the counter the table expects to go up; 0 none */
 	int sleep_ms;      /* wait before sending (the rate limit refills) */
+	__u32 text_len;    /* > 0: text is that many bytes (binary), not a C string */
+	__u32 reply_len;   /* > 0: reply is that many bytes (binary) */
 };
 #define W(c) (XKV_STAT_##c + 1)
+/* a table's rows: seeds and steps */
+#define S(k, f, e, v) { k, f, e, v, 0 }
+#define SBIG(k, n) { k, 0, 0, NULL, n }
+#define ST(t, a, r) { t, a, r }
+#define ROWS(a) a, (int)(sizeof(a) / sizeof(a[0]))
 
 struct fixture {
 	const char *name;
@@ -83,6 +92,7 @@ struct run {
 	struct xkv_store st;
 	struct rm_config mc;
 	__u64 seed;             /* --hash-seed for the layouts that take one (0: unseeded) */
+	struct xkv_slow *sl;    /* the slow path on the same store: a binary reply must be its */
 	int verbose;
 	int passed, failed, skipped;
 };
@@ -114,11 +124,18 @@ extern const char *const write_nets[];
 extern const char *const trust_nets[];
 extern const char *const tcp_peer_addrs[];
 extern const struct table tables[];
+extern const struct table bin_tables[]; /* fixtures_bin.c: the binary protocol */
+extern const int n_bin_tables;
+/* frame modifiers the tables share (test_fixtures.c) */
+void mod_total2(struct pb *b);
+void from_reader(struct pb *b);   /* may read, may not write, not trusted */
+void from_stranger(struct pb *b); /* outside the allow list */
+void udp_csum_bad(struct pb *b);
 int64_t unix_now(void);
 void fail(struct where *w, const char *fmt, ...);
 void request_frame(struct pb *b, int fam, int idx);
 int send_frame(struct where *w, struct rm_store *m, const struct pb *req, int want_act,
-		      const char *want_reply, int why, __u8 *out, __u32 *outlen,
+		      const char *want_reply, size_t want_len, int why, __u8 *out, __u32 *outlen,
 		      struct xkv_stats *delta);
 void check_store(struct where *w, const struct rm_store *m, const __u8 (*keys)[XKV_KEY_MAX],
 			const __u32 *klens, __u32 nkeys);

@@ -35,6 +35,15 @@
  *    known commands, well formed, are passed on, as is anything followed by
  *    more bytes (a second command) and get with more keys than the fast path
  *    tokenizes.  A get reply must fit one datagram or it is passed on.
+ *  - A binary request (its first byte 0x80) is served when the datagram
+ *    holds exactly one get, getq, getk or getkq frame of memcached's shape
+ *    (no extras, the body just the key) with data type and cas 0, whose key
+ *    the store can hold (1 to key_cap bytes, the text key rule's, no space,
+ *    CR or LF even with binary keys): the hit with its flags,
+ *    [key,] value and cas (memcached's response), a miss 0x0001 "Not found"
+ *    (getk: the key instead), a quiet miss nothing (counted as noreply).  A
+ *    value over one datagram is passed on.  Everything else binary is passed
+ *    on; over the amplification cap a binary response is dropped.
  *  - Errors get their reply line, except where the line ends in "noreply"
  *    (and the tokens fit the parser): such an error is passed on, the slow
  *    path sends nothing for it (memcached); a full store with noreply is
@@ -184,13 +193,14 @@ static int udp_csum_ok(const struct rm_policy *p, int v6, const __u8 *ip, const 
 }
 
 /* Cut or drop a reply that says too much to a source that did not prove
- * its address (UDP payloads: frame header + text). */
+ * its address (UDP payloads: frame header + text); a binary one is only
+ * dropped (a text line would break a binary client). */
 static void amp_cap(const struct rm_policy *p, int trusted, __u32 req_bytes, struct rm_result *r)
 {
 	__u64 most = (__u64)p->max_amp * req_bytes;
 	if (!p->max_amp || trusted || XKV_UDP_HDR_LEN + r->text_len <= most)
 		return;
-	if (XKV_UDP_HDR_LEN + strlen(XKV_R_AMP) > most) {
+	if (r->binary || XKV_UDP_HDR_LEN + strlen(XKV_R_AMP) > most) {
 		discard(r, XKV_STAT_drop_amp);
 		return;
 	}
@@ -327,7 +337,10 @@ void rm_handle_frame(struct rm_store *s, const __u8 *pkt, size_t len, int64_t no
 	int may_write = !guarded || in_nets(&p->write, src);
 	if (may_write && guarded && p->pause_writes)
 		may_write = 2;
-	handle_text(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, may_write, r);
+	if (n && d[XKV_UDP_HDR_LEN] == XKV_BIN_REQ)
+		handle_binary(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, r);
+	else
+		handle_text(s, d + XKV_UDP_HDR_LEN, (__u32)n, now, may_write, r);
 	if (r->action != RM_XDP_TX)
 		return;
 	if (guarded)

@@ -144,6 +144,10 @@ struct rm_result {
 	__u8 text[XKV_REPLY_BUF];  /* reply text when action is TX */
 	__u32 text_len;
 	struct xkv_stats delta;    /* counters the fast path should add */
+	int binary;                /* a binary response: over the amplification cap, none */
+	__u32 cas_at;              /* > 0: text[cas_at..+8) is the cas of the item touched[0]
+				    * names (big-endian), which no model can know (a write
+				    * stamp): 0 here, for the caller to fill from the store */
 	__u32 ntouched;            /* keys the request named (to check the store after) */
 	struct { __u8 key[XKV_KEY_MAX]; __u32 klen; } touched[RM_TOUCHED_MAX];
 };

@@ -37,7 +37,10 @@ enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 flags,
 			int64_t exptime, const void *val, __u32 len, int64_t now,
 			struct xkv_stats *delta);
 void count(struct rm_result *r, enum xkv_stat st);
+void say(struct rm_result *r, const void *p, size_t n);
 void say_str(struct rm_result *r, const char *s);
+void touch(struct rm_result *r, const __u8 *key, __u32 klen);
+void used(struct rm_store *s, struct rm_item *it);
 const char *decimal(__u64 v, char d[24], size_t *n);
 void pass(struct rm_result *r, enum xkv_stat why);
 void discard(struct rm_result *r, enum xkv_stat why);
@@ -48,6 +51,7 @@ const char *key_problem(const struct rm_config *c, const __u8 *k, __u32 n);
 void split(const __u8 *p, __u32 n, struct line *l);
 void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int may_write,
 			struct rm_result *r);
+void handle_binary(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, struct rm_result *r);
 __u16 be16(const __u8 *p);
 void out_put(struct rm_text *t, const void *p, size_t n);
 void out_str(struct rm_text *t, const char *s);

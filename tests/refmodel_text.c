@@ -10,7 +10,7 @@ void count(struct rm_result *r, enum xkv_stat st)
 	r->delta.v[st]++;
 }
 
-static void say(struct rm_result *r, const void *p, size_t n)
+void say(struct rm_result *r, const void *p, size_t n)
 {
 	if (r->text_len + n > sizeof(r->text))
 		abort();
@@ -71,7 +71,7 @@ void discard(struct rm_result *r, enum xkv_stat why)
 	count(r, why);
 }
 
-static void touch(struct rm_result *r, const __u8 *key, __u32 klen)
+void touch(struct rm_result *r, const __u8 *key, __u32 klen)
 {
 	if (r->ntouched < RM_TOUCHED_MAX && klen <= XKV_KEY_MAX) {
 		memcpy(r->touched[r->ntouched].key, key, klen);
@@ -146,6 +146,19 @@ void split(const __u8 *p, __u32 n, struct line *l)
 	}
 }
 
+/* A get hit on it: the layout's eviction state learns of it. */
+void used(struct rm_store *s, struct rm_item *it)
+{
+	it->used = ++s->clock;
+	if (s->cfg.kind == RM_SET_ASSOC) {
+		__u8 *ref = &set_state(s, set_of(s, it->key, it->klen))->ref[it->way];
+		if (s->cfg.policy != RM_S3FIFO)
+			*ref = 1;
+		else if (*ref < 3)
+			(*ref)++;
+	}
+}
+
 static void do_get(struct rm_store *s, const struct line *l, int64_t now, struct rm_result *r)
 {
 	__u32 room = XKV_DGRAM_TEXT;
@@ -179,14 +192,7 @@ static void do_get(struct rm_store *s, const struct line *l, int64_t now, struct
 		say(r, tmp.text, tmp.text_len);
 		say(r, it->val, it->len);
 		say_str(r, "\r\n");
-		it->used = ++s->clock;
-		if (s->cfg.kind == RM_SET_ASSOC) { /* a get hit */
-			__u8 *ref = &set_state(s, set_of(s, it->key, it->klen))->ref[it->way];
-			if (s->cfg.policy != RM_S3FIFO)
-				*ref = 1;
-			else if (*ref < 3)
-				(*ref)++;
-		}
+		used(s, it);
 	}
 	say_str(r, XKV_R_END);
 	r->action = RM_XDP_TX;

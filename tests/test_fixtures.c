@@ -138,7 +138,7 @@ static void gen_empty(struct pb *b, int64_t now)
 
 /* frame modifiers */
 static void mod_seq1(struct pb *b) { b->seq = 1; b->total = 2; }
-static void mod_total2(struct pb *b) { b->total = 2; }
+void mod_total2(struct pb *b) { b->total = 2; }
 static void mod_total0(struct pb *b) { b->total = 0; }
 static void mod_df(struct pb *b) { pb_ipv4_frag(b, 0x4000); }
 static void mod_mf(struct pb *b) { pb_ipv4_frag(b, 0x2000); }
@@ -173,13 +173,12 @@ const char *const allow_nets[] = { "10.0.0.0/24", "fd00::/64", "10.0.1.0/24",
 					  "fd00:0:0:1::/64", NULL };
 const char *const write_nets[] = { "10.0.0.0/24", "fd00::/64", NULL };
 const char *const trust_nets[] = { "10.0.0.0/24", "fd00::/64", NULL };
-#define MAX_AMP 10
 
-static void from_reader(struct pb *b) { pb_src(b, "10.0.1.1", "fd00:0:0:1::1"); }
+void from_reader(struct pb *b) { pb_src(b, "10.0.1.1", "fd00:0:0:1::1"); }
 /* a reader with an open TCP connection to the slow path (tcp_peers) */
 const char *const tcp_peer_addrs[] = { "10.0.1.7", "fd00:0:0:1::7", NULL };
 static void from_tcp_peer(struct pb *b) { pb_src(b, "10.0.1.7", "fd00:0:0:1::7"); }
-static void from_stranger(struct pb *b) { pb_src(b, "192.0.2.1", "2001:db8::1"); }
+void from_stranger(struct pb *b) { pb_src(b, "192.0.2.1", "2001:db8::1"); }
 static void from_neighbour(struct pb *b) { pb_src(b, "10.0.0.9", "fd00::9"); } /* client's /24 */
 static void to_other_mac(struct pb *b) { memcpy(b->eth_dst, (__u8[6]){ 2, 0, 0, 0, 0, 3 }, 6); }
 static void to_broadcast(struct pb *b) { memset(b->eth_dst, 0xff, 6); }
@@ -206,7 +205,7 @@ static void sport53(struct pb *b) { b->sport = 53; }
 static void sport1023(struct pb *b) { b->sport = 1023; }
 static void sport1024(struct pb *b) { b->sport = 1024; }
 static void ip_csum_bad(struct pb *b) { pb_ip_csum(b, 0xbad); }
-static void udp_csum_bad(struct pb *b) { pb_udp_csum(b, PB_CSUM_BAD); }
+void udp_csum_bad(struct pb *b) { pb_udp_csum(b, PB_CSUM_BAD); }
 static void udp_csum_partial(struct pb *b) { pb_udp_csum(b, PB_CSUM_PARTIAL); }
 static void stranger_bad_csum(struct pb *b) { from_stranger(b); udp_csum_bad(b); }
 static void reader_sport53(struct pb *b) { from_reader(b); sport53(b); }
@@ -231,9 +230,6 @@ static void gen_get_big(struct pb *b, __u32 n)
 static void gen_get_big55(struct pb *b, int64_t now) { gen_get_big(b, 55); }
 static void gen_get_big54(struct pb *b, int64_t now) { gen_get_big(b, 54); }
 
-#define S(k, f, e, v) { k, f, e, v, 0 }
-#define SBIG(k, n) { k, 0, 0, NULL, n }
-#define ST(t, a, r) { t, a, r }
 #define SM(t, mod, a, r) { t, a, r, mod }                /* with a step modifier */
 #define SX(t, mod, a, r, c) { t, a, r, mod, W(c) }       /* ... and the counter it moves */
 
@@ -729,8 +725,6 @@ static const struct fixture unguarded_rows[] = {
 	  NULL, NULL, 1 },
 };
 
-#define ROWS(a) a, (int)(sizeof(a) / sizeof(a[0]))
-
 const struct table tables[] = {
 	{ "", 0, MAX_AMP, 0, 0, ROWS(fixtures) },
 	{ "addresses in local_addrs", 0, MAX_AMP, 0, 0, ROWS(fixtures), 1 },
@@ -792,6 +786,8 @@ int main(int argc, char **argv)
 		r.verbose = verbose;
 		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 			run_table(&r, name, &tables[t]);
+		for (int t = 0; t < n_bin_tables; t++)
+			run_table(&r, name, &bin_tables[t]);
 		run_layout_cases(&r, name);
 		run_binary_keys(&r, name);
 		check_map_opts(&r, name);

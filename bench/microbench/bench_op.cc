@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The operation benchmarks (get_hit/, set/, their _shared/ forms and
+/* The operation benchmarks (get_hit/, bin_get_hit/, set/, their _shared/ forms and
  * harness/): validate every request once, then time single requests of the
  * layout interleaved with blocks of the null store; report ns and x_null. */
 #include "mb.h"
@@ -49,7 +49,11 @@ static std::string validate(const Bench &b, int prog_fd, bool null_store, const 
 		if (res.retval != XDP_TX)
 			return where + "action " + std::to_string(res.retval) + ", want XDP_TX (" +
 			       std::to_string(XDP_TX) + ")";
-		std::string e = check_reply(out.data(), res.size, r, want_text(op, r.key, null_store));
+		std::string want = want_text(op, r.key, null_store), e;
+		if (op == Op::BinGet)
+			e = take_cas(out.data(), res.size, &want);
+		if (e.empty())
+			e = check_reply(out.data(), res.size, r, want);
 		if (!e.empty())
 			return where + e;
 		g_validated++;
@@ -134,7 +138,7 @@ static void bm_op(benchmark::State &st, const std::string &layout, Op op, Keys k
 	 * the number of threads, and two threads never send the same key.
 	 * Shared: every thread uses thread 0's keys, each starting at its own
 	 * offset (threads walk the same keys, not in lockstep). */
-	const std::vector<Req> &all = op == Op::Get ? b->get : b->set;
+	const std::vector<Req> &all = op == Op::Get ? b->get : op == Op::BinGet ? b->bin_get : b->set;
 	std::vector<const Req *> reqs;
 	size_t first = keys == Keys::Shared ? 0 : st.thread_index();
 	for (size_t j = first; j < all.size(); j += g_max_threads)
@@ -150,7 +154,7 @@ static void bm_op(benchmark::State &st, const std::string &layout, Op op, Keys k
 	bool validates = keys == Keys::Disjoint || st.thread_index() == 0;
 	/* lru evicts: a set benchmark may have pushed a get key out; store this
 	 * thread's keys again (the same bytes; a no-op for the other layouts) */
-	if (e.empty() && validates && op == Op::Get && !b->null_store) {
+	if (e.empty() && validates && op != Op::Set && !b->null_store) {
 		std::vector<uint32_t> ks;
 		for (const Req *r : reqs)
 			ks.push_back(r->key);
@@ -266,10 +270,10 @@ const char *const kLayouts[] = {"null", "null_nochecks", "hash_map", "hash_map_n
 void register_all()
 {
 	benchmark::RegisterBenchmark("harness/xdp_pass", bm_harness)->UseManualTime();
-	/* gets first: lru sets evict, and gets need their keys.  One thread,
-	 * then 2 … g_max_threads threads with disjoint keys (OP/LAYOUT/threads:N)
-	 * and with shared keys (OP_shared/LAYOUT/threads:N). */
-	for (Op op : {Op::Get, Op::Set})
+	/* gets first (text, then binary): lru sets evict, and gets need their
+	 * keys.  One thread, then 2 … g_max_threads threads with disjoint keys
+	 * (OP/LAYOUT/threads:N) and with shared keys (OP_shared/LAYOUT/threads:N). */
+	for (Op op : {Op::Get, Op::BinGet, Op::Set})
 		for (uint32_t threads = 1; threads <= g_max_threads; threads++)
 			for (Keys keys : {Keys::Disjoint, Keys::Shared}) {
 				if (threads == 1 && keys == Keys::Shared)

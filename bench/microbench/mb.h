@@ -2,7 +2,7 @@
 /* What the parts of microbench share: the constants, the options, the
  * requests and runs, the stores, and each file's functions the others call.
  *
- *   request.cc       frames, expected replies, reply checks, one test run
+ *   request.cc       frames (text and binary), expected replies, reply checks, one test run
  *   setup.cc         the operation benchmarks' stores, loaded once
  *   bench_op.cc      the operation benchmarks: validate, then time against the null store
  *   matrix_store.cc  the matrix's stores: load, fill, keys, undo
@@ -77,7 +77,9 @@ extern Options opt;
 extern std::atomic<bool> g_failed;
 extern std::atomic<unsigned long> g_validated;
 
-enum class Op { Get, Set };
+/* Get: text "get <key>"; BinGet: memcached's binary get of the same key
+ * (docs/protocol.md, "Binary protocol"), the same value in its reply. */
+enum class Op { Get, Set, BinGet };
 
 /* With more than one thread: each thread its own keys (disjoint), or every
  * thread the same keys (shared: the same bucket, slot, LRU node and cache
@@ -107,7 +109,7 @@ struct Bench {
 	xkv_store store{};
 	long live = -1;                /* items the store holds after the preload */
 	std::vector<uint32_t> keys;    /* request keys, all present after the preload */
-	std::vector<Req> get, set;
+	std::vector<Req> get, set, bin_get;
 	std::string err;
 };
 
@@ -197,6 +199,7 @@ std::vector<uint8_t> make_packet(const std::string &text, uint16_t req_id);
 std::string want_text(Op op, uint32_t key, bool null_store);
 Req make_req(Op op, uint32_t key, uint16_t req_id);
 std::string check_reply(const uint8_t *out, uint32_t n, const Req &r, const std::string &want);
+std::string take_cas(const uint8_t *out, uint32_t n, std::string *want);
 Run test_run(int prog_fd, const Req &r, uint8_t *out);
 
 /* setup.cc */

@@ -9,7 +9,7 @@ namespace mb {
 
 const char *op_name(Op op)
 {
-	return op == Op::Get ? "get_hit" : "set";
+	return op == Op::Get ? "get_hit" : op == Op::BinGet ? "bin_get_hit" : "set";
 }
 
 /* ---- requests and expected replies ---------------------------------------- */
@@ -120,10 +120,29 @@ std::vector<uint8_t> make_packet(const std::string &text, uint16_t req_id)
 }
 
 
+constexpr uint32_t kOpaque = 0x5eedf00d;
+
+/* A binary header (protocol_binary.h): magic, opcode, key and extras
+ * length, status (a request's vbucket), body length, opaque; cas 0. */
+static std::string bin_hdr(uint8_t magic, uint8_t op, uint16_t klen, uint8_t elen, uint32_t body)
+{
+	xkv_bin_hdr h{};
+	h.magic = magic;
+	h.opcode = op;
+	h.keylen = htons(klen);
+	h.extlen = elen;
+	h.bodylen = htonl(body);
+	h.opaque = kOpaque;
+	return std::string(reinterpret_cast<const char *>(&h), sizeof(h));
+}
+
 std::string want_text(Op op, uint32_t key, bool null_store)
 {
 	if (op == Op::Set)
 		return XKV_R_STORED;
+	if (op == Op::BinGet) /* flags 0; the cas is the item's (take_cas) */
+		return bin_hdr(XKV_BIN_RES, XKV_BIN_GET, 0, 4, 4 + kValLen) + std::string(4, '\0') +
+		       (null_store ? null_value() : value_for(key));
 	return "VALUE " + key_text(key) + " 0 " + std::to_string(kValLen) + "\r\n" +
 	       (null_store ? null_value() : value_for(key)) + XKV_R_DATA_END;
 }
@@ -133,6 +152,8 @@ Req make_req(Op op, uint32_t key, uint16_t req_id)
 	std::string t;
 	if (op == Op::Get)
 		t = "get " + key_text(key) + "\r\n";
+	else if (op == Op::BinGet)
+		t = bin_hdr(XKV_BIN_REQ, XKV_BIN_GET, kKeyLen, 0, kKeyLen) + key_text(key);
 	else
 		t = "set " + key_text(key) + " 0 0 " + std::to_string(kValLen) + "\r\n" + value_for(key) +
 		    "\r\n";
@@ -192,6 +213,22 @@ std::string check_reply(const uint8_t *out, uint32_t n, const Req &r, const std:
 	if (got != want)
 		return "reply text differs:\n  want \"" + printable(want) + "\"\n  got  \"" + printable(got) +
 		       "\"";
+	return "";
+}
+
+/* A binary hit's cas is the item's write stamp, which no request knows:
+ * the reply's goes into want (the slow path would send the same); it must
+ * not be 0.  Empty, or what is wrong. */
+std::string take_cas(const uint8_t *out, uint32_t n, std::string *want)
+{
+	static const uint8_t zero[8] = {};
+	size_t at = offsetof(xkv_bin_hdr, cas);
+
+	if (n < kHdrLen + sizeof(xkv_bin_hdr) || want->size() < sizeof(xkv_bin_hdr))
+		return "reply of " + std::to_string(n) + " bytes is shorter than a binary response";
+	if (!memcmp(out + kHdrLen + at, zero, 8))
+		return "binary hit with cas 0";
+	want->replace(at, 8, reinterpret_cast<const char *>(out + kHdrLen + at), 8);
 	return "";
 }
 

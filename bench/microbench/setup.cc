@@ -226,6 +226,7 @@ void load(Bench &b)
 	for (uint32_t i = 0; i < b.keys.size(); i++) {
 		b.get.push_back(make_req(Op::Get, b.keys[i], (uint16_t)i));
 		b.set.push_back(make_req(Op::Set, b.keys[i], (uint16_t)i));
+		b.bin_get.push_back(make_req(Op::BinGet, b.keys[i], (uint16_t)i));
 	}
 	fprintf(stderr, "# loaded %s: entries %u, live items %ld, %zu request keys, %.1f s\n",
 		b.name.c_str(), cfg.entries, b.live, b.keys.size(), secs_since(t0));

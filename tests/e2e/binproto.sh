@@ -5,7 +5,8 @@
 # testbed: first against memcached 1.6.18 (Debian's, in the server
 # namespace: the clients' feature sets must pass there, or the test is
 # wrong), then against xdpkv serve on every layout, and binary over UDP
-# from a raw socket on both; then SASL PLAIN, on memcached -S and on serve
+# from a raw socket on both (the gets XDP answers byte for byte as
+# memcached, but the cas); then SASL PLAIN, on memcached -S and on serve
 # --sasl-pwdb, from raw sockets: refused on every path (TCP binary, TCP text,
 # UDP through XDP, the kernel's TCP path), served once authenticated, and
 # both clients authenticating.
@@ -43,6 +44,10 @@ MCP=$((P + 100))
 pyc() { tb_cli "$VPY" "$here/binclient.py" "$@"; }
 jsc() { tb_cli env NODE_PATH="$NODE_MODULES" node "$here/binclient.js" "$@"; }
 raw() { tb_cli /usr/bin/python3 "$here/binraw.py" "$@"; }
+fast() { # the XDP program's counter $1
+	tb_xdpkv status "$TB_SRV_DEV" --json |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["fast"][sys.argv[1]])' "$1"
+}
 
 # libmemcached's tools with --binary (Debian), from the client namespace:
 # a 700,000-byte file and a note copied, read back, removed, stats, flush
@@ -71,6 +76,15 @@ done
 check "memcached $(memcached -V | cut -d' ' -f2): python-binary-memcached" pyc features "$S4" "$MCP"
 check "memcached: memjs" jsc features "$S4" "$MCP"
 check "memcached: binary over UDP" raw udp "$S4" "$MCP"
+raw udpget "$S4" "$MCP" >"$T/udpget.memcached" || true
+check "memcached: the four binary gets over UDP (their answers kept to compare)" \
+	grep -Eq '^getk-hit [0-9a-f]{16}810c' "$T/udpget.memcached"
+# memcached answers a quiet miss over UDP with an empty datagram (the frame
+# header alone); xdpkv, XDP and the slow path alike, with nothing
+# (docs/protocol.md, "Binary protocol")
+check "memcached: an empty datagram for each quiet miss" \
+	test "$(grep -Ec '^getk?q-(none|exp) empty$' "$T/udpget.memcached")" = 4
+sed 's/ empty$/ -/' "$T/udpget.memcached" >"$T/udpget.want"
 libmc memcached "$MCP"
 kill "$MC_PID" 2>/dev/null || true
 wait "$MC_PID" 2>/dev/null || true
@@ -89,6 +103,14 @@ for layout in "${layouts[@]}"; do
 	check "$layout: python-binary-memcached" pyc features "$S4" "$P" "${lossy[@]}"
 	check "$layout: memjs" jsc features "$S4" "$P" "${lossy[@]}"
 	check "$layout: binary over UDP" raw udp "$S4" "$P"
+	# the four binary gets, each alone in a datagram: answered by XDP (its
+	# counters), with memcached's bytes but the cas
+	hits=$(fast get_hits) quiet=$(fast noreply)
+	raw udpget "$S4" "$P" >"$T/udpget.$layout" || true
+	check "$layout: binary gets over UDP answer as memcached does" \
+		diff "$T/udpget.want" "$T/udpget.$layout"
+	check "$layout: ... from XDP (8 hits, 4 quiet misses)" \
+		test "$(($(fast get_hits) - hits)) $(($(fast noreply) - quiet))" = "8 4"
 	libmc "$layout" "$P"
 	tb_serve_stop || fail=1
 	tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach ($layout) failed"

@@ -13,6 +13,12 @@ authenticated one is served.
   binraw.py udp HOST PORT                  binary over UDP: a set, then a getk
       and a get miss in one datagram, both answered with the request id
       echoed (memcached -U sends each response in a datagram of its own)
+  binraw.py udpget HOST PORT               get, getk, getq, getkq alone in a
+      datagram each (what XDP answers): hits of values set in text, misses,
+      an expired item, an empty value; prints every reply datagram whole, in
+      hex, its cas replaced by CC.. when not 0 (memcached's and xdpkv's cas
+      values differ by design), "empty" for a datagram of the frame header
+      alone, "-" for none: two servers agree when their outputs do
 
 Prints PASS/FAIL lines; exit 1 on a FAIL."""
 import socket
@@ -159,6 +165,39 @@ def udp(host, port):
         check("udp binary: answered", False)
 
 
+def udpget(host, port):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    key = {"hit": b"bq-hit", "none": b"bq-none", "exp": b"bq-exp", "empty": b"bq-empty"}
+    rid = [100]
+
+    def ask(what, payload, wait=1.0):
+        rid[0] += 1
+        u.sendto(struct.pack(">HHHH", rid[0], 0, 1, 0) + payload, (host, port))
+        u.settimeout(wait)
+        try:
+            while True:
+                d = u.recvfrom(65536)[0]
+                if struct.unpack(">H", d[:2])[0] == rid[0]:
+                    break
+        except socket.timeout:
+            print("%s -" % what, flush=True)
+            return
+        if len(d) == 8:  # the frame header alone
+            print("%s empty" % what, flush=True)
+            return
+        if len(d) >= 32 and d[8] == 0x81 and d[24:32] != bytes(8):
+            d = d[:24] + b"\xcc" * 8 + d[32:]
+        print("%s %s" % (what, d.hex()), flush=True)
+
+    ask("set", b"set bq-hit 3735928559 0 5\r\nhello\r\n")
+    ask("set-exp", b"set bq-exp 0 -1 1\r\nx\r\n")
+    ask("set-empty", b"set bq-empty 7 0 0\r\n\r\n")
+    for name, op in (("get", 0x00), ("getk", 0x0C), ("getq", 0x09), ("getkq", 0x0D)):
+        for k in ("hit", "none", "exp", "empty"):
+            quiet = op in (0x09, 0x0D) and k in ("none", "exp")
+            ask("%s-%s" % (name, k), frame(op, key[k], opaque=0x0A0B0C00 | op), 0.5 if quiet else 1.0)
+
+
 def main():
     mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if mode == "sasl":
@@ -167,8 +206,10 @@ def main():
         open_(host, port)
     elif mode == "udp":
         udp(host, port)
+    elif mode == "udpget":
+        udpget(host, port)
     else:
-        sys.exit("usage: binraw.py sasl|open|udp HOST PORT ...")
+        sys.exit("usage: binraw.py sasl|open|udp|udpget HOST PORT ...")
     sys.exit(1 if fails else 0)
 
 
