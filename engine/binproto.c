@@ -215,11 +215,14 @@ static int put_store_err(struct bin_run *b, struct slow_cmd *c, const struct bin
 	return put_err(b->out, q, XKV_BIN_ENOMEM, strerror(ret < 0 ? -ret : EIO));
 }
 
-/* A key the store cannot hold (longer than --key-size, or with a NUL,
- * which the zero-padded map key cannot tell from its end). */
+/* A key the store cannot hold: longer than --key-size, a NUL (the zero-
+ * padded map key cannot tell it from its end), or a byte the key rule
+ * refuses (xkv_key_check: without --binary-keys, spaces and control bytes).
+ * A write of one answers 0x04, a get a miss (no such item can exist). */
 static bool key_unfit(struct slow_cmd *c, const struct bin_req *q)
 {
-	return q->keylen > xkv_exec_cfg(c)->key_cap || memchr(q->key, 0, q->keylen);
+	return q->keylen > xkv_exec_cfg(c)->key_cap || memchr(q->key, 0, q->keylen) ||
+	       xkv_key_check(xkv_exec_cfg(c), q->key, q->keylen);
 }
 
 static int run_get(struct bin_run *b, struct slow_cmd *c, const struct bin_req *q, __u8 op, bool quiet)

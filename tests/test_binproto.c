@@ -242,6 +242,16 @@ static void t_storage(struct env *e)
 	req(&b, XKV_BIN_GETK, 1, 0, NULL, 0, "nokey", NULL, 0);
 	report(one(e, &b, &g) && g.status == XKV_BIN_ENOENT && g.keylen == 5 && val_is(&g, "") &&
 	       !memcmp(g.key, "nokey", 5), "getk miss: 0x01 with the key, no message");
+	/* a key the store's key rule refuses (a space, without --binary-keys):
+	 * a write is 0x04, a get a miss (it was 0x82 "Invalid argument") */
+	b.len = 0;
+	req_set(&b, XKV_BIN_SET, 1, 0, "a b", "x", 0, 0);
+	report(one(e, &b, &g) && g.status == XKV_BIN_EINVAL && val_is(&g, "Invalid arguments"),
+	       "set of a key with a space: 0x04");
+	b.len = 0;
+	req(&b, XKV_BIN_GET, 1, 0, NULL, 0, "a b", NULL, 0);
+	report(one(e, &b, &g) && g.status == XKV_BIN_ENOENT && val_is(&g, "Not found"),
+	       "get of a key with a space: 0x01 Not found");
 	b.len = 0;
 	req_set(&b, XKV_BIN_ADD, 1, 0, "k1", "x", 0, 0);
 	report(one(e, &b, &g) && g.status == XKV_BIN_EEXISTS && val_is(&g, "Data exists for key."),
