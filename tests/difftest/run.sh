@@ -69,7 +69,7 @@ for layout in "${layouts[@]}"; do
 	for pass in "${plist[@]}"; do
 		if [[ $pass == bin ]]; then
 			echo "== $layout bin ($batches batches, seed $seed)"
-			out=$(tb_cli /usr/bin/python3 "$here/bindiff.py" --mc "$S4:$MP" --xkv "$S4:$P" \
+			out=$(tb_cli /usr/bin/python3 "$here/bindiff.py" --mc "$S4:$MP" --mc-recheck "$S4:$RP" --xkv "$S4:$P" \
 				--batches "$batches" --seed "$seed" --rule "$rule" --json) || fail=1
 			printf '%s\n' "$out" | grep -v '^{'
 			if [[ -n ${DIFFTEST_JSON:-} ]]; then
