@@ -32,19 +32,17 @@ static __always_inline __u32 bin_get_klen(struct xkv_scratch *sc, __u32 tlen)
 	return klen;
 }
 
-#define XKV_BYTES(b) (0x0101010101010101ULL * (b)) /* b in each byte of a word */
-
-/* Does a byte of the 8 in w fall below b (b <= 0x80)?  Exact (a borrow
- * only marks bytes above one that does). */
+/* Does a byte of the 8 in w fall below b (b <= 0x80)?  The SWAR test of
+ * parse.h's xkv_word_special, for any bound. */
 static __always_inline __u64 bytes_below(__u64 w, __u64 b)
 {
-	return (w - XKV_BYTES(b)) & ~w & XKV_BYTES(0x80);
+	return (w - b * XKV_ONES) & ~w & XKV_HIGHS;
 }
 
 /* Is a byte of the 8 in w equal to b? */
 static __always_inline __u64 bytes_eq(__u64 w, __u64 b)
 {
-	return bytes_below(w ^ XKV_BYTES(b), 1);
+	return bytes_below(w ^ (b * XKV_ONES), 1);
 }
 
 /* The key of a binary request (klen bytes after its header) into sc->key,
@@ -70,7 +68,7 @@ __attribute__((noinline)) int xkv_bin_load_key(struct xkv_scratch *sc, __u32 kle
 			w |= ~0ULL << (rem * 8); /* the padding: 0xff, a byte both rules take */
 		__u64 bad = cfg.flags & XKV_CFG_BINARY_KEYS ?
 				    bytes_below(w, 1) | bytes_eq(w, ' ') | bytes_eq(w, '\r') | bytes_eq(w, '\n') :
-				    bytes_below(w, 0x21) | bytes_eq(w, 0x7f);
+				    xkv_word_special(w); /* below 0x21, or DEL */
 		if (bad)
 			return 0;
 	}
