@@ -34,6 +34,7 @@ import sys
 import time
 
 import binwire
+import freshmc
 import gen
 
 OPS = {"get": 0x00, "set": 0x01, "add": 0x02, "replace": 0x03, "delete": 0x04, "incr": 0x05,
@@ -137,6 +138,17 @@ def trial(mc, xk, batch, keys, rule):
     return v, m, x
 
 
+def fresh_agrees(xk, batch, keys, i, a):
+    """Does a memcached that has served nothing else answer the batch as
+    xdpkv does (freshmc.py: then the difference was memcached's memory)?"""
+    with freshmc.started() as addr:
+        fresh = Side(addr, a.timeout)
+        try:
+            return trial(fresh, xk, batch, [b"m%d-" % i + k[:246] for k in keys], a.rule)[0] != "differ"
+        finally:
+            fresh.conn.close()
+
+
 def lossy_only(m, x):
     if len(m) != len(x):
         return False
@@ -155,9 +167,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mc", required=True)
     p.add_argument("--xkv", required=True)
-    p.add_argument("--mc-recheck", metavar="HOST:PORT",
-                   help="a second memcached, used only to re-check a differing batch: one it "
-                        "answers as xdpkv counts as memcached's memory (difftest.py says why)")
+    p.add_argument("--mc-recheck", action="store_true",
+                   help="re-check a differing batch against a memcached started for it "
+                        "(freshmc.py): one it answers as xdpkv counts as memcached's memory")
     p.add_argument("--batches", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rule", choices=["exact", "lossy"], default="exact")
@@ -173,7 +185,6 @@ def main():
     g = BinGen(rng, a.value_max)
     try:
         mc, xk = Side(hostport(a.mc), a.timeout), Side(hostport(a.xkv), a.timeout)
-        mc2 = Side(hostport(a.mc_recheck), a.timeout) if a.mc_recheck else None
         counts = {"same": 0, "differ": 0, "lossy": 0, "unstable": 0, "mc_memory": 0}
         t0 = time.monotonic()
         for i in range(a.batches):
@@ -192,8 +203,7 @@ def main():
                 # only while no unsent response holds the item), shown, not failed
                 v = "unstable"
                 print("UNSTABLE batch %d (seed %d): agrees when run again" % (i, a.seed), flush=True)
-            if v == "differ" and mc2 and trial(mc2, xk, batch, [b"m%d-" % i + k[:246] for k in keys],
-                                               a.rule)[0] != "differ":
+            if v == "differ" and a.mc_recheck and fresh_agrees(xk, batch, keys, i, a):
                 # a memcached that has served nothing else answers as xdpkv
                 v = "mc_memory"
                 print("MC-MEMORY batch %d (seed %d): a fresh memcached answers as xdpkv"

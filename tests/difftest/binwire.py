@@ -1,17 +1,13 @@
 # SPDX-License-Identifier: MIT
 """memcached's binary protocol on a TCP connection: request frames, reading
 responses, and responses normalised for comparison (cas uniques become the
-order in which a batch first saw them, and a number padded with spaces
-loses the padding, as wire.py does for text)."""
-import re
+order in which a batch first saw them, and the spaces after a number are
+dropped, as wire.py does for text)."""
 import socket
 import struct
 import time
 
-# memcached's decr writes a shorter number in place, padded with spaces,
-# only when no other response still holds the item (its refcount): the
-# padding is dropped before comparing (wire.py does so for text)
-PADDED = re.compile(rb"[0-9]+ +")
+from wire import unpad
 
 HDR = struct.Struct(">BBHBBHIIQ")
 NOOP = 0x0A
@@ -134,6 +130,6 @@ def norm(rs, casmap):
         c = 0
         if r.cas:
             c = casmap.setdefault(r.cas, len(casmap) + 1)
-        val = r.val.rstrip(b" ") if PADDED.fullmatch(r.val) else r.val
+        val = unpad(r.val)
         out.append((r.op, r.status, r.ext, r.key, val, r.opaque, c))
     return out

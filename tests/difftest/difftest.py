@@ -30,6 +30,7 @@ import random
 import sys
 import time
 
+import freshmc
 import gen
 import wire
 
@@ -132,9 +133,6 @@ class Tester:
         self.a = args
         self.mc = Side("memcached", hostport(args.mc), args.proto, args.timeout)
         self.xk = Side("xdpkv", hostport(args.xkv), args.proto, args.timeout)
-        # a second memcached that only ever sees re-checks (--mc-recheck)
-        self.mc2 = (Side("memcached (re-check)", hostport(args.mc_recheck), args.proto, args.timeout)
-                    if args.mc_recheck else None)
         self.tag = 0
         self.keyrng = random.Random(args.seed ^ 0x5EED)
         self.prefix = "%x" % random.Random().randrange(1 << 32)
@@ -191,12 +189,17 @@ class Tester:
         return batch
 
     def past_item(self, batch):
-        """Does a memcached that has served (nearly) nothing else answer the
-        shrunk batch as xdpkv does?  Then the long-running one's answer came
-        from its own memory: safe_strtoull's strchr(str, '-') reads past an
-        item's \\r\\n into whatever its slab chunk held before, so a number of
-        2^63 or more is "non-numeric" there now and then (docs/protocol.md)."""
-        return bool(self.mc2) and self.trial(batch, self.mc2)[0] != "differ"
+        """Does a memcached that has served nothing else answer the shrunk
+        batch as xdpkv does?  Then the long-running one's answer came from
+        its own memory (freshmc.py says how; --mc-recheck)."""
+        if not self.a.mc_recheck:
+            return False
+        with freshmc.started() as addr:
+            fresh = Side("memcached (fresh)", addr, self.a.proto, self.a.timeout)
+            try:
+                return self.trial(batch, fresh)[0] != "differ"
+            finally:
+                fresh.conn.close()
 
     def show(self, batch):
         verdict, keys, mu, xu = self.trial(batch)
@@ -260,9 +263,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mc", required=True, help="memcached HOST:PORT")
     p.add_argument("--xkv", required=True, help="xdpkv HOST:PORT")
-    p.add_argument("--mc-recheck", metavar="HOST:PORT",
-                   help="a second memcached, used only to re-check a differing batch: one it "
-                        "answers as xdpkv counts as memcached's memory, not a difference")
+    p.add_argument("--mc-recheck", action="store_true",
+                   help="re-check a differing batch against a memcached started for it "
+                        "(freshmc.py): one it answers as xdpkv counts as memcached's memory, "
+                        "not a difference")
     p.add_argument("--proto", choices=["tcp", "udp"], default="tcp")
     p.add_argument("--batches", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)

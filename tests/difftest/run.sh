@@ -42,16 +42,13 @@ layouts=("$@")
 command -v memcached >/dev/null || tb_die "memcached is needed (tests/lib/install-deps.sh)"
 
 tb_up "${E2E_PREFIX:-xd$$}"
-P=$TB_PORT MP=$((TB_PORT + 1)) RP=$((TB_PORT + 2)) S4=$TB_SRV_IP4
-# memcached is a testbed process: tb_down stops it.  A second one (RP) sees
-# only the re-checks of differing batches (difftest.py --mc-recheck).
+P=$TB_PORT MP=$((TB_PORT + 1)) S4=$TB_SRV_IP4
+# memcached is a testbed process: tb_down stops it.  A differing batch is
+# re-checked against a memcached started for it (--mc-recheck, freshmc.py).
 tb_srv_bg memcached -U "$MP" -p "$MP" -l "$S4" -m 256 -t 1 -u nobody
-tb_srv_bg memcached -U "$RP" -p "$RP" -l "$S4" -m 64 -t 1 -u nobody
-for port in "$MP" "$RP"; do
-	for _ in $(seq 100); do
-		nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$port" | grep -q . && break
-		sleep 0.05
-	done
+for _ in $(seq 100); do
+	nsenter --net="/run/netns/$TB_SRV_NS" -- ss -Hltn "sport = :$MP" | grep -q . && break
+	sleep 0.05
 done
 
 fail=0
@@ -69,7 +66,7 @@ for layout in "${layouts[@]}"; do
 	for pass in "${plist[@]}"; do
 		if [[ $pass == bin ]]; then
 			echo "== $layout bin ($batches batches, seed $seed)"
-			out=$(tb_cli /usr/bin/python3 "$here/bindiff.py" --mc "$S4:$MP" --mc-recheck "$S4:$RP" --xkv "$S4:$P" \
+			out=$(tb_cli /usr/bin/python3 "$here/bindiff.py" --mc "$S4:$MP" --mc-recheck --xkv "$S4:$P" \
 				--batches "$batches" --seed "$seed" --rule "$rule" --json) || fail=1
 			printf '%s\n' "$out" | grep -v '^{'
 			if [[ -n ${DIFFTEST_JSON:-} ]]; then
@@ -82,7 +79,7 @@ for layout in "${layouts[@]}"; do
 			tb_cli /usr/bin/python3 "$here/regress.py" stream "$S4" "$P" || fail=1
 			continue
 		fi
-		args=(--mc "$S4:$MP" --mc-recheck "$S4:$RP" --xkv "$S4:$P" --batches "$batches" --seed "$seed" --rule "$rule"
+		args=(--mc "$S4:$MP" --mc-recheck --xkv "$S4:$P" --batches "$batches" --seed "$seed" --rule "$rule"
 		      --json --progress 30)
 		case $pass in
 		tcp) ;;

@@ -5,8 +5,8 @@ A reply stream is cut into units: a line, or a VALUE/VA line with its data
 block.  Units are normalised so that two servers' answers can be compared:
 cas uniques become the order in which the batch first saw them (c#1, c#2…),
 error lines keep their kind only (CLIENT_ERROR / SERVER_ERROR: wording may
-differ), a number padded with spaces (memcached's decr in place) loses the
-padding, and seconds left (t<n>) are kept aside to be compared within a
+differ), the spaces after a number are dropped (memcached's decr pads in
+place, sometimes: see unpad), and seconds left (t<n>) are kept aside to be compared within a
 tolerance (memcached's clock ticks in whole seconds).
 """
 import re
@@ -125,6 +125,9 @@ class Udp:
         self.rid = 0
         self.pending = {}   # id -> {seq: text}, totals
 
+    def close(self):
+        self.s.close()
+
     def next_id(self):
         self.rid = (self.rid + 1) & 0xFFFF
         return self.rid
@@ -186,6 +189,18 @@ class Udp:
 
 NUM_T = re.compile(rb"^t(-?\d+)$")
 
+# memcached's decr writes a shorter number in place padded with spaces, but
+# only while no unsent response holds the item (its refcount); otherwise it
+# stores the digits alone.  protocol.txt calls the padding "purely an
+# implementation optimization", so the spaces after a number are dropped
+# wherever they end up: alone, or inside a value an append or prepend grew.
+PAD = re.compile(rb"([0-9]) +")
+
+
+def unpad(value):
+    """value with the spaces after each run of digits dropped."""
+    return PAD.sub(rb"\1", value)
+
 
 def norm_units(us, casmap):
     """The units as comparable tuples, and the list of seconds-left numbers."""
@@ -201,7 +216,7 @@ def norm_units(us, casmap):
         line, data = u[:line_end], u[line_end + 2:]
         t = line.split(b" ")
         if t[0] == b"VALUE" and len(t) >= 4:
-            body = data[:-2].rstrip(b" ") if data[:-2].strip(b"0123456789 ") == b"" else data[:-2]
+            body = unpad(data[:-2])
             t[3] = b"%d" % len(body)
             if len(t) >= 5:
                 t[4] = casmap.setdefault(t[4], b"#%d" % (len(casmap) + 1))
@@ -210,9 +225,7 @@ def norm_units(us, casmap):
         if len(t[0]) == 2 and t[0].isupper():  # a meta reply code
             body = None
             if t[0] == b"VA":
-                body = data[:-2]
-                if body and body.strip(b"0123456789 ") == b"":
-                    body = body.rstrip(b" ")
+                body = unpad(data[:-2])
                 t[1] = b"%d" % len(body)
             for i in range(1, len(t)):
                 f = t[i]
