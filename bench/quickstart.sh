@@ -74,15 +74,8 @@ say "store capacity $entries entries (memaslap makes a new key with every set)"
 layouts=$("$XDPKV" layouts --json | python3 -c 'import json,sys; print(" ".join(l["name"] for l in json.load(sys.stdin)))')
 [[ -n $layouts ]] || { say "xdpkv layouts listed nothing"; exit 1; }
 
-cat >"$TB_TMP/memaslap.cfg" <<EOF
-key
-16 16 1
-value
-128 128 1
-cmd
-0 0.1
-1 0.9
-EOF
+# memaslap's mix (bench/memaslap.cfg): 16-byte keys, 128-byte values, 90 % gets
+cfg=$repo/bench/memaslap.cfg
 
 # ---- 4. one layout ------------------------------------------------------------------
 rows=()
@@ -105,7 +98,7 @@ run_layout() {
 	local rc=0
 	tb_xdpkv status "$TB_SRV_DEV" --json >"$TB_TMP/before.json"
 	tb_cli env LD_PRELOAD="$build/tests/libxkv_udp_noreuse.so" memcaslap -s "$TB_SRV_IP4:$TB_PORT" \
-		-U -F "$TB_TMP/memaslap.cfg" -T 1 -c 16 -w 1k -t "${runtime}s" --verify=0.1 >"$log" 2>&1 || rc=$?
+		-U -F "$cfg" -T 1 -c 16 -w 1k -t "${runtime}s" --verify=0.1 >"$log" 2>&1 || rc=$?
 	((rc == 0)) || { cat "$log" >&2; tb_die "memcaslap failed (exit status $rc)"; }
 	tb_xdpkv status "$TB_SRV_DEV" --json >"$TB_TMP/after.json"
 	tb_serve_stop

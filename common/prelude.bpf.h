@@ -73,9 +73,11 @@ XKV_ACL_TRIE(acl_trust);
 /* A token userspace rewrites (a fresh random value) after every change of
  * an ACL trie (policy.c, xkv_acl_changed): the per-CPU cache of the last
  * source's allow-list answer (xkv_scratch.acl_last) is valid only under the
- * token it was filled with. */
+ * token it was filled with.  Mappable: `xdpkv serve` reads it from its own
+ * memory to keep a TCP connection's rights between changes (engine/admit.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);

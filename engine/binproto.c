@@ -604,7 +604,7 @@ bool xkv_bin_stream_take(struct xkv_slow *sl, const struct xkv_slow_src *src,
 	}
 	struct bin_run b = { .sl = sl, .st = st, .buf = buf, .len = len, .out = out,
 			     .authed = st->authed };
-	int r = xkv_exec_run(sl, src, false, out, delta, stream_run, &b);
+	int r = xkv_exec_run(sl, src, false, &st->rights, out, delta, stream_run, &b);
 	st->authed = b.authed;
 	*consumed = b.used;
 	*rc = r == XKV_EXEC_REFUSED ? XKV_STREAM_CLOSE : r;
@@ -690,7 +690,7 @@ bool xkv_bin_dgram_take(struct xkv_slow *sl, const struct xkv_slow_src *src, con
 	struct dgram_arg a = { .b = { .sl = sl, .buf = dgram + XKV_UDP_HDR_LEN,
 				      .len = len - XKV_UDP_HDR_LEN, .out = out, .authed = true },
 			       .dlen = len };
-	int r = xkv_exec_run(sl, src, true, out, delta, dgram_run, &a);
+	int r = xkv_exec_run(sl, src, true, NULL, out, delta, dgram_run, &a);
 	*rc = r == XKV_EXEC_REFUSED ? 0 : r;
 	return true;
 }

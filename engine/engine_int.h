@@ -120,6 +120,9 @@ struct xkv_slow {
 	unsigned old_head, old_n;
 	__u64 old_bytes, old_max;
 	const struct xkv_sasl *sasl; /* SASL required (binproto.c) */
+	/* the acl_gen token mapped read-only (NULL: a map pinned by an older
+	 * xdpkv, not mappable): a connection keeps its rights while it stays */
+	const __u64 *acl_tok;
 };
 enum { MIG_NONE, MIG_MIRROR, MIG_SWITCHED };
 
@@ -426,6 +429,12 @@ void settle_over_reply(struct slow_cmd *c);
 /* The lists' verdict on a source (addr NULL: a trusted local caller): 0
  * with its rights, or XKV_STAT_drop_acl. */
 int slow_rights(struct xkv_slow *sl, const __u8 *addr, struct xkv_rights *rt);
+/* slow_rights for a connection, kept in its cache until a list changes. */
+int slow_rights_kept(struct xkv_slow *sl, const __u8 *addr, struct xkv_rights_kept *k,
+		     struct xkv_rights *rt);
+/* Map / unmap the acl_gen token (sl->acl_tok). */
+void slow_acl_tok_map(struct xkv_slow *sl);
+void slow_acl_tok_unmap(struct xkv_slow *sl);
 /* A datagram's checks (the XDP program's, then the lists and the rate
  * limit): 0 to go on, or the counter of a silent drop (-1: not counted). */
 int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_rights *rt);

@@ -22,7 +22,8 @@ const struct xkv_sasl *xkv_slow_sasl(const struct xkv_slow *sl)
 }
 
 int xkv_exec_run(struct xkv_slow *sl, const struct xkv_slow_src *src, bool udp,
-		 struct xkv_buf *out, struct xkv_stats *delta, xkv_exec_fn fn, void *arg)
+		 struct xkv_rights_kept *kept, struct xkv_buf *out, struct xkv_stats *delta,
+		 xkv_exec_fn fn, void *arg)
 {
 	struct slow_cmd c = { .sl = sl, .out = out, .d = delta, .out_start = out->len,
 			      .budget = sl->lim.max_reply };
@@ -30,7 +31,9 @@ int xkv_exec_run(struct xkv_slow *sl, const struct xkv_slow_src *src, bool udp,
 	int rc = XKV_EXEC_REFUSED;
 
 	xkv_slow_hold(sl);
-	int drop = udp ? slow_admit(sl, src, &r) : slow_rights(sl, src ? src->addr : NULL, &r);
+	const __u8 *addr = src ? src->addr : NULL;
+	int drop = udp ? slow_admit(sl, src, &r)
+		   : kept ? slow_rights_kept(sl, addr, kept, &r) : slow_rights(sl, addr, &r);
 	if (drop > 0)
 		delta->v[drop]++;
 	if (!drop && slow_cmd_begin(&c))

@@ -28,11 +28,13 @@ typedef int (*xkv_exec_fn)(struct slow_cmd *c, const struct xkv_exec_rights *rt,
 #define XKV_EXEC_REFUSED (-1000) /* xkv_exec_run: the source is refused (counted) */
 
 /* Hold the store, check src (NULL: a trusted local caller; udp: the
- * datagram checks of xkv_slow_handle too: port, destination, lists), take
- * the thread's scratch, run fn.  Replies go to out, counters to delta.
- * Returns fn's value or XKV_EXEC_REFUSED (nothing appended to out). */
+ * datagram checks of xkv_slow_handle too: port, destination, lists; kept:
+ * a connection's rights kept between calls, or NULL), take the thread's
+ * scratch, run fn.  Replies go to out, counters to delta.  Returns fn's
+ * value or XKV_EXEC_REFUSED (nothing appended to out). */
 int xkv_exec_run(struct xkv_slow *sl, const struct xkv_slow_src *src, bool udp,
-		 struct xkv_buf *out, struct xkv_stats *delta, xkv_exec_fn fn, void *arg);
+		 struct xkv_rights_kept *kept, struct xkv_buf *out, struct xkv_stats *delta,
+		 xkv_exec_fn fn, void *arg);
 
 /* The store's configuration and limits, for the run's checks. */
 const struct xkv_config *xkv_exec_cfg(const struct slow_cmd *c);

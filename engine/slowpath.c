@@ -66,6 +66,7 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 	bool guarded = !(s->cfg.flags & XKV_CFG_UNGUARDED);
 	xkv_rl_init(&sl->rl, guarded ? s->cfg.rate_limit : 0, s->cfg.rate_burst);
 	xkv_slow_count_refresh(sl);
+	slow_acl_tok_map(sl);
 	return sl;
 }
 
@@ -85,6 +86,7 @@ void xkv_slow_free(struct xkv_slow *sl)
 	for (int i = 0; i < SLOW_STRIPES; i++)
 		pthread_mutex_destroy(&sl->stripe[i]);
 	xkv_slow_mig_end(sl);
+	slow_acl_tok_unmap(sl);
 	pthread_rwlock_destroy(&sl->store_lk);
 	pthread_mutex_destroy(&sl->mig_mu);
 	pthread_mutex_destroy(&sl->wr_mu);

@@ -145,6 +145,15 @@ void xkv_slow_release(struct xkv_slow *sl);
  * into the parse buffer, it is used where the stream holds it */
 #define XKV_STREAM_BIG_REQ_MAX (XKV_STREAM_LINE_MAX + 2 + XKV_BIG_MAX + 2)
 
+/* A connection's rights as the lists gave them, under the acl_gen token
+ * they were read with (engine/admit.c); zeroed: none yet. */
+struct xkv_rights_kept {
+	__u64 tok;
+	bool valid;
+	int drop;
+	struct xkv_rights r;
+};
+
 /* One connection's state between calls; zero it when it opens. */
 struct xkv_slow_stream {
 	__u64 swallow;   /* data bytes still to discard (after "object too large") */
@@ -158,6 +167,7 @@ struct xkv_slow_stream {
 			  * does when it cannot allocate the item */
 	__u8 proto;      /* XKV_STREAM_TEXT or _BINARY from its first byte; 0: none yet */
 	bool authed;     /* binary: SASL authenticated (binproto.c) */
+	struct xkv_rights_kept rights; /* the peer's, kept while the lists stay */
 };
 enum { XKV_STREAM_TEXT = 1, XKV_STREAM_BINARY = 2 };
 enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
@@ -174,7 +184,8 @@ enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
  * object too large for cache" and is swallowed as it arrives; any other
  * malformed line is answered and the stream goes on at the next line.
  * src: the connection's peer (port unused); NULL for a trusted local
- * caller (tests).  The lists are checked at every call: a peer no longer
+ * caller (tests).  The lists are checked at every call (their answer is
+ * kept in st while no list changes: the acl_gen token): a peer no longer
  * allowed, a write from outside the write list and a reply-shaped line
  * (the loop guard) end the connection without a reply to it (counted as on
  * UDP).  No amplification cap (the handshake proved the address); at most

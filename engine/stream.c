@@ -184,7 +184,7 @@ static int slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, stru
 	*consumed = 0;
 	/* the lists may change while a client is connected: a source that
 	 * left the allow list is cut off at its next request */
-	int drop = slow_rights(sl, src ? src->addr : NULL, &rt);
+	int drop = slow_rights_kept(sl, src ? src->addr : NULL, &st->rights, &rt);
 	if (drop) {
 		delta->v[drop]++;
 		return XKV_STREAM_CLOSE;

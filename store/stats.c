@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Counters and small store helpers shared by every tool. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,11 +128,38 @@ int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8
 	return 0;
 }
 
+/* This process's writer id, asked of the kernel once (getpid is a system
+ * call, and a write asks twice); a forked child asks again. */
+static __u32 stamp_pid; /* __atomic; 0: not asked yet */
+
+static void stamp_pid_forget(void)
+{
+	stamp_pid = 0;
+}
+
+static void stamp_pid_hook(void)
+{
+	pthread_atfork(NULL, NULL, stamp_pid_forget);
+}
+
+static __u32 stamp_user_id(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	__u32 pid = __atomic_load_n(&stamp_pid, __ATOMIC_RELAXED);
+
+	if (!pid) {
+		pthread_once(&once, stamp_pid_hook);
+		pid = (__u32)getpid();
+		__atomic_store_n(&stamp_pid, pid, __ATOMIC_RELAXED);
+	}
+	return xkv_stamp_user_id(pid);
+}
+
 __u64 xkv_write_stamp(void)
 {
 	static __u64 last; /* __atomic */
 	__u64 now = xkv_now_ns(), old = __atomic_load_n(&last, __ATOMIC_RELAXED), st;
-	__u32 id = xkv_stamp_user_id((__u32)getpid());
+	__u32 id = stamp_user_id();
 
 	do
 		st = xkv_stamp(old, now, id);

@@ -284,10 +284,22 @@ static void st_write_list(struct env *e)
 	conn_free(&r);
 	conn_free(&chk);
 
-	/* out of the allow list while connected: cut off at the next request */
+	/* out of the allow list while connected: cut off at the next request,
+	 * on a connection served before (its rights kept) as on a new one */
+	struct conn kept = { .src = &rd };
+	feed(e, &kept, "get w\r\n", 7);
+	feed(e, &kept, "get w\r\n", 7);
+	bool served = same(&kept.out, "VALUE w 0 2\r\nok\r\nEND\r\nVALUE w 0 2\r\nok\r\nEND\r\n", 44) &&
+		      !kept.closed;
 	xkv_acl_del(&e->s, XKV_ACL_ALLOW, &any, XKV_ACL_USER);
 	xkv_acl_add(&e->s, XKV_ACL_ALLOW, &ten, XKV_ACL_USER);
 	__u64 acl0 = e->delta.v[XKV_STAT_drop_acl];
+	feed(e, &kept, "get w\r\n", 7);
+	report(served && kept.out.len == 44 && kept.closed && e->delta.v[XKV_STAT_drop_acl] == acl0 + 1,
+	       "%s: a connection served before leaves the allow list: its next request closes it "
+	       "with nothing (the kept rights follow the acl_gen token)", e->layout);
+	conn_free(&kept);
+	acl0 = e->delta.v[XKV_STAT_drop_acl];
 	struct conn o = { .src = &rd };
 	feed(e, &o, "get w\r\n", 7);
 	report(o.out.len == 0 && o.closed && e->delta.v[XKV_STAT_drop_acl] == acl0 + 1 &&
