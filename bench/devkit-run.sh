@@ -3,7 +3,8 @@
 #
 #   bench/devkit-run.sh OUTDIR [--budget SECONDS] [--l-share PCT] [--layouts L,...] [--l-layouts L,...]
 #                              [--j-repeat N] [--j-duration S] [--l-repeat N]
-#                              [--setting quick|smoke] [--kit DIR]
+#                              [--setting quick|smoke] [--kit DIR] [--parts l,j,t]
+#                              [--t-threads 1,2,4,8] [--t-duration S]
 #
 # Runs as root, with the kit in ./devkit of the repository (or --kit DIR).  Checks the
 # kit first (glibc, every packed tool runs, bpffs mounted or mountable), writes
@@ -12,20 +13,24 @@
 #   (j) xdpkv compare --quick --experiments j  (server capacity at 1, 2, 4 ...
 #   (--setting smoke: compare's --smoke sizes instead, for ctest devkit_smoke)
 #       server cores per layout, against the reflector and the null store)
+#   (t) bench/tcpscale.sh: memaslap over TCP against memcached and xdpkv serve
+#       (kernel TCP path on and off) at --t-threads server threads, server on
+#       the upper half of the CPUs, memaslap on the lower half (issue 19);
+#       OUTDIR/t.jsonl.  Only with --parts naming it (default: l,j).
 # each with its share of --budget (default 480 s; (l) gets --l-share, default
 # 20 %).  A part that runs out of time is stopped with SIGINT: compare writes
 # what it measured (status "interrupted") and takes its testbed down.  The
 # results are OUTDIR/l and OUTDIR/j (results.json, report.md, results.csv;
 # plots only where matplotlib exists: render them afterwards with
-# `xdpkv compare --render OUTDIR/j`).  Exit status: 0 when both parts wrote a
-# results.json, 1 otherwise.
+# `xdpkv compare --render OUTDIR/j`).  Exit status: 0 when every part run
+# succeeded (l and j: wrote a results.json; t: every row valid), 1 otherwise.
 set -uo pipefail
-(($# >= 1)) || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-[[ $1 == -h || $1 == --help ]] && { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+(($# >= 1)) || { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ $1 == -h || $1 == --help ]] && { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 out=$1
 shift
 budget=480 lshare=20 layouts=hash_map,array_fnv,lru,lru_no_common_lru,percpu,set_assoc,sieve,s3fifo,lru_percpu,arena
-jrep=1 jdur=1 lrep=3 llayouts= setting=quick kit=
+jrep=1 jdur=1 lrep=3 llayouts= setting=quick kit= parts=l,j tthreads=1,2,4,8 tdur=10
 while (($#)); do
 	case $1 in
 	--budget) budget=$2; shift 2 ;;
@@ -37,6 +42,9 @@ while (($#)); do
 	--l-repeat) lrep=$2; shift 2 ;;
 	--setting) setting=$2; shift 2 ;;
 	--kit) kit=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+	--parts) parts=$2; shift 2 ;;
+	--t-threads) tthreads=$2; shift 2 ;;
+	--t-duration) tdur=$2; shift 2 ;;
 	*) echo "devkit-run.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -100,10 +108,26 @@ part() { # NAME SECONDS ARGS...
 	[[ -f $out/$name/results.json ]] || { log "($name) wrote no results.json"; rc=1; }
 	tail -5 "$out/$name.stderr" | sed 's/^/    /' >&2
 }
-lsecs=$((budget * lshare / 100))
-part l "$lsecs" --$setting --experiments l --baselines none --repeat "$lrep" --layouts "${llayouts:-$layouts}"
-left=$((budget - ($(date +%s) - t0)))
-part j "$left" --$setting --experiments j --baselines none --repeat "$jrep" --duration "$jdur" --layouts "$layouts"
+has() { [[ ,$parts, == *,$1,* ]]; }
+if has t; then
+	n=$(nproc) half=$(($(nproc) / 2))
+	log "(t) start: bench/tcpscale.sh --threads $tthreads, server CPUs $half-$((n - 1)), client CPUs 0-$((half - 1))"
+	timeout -s INT -k 30 "$budget" bench/tcpscale.sh --threads "$tthreads" --duration "$tdur" \
+		--server-cpus "$half-$((n - 1))" --client-cpus "0-$((half - 1))" --build-dir "$DEVKIT/build" \
+		--json "$out/t.jsonl" >"$out/t.stdout" 2>"$out/t.stderr"
+	r=$?
+	log "(t) exit $r"
+	((r == 0)) || rc=1
+	tail -5 "$out/t.stderr" | sed 's/^/    /' >&2
+fi
+if has l; then
+	lsecs=$((budget * lshare / 100))
+	part l "$lsecs" --$setting --experiments l --baselines none --repeat "$lrep" --layouts "${llayouts:-$layouts}"
+fi
+if has j; then
+	left=$((budget - ($(date +%s) - t0)))
+	part j "$left" --$setting --experiments j --baselines none --repeat "$jrep" --duration "$jdur" --layouts "$layouts"
+fi
 # one file back: the device tool returns a limited number of files
 tar -C "$out" -czf "$out.tar.gz" . && log "packed $out.tar.gz"
 log "done, exit $rc"

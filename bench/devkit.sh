@@ -10,6 +10,7 @@
 #   build/bench/reflector/reflector.bpf.o, build/tests/xdp_pass.bpf.o
 #                       the built tools, where `xdpkv compare` looks for them
 #   bin/ip bin/ss bin/bpftool bin/sysctl   this machine's copies
+#   bin/memcaslap bin/memcached            ... for bench/tcpscale.sh (devkit-run.sh part t)
 #   lib/                every shared library those need except glibc's own
 #   bpf/xdp-dispatcher.o libxdp's dispatcher (LIBXDP_OBJECT_PATH)
 #   python/             this machine's python3 and the part of its standard
@@ -68,7 +69,7 @@ cp "$build/tests/xdp_pass.bpf.o" "$out/build/tests/"
 # libxdp loads its dispatcher from a file (LIBXDP_OBJECT_PATH, env.sh)
 mkdir -p "$out/bpf"
 cp /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o "$out/bpf/"
-for t in ip ss bpftool sysctl; do
+for t in ip ss bpftool sysctl memcaslap memcached; do
 	p=$(PATH=$PATH:/usr/sbin:/sbin command -v $t) || { echo "devkit.sh: $t not found here" >&2; exit 1; }
 	pack "$p" "$out/bin"
 done

@@ -19,7 +19,7 @@
 # saw an error reply, a failed verification or no gets is reported and the
 # script exits 1.  Defaults fit this 2-CPU VM: server on CPU 1, client on
 # CPU 0, threads 1.  --perf DIR: `perf record -g` of the server CPUs for
-# each xdpkv run (DIR/<server>-<N>.data; `perf report -i` it).
+# each run (DIR/<server>-<N>.data; `perf report -i` it).
 # One JSON line per run on stdout (and appended to --json FILE).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,13 +43,14 @@ while (($#)); do
 	esac
 done
 XDPKV=${XDPKV:-$build/cli/xdpkv}
+PY=${PYTHON:-python3} # the kit's on a larger machine (bench/devkit.sh)
 [[ -x $XDPKV ]] || { echo "bench/tcpscale.sh: build first ($XDPKV)" >&2; exit 2; }
 command -v memcaslap >/dev/null || { echo "bench/tcpscale.sh: memcaslap missing (apt-get install libmemcached-tools)" >&2; exit 2; }
 command -v memcached >/dev/null || { echo "bench/tcpscale.sh: memcached missing (apt-get install memcached)" >&2; exit 2; }
 [[ -z $perfdir ]] || command -v perf >/dev/null || { echo "bench/tcpscale.sh: --perf needs perf (linux-perf)" >&2; exit 2; }
 
 # "8-15" or "1,3" -> one CPU a line
-cpu_list() { python3 -c 'import sys
+cpu_list() { "$PY" -c 'import sys
 out = []
 for part in sys.argv[1].split(","):
     a, _, b = part.partition("-")
@@ -104,7 +105,7 @@ run() { # SERVER N
 	# warm-up: connections made, the first keys set
 	tb_run nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$ccpus" memcaslap -s "$TB_SRV_IP4:$TB_PORT" \
 		-F "$cfg" -T "$ct" -c $((conns * n)) -t 2s >/dev/null 2>&1 || true
-	if [[ -n $perfdir && $srv != memcached ]]; then
+	if [[ -n $perfdir ]]; then
 		mkdir -p "$perfdir"
 		perf record -q -g -C "$scpus" -o "$perfdir/$srv-$n.data" -- sleep $((duration + 1)) \
 			>/dev/null 2>&1 &
@@ -118,7 +119,7 @@ run() { # SERVER N
 	[[ -z $perfpid ]] || wait "$perfpid" || true
 	local fast='{}'
 	if [[ $srv != memcached ]]; then
-		fast=$(tb_xdpkv status "$TB_SRV_DEV" --json | python3 -c 'import json,sys
+		fast=$(tb_xdpkv status "$TB_SRV_DEV" --json | "$PY" -c 'import json,sys
 c = json.load(sys.stdin)["counters"]
 print(json.dumps({"tcp_fast": c["fast"].get("tcp_fast", 0), "tcp_slow": c["slow"].get("tcp_slow", 0)}))')
 	fi
@@ -129,7 +130,7 @@ print(json.dumps({"tcp_fast": c["fast"].get("tcp_fast", 0), "tcp_slow": c["slow"
 	else
 		tb_xdpkv detach "$TB_SRV_DEV" >/dev/null
 	fi
-	python3 - "$srv" "$n" "$ct" "$((conns * n))" "$rc" "$log" "$((b1 - b0))" "$(getconf CLK_TCK)" \
+	"$PY" - "$srv" "$n" "$ct" "$((conns * n))" "$rc" "$log" "$((b1 - b0))" "$(getconf CLK_TCK)" \
 		"$fast" "$duration" "$scpus" "$ccpus" "$layout" <<'PY'
 import json, re, sys
 srv, n, ct, nc, rc, log, busy, hz, fast, dur, scpus, ccpus, layout = sys.argv[1:]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest devkit_smoke: bench/devkit.sh packs the build, and bench/devkit-run.sh
-# runs compare (l) and (j) from the kit alone, as on a machine without
+# runs compare (l) and (j) and bench/tcpscale.sh (t) from the kit alone, as on a machine without
 # compiler or iproute2 (bench/README.md, "On a larger machine").
 #
 #   tests/devkit_smoke.sh BUILD_DIR
@@ -33,7 +33,8 @@ done
 echo "devkit_smoke: every packed executable resolves its libraries in the kit"
 
 env -i PATH=/usr/bin:/bin HOME=/root bash "$src/bench/devkit-run.sh" "$tmp/out" --kit "$kit" \
-	--setting smoke --budget 150 --l-share 40 --layouts hash_map --j-duration 0.3 --l-repeat 1 ||
+	--setting smoke --budget 150 --l-share 40 --layouts hash_map --j-duration 0.3 --l-repeat 1 \
+	--parts t,l,j --t-threads 1 --t-duration 1 ||
 	fail "devkit-run.sh exited $?"
 [[ -s $tmp/out.tar.gz ]] || fail "no $tmp/out.tar.gz"
 grep -q "^nproc: $(nproc)" "$tmp/out/machine.txt" || fail "machine.txt has no nproc line"
@@ -49,6 +50,15 @@ systems = sorted({x["system"] for x in rows})
 print("(l) status %s, %d rows, systems %s" % (r["status"], len(rows), systems))
 ok = r["status"] == "complete" and systems == ["xdpkv/hash_map", "xdpkv/null"] and \
     all(x["ns_per_op"] > 0 and x["validated_replies"] > 0 for x in rows)
+sys.exit(0 if ok else 1)
+EOF
+/usr/bin/python3 - "$tmp/out/t.jsonl" <<'EOF' || fail "(t) rows"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+servers = sorted(r["server"] for r in rows)
+print("(t) %d rows, servers %s" % (len(rows), servers))
+ok = servers == ["memcached", "xdpkv", "xdpkv-nofast"] and \
+    all(r["ok"] and r["tps"] > 0 and r["server_us_per_req"] > 0 for r in rows)
 sys.exit(0 if ok else 1)
 EOF
 echo "devkit_smoke: ok"

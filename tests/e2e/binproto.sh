@@ -27,8 +27,9 @@ root=$(cd "$here/../.." && pwd)
 . "$here/../lib/check.sh"
 
 layouts=("$@")
-((${#layouts[@]})) || layouts=(hash_map array_fnv lru percpu lru_percpu set_assoc arena)
 [[ -x $XDPKV ]] || tb_die "xdpkv CLI not found at $XDPKV (build it, or set XDPKV)"
+((${#layouts[@]})) || read -ra layouts <<<"$("$XDPKV" layouts --json |
+	python3 -c 'import json,sys; print(" ".join(l["name"] for l in json.load(sys.stdin)))')"
 VPY=$root/tests/.venv/bin/python
 NODE_MODULES=$root/tests/.node/node_modules
 $VPY -c 'import bmemcached' 2>/dev/null ||
