@@ -144,7 +144,7 @@ def fresh_agrees(xk, batch, keys, i, a):
     with freshmc.started() as addr:
         fresh = Side(addr, a.timeout)
         try:
-            return trial(fresh, xk, batch, [b"m%d-" % i + k[:246] for k in keys], a.rule)[0] != "differ"
+            return trial(fresh, xk, batch, [b"m%d." % i + k[:246] for k in keys], a.rule)[0] != "differ"
         finally:
             fresh.conn.close()
 
@@ -196,7 +196,7 @@ def main():
             v, m, x = trial(mc, xk, batch, keys, a.rule)
             if a.only >= 0:
                 print("batch %d: %r\nkeys %r\nmemcached %r\nxdpkv     %r" % (i, batch, keys, m, x))
-            if v == "differ" and any(trial(mc, xk, batch, [b"r%d-" % n + k[:246] for k in keys],
+            if v == "differ" and any(trial(mc, xk, batch, [b"r%d." % n + k[:246] for k in keys],
                                            a.rule)[0] != "differ" for n in range(2)):
                 # agrees on fresh keys: a matter of timing, as the text tester
                 # counts it (memcached pads a decr's shorter number in place

@@ -7,7 +7,8 @@ before; a long-running memcached therefore now and then calls a number of
 2^63 or more "non-numeric" (docs/protocol.md).  A memcached that has served
 nothing else has zeroed slab memory (fresh pages), so a differing batch is
 re-checked against one such: where it answers as xdpkv, the difference was
-the long-running memcached's memory.  Each re-check gets its own process,
+the long-running memcached's memory.  (The batch's own items must not put a
+'-' there either: gen.key_names makes keys without one.)  Each re-check gets its own process,
 on loopback of the tester's namespace, TCP and UDP on one free port."""
 import contextlib
 import os

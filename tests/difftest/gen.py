@@ -212,10 +212,14 @@ class Gen:
 
 
 def key_names(rng, tag):
-    """Ten key strings of 6..250 bytes, unique to tag (a run counter)."""
+    """Ten key strings of 6..250 bytes, unique to tag (a run counter).
+    No '-' in a key: memcached 1.6.18's incr reads on past an item's value
+    into its slab chunk looking for a '-' (freshmc.py), and keys with one
+    put one there, so that even a fresh memcached answers "non-numeric"
+    from the memory of the batch's own items."""
     keys = []
     for i in range(NKEYS):
-        base = b"%s-%d-" % (tag.encode(), i)
+        base = b"%s.%d." % (tag.encode(), i)
         n = rng.choice([6, 10, 16, 40, 100, 250])
         n = max(n, len(base))
         keys.append(base + bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz:_.") for _ in range(n - len(base))))
