@@ -68,6 +68,8 @@ struct big_old {
 	__u8 key[XKV_KEY_MAX];
 };
 
+#define SLOW_HOLD_SLOTS 64 /* reader slots of the store lock (hold.c) */
+
 struct xkv_slow {
 	struct xkv_store *s;
 	struct xkv_slow_limits lim;
@@ -90,10 +92,14 @@ struct xkv_slow {
 	__u32 tcp_max;
 	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
 	pthread_mutex_t stripe[SLOW_STRIPES];
-	/* Live migration (docs/snapshots.md).  Every request holds store_lk
-	 * shared; what changes the store under it (begin, switch, end) holds
-	 * it exclusively, so a request sees one state and one store. */
-	pthread_rwlock_t store_lk;
+	/* Live migration (docs/snapshots.md).  Every request holds the store
+	 * lock shared; what changes the store under it (begin, switch, end)
+	 * holds it exclusively, so a request sees one state and one store.
+	 * One rwlock a thread slot (hold.c), so that requests on different
+	 * threads share no cache line; the exclusive side takes them all. */
+	struct slow_hold_slot {
+		pthread_rwlock_t lk;
+	} __attribute__((aligned(64))) hold[SLOW_HOLD_SLOTS];
 	int mig_state;           /* MIG_* */
 	struct xkv_store *mig;   /* MIG_MIRROR: the new store */
 	pthread_mutex_t mig_mu;  /* a write and its mirror, one at a time */
@@ -423,6 +429,12 @@ int slow_dispatch(struct slow_cmd *c);
 int slow_run(struct slow_cmd *c, int err);
 /* A reply that outgrew max_reply is replaced by the error line. */
 void settle_over_reply(struct slow_cmd *c);
+
+/* The store lock exclusively: every reader slot (hold.c). */
+void slow_hold_all(struct xkv_slow *sl);
+void slow_release_all(struct xkv_slow *sl);
+void slow_hold_init(struct xkv_slow *sl);
+void slow_hold_destroy(struct xkv_slow *sl);
 
 /* ---- who may (admit.c) ---------------------------------------------------- */
 

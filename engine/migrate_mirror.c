@@ -123,7 +123,7 @@ int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_confi
 
 	if (!m)
 		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
-	pthread_rwlock_wrlock(&sl->store_lk);
+	slow_hold_all(sl);
 	big_old_flush(sl); /* the list names chunks of the store that stays behind */
 	if (sl->mig_state != MIG_NONE)
 		e = xkv_errf(err, errlen, -EBUSY, "a migration is running already");
@@ -139,7 +139,7 @@ int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_confi
 		sl->ms.live = -1;
 		sl->tombs.len = 0;
 	}
-	pthread_rwlock_unlock(&sl->store_lk);
+	slow_release_all(sl);
 	if (e)
 		free(m);
 	return e;
@@ -172,9 +172,9 @@ long xkv_slow_mig_fixup(struct xkv_slow *sl)
 
 int xkv_slow_mig_switch(struct xkv_slow *sl)
 {
-	pthread_rwlock_wrlock(&sl->store_lk);
+	slow_hold_all(sl);
 	if (sl->mig_state != MIG_MIRROR) {
-		pthread_rwlock_unlock(&sl->store_lk);
+		slow_release_all(sl);
 		return -EINVAL;
 	}
 	xkv_store_swap(sl->s, sl->mig);
@@ -184,14 +184,14 @@ int xkv_slow_mig_switch(struct xkv_slow *sl)
 	free(sl->mig);
 	sl->mig = NULL;
 	sl->mig_state = MIG_SWITCHED;
-	pthread_rwlock_unlock(&sl->store_lk);
+	slow_release_all(sl);
 	xkv_slow_count_refresh(sl);
 	return 0;
 }
 
 int xkv_slow_mig_end(struct xkv_slow *sl)
 {
-	pthread_rwlock_wrlock(&sl->store_lk);
+	slow_hold_all(sl);
 	int was = sl->mig_state;
 	if (sl->mig) {
 		xkv_store_drop(sl->mig);
@@ -200,7 +200,7 @@ int xkv_slow_mig_end(struct xkv_slow *sl)
 	}
 	sl->mig_state = MIG_NONE;
 	xkv_buf_free(&sl->tombs);
-	pthread_rwlock_unlock(&sl->store_lk);
+	slow_release_all(sl);
 	return was;
 }
 

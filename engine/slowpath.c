@@ -53,12 +53,7 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 	sl->old_max = (__u64)s->cfg.big_chunks * XKV_BIG_CHUNK / 4;
 	if (sl->old_max > SLOW_BIG_OLD_BYTES)
 		sl->old_max = SLOW_BIG_OLD_BYTES;
-	pthread_rwlockattr_t ra;
-	pthread_rwlockattr_init(&ra);
-	/* a switch must not wait behind a stream of requests */
-	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&sl->store_lk, &ra);
-	pthread_rwlockattr_destroy(&ra);
+	slow_hold_init(sl);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sl->cv, &ca);
@@ -87,7 +82,7 @@ void xkv_slow_free(struct xkv_slow *sl)
 		pthread_mutex_destroy(&sl->stripe[i]);
 	xkv_slow_mig_end(sl);
 	slow_acl_tok_unmap(sl);
-	pthread_rwlock_destroy(&sl->store_lk);
+	slow_hold_destroy(sl);
 	pthread_mutex_destroy(&sl->mig_mu);
 	pthread_mutex_destroy(&sl->wr_mu);
 	xkv_rl_destroy(&sl->rl);

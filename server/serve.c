@@ -542,7 +542,8 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	pthread_t keeper_th;
 	bool keeper_up = false;
 	struct xkv_serve_tcp *tcp = NULL;
-	int tcp_fd = -1, tcp_v6 = 0;
+	int *tcp_fds = NULL, tcp_v6 = 0;
+	unsigned tcp_n = 0;
 	int rc = 0;
 
 	if (!o->ifname || !*o->ifname)
@@ -573,10 +574,22 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		goto out;
 	}
 	if (!o->no_tcp) {
-		tcp_fd = xkv_serve_socket(o->ifname, port, SOCK_STREAM, &tcp_v6, err, errlen);
-		if (tcp_fd < 0) {
-			rc = tcp_fd;
+		/* a listener per TCP worker (serve_tcp.c) */
+		tcp_n = xkv_serve_tcp_workers(o);
+		tcp_fds = malloc(tcp_n * sizeof(*tcp_fds));
+		if (!tcp_fds) {
+			tcp_n = 0;
+			rc = xkv_errf(err, errlen, -ENOMEM, "out of memory");
 			goto out_fd;
+		}
+		for (unsigned i = 0; i < tcp_n; i++)
+			tcp_fds[i] = -1;
+		for (unsigned i = 0; i < tcp_n; i++) {
+			tcp_fds[i] = xkv_serve_socket(o->ifname, port, SOCK_STREAM, &tcp_v6, err, errlen);
+			if (tcp_fds[i] < 0) {
+				rc = tcp_fds[i];
+				goto out_fd;
+			}
 		}
 	}
 	if (!o->no_tcp) {
@@ -610,11 +623,10 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 	keeper_up = true;
 	ctl.sl = st->sl;
 	ctl_start(&ctl);
-	if (tcp_fd >= 0) {
-		rc = xkv_serve_tcp_start(&tcp, s, st->sl, o, tcp_fd, err, errlen);
+	if (tcp_n) {
+		rc = xkv_serve_tcp_start(&tcp, s, st->sl, o, tcp_fds, err, errlen); /* takes the fds */
 		if (rc)
 			goto out_fd;
-		tcp_fd = -1; /* the TCP server's now */
 	}
 	if (o->verbose) {
 		struct xkv_slow_limits lim = xkv_slow_limits_of(st->sl);
@@ -639,8 +651,10 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 out_fd:
 	ctl_stop(&ctl);
 	xkv_serve_tcp_stop(tcp); /* before the slow path it uses goes */
-	if (tcp_fd >= 0)
-		close(tcp_fd);
+	for (unsigned i = 0; i < tcp_n; i++)
+		if (tcp_fds[i] >= 0)
+			close(tcp_fds[i]);
+	free(tcp_fds);
 	if (keeper_up)
 		keeper_stop(&keeper, keeper_th);
 	xkv_slow_free(st->sl); /* waits for a flush that is running */

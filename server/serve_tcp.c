@@ -2,8 +2,11 @@
 /* xdpkv serve over TCP: memcached's text protocol on a stream, answered by
  * the slow path's own protocol code (xkv_slow_stream) from the same maps.
  * This file only moves bytes: N worker threads, each with its own epoll
- * set and its own connections, all accepting on one listening socket
- * (EPOLLEXCLUSIVE wakes one of them per connection).  Every connection has
+ * set, its own connections and its own listening socket, the N sockets one
+ * SO_REUSEPORT group: the kernel spreads new connections over them by a
+ * hash of their addresses.  (One socket shared by all, EPOLLEXCLUSIVE
+ * waking one worker per connection, gave every connection of a burst to
+ * the first worker woken: 128 of 128 to one of 4.)  Every connection has
  * a bounded input buffer (one whole request at most: a longer line is an
  * error) and an output queue; a connection whose queue is over TCP_OUT_HIGH
  * is not read from until it drains, so a client that does not read its
@@ -75,6 +78,7 @@ struct tcp_worker {
 	pthread_t th;
 	bool up;
 	int ep;
+	int lfd;                          /* its listening socket */
 	struct tcp_conn *conns;
 	struct xkv_stats delta;
 	__u64 pending, last_push;
@@ -86,7 +90,6 @@ struct xkv_serve_tcp {
 	struct xkv_store *s;
 	struct xkv_slow *sl;
 	const struct xkv_serve_opts *o;
-	int lfd;
 	unsigned nthreads, max_conns;
 	bool fast;                        /* connections join the TCP fast path */
 	int quit;                         /* __atomic */
@@ -110,12 +113,12 @@ struct xkv_serve_tcp {
 /* accept failed for want of descriptors: take the waiting connection with
  * the spare descriptor and close it (its client sees the end at once), so
  * the listener is not left readable; one log line per 10 s. */
-static void accept_no_fd(struct xkv_serve_tcp *t, int err)
+static void accept_no_fd(struct xkv_serve_tcp *t, int lfd, int err)
 {
 	pthread_mutex_lock(&t->spare_mu);
 	if (t->spare_fd >= 0) {
 		close(t->spare_fd);
-		int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd >= 0)
 			close(fd);
 		t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -459,10 +462,10 @@ static void tcp_accept(struct tcp_worker *w)
 	for (int i = 0; i < TCP_EVENTS; i++) {
 		struct sockaddr_storage sa;
 		socklen_t sl = sizeof(sa);
-		int fd = accept4(t->lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(w->lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE)
-				accept_no_fd(t, errno);
+				accept_no_fd(t, w->lfd, errno);
 			return;
 		}
 		struct tcp_conn *c = calloc(1, sizeof(*c));
@@ -602,8 +605,9 @@ void xkv_serve_tcp_stop(struct xkv_serve_tcp *t)
 			pthread_join(t->w[i].th, NULL);
 		if (t->w[i].ep >= 0)
 			close(t->w[i].ep);
+		if (t->w[i].lfd >= 0)
+			close(t->w[i].lfd);
 	}
-	close(t->lfd);
 	xkv_tcp_peers_clear(t->s); /* its connections end with it */
 	free(t->w);
 	if (t->spare_fd >= 0)
@@ -627,17 +631,35 @@ static void fast_maps_clear(const struct xkv_store *s)
 				break;
 }
 
+unsigned xkv_serve_tcp_workers(const struct xkv_serve_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return o->threads ? o->threads : cpus > 0 ? (unsigned)cpus : 1;
+}
+
 int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct xkv_slow *sl,
-			const struct xkv_serve_opts *o, int listen_fd, char *err, size_t errlen)
+			const struct xkv_serve_opts *o, int *listen_fds, char *err, size_t errlen)
 {
 	struct xkv_serve_tcp *t = calloc(1, sizeof(*t));
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = xkv_serve_tcp_workers(o);
 	int rc = 0;
 
 	*out = NULL;
-	if (!t) {
-		close(listen_fd);
+	if (t)
+		t->w = calloc(n, sizeof(*t->w));
+	if (!t || !t->w) {
+		for (unsigned i = 0; i < n; i++)
+			if (listen_fds[i] >= 0)
+				close(listen_fds[i]);
+		free(t);
 		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	t->nthreads = n;
+	for (unsigned i = 0; i < n; i++) {
+		t->w[i].ep = -1;
+		t->w[i].lfd = listen_fds[i]; /* ours now, closed by stop */
+		listen_fds[i] = -1;
 	}
 	t->s = s;
 	t->sl = sl;
@@ -646,31 +668,21 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	xkv_tcp_peers_clear(s); /* left by a serve that did not stop cleanly */
 	fast_maps_clear(s);
-	t->lfd = listen_fd;
 	/* SASL required: the kernel would answer before anyone authenticates
 	 * (docs/security.md, "SASL") */
 	t->fast = !o->no_tcp_fast && !(s->cfg.flags & XKV_CFG_NO_TCP_FAST) && s->tcp_socks_fd >= 0 &&
 		  s->tcp_conns_fd >= 0 && s->tcp_paid_fd >= 0 && !xkv_slow_sasl(sl);
-	t->nthreads = o->threads ? o->threads : cpus > 0 ? (unsigned)cpus : 1;
 	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;
 	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;
 	t->in_max = (size_t)(o->max_buffer_mib ? o->max_buffer_mib : XKV_MAX_BUFFER_MIB) << 20;
 	t->idle_ns = o->idle_timeout * 1000000000ull;
-	t->w = calloc(t->nthreads, sizeof(*t->w));
-	if (!t->w) {
-		t->nthreads = 0;
-		xkv_serve_tcp_stop(t);
-		return xkv_errf(err, errlen, -ENOMEM, "out of memory");
-	}
-	for (unsigned i = 0; i < t->nthreads; i++)
-		t->w[i].ep = -1;
 	xkv_slow_tcp_event(sl, XKV_TCP_LISTEN, t->max_conns);
 	for (unsigned i = 0; i < t->nthreads && !rc; i++) {
 		struct tcp_worker *w = &t->w[i];
-		struct epoll_event e = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = NULL };
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
 		w->t = t;
 		w->ep = epoll_create1(EPOLL_CLOEXEC);
-		if (w->ep < 0 || epoll_ctl(w->ep, EPOLL_CTL_ADD, listen_fd, &e)) {
+		if (w->ep < 0 || w->lfd < 0 || epoll_ctl(w->ep, EPOLL_CTL_ADD, w->lfd, &e)) {
 			rc = xkv_errf(err, errlen, -errno, "TCP: epoll: %s", strerror(errno));
 			break;
 		}

@@ -67,6 +67,12 @@ int xkv_serve_socket(const char *ifname, __u16 port, int type, int *v6, char *er
 		set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
 	} else {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* restart over TIME_WAIT */
+		/* one listener per TCP worker, the kernel spreading connections
+		 * over them by their addresses (serve_tcp.c); only sockets of
+		 * this user (root, before the privileges go) can join the group,
+		 * and the UDP socket, bound first without it, keeps a second
+		 * serve off the port */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	}
 
 	int rc;

@@ -6,13 +6,15 @@
 
 #include "slowpath.h"
 
-/* The TCP server: o->threads workers, each with its own epoll and
- * connections, accepting on listen_fd (taken over, closed by stop).  Start
- * it once privileges are dropped (threads inherit them).  0, or <0 with a
- * message in err. */
+/* The TCP server: xkv_serve_tcp_workers(o) workers, each with its own
+ * epoll, connections and listener: listen_fds[i], one SO_REUSEPORT group
+ * (taken over, closed by stop; -1 where there is none).  Start it once
+ * privileges are dropped (threads inherit them).  0, or <0 with a message
+ * in err. */
 struct xkv_serve_tcp;
+unsigned xkv_serve_tcp_workers(const struct xkv_serve_opts *o);
 int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct xkv_slow *sl,
-			const struct xkv_serve_opts *o, int listen_fd, char *err, size_t errlen);
+			const struct xkv_serve_opts *o, int *listen_fds, char *err, size_t errlen);
 unsigned xkv_serve_tcp_threads(const struct xkv_serve_tcp *t);
 /* Stop the workers (they look at *o->stop, this makes sure), close every
  * connection, push their counters, free.  NULL: nothing. */
