@@ -163,6 +163,7 @@ static __always_inline void stat_inc(struct xkv_stats *st, __u32 i)
 }
 
 #define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
+#define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))
 #define barrier() asm volatile("" ::: "memory")
 
 /* Copy key token t of the parsed request into sc->key, zero padded to

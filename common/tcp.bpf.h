@@ -43,19 +43,31 @@ struct {
 	__type(value, __u64);
 } tcp_socks SEC(".maps");
 
-/* What this program did on a connection (only it writes; tcpfast.h). */
+/* A connection's slot in the two arrays below: socket cookie -> slot (only
+ * userspace writes; tcpfast.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XKV_TCP_CONNS_MAX);
 	__type(key, __u64);
+	__type(value, __u32);
+} tcp_slots SEC(".maps");
+
+/* What this program did on a connection (only it writes), by slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XKV_TCP_CONNS_MAX);
+	__type(key, __u32);
 	__type(value, struct xkv_tcp_conn);
 } tcp_conns SEC(".maps");
 
-/* Bytes userspace has read, consumed and answered in full (only it writes). */
+/* Bytes userspace has read, consumed and answered in full (only it
+ * writes, into its mapping), by slot. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, XKV_TCP_CONNS_MAX);
-	__type(key, __u64);
+	__type(key, __u32);
 	__type(value, __u64);
 } tcp_paid SEC(".maps");
 
@@ -200,11 +212,13 @@ int xdpkv_tcp(struct __sk_buff *skb)
 {
 	__u32 zero = 0;
 	__u64 ck = bpf_get_socket_cookie(skb);
-	struct xkv_tcp_conn *c = bpf_map_lookup_elem(&tcp_conns, &ck);
+	__u32 *slot = bpf_map_lookup_elem(&tcp_slots, &ck);
+	struct xkv_tcp_conn *c = slot ? bpf_map_lookup_elem(&tcp_conns, slot) : NULL;
 	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
-	__u64 *paid = bpf_map_lookup_elem(&tcp_paid, &ck);
+	__u64 *paid = slot ? bpf_map_lookup_elem(&tcp_paid, slot) : NULL;
 
-	if (!c || !st || !paid || *paid != c->passed)
+	/* paid: written by serve through its mapping, read once */
+	if (!c || !st || !paid || READ_ONCE_U64(*paid) != c->passed)
 		return tcp_to_user(skb, c, st);
 	__u32 *busy = bpf_map_lookup_elem(&tcp_busy, &zero);
 	struct xkv_scratch *sc = bpf_map_lookup_elem(&tcp_scratch, &zero);

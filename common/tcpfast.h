@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* The TCP fast path's shared state (common/tcp.bpf.h, server/serve_tcp.c):
- * per connection, keyed by the socket cookie (SO_COOKIE), the bytes the
- * kernel handed to userspace (tcp_conns, written by the kernel only) and the
- * bytes userspace has consumed and answered in full (tcp_paid, written by
- * userspace only).  The kernel answers a connection's requests only while
- * the two are equal.  docs/architecture.md, "TCP in the kernel". */
+ * per connection, in the slot userspace gave it (tcp_slots: socket cookie
+ * -> slot, written by userspace at accept and close), the bytes the kernel
+ * handed to userspace (tcp_conns[slot], written by the kernel only) and the
+ * bytes userspace has consumed and answered in full (tcp_paid[slot],
+ * written by userspace only).  The kernel answers a connection's requests
+ * only while the two are equal.  Both arrays are mapped into serve's
+ * memory: it reads and writes them without a system call.
+ * docs/architecture.md, "TCP in the kernel". */
 #ifndef XDPKV_TCPFAST_H
 #define XDPKV_TCPFAST_H
 
 #include <linux/types.h>
 
-#define XKV_TCP_CONNS_MAX 65536 /* connections the fast path can hold */
+#define XKV_TCP_CONNS_MAX 65536 /* connections the fast path can hold (slots) */
 
 struct xkv_tcp_conn {
 	__u64 passed;  /* bytes handed to userspace (SK_PASS) */

@@ -29,6 +29,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
@@ -64,6 +65,7 @@ struct tcp_conn {
 	bool peer;                        /* counted in tcp_peers */
 	bool fast;                        /* in the fast path's sockhash */
 	__u64 cookie;                     /* SO_COOKIE: its key there */
+	__u32 slot;                       /* its slot in tcp_conns and tcp_paid */
 	__u64 rcvd, paid;                 /* bytes read; bytes told to the kernel as answered */
 	__u64 wrote;                      /* bytes this side wrote */
 	__u64 kq_ok;                      /* the kernel's reply bytes known to be in the socket */
@@ -108,7 +110,32 @@ struct xkv_serve_tcp {
 	size_t in_max;
 	__u64 idle_ns;                    /* --idle-timeout; 0: never */
 	struct tcp_worker *w;
+	/* the fast path's arrays, mapped (tcpfast.h), and their free slots */
+	struct xkv_tcp_conn *kconns;      /* the kernel writes; here only zeroed for a new slot */
+	__u64 *paid;                      /* written only here */
+	size_t kconns_len, paid_len;
+	pthread_mutex_t slot_mu;
+	__u32 *free_slots;
+	__u32 nfree;
 };
+
+/* A free slot of the fast path's arrays into *slot; false: none left. */
+static bool slot_get(struct xkv_serve_tcp *t, __u32 *slot)
+{
+	pthread_mutex_lock(&t->slot_mu);
+	bool ok = t->nfree > 0;
+	if (ok)
+		*slot = t->free_slots[--t->nfree];
+	pthread_mutex_unlock(&t->slot_mu);
+	return ok;
+}
+
+static void slot_put(struct xkv_serve_tcp *t, __u32 slot)
+{
+	pthread_mutex_lock(&t->slot_mu);
+	t->free_slots[t->nfree++] = slot;
+	pthread_mutex_unlock(&t->slot_mu);
+}
 
 /* accept failed for want of descriptors: take the waiting connection with
  * the spare descriptor and close it (its client sees the end at once), so
@@ -218,10 +245,10 @@ static void conn_close(struct tcp_worker *w, struct tcp_conn *c)
 		conn_name(c, who, sizeof(who));
 		fprintf(stderr, "xdpkv slow path: TCP %s closed\n", who);
 	}
-	close(c->fd); /* leaves the epoll set and the sockhash with it */
+	close(c->fd); /* leaves the epoll set and the sockhash with it: no verdict runs for it now */
 	if (c->fast) {
-		bpf_map_delete_elem(t->s->tcp_conns_fd, &c->cookie);
-		bpf_map_delete_elem(t->s->tcp_paid_fd, &c->cookie);
+		bpf_map_delete_elem(t->s->tcp_slots_fd, &c->cookie);
+		slot_put(t, c->slot);
 	}
 	if (c->peer)
 		xkv_tcp_peer(t->s, c->src.addr, -1);
@@ -280,8 +307,10 @@ static bool in_room(const struct tcp_conn *c)
 	return c->in.len < c->in.cap || c->in.cap < TCP_IN_CAP;
 }
 
-/* One read into the input buffer.  <0: the connection is gone; 1: bytes
- * came (or the end); 0: nothing now. */
+/* One read into the input buffer.  <0: the connection is gone; 3: the
+ * buffer is full, nothing read (more may wait); 2: bytes came and filled
+ * the room there was (more may wait); 1: bytes came and did not (the
+ * socket had no more then), or the end; 0: nothing now. */
 static int conn_read(struct xkv_serve_tcp *t, struct tcp_conn *c)
 {
 	/* room for what the first request still needs, or to find its line */
@@ -289,12 +318,13 @@ static int conn_read(struct xkv_serve_tcp *t, struct tcp_conn *c)
 	    !in_grow(t, c, c->st.need > c->in.cap ? c->st.need : c->in.cap + 1) && !c->in.cap)
 		return -1;
 	if (c->in.len == c->in.cap)
-		return 0; /* full: conn_process answers the request that needs more */
-	ssize_t n = recv(c->fd, c->in.p + c->in.len, c->in.cap - c->in.len, MSG_DONTWAIT);
+		return 3; /* full: conn_process answers the request that needs more */
+	size_t room = c->in.cap - c->in.len;
+	ssize_t n = recv(c->fd, c->in.p + c->in.len, room, MSG_DONTWAIT);
 	if (n > 0) {
 		c->in.len += (size_t)n;
 		c->rcvd += (__u64)n;
-		return 1;
+		return (size_t)n == room ? 2 : 1;
 	}
 	if (n == 0) {
 		c->rd_eof = true;
@@ -312,19 +342,19 @@ static int conn_read(struct xkv_serve_tcp *t, struct tcp_conn *c)
  * between the two reads. */
 static bool conn_may_write(struct xkv_serve_tcp *t, struct tcp_conn *c)
 {
-	struct xkv_tcp_conn k;
-	__u64 acked;
+	__u64 acked, kq;
 	int outq = 0;
 
-	if (!c->fast || bpf_map_lookup_elem(t->s->tcp_conns_fd, &c->cookie, &k))
+	if (!c->fast)
 		return true;
-	if (k.kq == c->kq_ok)
+	kq = __atomic_load_n(&t->kconns[c->slot].kq, __ATOMIC_ACQUIRE);
+	if (kq == c->kq_ok)
 		return true;
 	if (xkv_tcp_bytes_acked(c->fd, &acked) || ioctl(c->fd, SIOCOUTQ, &outq) || outq < 0)
 		return false;
-	if (acked + (__u64)outq < c->wrote + k.kq)
+	if (acked + (__u64)outq < c->wrote + kq)
 		return false;
-	c->kq_ok = k.kq;
+	c->kq_ok = kq;
 	return true;
 }
 
@@ -370,13 +400,17 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 		}
 		goto gone;
 	}
-	/* edge-triggered on the fast path (see conn_fast): read what is there */
-	int r;
+	/* Edge-triggered on the fast path (see conn_fast): read what is
+	 * there.  A read that did not fill the buffer took all there was; what
+	 * comes later raises a new event (every skb passed up wakes the socket's
+	 * waiters), so there is no read for EAGAIN, and none after the replies
+	 * are sent: a system call each that found nothing. */
+	int r = 0;
 	if ((c->fast || (ev & (EPOLLIN | EPOLLHUP))) && !c->rd_eof)
 		do {
 			if ((r = conn_read(w->t, c)) < 0)
 				goto gone;
-		} while (c->fast && r > 0 && !c->rd_eof && in_room(c));
+		} while (c->fast && r == 2 && !c->rd_eof && in_room(c));
 	/* Run, send, and again while either made progress: a pipeline whose
 	 * replies outgrew the bound stops running requests until the queue
 	 * drains, so a write that drains it must run the requests already
@@ -389,10 +423,11 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 		if (conn_write(w, c) < 0)
 			goto gone;
 		bool sent = c->out.len - c->out_off < queued_now || (queued_before && !queued_now);
-		if (c->fast && !c->rd_eof && in_room(c)) {
-			/* edge-triggered: what came meanwhile raises no new event */
+		if (c->fast && !c->rd_eof && r >= 2 && in_room(c)) {
+			/* the read stopped on a full buffer: what is left raises no
+			 * new event, read it now that the requests made room */
 			size_t had = c->in.len;
-			if (conn_read(w->t, c) < 0)
+			if ((r = conn_read(w->t, c)) < 0)
 				goto gone;
 			got = c->in.len != had || c->rd_eof;
 		}
@@ -406,9 +441,11 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	 * swallowed) and answered, the replies handed to the socket in full:
 	 * the kernel may answer again (it compares with what it passed); never
 	 * on a binary connection (the kernel answers text only) */
-	if (c->fast && c->st.proto != XKV_STREAM_BINARY && !queued && !c->in.len && !c->st.swallow && !c->closing && c->paid != c->rcvd &&
-	    !bpf_map_update_elem(w->t->s->tcp_paid_fd, &c->cookie, &c->rcvd, BPF_EXIST))
+	if (c->fast && c->st.proto != XKV_STREAM_BINARY && !queued && !c->in.len && !c->st.swallow &&
+	    !c->closing && c->paid != c->rcvd) {
+		__atomic_store_n(&w->t->paid[c->slot], c->rcvd, __ATOMIC_RELEASE);
 		c->paid = c->rcvd;
+	}
 	__u32 want = queued && !c->kwait ? EPOLLOUT : 0;
 	if (!c->closing && !c->rd_eof && c->out.len - c->out_off < TCP_OUT_HIGH)
 		want |= EPOLLIN;
@@ -432,18 +469,21 @@ gone:
 static bool conn_fast(struct xkv_serve_tcp *t, struct tcp_conn *c)
 {
 	const struct xkv_store *s = t->s;
-	struct xkv_tcp_conn z = { 0 };
-	__u64 zero = 0, fd = (__u64)c->fd;
+	__u64 fd = (__u64)c->fd;
 	socklen_t len = sizeof(c->cookie);
 	int one = 1;
 
-	if (!t->fast || getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &len))
+	if (!t->fast || getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &len) ||
+	    !slot_get(t, &c->slot))
 		return false;
-	if (bpf_map_update_elem(s->tcp_conns_fd, &c->cookie, &z, BPF_ANY) ||
-	    bpf_map_update_elem(s->tcp_paid_fd, &c->cookie, &zero, BPF_ANY) ||
+	/* the slot at 0 before the kernel can find it (no verdict runs for a
+	 * socket before it joins tcp_socks, and none after it closed) */
+	memset(&t->kconns[c->slot], 0, sizeof(t->kconns[c->slot]));
+	__atomic_store_n(&t->paid[c->slot], 0, __ATOMIC_RELEASE);
+	if (bpf_map_update_elem(s->tcp_slots_fd, &c->cookie, &c->slot, BPF_ANY) ||
 	    bpf_map_update_elem(s->tcp_socks_fd, &c->cookie, &fd, BPF_NOEXIST)) {
-		bpf_map_delete_elem(s->tcp_conns_fd, &c->cookie);
-		bpf_map_delete_elem(s->tcp_paid_fd, &c->cookie);
+		bpf_map_delete_elem(s->tcp_slots_fd, &c->cookie);
+		slot_put(t, c->slot);
 		return false;
 	}
 	/* What arrived before it joined waits in the receive queue, where a
@@ -590,6 +630,62 @@ static void *tcp_worker_main(void *arg)
 	return NULL;
 }
 
+/* The slots of a serve that was killed (tcp_slots is keyed by socket
+ * cookie, which a boot never reuses): its sockets are closed, the entries
+ * would only take room, and after enough crashes keep new connections out
+ * of the fast path.  This serve's slots start free. */
+static void fast_maps_clear(const struct xkv_store *s)
+{
+	__u64 k;
+
+	while (s->tcp_slots_fd >= 0 && !bpf_map_get_next_key(s->tcp_slots_fd, NULL, &k))
+		if (bpf_map_delete_elem(s->tcp_slots_fd, &k))
+			break;
+}
+
+/* Map the fast path's arrays (tcpfast.h) and make every slot free.  false:
+ * not mappable (pins of an older xdpkv: attach again), no fast path. */
+static bool fast_maps_map(struct xkv_serve_tcp *t)
+{
+	const struct xkv_store *s = t->s;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (s->tcp_slots_fd < 0 || s->tcp_conns_fd < 0 || s->tcp_paid_fd < 0)
+		return false;
+	t->kconns_len = ((sizeof(*t->kconns) * XKV_TCP_CONNS_MAX) + page - 1) / page * page;
+	t->paid_len = ((sizeof(*t->paid) * XKV_TCP_CONNS_MAX) + page - 1) / page * page;
+	void *k = mmap(NULL, t->kconns_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->tcp_conns_fd, 0);
+	void *p = mmap(NULL, t->paid_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->tcp_paid_fd, 0);
+	t->free_slots = malloc(XKV_TCP_CONNS_MAX * sizeof(*t->free_slots));
+	if (k == MAP_FAILED || p == MAP_FAILED || !t->free_slots) {
+		if (k != MAP_FAILED)
+			munmap(k, t->kconns_len);
+		if (p != MAP_FAILED)
+			munmap(p, t->paid_len);
+		free(t->free_slots);
+		t->free_slots = NULL;
+		fprintf(stderr, "xdpkv slow path: the TCP fast path's maps cannot be mapped "
+			"(pinned by an older xdpkv? detach and attach again): TCP is served here alone\n");
+		return false;
+	}
+	t->kconns = k;
+	t->paid = p;
+	memset(t->paid, 0, t->paid_len);
+	for (__u32 i = 0; i < XKV_TCP_CONNS_MAX; i++)
+		t->free_slots[i] = XKV_TCP_CONNS_MAX - 1 - i;
+	t->nfree = XKV_TCP_CONNS_MAX;
+	return true;
+}
+
+static void fast_maps_unmap(struct xkv_serve_tcp *t)
+{
+	if (t->kconns)
+		munmap(t->kconns, t->kconns_len);
+	if (t->paid)
+		munmap(t->paid, t->paid_len);
+	free(t->free_slots);
+}
+
 unsigned xkv_serve_tcp_threads(const struct xkv_serve_tcp *t)
 {
 	return t->nthreads;
@@ -613,22 +709,9 @@ void xkv_serve_tcp_stop(struct xkv_serve_tcp *t)
 	if (t->spare_fd >= 0)
 		close(t->spare_fd);
 	pthread_mutex_destroy(&t->spare_mu);
+	fast_maps_unmap(t);
+	pthread_mutex_destroy(&t->slot_mu);
 	free(t);
-}
-
-/* The fast path's per-connection state (tcp_conns, tcp_paid; keyed by
- * socket cookie, which a boot never reuses) of a serve that was killed: its
- * sockets are closed, the entries would only take room, and after enough
- * crashes keep new connections out of the fast path. */
-static void fast_maps_clear(const struct xkv_store *s)
-{
-	int fds[] = { s->tcp_conns_fd, s->tcp_paid_fd };
-	__u64 k;
-
-	for (unsigned i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		while (fds[i] >= 0 && !bpf_map_get_next_key(fds[i], NULL, &k))
-			if (bpf_map_delete_elem(fds[i], &k))
-				break;
 }
 
 unsigned xkv_serve_tcp_workers(const struct xkv_serve_opts *o)
@@ -665,13 +748,14 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->sl = sl;
 	t->o = o;
 	pthread_mutex_init(&t->spare_mu, NULL);
+	pthread_mutex_init(&t->slot_mu, NULL);
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	xkv_tcp_peers_clear(s); /* left by a serve that did not stop cleanly */
 	fast_maps_clear(s);
 	/* SASL required: the kernel would answer before anyone authenticates
 	 * (docs/security.md, "SASL") */
 	t->fast = !o->no_tcp_fast && !(s->cfg.flags & XKV_CFG_NO_TCP_FAST) && s->tcp_socks_fd >= 0 &&
-		  s->tcp_conns_fd >= 0 && s->tcp_paid_fd >= 0 && !xkv_slow_sasl(sl);
+		  !xkv_slow_sasl(sl) && fast_maps_map(t);
 	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;
 	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;
 	t->in_max = (size_t)(o->max_buffer_mib ? o->max_buffer_mib : XKV_MAX_BUFFER_MIB) << 20;

@@ -25,6 +25,7 @@ const struct xkv_map_desc xkv_maps[] = {
 	{ "tcp_peers", "tcp_peers", offsetof(struct xkv_store, tcp_fd) },
 	/* the TCP fast path (common/tcp.bpf.h) */
 	{ "tcp_socks", "tcp_socks", offsetof(struct xkv_store, tcp_socks_fd) },
+	{ "tcp_slots", "tcp_slots", offsetof(struct xkv_store, tcp_slots_fd) },
 	{ "tcp_conns", "tcp_conns", offsetof(struct xkv_store, tcp_conns_fd) },
 	{ "tcp_paid", "tcp_paid", offsetof(struct xkv_store, tcp_paid_fd) },
 	/* values above --value-size (entry.h, bigval.c) */

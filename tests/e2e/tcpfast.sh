@@ -86,8 +86,9 @@ for layout in "${layouts[@]}"; do
 		check "$layout: acl del allow: the open connection is cut off, kernel path too" wait "$cpid"
 		check "$layout: ... the kernel answered nothing more" test "$(counter fast tcp_fast)" = "$mid"
 		tb_xdpkv acl "$TB_SRV_DEV" add allow connected >/dev/null || tb_die "acl add allow failed"
-		# serve killed with connections open leaves their fast-path state
-		# (tcp_conns, tcp_paid); the next serve clears it
+		# serve killed with connections open leaves their fast-path slots
+		# (tcp_slots: cookie -> slot in tcp_conns and tcp_paid); the next
+		# serve clears them
 		conns() { bpftool map dump pinned "$TB_PIN_DIR/$1" -j | $PY -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 		tb_cli $PY -c 'import socket,sys,time
 ss=[socket.create_connection((sys.argv[1], int(sys.argv[2]))) for _ in range(5)]
@@ -95,13 +96,13 @@ ss=[socket.create_connection((sys.argv[1], int(sys.argv[2]))) for _ in range(5)]
 time.sleep(4)' "$S4" "$P" &
 		hold=$!
 		sleep 1.5
-		check "$layout: 5 open connections in tcp_conns" test "$(conns tcp_conns)" -ge 5
+		check "$layout: 5 open connections in tcp_slots" test "$(conns tcp_slots)" -ge 5
 		kill -KILL "$TB_SERVE_PID"
 		sleep 0.3
-		check "$layout: serve killed: their entries left behind" test "$(conns tcp_paid)" -ge 5
+		check "$layout: serve killed: their entries left behind" test "$(conns tcp_slots)" -ge 5
 		tb_serve_stop || true
 		serve
-		check "$layout: the next serve clears them" test "$(conns tcp_conns)$(conns tcp_paid)" = 00
+		check "$layout: the next serve clears them" test "$(conns tcp_slots)" = 0
 		wait "$hold" || true
 	fi
 	tb_serve_stop || fail=1
