@@ -194,12 +194,15 @@ class Tester:
         its own memory (freshmc.py says how; --mc-recheck)."""
         if not self.a.mc_recheck:
             return False
-        with freshmc.started() as addr:
-            fresh = Side("memcached (fresh)", addr, self.a.proto, self.a.timeout)
-            try:
-                return self.trial(batch, fresh)[0] != "differ"
-            finally:
-                fresh.conn.close()
+        for _ in range(freshmc.TRIES):
+            with freshmc.started() as addr:
+                fresh = Side("memcached (fresh)", addr, self.a.proto, self.a.timeout)
+                try:
+                    if self.trial(batch, fresh)[0] != "differ":
+                        return True
+                finally:
+                    fresh.conn.close()
+        return False
 
     def show(self, batch):
         verdict, keys, mu, xu = self.trial(batch)

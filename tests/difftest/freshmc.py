@@ -8,13 +8,19 @@ before; a long-running memcached therefore now and then calls a number of
 nothing else has zeroed slab memory (fresh pages), so a differing batch is
 re-checked against one such: where it answers as xdpkv, the difference was
 the long-running memcached's memory.  (The batch's own items must not put a
-'-' there either: gen.key_names makes keys without one.)  Each re-check gets its own process,
+'-' there either: gen.key_names makes keys without one.)  Even a fresh
+memcached's chunks lie next to its other items, whose headers hold pointers
+(a byte 0x2d now and then, where ASLR put the heap): a batch is re-checked
+on up to TRIES fresh ones, each on keys of its own, and one that agrees
+settles it.  Each re-check gets its own process,
 on loopback of the tester's namespace, TCP and UDP on one free port."""
 import contextlib
 import os
 import socket
 import subprocess
 import time
+
+TRIES = 4
 
 
 def _free_port():
