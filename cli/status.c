@@ -230,6 +230,10 @@ static void print_text(const struct status *st, bool percpu)
 		printf("  %-14s PAUSED: 'snapshot --pause-writes' is running, or was killed while it ran "
 		       "(writes get SERVER_ERROR; run a snapshot with --pause-writes to clear it)\n",
 		       "writes");
+	if (hf > 0 && (hf & XKV_HOST_AUTH))
+		printf("  %-14s SASL required ('serve --sasl-pwdb'): XDP and the kernel's TCP path answer "
+		       "nobody; every client authenticates over binary TCP first (docs/security.md)\n",
+		       "auth");
 	print_counters(st, percpu);
 }
 
@@ -292,9 +296,10 @@ static void print_json(const struct status *st, bool percpu)
 	       tk + tu ? (double)tk / (double)(tk + tu) : 0.0, st->fast.v[XKV_STAT_tcp_pass]);
 	json_refused(st);
 	int hf = xkv_host_flags(&st->s, 0, 0);
-	printf(",\"writes_paused\":%s,\"migrating\":%s",
+	printf(",\"writes_paused\":%s,\"migrating\":%s,\"sasl_required\":%s",
 	       hf > 0 && (hf & XKV_HOST_PAUSE_WRITES) ? "true" : "false",
-	       hf > 0 && (hf & XKV_HOST_MIGRATING) ? "true" : "false");
+	       hf > 0 && (hf & XKV_HOST_MIGRATING) ? "true" : "false",
+	       hf > 0 && (hf & XKV_HOST_AUTH) ? "true" : "false");
 	if (is_lru(st))
 		printf(",\"evictions_estimated\":%lld", st->evict_est);
 	printf(",\"counters\":{\"fast\":");

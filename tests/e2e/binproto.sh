@@ -148,9 +148,14 @@ tb_serve_tcp_start --sasl-pwdb "$pw"
 check "sasl: raw sockets refused on every path, served after PLAIN" raw sasl "$S4" "$P" alice s3cret
 check "sasl: python-binary-memcached authenticates" pyc sasl "$S4" "$P" alice s3cret
 check "sasl: memjs authenticates" jsc sasl "$S4" "$P" alice s3cret
+sasl_shown() { tb_xdpkv status "$TB_SRV_DEV" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["sasl_required"])'; }
+sasl_text() { local out; out=$(tb_xdpkv status "$TB_SRV_DEV") && [[ $out == *'SASL required'* ]]; }
+check "sasl: status says so (--json sasl_required)" test "$(sasl_shown)" = True
+check "sasl: status says so (text)" sasl_text
 tb_serve_stop || fail=1
 # the next serve without --sasl-pwdb answers UDP in XDP again
 tb_serve_tcp_start
 check "no SASL again: XDP answers UDP" raw open "$S4" "$P"
+check "no SASL again: status says so" test "$(sasl_shown)" = False
 tb_serve_stop || fail=1
 exit $fail
