@@ -141,13 +141,13 @@ def trial(mc, xk, batch, keys, rule):
 def fresh_agrees(xk, batch, keys, i, a):
     """Does a memcached that has served nothing else answer the batch as
     xdpkv does (freshmc.py: then the difference was memcached's memory)?
-    Up to freshmc.TRIES of them, each on keys of its own."""
+    Up to freshmc.TRIES of them, each on keys of its own of the same lengths
+    (an item's size decides which chunk it gets and what lies past it)."""
     for t in range(freshmc.TRIES):
         with freshmc.started() as addr:
             fresh = Side(addr, a.timeout)
             try:
-                if trial(fresh, xk, batch, [b"m%d.%d." % (i, t) + k[:244] for k in keys],
-                         a.rule)[0] != "differ":
+                if trial(fresh, xk, batch, [b"m%d" % t + k[2:] for k in keys], a.rule)[0] != "differ":
                     return True
             finally:
                 fresh.conn.close()
