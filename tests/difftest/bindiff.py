@@ -115,7 +115,7 @@ class Side:
         for i, (op, k, ext, val, cas) in enumerate(batch):
             if cas == "real" and seg and flush_seg():
                 return got
-            c = lastcas.get(k, 1) if cas == "real" else cas
+            c = lastcas.get(k, gen.UNKNOWN_CAS) if cas == "real" else cas
             seg.append(binwire.frame(OPS[op], keys[k] if k is not None else b"", ext, val, i, c))
             if op in ("quit", "quitq"):  # the last: the server closes after it
                 # the responses before the quit's, then the quit's own (or none), then the close

@@ -56,7 +56,7 @@ class Side:
             elif p[0] == "key":
                 out.append(keys[p[1]])
             else:
-                out.append(cas.get(p[1], b"1"))
+                out.append(cas.get(p[1], b"%d" % gen.UNKNOWN_CAS))
         return b"".join(out)
 
     def run(self, batch, keys):
@@ -210,7 +210,7 @@ class Tester:
         lines = ["  request   %r" % req,
                  "  memcached %r" % b"".join(mu),
                  "  xdpkv     %r" % b"".join(xu),
-                 "  (%s on rerun; {cas} placeholders shown as 1)" % verdict]
+                 "  (%s on rerun; {cas} placeholders shown as %d)" % (verdict, gen.UNKNOWN_CAS)]
         return "\n".join(lines)
 
     def run(self):

@@ -15,6 +15,11 @@ is left out.  --malformed adds requests that are wrong on purpose.
 import random
 
 NKEYS = 10
+# The cas a command carries when the batch has not seen its key's: one no
+# server gives out (a fresh memcached's counter starts at 1, so 1 would
+# match there and nowhere else, and a re-check on a fresh memcached would
+# differ where the long-running one agreed).
+UNKNOWN_CAS = (1 << 62) + 1
 
 
 class Gen:
