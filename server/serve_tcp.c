@@ -387,7 +387,7 @@ static int conn_write(struct tcp_worker *w, struct tcp_conn *c)
 
 static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 {
-	if (ev)
+	if (ev && w->t->idle_ns) /* a clock read a request, only for --idle-timeout */
 		c->last_ns = xkv_now_ns();
 	if (ev & EPOLLERR) {
 		if (w->t->o->verbose > 1) {
