@@ -146,7 +146,10 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		}
 		e->flags = cur ? cur->flags : 0;
 		e->expire_ns = cur ? cur->expire_ns : w->expire_ns;
-		if (cur) /* memcached changes the number in place: the state stays */
+		/* memcached changes a number that fits in place, and the state
+		 * (stale, token sent) stays; a longer one is a new item
+		 * (do_add_delta: item_alloc, item_replace), which has none */
+		if (cur && (__u32)n <= cur->len)
 			e->klen = cur->state;
 	} else if (cur && (w->mode == WR_APPEND || w->mode == WR_PREPEND)) {
 		if ((__u64)cur->len + w->bytes > cap)

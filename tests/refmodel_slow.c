@@ -288,10 +288,12 @@ int model_arith(struct rm_store *s, struct rm_item *it, int incr, __u64 delta, i
 static int model_put_number(struct rm_store *s, struct rm_item *it, const __u8 *d, __u32 n,
 			    int64_t now)
 {
-	int stale = it->stale, won = it->won; /* memcached changes the number in place */
+	/* memcached changes a number that fits in place: stale and the token
+	 * stay; a longer number is a new item, without them */
+	int keep = n <= it->len, stale = it->stale, won = it->won;
 	it = model_store(s, it->key, it->klen, it->flags, it->expire, d, n, now);
-	it->stale = stale;
-	it->won = won;
+	it->stale = keep && stale;
+	it->won = keep && won;
 	return 0;
 }
 

@@ -170,11 +170,16 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "md gone I\r\n", "NF\r\n" },
 	{ "md gone I q\r\nmn\r\n", "NF\r\nMN\r\n" },
 	{ "md st I T0\r\nmg st t s\r\n", "HD\r\nHD t-1 s2 X W\r\n" },
-	/* touch and incr keep the state; append makes a new item */
+	/* touch and incr keep the state; append makes a new item, and so does
+	 * an incr whose number outgrows the value (memcached 1.6.18: a new
+	 * item, then not stale; checked against it) */
 	{ "touch st 50\r\nmg st t\r\n", "TOUCHED\r\nHD t50 Z X\r\n" },
 	{ "set num 0 0 2\r\n10\r\nmd num I\r\nincr num 1\r\nmg num v\r\n",
 	  "STORED\r\nHD\r\n11\r\nVA 2 X W\r\n11\r\n" },
 	{ "md num I\r\nma num v\r\nmg num s\r\n", "HD\r\nVA 2\r\n12\r\nHD s2 X W\r\n" },
+	{ "set grow 0 0 1\r\n5\r\nmd grow I\r\nincr grow 100\r\nmg grow v\r\n",
+	  "STORED\r\nHD\r\n105\r\nVA 3\r\n105\r\n" },
+	{ "md grow I\r\ndecr grow 95\r\nmg grow v\r\n", "HD\r\n10\r\nVA 3 X W\r\n10 \r\n" },
 	{ "md num I\r\nappend num 0 0 1\r\nx\r\nmg num v\r\n", "HD\r\nSTORED\r\nVA 3\r\n12x\r\n" },
 	/* ms I: a cas older than the item's stores anyway, stale, the item's
 	 * ttl and token kept (set and replace modes; append answers EX); a
