@@ -143,15 +143,13 @@ def fresh_agrees(xk, batch, keys, i, a):
     xdpkv does (freshmc.py: then the difference was memcached's memory)?
     Up to freshmc.TRIES of them, each on keys of its own of the same lengths
     (an item's size decides which chunk it gets and what lies past it)."""
-    for t in range(freshmc.TRIES):
-        with freshmc.started() as addr:
-            fresh = Side(addr, a.timeout)
-            try:
-                if trial(fresh, xk, batch, [b"m%d" % t + k[2:] for k in keys], a.rule)[0] != "differ":
-                    return True
-            finally:
-                fresh.conn.close()
-    return False
+    def agrees(addr, t):
+        fresh = Side(addr, a.timeout)
+        try:
+            return trial(fresh, xk, batch, [b"m%d" % t + k[2:] for k in keys], a.rule)[0] != "differ"
+        finally:
+            fresh.conn.close()
+    return freshmc.any_agrees(agrees)
 
 
 def lossy_only(m, x):

@@ -38,6 +38,16 @@ def _free_port():
     raise OSError("freshmc: no free port on 127.0.0.1")
 
 
+def any_agrees(agrees):
+    """True once agrees(addr, t) holds for one of up to TRIES memcacheds
+    started in turn (t: 0, 1, ...; addr: its (host, port))."""
+    for t in range(TRIES):
+        with started() as addr:
+            if agrees(addr, t):
+                return True
+    return False
+
+
 @contextlib.contextmanager
 def started(binary="memcached"):
     """(host, port) of a new memcached, for the with-block; stopped after."""
