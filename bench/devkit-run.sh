@@ -14,8 +14,9 @@
 #   (--setting smoke: compare's --smoke sizes instead, for ctest devkit_smoke)
 #       server cores per layout, against the reflector and the null store)
 #   (t) bench/tcpscale.sh: memaslap over TCP against memcached and xdpkv serve
-#       (kernel TCP path on and off) at --t-threads server threads, server on
-#       the upper half of the CPUs, memaslap on the lower half (issue 19);
+#       (kernel TCP path on and off), redis-benchmark against Redis
+#       (--io-threads N), at --t-threads server threads, server on the upper
+#       half of the CPUs, the clients on the lower half (issue 19);
 #       OUTDIR/t.jsonl.  Only with --parts naming it (default: l,j).
 # each with its share of --budget (default 480 s; (l) gets --l-share, default
 # 20 %).  A part that runs out of time is stopped with SIGINT: compare writes
@@ -25,8 +26,8 @@
 # `xdpkv compare --render OUTDIR/j`).  Exit status: 0 when every part run
 # succeeded (l and j: wrote a results.json; t: every row valid), 1 otherwise.
 set -uo pipefail
-(($# >= 1)) || { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-[[ $1 == -h || $1 == --help ]] && { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+(($# >= 1)) || { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ $1 == -h || $1 == --help ]] && { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 out=$1
 shift
 budget=480 lshare=20 layouts=hash_map,array_fnv,lru,lru_no_common_lru,percpu,set_assoc,sieve,s3fifo,lru_percpu,arena
@@ -70,7 +71,8 @@ bad=0
 for c in "ip -V" "ss -V" "bpftool version" "sysctl -n kernel.ostype" "$XDPKV --version" \
 	"$PYTHON -c 'import json, subprocess, argparse, csv, platform, statistics'" \
 	"$DEVKIT/build/bench/xdpgen/xdpgen --help" "$DEVKIT/build/bench/microbench --benchmark_list_tests=true" \
-	"nsenter --version" "taskset --version" "timeout --version"; do
+	"nsenter --version" "taskset --version" "timeout --version" \
+	"redis-server --version" "redis-benchmark --version" "redis-cli --version"; do
 	if ! eval "$c" >/dev/null 2>>"$out/run.log"; then
 		log "does not run here: $c"
 		bad=1

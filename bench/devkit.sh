@@ -10,7 +10,8 @@
 #   build/bench/reflector/reflector.bpf.o, build/tests/xdp_pass.bpf.o
 #                       the built tools, where `xdpkv compare` looks for them
 #   bin/ip bin/ss bin/bpftool bin/sysctl   this machine's copies
-#   bin/memcaslap bin/memcached            ... for bench/tcpscale.sh (devkit-run.sh part t)
+#   bin/memcaslap bin/memcached bin/redis-server bin/redis-benchmark bin/redis-cli
+#                       ... for bench/tcpscale.sh (devkit-run.sh part t)
 #   lib/                every shared library those need except glibc's own
 #   bpf/xdp-dispatcher.o libxdp's dispatcher (LIBXDP_OBJECT_PATH)
 #   python/             this machine's python3 and the part of its standard
@@ -26,7 +27,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 build=$repo/build out=$repo/devkit python=1
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
 	case $1 in
 	--build-dir) build=$(cd "$2" && pwd); shift 2 ;;
@@ -69,7 +70,7 @@ cp "$build/tests/xdp_pass.bpf.o" "$out/build/tests/"
 # libxdp loads its dispatcher from a file (LIBXDP_OBJECT_PATH, env.sh)
 mkdir -p "$out/bpf"
 cp /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o "$out/bpf/"
-for t in ip ss bpftool sysctl memcaslap memcached; do
+for t in ip ss bpftool sysctl memcaslap memcached redis-server redis-benchmark redis-cli; do
 	p=$(PATH=$PATH:/usr/sbin:/sbin command -v $t) || { echo "devkit.sh: $t not found here" >&2; exit 1; }
 	pack "$p" "$out/bin"
 done

@@ -104,6 +104,22 @@ set_tests_properties(compare_hitratio_smoke PROPERTIES
   TIMEOUT 120
   LABELS "e2e;compare")
 
+# (n) TCP scaling with third-party clients, tiny (1 s a run, one thread on
+# this VM): memaslap against memcached and xdpkv (kernel path on and off),
+# redis-benchmark against Redis, through bench/tcpscale.sh; checked by
+# check.py --experiments n (a validated row per system, the client named,
+# the kernel's share > 0 with its path on and 0 with it off, the plot).
+set(XKV_CMP_TCPS memcached-tcp,xdpkv-tcp-kernel,xdpkv-tcp,redis)
+add_test(NAME compare_tcpscale_smoke
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --experiments n --prefix xcn$$ --layouts hash_map --baselines \"$2\" --out \"$1\" && /usr/bin/python3 \"$3\" \"$1\" --layouts '' --baselines \"$2\" --experiments n"
+          ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_tcpscale_smoke ${XKV_CMP_TCPS}
+          ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
+set_tests_properties(compare_tcpscale_smoke PROPERTIES
+  ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
+  RESOURCE_LOCK bench_cpus
+  TIMEOUT 180
+  LABELS "e2e;compare")
+
 # bench/devkit.sh + bench/devkit-run.sh: the kit for a machine without
 # compiler or iproute2 is complete (every library inside it), and (l) and (j)
 # run from it alone in a minimal environment (tests/devkit_smoke.sh).

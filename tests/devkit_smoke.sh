@@ -1,7 +1,8 @@
 #!/bin/bash
 # ctest devkit_smoke: bench/devkit.sh packs the build, and bench/devkit-run.sh
-# runs compare (l) and (j) and bench/tcpscale.sh (t) from the kit alone, as on a machine without
-# compiler or iproute2 (bench/README.md, "On a larger machine").
+# runs compare (l) and (j) and bench/tcpscale.sh (t: memaslap, and redis-benchmark against
+# Redis) from the kit alone, as on a machine without compiler or iproute2 (bench/README.md,
+# "On a larger machine").
 #
 #   tests/devkit_smoke.sh BUILD_DIR
 #
@@ -57,7 +58,7 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 servers = sorted(r["server"] for r in rows)
 print("(t) %d rows, servers %s" % (len(rows), servers))
-ok = servers == ["memcached", "xdpkv", "xdpkv-nofast"] and \
+ok = servers == ["memcached", "redis", "xdpkv", "xdpkv-nofast"] and \
     all(r["ok"] and r["tps"] > 0 and r["server_us_per_req"] > 0 for r in rows)
 sys.exit(0 if ok else 1)
 EOF

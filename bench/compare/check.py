@@ -79,6 +79,8 @@ def main():
         check_microbench(res, rows, md, [l for l in a.layouts.split(",") if l], need)
     if "m" in a.experiments:
         check_hitratio(res, rows, md, [l for l in a.layouts.split(",") if l], need)
+    if "n" in a.experiments:
+        check_tcpscale(rows, md, [b for b in a.baselines.split(",") if b], need)
     if not set("ahi") & set(a.experiments):
         print("%d check(s) failed" % len(bad) if bad else "all checks passed")
         return 1 if bad else 0
@@ -110,6 +112,27 @@ def main():
         need("× reflector" in md or "×)" in md, "report.md gives the layouts as a ratio to the reflector")
     print("%d check(s) failed" % len(bad) if bad else "all checks passed")
     return 1 if bad else 0
+
+
+def check_tcpscale(rows, md, systems, need):
+    """(n): a row per system and thread count from bench/tcpscale.sh, each
+    with its validation passed, the client named, rates and CPU > 0."""
+    n = [r for r in rows if r["experiment"] == "n"]
+    threads = sorted({r["threads"] for r in n})
+    need(threads and threads[0] == 1, "(n) thread counts from 1 (%s)" % threads)
+    for s in systems:
+        for t in threads:
+            rr = [r for r in n if r["system"] == s and r["threads"] == t]
+            need(len(rr) == 1 and rr[0].get("ok") is True, "(n) %s, %d threads: a row, its checks passed" % (s, t))
+            need(rr and (rr[0].get("throughput_ops") or 0) > 0 and (rr[0].get("server_cpu_us_per_req") or 0) > 0,
+                 "(n) %s, %d threads: requests/s and server CPU per request > 0" % (s, t))
+            want = "redis-benchmark" if s == "redis" else "memaslap"
+            need(rr and rr[0].get("client") == want, "(n) %s: client %s" % (s, want))
+            if s == "xdpkv-tcp-kernel":
+                need(rr and (rr[0].get("kernel_share") or 0) > 0, "(n) the kernel answered some requests")
+            if s == "xdpkv-tcp":
+                need(rr and rr[0].get("kernel_share") == 0, "(n) --no-tcp-fast-path: the kernel answered none")
+    need("n_tcpscale.png" in md, "(n) report.md shows n_tcpscale.png")
 
 
 def check_scaling(res, rows, md, layouts, need):

@@ -10,6 +10,8 @@ veth testbed (docs/compare.md).
                                                   every layout)
   xdpkv compare --experiments m --quick          (hit ratio per byte, every
                                                   layout, against libCacheSim)
+  xdpkv compare --experiments n --quick          (TCP scaling, memaslap and
+                                                  redis-benchmark)
 
 Experiments:
   a  max throughput per key distribution (socket client, closed loop; and
@@ -37,6 +39,11 @@ Experiments:
      (xkv-kvexp hitratio), spreads over seeds; every run's request sequence
      replayed in libCacheSim (bench/.venv, bench/kvexp/setup-cachesim.sh) and
      in Python models of each layout's policy; miss-ratio curves of both
+  n  TCP scaling with third-party clients: bench/tcpscale.sh (its own
+     testbed) at 1, 2, 4 ... server threads on as many server CPUs (j's
+     split): memaslap against memcached and xdpkv serve (kernel TCP path on:
+     xdpkv-tcp-kernel, off: xdpkv-tcp), redis-benchmark against Redis
+     (--io-threads N); requests/s, server CPU per request, kernel share
 
 Layouts: the registry's (`xdpkv layouts`), and lru_no_common_lru (lru with
 --no-common-lru).  Workloads (--workload): fixed key and value sizes, or
@@ -66,6 +73,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 import hitratio  # noqa: E402
 import servers  # noqa: E402
+import tcpscale  # noqa: E402
 from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, EXPERIMENTS, FULL, MB_OPS,  # noqa: E402
                          QUICK, SMOKE, WORKLOADS, cpu_list, scaling_cores)
 from runner import Runner  # noqa: E402
@@ -156,9 +164,10 @@ def parse_args(argv):
                          "--no-common-lru)")
     ap.add_argument("--baselines", default=None,
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp,xdpkv-tcp-kernel (default: all five; "
-                         "--quick/--smoke: memcached-udp,redis)")
+                         "--quick/--smoke: memcached-udp,redis); (n) runs the four TCP ones "
+                         "unless this names some")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..m, comma-separated (default: all; --smoke: a,h,i)")
+                    help="letters a..n, comma-separated (default: all; --smoke: a,h,i)")
     ap.add_argument("--workload", default="fixed", choices=WORKLOADS,
                     help="key and value sizes: fixed (16-byte keys, 128-byte values; (d) "
                          "varies them), etc (Facebook ETC) or twitter (Twitter's clusters): "
@@ -200,6 +209,7 @@ def parse_args(argv):
     for l in a.layouts:
         if l not in a.known_layouts:
             ap.error("--layouts: unknown layout '%s' (%s)" % (l, ", ".join(a.known_layouts)))
+    a.baselines_given = a.baselines is not None
     if a.baselines is None:
         a.baselines = "memcached-udp,redis" if (a.quick or a.smoke) else ",".join(servers.BASELINES)
     a.baselines = lst(a.baselines) if a.baselines != "none" else []
@@ -211,7 +221,7 @@ def parse_args(argv):
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..m)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..n)" % e)
     if a.gen_cores is not None and not 1 <= a.gen_cores < (os.cpu_count() or 1):
         ap.error("--gen-cores: 1..%d on this machine (the server needs a CPU)" %
                  ((os.cpu_count() or 1) - 1))
@@ -248,6 +258,10 @@ def outer(argv, a):
         need.append("memcached")
     if "redis" in a.baselines:
         need.append("redis-server")
+    if "n" in a.experiments:  # bench/tcpscale.sh's clients and servers
+        for s in tcpscale.servers(a.baselines, a.baselines_given):
+            need += {"memcached-tcp": ["memcached", "memcaslap"], "redis": [
+                "redis-server", "redis-benchmark", "redis-cli"]}.get(s, ["memcaslap"])
     miss = [t for t in need if not shutil.which(t, path=os.environ.get("PATH", "") +
                                                 ":/usr/sbin:/sbin")]
     if miss:
@@ -326,6 +340,13 @@ def inner(a):
             "(m) xkv-kvexp hitratio in the root namespace, pinned to CPU %d, no testbed "
             "traffic (its servers stopped); one request at a time, so hit ratios do not "
             "depend on timing" % r.server_cpu)
+    if "n" in a.experiments and r.tcp:
+        placement.append(
+            "(n) bench/tcpscale.sh, a testbed of its own per point (one veth queue per server "
+            "CPU), this one's servers stopped: server CPUs %s (the server veth's NAPI threads "
+            "and the server), client CPUs %s (memaslap -T / redis-benchmark --threads "
+            "min(N, client CPUs), 32 x N connections); server threads %s" % (
+                cpu_list(r.tcp[1]), cpu_list(r.tcp[0]), ", ".join(str(n) for n in r.tcp[2])))
     if "j" in a.experiments and r.scaling:
         placement.append(
             "(j) veth queues: %s per end; generator CPUs %s (N xdpgen threads on the first N), "

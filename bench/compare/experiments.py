@@ -3,7 +3,7 @@
 settings of each mode (full, quick, smoke), the row labels, and how many
 cores and threads each scaling and microbenchmark point uses."""
 
-EXPERIMENTS = "abcdefghijklm"
+EXPERIMENTS = "abcdefghijklmn"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -18,6 +18,7 @@ EXP_TITLES = {
     "k": "Persistence: snapshot and restore",
     "l": "In-kernel microbenchmark, 1…nproc threads, shared and disjoint keys",
     "m": "Hit ratio per byte: miss-ratio curves against libCacheSim",
+    "n": "TCP scaling with third-party clients (memaslap, redis-benchmark)",
 }
 WORKLOADS = ("fixed", "etc", "twitter")
 # --workload etc|twitter: the sizes are each key's (bench/loadgen/workload.h);

@@ -5,6 +5,7 @@ where it is installed; the helpers bench/plot/plot_layouts.py uses too."""
 import os
 
 import hitratio
+import tcpscale
 from results import (SOCKET, XDPGEN, dist_order, kvexp_memory_rows, microbench_points, ratio_row,
                      rows_of, scaling_ceiling, share_points, spread, systems_in)
 
@@ -281,6 +282,7 @@ def plot_all(res, outdir):
     plot_scaling(plt, res, outdir, made)
     plot_microbench(plt, res, outdir, made)
     hitratio.plot(res, outdir, made)
+    tcpscale.plot(plt, res, outdir, made, lines, save)
     return made, None
 
 

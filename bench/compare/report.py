@@ -6,6 +6,7 @@ import json
 import os
 
 import hitratio
+import tcpscale
 from plots import plot_all, svg_name
 from plots import COLORS, plt_mod, save  # noqa: F401  bench/plot/plot_layouts.py uses them as report.*
 from results import (SOCKET, XDPGEN, dist_order, kops, microbench_points, num, point_name, rows_of,
@@ -92,6 +93,20 @@ NOTES = {
          "layout's documented policy (arena: oldest of a 4-slot window; hash_map: no "
          "eviction), with the map's entries as the cache size. Hits per MiB: counted hits "
          "over the map's MiB.",
+    "n": "bench/tcpscale.sh per server and thread count, each on a veth testbed of its own "
+         "with one queue per server CPU: N server threads on N server CPUs (memcached -t N; "
+         "`xdpkv serve --threads N`, hash_map, with the kernel's sk_skb path on "
+         "(xdpkv-tcp-kernel) and off (xdpkv-tcp); `redis-server --io-threads N "
+         "--io-threads-do-reads yes`, no persistence), the client on the other CPUs with "
+         "32 × N connections, 16-byte keys, 128-byte values, 90 % gets. The memcached "
+         "servers are driven by memaslap (Debian's memcaslap, -T threads, 1 % of the gets "
+         "verified); Redis, which memaslap does not speak, by redis-benchmark: the keys it "
+         "draws from preloaded, then a GET process on 9/10 of the connections with 90 % of "
+         "the requests and a SET process on the rest with 10 %, at once, sized by a get-only "
+         "warm-up to last about the duration; requests/s over the wall time until both "
+         "ended, every GET checked to be a hit (the server's INFO over the run), no error "
+         "replies. Every server end runs an XDP program (xdpkv's, or XDP_PASS), so all take "
+         "the same NAPI path. Two clients, two protocols: the table names each row's.",
 }
 
 CONTEXT = (
@@ -466,11 +481,12 @@ def md_k(res, L):
 
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
       "i": md_i, "j": md_j, "k": md_k, "l": md_l,
-      "m": lambda res, L: hitratio.md(res, L, table)}
+      "m": lambda res, L: hitratio.md(res, L, table),
+      "n": lambda res, L: tcpscale.md(res, L, table)}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
        "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png",
-       "m": hitratio.PNG}
+       "m": hitratio.PNG, "n": tcpscale.PNG}
 
 
 def write_md(path, res, pngs, plot_note):

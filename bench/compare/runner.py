@@ -12,6 +12,7 @@ import time
 import hitratio
 import servers
 import session
+import tcpscale
 from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, KVEXP_EST, MB_LABEL, MB_OPS,
                          SCALING_LABEL, SCALING_MIXES, SOCKET_LABEL, WORKLOAD_MAX_KEY,
                          WORKLOAD_MAX_VALUE, XDPGEN_LABEL, cpu_list, microbench_filter,
@@ -39,6 +40,8 @@ class Runner:
         # (l): thread counts, and the microbenchmark's sizes on this machine
         self.mb_threads = microbench_threads(os.cpu_count() or 1)
         self.mb = microbench_sizes(settings["mb"], self.mb_threads[-1])
+        # (n): client CPUs, server CPUs, server thread counts
+        self.tcp = tcpscale.cpus(os.cpu_count() or 1, args.gen_cores)
         self.hr_sims = []        # (m): each layout's simulated run
         self.hr_sim = None       # (m): (python, libCacheSim version)
         self.sys = None          # running System
@@ -445,6 +448,20 @@ class Runner:
         return (pts * (0.1 + 6 * self.mb["min_time"]) * self.s.get("repeat", 1) +
                 14 + self.mb["entries"] / 200000)
 
+    def tcpscale_step(self, name, threads):
+        """(n) one server at N threads through bench/tcpscale.sh, with this
+        testbed's servers stopped (its CPUs are the script's).  A run that
+        failed its checks is recorded, then fails the step."""
+        self.stop_system()
+        res = tcpscale.run_point(name, threads, self.s, self.tcp, self.tools["xdpkv"],
+                                 self.logdir, log)
+        res.update(loadavg_1m=round(os.getloadavg()[0], 2))
+        self.record("n", name, {"threads": threads}, res, tool=res.get("client") or "?",
+                    label=tcpscale.LABEL)
+        if not res["ok"]:
+            raise CompareError("bench/tcpscale.sh %s, %d threads: a run failed its checks (ok "
+                               "false; the row is in results.json)" % (name, threads))
+
     def hitratio_step(self, name):
         """(m) one layout: xkv-kvexp hitratio, its run checked, then the
         simulators on the same request sequences; one row per budget x
@@ -541,6 +558,11 @@ class Runner:
             # store first (the floor), then every layout
             for name in ["xdpkv/null"] + ["xdpkv/" + l for l in self.args.layouts]:
                 steps.append((name, self.cfg(), "l", {}, self.microbench_est(), "microbench"))
+        if "n" in exps and self.tcp:  # bench/tcpscale.sh, a testbed of its own
+            for n in self.tcp[2]:
+                for name in tcpscale.servers(self.args.baselines, self.args.baselines_given):
+                    steps.append((name, self.cfg(), "n", {"threads": n}, tcpscale.estimate(s),
+                                  "tcpscale"))
         if "m" in exps:  # in-process too: one step per layout
             for name in ["xdpkv/" + l for l in self.args.layouts]:
                 steps.append((name, self.cfg(), "m", {}, hitratio.estimate(self.s["hitratio"]),
@@ -567,6 +589,9 @@ class Runner:
             return
         if kind == "hitratio":
             self.hitratio_step(name)
+            return
+        if kind == "tcpscale":
+            self.tcpscale_step(name, params["threads"])
             return
         s = self.ensure(name, cfg)
         p = dict(params)
@@ -685,6 +710,9 @@ class Runner:
                                   "size sweep's (d) points are not measured (they set fixed "
                                   "sizes); (f, g) kvexp use their own fixed sizes" %
                                   self.args.workload)
+        if "n" in self.args.experiments and not self.tcp:
+            self.notes.append("n: needs 2 or more CPUs and --gen-cores below them (%d CPUs): "
+                              "not measured" % (os.cpu_count() or 1))
         if "j" in self.args.experiments and not self.scaling:
             self.notes.append("j: needs 2 or more CPUs and --gen-cores below them (%d CPUs): "
                               "not measured" % (os.cpu_count() or 1))
@@ -693,7 +721,8 @@ class Runner:
         kv = self.kvexp_subs() if self.tools["kvexp"] else []
         self.steps_total = len(steps) + len(kv)
         # a server start: ~2 s, then the preload (measured: 100k keys in 0.4-2.2 s)
-        starts = len(set((st[0], str(st[1])) for st in steps if st[5] != "microbench"))
+        starts = len(set((st[0], str(st[1])) for st in steps
+                         if st[5] not in ("microbench", "hitratio", "tcpscale")))
         self.total_est = sum(st[4] for st in steps) + starts * (2 + self.s["keys"] / 80000)
         self.total_est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
         log("plan: %d measurements, estimated %s" % (self.steps_total, fmt_s(self.total_est)))
