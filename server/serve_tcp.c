@@ -685,8 +685,16 @@ static bool fast_maps_map(struct xkv_serve_tcp *t)
 	t->kconns = k;
 	t->paid = p;
 	memset(t->paid, 0, t->paid_len);
-	for (__u32 i = 0; i < XKV_TCP_CONNS_MAX; i++)
-		t->free_slots[i] = XKV_TCP_CONNS_MAX - 1 - i;
+	/* Handed out 0, 8, 16 ... then 1, 9 ...: the connections open at
+	 * once (up to XKV_TCP_CONNS_MAX / 8) have paid[] and kconns[] entries
+	 * on cache lines of their own (8-byte and 24-byte entries), so workers
+	 * on other CPUs writing their connections' entries do not take the line
+	 * from each other at every request (adjacent slots went to the
+	 * connections accepted one after the other, by any worker). */
+	const __u32 stride = 64 / sizeof(*t->paid), lines = XKV_TCP_CONNS_MAX / stride;
+	_Static_assert(XKV_TCP_CONNS_MAX % (64 / sizeof(__u64)) == 0, "whole lines of paid[]");
+	for (__u32 j = 0; j < XKV_TCP_CONNS_MAX; j++)
+		t->free_slots[XKV_TCP_CONNS_MAX - 1 - j] = (j % lines) * stride + j / lines;
 	t->nfree = XKV_TCP_CONNS_MAX;
 	return true;
 }
