@@ -12,8 +12,10 @@
  *    not visible to BPF), and an egress redirect sends the message's length
  *    whatever the program made of the skb.  Without one, the verdict sees
  *    each received skb whole and a redirect sends skb->len bytes.
- *  - an skb is answered whole in the kernel (one complete request the
- *    kernel serves) or handed whole to userspace with SK_PASS.
+ *  - a skb (a segment: one request or several) is answered whole in the
+ *    kernel, or handed to userspace with SK_PASS: whole, or without its
+ *    first run of noreply writes when the kernel did those (trimmed off
+ *    with bpf_skb_adjust_room; tcp_one says which requests it serves).
  *  - a redirect advances the socket's copied_seq by the skb's length *after*
  *    the program resized it: a reply longer than its request puts copied_seq
  *    ahead of what was received and the socket stops waking the verdict.  So
@@ -115,25 +117,38 @@ static __always_inline void tcp_peer(struct __sk_buff *skb, struct xkv_scratch *
 	}
 }
 
-/* One constant line as the reply; its length. */
-#define TCP_LINE(s) reply_line_text(sc, s, sizeof(s) - 1)
+/* The counters of a segment's gets, added to the CPU's once the segment is
+ * answered here: a get whose segment goes to userspace is counted there,
+ * once (get_hits, cmd_get ... as memcached counts them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xkv_stats);
+} tcp_pending SEC(".maps");
 
-/* delete <key>: the one delete (ops.bpf.h). */
-static __always_inline __u32 tcp_delete(struct xkv_scratch *sc, struct xkv_stats *st, __u64 now)
+/* delete <key>: the one delete (ops.bpf.h); its reply appended at *o.  0:
+ * the lock was not taken, nothing changed (userspace retries). */
+static __always_inline int tcp_delete(struct xkv_scratch *sc, struct xkv_stats *st, __u64 now,
+				      __u32 *o)
 {
 	int found = xkv_op_delete(sc, st, now);
 
 	if (found < 0)
-		return 0; /* the lock was not taken: nothing changed, userspace retries */
+		return 0;
 	stat_inc(st, XKV_STAT_cmd_delete);
-	return found ? TCP_LINE(XKV_R_DELETED) : TCP_LINE(XKV_R_NOT_FOUND);
+	if (found)
+		PUT_LIT(sc, o, XKV_R_DELETED);
+	else
+		PUT_LIT(sc, o, XKV_R_NOT_FOUND);
+	return 1;
 }
 
 /* set <key> <flags> <exptime> <bytes>: the one set (ops.bpf.h), the value
- * from the skb.  0 (to userspace, nothing stored) on a store
- * that failed. */
-static __always_inline __u32 tcp_set(struct __sk_buff *skb, struct xkv_scratch *sc,
-				     struct xkv_stats *st, __u64 now)
+ * from the skb (the request starts at off); STORED appended at *o.  0: the
+ * store failed, nothing stored (userspace answers, and says why). */
+static __always_inline int tcp_set(struct __sk_buff *skb, struct xkv_scratch *sc,
+				   struct xkv_stats *st, __u64 now, __u32 off, __u32 *o)
 {
 	struct xkv_req *r = &sc->pr;
 	struct xkv_entry *e = &sc->entry;
@@ -142,69 +157,157 @@ static __always_inline __u32 tcp_set(struct __sk_buff *skb, struct xkv_scratch *
 	if (bytes > cfg.val_cap) /* the parser checked; this tells the verifier */
 		return 0;
 	xkv_entry_head(sc, now);
-	if (bytes && bpf_skb_load_bytes(skb, r->data_off & (XKV_REQ_MAX - 1), &e->data[XKV_VOFF], bytes))
+	if (bytes && bpf_skb_load_bytes(skb, (off + r->data_off) & (XKV_REQ_MAX * 2 - 1),
+					&e->data[XKV_VOFF], bytes))
 		return 0;
 	if (xkv_op_set(sc, st))
-		return 0; /* busy or full: userspace answers (and says why) */
+		return 0;
 	stat_inc(st, XKV_STAT_cmd_set);
-	return TCP_LINE(XKV_R_STORED);
+	PUT_LIT(sc, o, XKV_R_STORED);
+	return 1;
 }
 
-/* Answer the one request in sc->req (len bytes); returns the reply length
- * in sc->reply[XKV_TEXT ..], TCP_NOREPLY for a noreply command done, or 0
- * to hand the skb to userspace. */
-#define TCP_NOREPLY 0xffffffffu
-static __always_inline __u32 tcp_answer(struct __sk_buff *skb, struct xkv_scratch *sc,
-					struct xkv_stats *st, __u32 len)
-{
-	struct xkv_req *r = &sc->pr;
-	__u32 zero = 0;
+/* What tcp_one did with a request: its kind, its length and where the
+ * replies end now, in one word. */
+enum { TCP_ONE_PASS, TCP_ONE_NOREPLY, TCP_ONE_GET, TCP_ONE_WRITE };
+#define TCP_ONE(kind, next, o) ((int)((kind) | (next) << 4 | (o) << 16))
+#define TCP_ONE_KIND(a) ((__u32)(a) & 15)
+#define TCP_ONE_NEXT(a) (((__u32)(a) >> 4) & 0xfff)
+#define TCP_ONE_END(a) (((__u32)(a) >> 16) & 0xffff)
+#define TCP_DELETE_REPLY_MAX (sizeof(XKV_R_NOT_FOUND) - 1)
 
-	/* one whole request the kernel serves, nothing else; errors, other
-	 * commands, pipelines and partial requests go to userspace */
-	if (xkv_parse_req(sc, len) || r->next != len || r->too_many || r->op > XKV_OP_FAST_LAST)
-		return 0;
+/* Answer the request at byte `off` of the skb, its reply (if any) appended
+ * to the replies in the scratch's reply[XKV_TEXT .. o).  TCP_ONE_PASS when the kernel
+ * does not serve it, nothing changed; else TCP_ONE(kind, length, new end).
+ *  - get: read only, counted in tcp_pending (added once the segment is
+ *    answered here);
+ *  - a noreply set or delete: only in the segment's first run of them
+ *    (`prefix`; before any get), so that what follows can still go to
+ *    userspace without it (tcp_pass_rest);
+ *  - a set or delete with a reply: only as the segment's last request, and
+ *    only when the replies stay within the request bytes: a write is done
+ *    once, so the segment's reply must not fail to go out (a skb that does
+ *    not grow is resized without allocating), and within one datagram.
+ * Global: the verifier checks it once, not once per request of a
+ * segment. */
+__attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o, __u32 prefix)
+{
+	__u32 zero = 0;
+	/* the scratch from its map: with the entry's data after it (a pointer
+	 * argument would cover the struct alone) */
+	struct xkv_scratch *sc = bpf_map_lookup_elem(&tcp_scratch, &zero);
+	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
+	struct xkv_stats *pend = bpf_map_lookup_elem(&tcp_pending, &zero);
+	if (!skb || !sc || !st || !pend)
+		return TCP_ONE_PASS;
+	__u32 len = skb->len;
+	if (len > XKV_REQ_MAX || off >= len || o < XKV_TEXT || o > XKV_TEXT + XKV_DGRAM_TEXT)
+		return TCP_ONE_PASS;
+	__u32 n = len - off;
+	if (n == 0 || n > XKV_REQ_MAX)
+		return TCP_ONE_PASS;
+	/* n as it is, in a form whose bounds the verifier sees (1 .. 2048) */
+	n = ((n - 1) & (XKV_REQ_MAX - 1)) + 1;
+	if (bpf_skb_load_bytes(skb, off, sc->req, n))
+		return TCP_ONE_PASS;
+	struct xkv_req *r = &sc->pr;
+	/* a whole request the kernel serves; errors, other commands and a
+	 * request cut off at the segment's end go to userspace */
+	if (xkv_parse_req(sc, n) || !r->next || r->next > n || r->too_many ||
+	    r->op > XKV_OP_FAST_LAST)
+		return TCP_ONE_PASS;
 	/* the lists may change while a client is connected (acl del): a
 	 * source that left the allow list goes to userspace, which closes
 	 * the connection at its next request, as it does for its own */
-	tcp_peer(skb, sc);
 	if (XKV_GUARDED && !acl_allowed(sc))
-		return 0;
+		return TCP_ONE_PASS;
+	__u32 next = r->next;
 	if (r->op == XKV_OP_GET) {
-		struct get_ctx g = { .sc = sc, .st = st, .o = XKV_TEXT };
+		struct get_ctx g = { .sc = sc, .st = pend, .o = o };
 		xkv_op_get(&g);
-		if (g.full)
-			return 0;
-		__u32 o = xkv_get_end(&g);
-		stat_inc(st, XKV_STAT_cmd_get);
-		return o - XKV_TEXT;
+		if (g.full || g.o > XKV_TEXT + XKV_DGRAM_TEXT - 5)
+			return TCP_ONE_PASS;
+		o = xkv_get_end(&g);
+		stat_inc(pend, XKV_STAT_cmd_get);
+		return TCP_ONE(TCP_ONE_GET, next, o);
 	}
-	/* A write is done once: its reply must go out from here, so it may not
-	 * be longer than the request (the skb is linear and writable already,
-	 * a shorter reply cannot fail).  set's STORED always is shorter; a
-	 * delete of a one-byte key could get the longer NOT_FOUND. */
-	if (r->op == XKV_OP_DELETE && len < sizeof(XKV_R_NOT_FOUND) - 1)
-		return 0;
+	if (r->noreply ? !prefix :
+	    (off + next != len ||
+	     o - XKV_TEXT + (r->op == XKV_OP_DELETE ? TCP_DELETE_REPLY_MAX : sizeof(XKV_R_STORED) - 1) >
+		     (len < XKV_DGRAM_TEXT ? len : XKV_DGRAM_TEXT)))
+		return TCP_ONE_PASS;
 #ifdef XKV_PERCPU
 	/* a per-CPU store: XDP's set writes the copy of the CPU a flow's
 	 * packets land on; a connection's verdicts run on whatever CPU takes
 	 * its softirq or its reader's release_sock, so a set here could hide
 	 * from the next get.  Userspace writes every CPU's copy. */
-	return 0;
+	return TCP_ONE_PASS;
 #endif
 	/* set, delete: userspace closes on a write from outside the write
 	 * list and refuses writes under snapshot --pause-writes */
 	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
 	if (!h || (h->flags & XKV_HOST_PAUSE_WRITES) || !acl_has(sc, &acl_write))
-		return 0;
+		return TCP_ONE_PASS;
 	xkv_load_key(sc, 1);
 	__u64 now = bpf_ktime_get_ns();
-	__u32 n = r->op == XKV_OP_DELETE ? tcp_delete(sc, st, now) : tcp_set(skb, sc, st, now);
-	if (n && r->noreply) {
+	__u32 w = o;
+	barrier_var(w); /* keeps put_lit's mask: o's bound is lost on the stack */
+	if (!(r->op == XKV_OP_DELETE ? tcp_delete(sc, st, now, &w) : tcp_set(skb, sc, st, now, off, &w)))
+		return TCP_ONE_PASS;
+	if (r->noreply) {
 		stat_inc(st, XKV_STAT_noreply);
-		return TCP_NOREPLY;
+		return TCP_ONE(TCP_ONE_NOREPLY, next, o);
 	}
-	return n;
+	return TCP_ONE(TCP_ONE_WRITE, next, w & 0xffff);
+}
+
+/* The bytes after the segment's first `done` (its noreply writes, done
+ * here) to userspace.  They never move the socket's copied_seq (only what
+ * userspace reads does): credit. */
+static __always_inline int tcp_pass_rest(struct __sk_buff *skb, struct xkv_tcp_conn *c,
+					 struct xkv_stats *st, __u32 done)
+{
+	if (done && bpf_skb_adjust_room(skb, -(__s32)done, 0, 0)) {
+		/* not seen: the skb is linear (pulled whole) */
+		stat_inc(st, XKV_STAT_tcp_lost);
+		return SK_DROP;
+	}
+	c->credit += done;
+	return tcp_to_user(skb, c, st);
+}
+
+#define TCP_SEG_REQS 16 /* requests of one segment the kernel looks at */
+
+/* A segment's requests, as far as the kernel serves them: off, where the
+ * next starts; done, the end of its first run of noreply writes (dreqs of
+ * them); o, the end of the replies in sc->reply; reqs served, of them gets
+ * and writes with a reply. */
+struct tcp_seg {
+	struct __sk_buff *skb;
+	__u32 len, off, done, o, reqs, dreqs, gets, wrote;
+};
+
+/* bpf_loop's step: the next request (1 stops). */
+static long tcp_seg_one(__u32 i, void *vctx)
+{
+	struct tcp_seg *g = vctx;
+
+	if (g->off >= g->len)
+		return 1;
+	int a = tcp_one(g->skb, g->off, g->o, !g->gets && g->done == g->off);
+	__u32 kind = TCP_ONE_KIND(a);
+	if (kind == TCP_ONE_PASS)
+		return 1;
+	g->off += TCP_ONE_NEXT(a);
+	g->o = TCP_ONE_END(a);
+	g->reqs++;
+	if (kind == TCP_ONE_NOREPLY) { /* only in the first run (tcp_one) */
+		g->done = g->off;
+		g->dreqs++;
+	}
+	g->gets += kind == TCP_ONE_GET;
+	g->wrote += kind == TCP_ONE_WRITE;
+	return 0;
 }
 
 SEC("sk_skb/stream_verdict")
@@ -222,50 +325,72 @@ int xdpkv_tcp(struct __sk_buff *skb)
 		return tcp_to_user(skb, c, st);
 	__u32 *busy = bpf_map_lookup_elem(&tcp_busy, &zero);
 	struct xkv_scratch *sc = bpf_map_lookup_elem(&tcp_scratch, &zero);
+	struct xkv_stats *pend = bpf_map_lookup_elem(&tcp_pending, &zero);
 	__u32 len = skb->len;
-	if (!busy || *busy || !sc || len == 0 || len > XKV_REQ_MAX)
+	if (!busy || *busy || !sc || !pend || len == 0 || len > XKV_REQ_MAX)
+		return tcp_to_user(skb, c, st);
+	/* the skb linear and writable: the psock sends page fragments by
+	 * splicing them, which fails for the page_pool pages a veth with XDP
+	 * receives into (the connection then breaks); linear bytes are copied.
+	 * Pulling leaves the bytes as they were */
+	if (bpf_skb_pull_data(skb, len))
 		return tcp_to_user(skb, c, st);
 	*busy = 1;
-	__u32 rlen = 0;
-	/* the request's bytes, then the skb linear and writable: the psock
-	 * sends page fragments by splicing them, which fails for the page_pool
-	 * pages a veth with XDP receives into (the connection then breaks);
-	 * linear bytes are copied.  Pulling leaves the bytes as they were */
-	if (!bpf_skb_load_bytes(skb, 0, sc->req, len & (XKV_REQ_MAX * 2 - 1) & 4095) &&
-	    !bpf_skb_pull_data(skb, len))
-		rlen = tcp_answer(skb, sc, st, len);
-	if (rlen == TCP_NOREPLY) {
-		/* done, nothing to send: a dropped skb advances copied_seq by
-		 * its length (no credit) */
-		*busy = 0;
-		stat_inc(st, XKV_STAT_tcp_fast);
-		return SK_DROP;
+	__builtin_memset(pend, 0, sizeof(*pend));
+	tcp_peer(skb, sc);
+	/* the segment's requests in order, as far as the kernel serves them */
+	struct tcp_seg g = { .skb = skb, .len = len, .o = XKV_TEXT };
+	bpf_loop(TCP_SEG_REQS, tcp_seg_one, &g, 0);
+	__u32 off = g.off, done = g.done, o = g.o, reqs = g.reqs, dreqs = g.dreqs;
+	__u32 gets = g.gets, wrote = g.wrote;
+	__u32 rlen = o - XKV_TEXT;
+	int act;
+	/* All of it here, or what follows the first noreply writes to
+	 * userspace (with the gets after them: looked up here, read only,
+	 * looked up and counted again there).  A reply longer than the request
+	 * only within the credit (above); a write's never is (tcp_one). */
+	if (off != len || rlen > XKV_DGRAM_TEXT || (__s64)rlen > (__s64)len + c->credit)
+		goto rest;
+	if (!rlen) {
+		/* noreply writes alone: done, nothing to send; a dropped skb
+		 * advances copied_seq by its length (no credit) */
+		st->v[XKV_STAT_tcp_fast] += reqs;
+		act = SK_DROP;
+		goto out;
 	}
-	/* a reply longer than the request only within the credit (above) */
-	if (!rlen || rlen > XKV_DGRAM_TEXT || (__s64)rlen > (__s64)len + c->credit) {
-		*busy = 0;
-		return tcp_to_user(skb, c, st);
-	}
-	/* the request becomes its reply; a resize that fails leaves the skb as
-	 * it was (only a get's reply grows: nothing was written yet) */
+	/* the segment becomes its reply.  A resize that fails leaves the skb as
+	 * it was: only gets' replies grow it, and whatever they follow goes to
+	 * userspace with them (a set or delete with a reply keeps the skb from
+	 * growing, and a skb that shrinks is not reallocated) */
 	if (bpf_skb_change_tail(skb, rlen, 0)) {
-		*busy = 0;
-		return tcp_to_user(skb, c, st);
+		if (!wrote)
+			goto rest;
+		stat_inc(st, XKV_STAT_tcp_lost);
+		act = SK_DROP;
+		goto out;
 	}
-	long e = bpf_skb_store_bytes(skb, 0, &sc->reply[XKV_TEXT], rlen, 0);
-	*busy = 0;
-	if (e) {
+	if (bpf_skb_store_bytes(skb, 0, &sc->reply[XKV_TEXT], rlen & 2047, 0)) {
 		/* not seen: change_tail made the skb writable and this long;
 		 * the request is half overwritten and cannot go anywhere */
 		stat_inc(st, XKV_STAT_tcp_lost);
-		return SK_DROP;
+		act = SK_DROP;
+		goto out;
 	}
-	long act = bpf_sk_redirect_hash(skb, &tcp_socks, &ck, 0);
+	if (gets)
+		for (int i = 0; i < XKV_STAT__MAX; i++)
+			st->v[i] += pend->v[i];
+	st->v[XKV_STAT_tcp_fast] += reqs;
+	act = bpf_sk_redirect_hash(skb, &tcp_socks, &ck, 0);
 	if (act == SK_PASS) {
 		c->credit += (__s64)len - (__s64)rlen;
 		c->kq += rlen;
-		stat_inc(st, XKV_STAT_tcp_fast);
 	}
+	goto out;
+rest:
+	st->v[XKV_STAT_tcp_fast] += dreqs;
+	act = tcp_pass_rest(skb, c, st, done);
+out:
+	*busy = 0;
 	return act;
 }
 

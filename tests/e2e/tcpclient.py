@@ -74,10 +74,12 @@ def connect(host, port, timeout=5.0):
     return socket.create_connection((host, port), timeout=timeout)
 
 
-def recv_until(s, end, limit=1 << 22, timeout=5.0):
+def recv_while(s, more, timeout=5.0):
+    """Read while more(bytes so far) holds, until a silence of timeout
+    seconds or the end of the stream."""
     s.settimeout(timeout)
     buf = b""
-    while not buf.endswith(end) and len(buf) < limit:
+    while more(buf):
         try:
             d = s.recv(65536)
         except socket.timeout:
@@ -86,6 +88,10 @@ def recv_until(s, end, limit=1 << 22, timeout=5.0):
             break
         buf += d
     return buf
+
+
+def recv_until(s, end, limit=1 << 22, timeout=5.0):
+    return recv_while(s, lambda b: not b.endswith(end) and len(b) < limit, timeout)
 
 
 def ask(host, port, req, end=b"END\r\n"):

@@ -10,8 +10,9 @@
 # pipeline mixing gets with commands only userspace serves, sent whole, one
 # request per write and split at every byte boundary); serve with the fast
 # path gives the same bytes, and the kernel answered some of them
-# (tcp_fast moved); pymemcache and memccp/memccat against it; status shows
-# the share.  With hash_map, then attach --no-tcp-fast-path: the same bytes,
+# (tcp_fast moved); pymemcache and memccp/memccat against it; segments of
+# several requests, answered in the kernel as far as it can (exact counts),
+# stats counted once; status shows the share.  With hash_map, then attach --no-tcp-fast-path: the same bytes,
 # none from the kernel, status says so.  Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
 set -euo pipefail
 
@@ -68,6 +69,17 @@ for layout in "${layouts[@]}"; do
 	check "$layout: memccat returns it byte for byte" cmp -s "$dir/blob.bin" "$dir/got.bin"
 	after=$(counter fast tcp_fast)
 	check "$layout: the clients' gets were answered in the kernel ($mid -> $after)" test "$after" -gt "$mid"
+	# segments of several requests (tcpfastclient.py, PIPELINE): the kernel
+	# answers what it can of each, exactly; the per-CPU layouts write in
+	# userspace only, so there every segment (each holds a write) goes there
+	fast0=$after slow0=$(counter slow tcp_slow)
+	check "$layout: pipelined segments: replies and stats" client pipeline "$S4" "$P"
+	fast1=$(counter fast tcp_fast) slow1=$(counter slow tcp_slow)
+	want="6 8" # with the two stats commands around them
+	[[ $layout == percpu || $layout == lru_percpu ]] && want="0 14"
+	check "$layout: ... the kernel answered $want (fast, slow: $((fast1 - fast0)) $((slow1 - slow0)))" \
+		test "$((fast1 - fast0)) $((slow1 - slow0))" = "$want"
+	after=$fast1
 	st=$(tb_xdpkv status "$TB_SRV_DEV")
 	check "$layout: status shows the share" \
 		grep -Eq "TCP +in the kernel: $after of [0-9]+ requests \([0-9.]+%\)" <<<"$st"
