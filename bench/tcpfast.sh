@@ -4,30 +4,34 @@
 # without it (serve --no-tcp-fast-path): same client, same keys, same run.
 #
 #   bench/tcpfast.sh [--rounds 3] [--duration 5] [--write-ratio 50] [--keys 10000]
-#                    [--build-dir DIR]
+#                    [--per-conn 1] [--build-dir DIR]
 #
 # One veth test bed (tests/lib/testbed.sh): hash_map attached to the server
 # end, its NAPI thread and `xdpkv serve --threads 1` on CPU 1; xkv-loadgen
-# (mc-tcp, 16 connections, one request in flight on each: one request per
-# segment) on CPU 0.  Server CPU = CPU 1's busy time (/proc/stat: everything
+# (mc-tcp, 16 requests in flight over 16 / --per-conn connections: with
+# --per-conn 1 one request per segment, with more a pipelining client whose
+# segments hold several) on CPU 0.  XDPKV overrides the CLI.  Server CPU = CPU 1's busy time (/proc/stat: everything
 # but idle and iowait) over the measured run, whoever spent it (softirq,
 # the psock's kworker, serve) — and whoever else shares the machine.
 # Rounds alternate the order (on, off / off, on).  Prints one line per run:
 # mode, requests/s, server µs per request, kernel share of TCP requests.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rounds=3 duration=5 wr=50 keys=10000 build=$here/../build
+rounds=3 duration=5 wr=50 keys=10000 perconn=1 build=$here/../build
 while (($#)); do
 	case $1 in
 	--rounds) rounds=$2; shift 2 ;;
 	--duration) duration=$2; shift 2 ;;
 	--write-ratio) wr=$2; shift 2 ;;
 	--keys) keys=$2; shift 2 ;;
+	--per-conn) perconn=$2; shift 2 ;;
 	--build-dir) build=$2; shift 2 ;;
 	*) echo "bench/tcpfast.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
-XDPKV=$build/cli/xdpkv
+XDPKV=${XDPKV:-$build/cli/xdpkv}
+((perconn >= 1 && perconn <= 16 && 16 % perconn == 0)) || { echo "bench/tcpfast.sh: --per-conn divides 16" >&2; exit 2; }
+nconn=$((16 / perconn))
 LG=$build/bench/loadgen/xkv-loadgen
 [[ -x $XDPKV && -x $LG ]] || { echo "bench/tcpfast.sh: build first ($XDPKV, $LG)" >&2; exit 2; }
 # shellcheck source=../tests/lib/testbed.sh
@@ -46,11 +50,11 @@ run() { # on|off
 	[[ $1 = off ]] && extra=(--no-tcp-fast-path)
 	tb_serve_start --threads 1 "${extra[@]}"
 	sleep 0.3
-	tb_cli "$LG" --server "$TB_SRV_IP4" --port "$TB_PORT" --proto mc-tcp --conns 16 --depth 16 \
+	tb_cli "$LG" --server "$TB_SRV_IP4" --port "$TB_PORT" --proto mc-tcp --conns "$nconn" --depth 16 \
 		--keys "$keys" --write-ratio "$wr" --preload --duration 1 --quiet >/dev/null
 	sleep 0.3
 	k0=$(counter fast tcp_fast) u0=$(counter slow tcp_slow) b0=$(busy1)
-	out=$(tb_cli "$LG" --server "$TB_SRV_IP4" --port "$TB_PORT" --proto mc-tcp --conns 16 --depth 16 \
+	out=$(tb_cli "$LG" --server "$TB_SRV_IP4" --port "$TB_PORT" --proto mc-tcp --conns "$nconn" --depth 16 \
 		--keys "$keys" --write-ratio "$wr" --duration "$duration" --json --quiet)
 	b1=$(busy1)
 	sleep 0.3
@@ -67,7 +71,7 @@ print(f"{mode:3s}  {n / secs / 1000:8.1f} kreq/s  server {busy / hz / n * 1e6:6.
       f"kernel share {k / max(k + u, 1) * 100:5.1f}%  ({k} kernel, {u} userspace)")
 PY
 }
-echo "# $(date -u '+%F %T') UTC, $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); write ratio $wr%, $keys keys, ${duration}s per run"
+echo "# $(date -u '+%F %T') UTC, $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); write ratio $wr%, $keys keys, $perconn request(s) in flight per connection, ${duration}s per run"
 for ((r = 1; r <= rounds; r++)); do
 	if ((r % 2)); then run on; run off; else run off; run on; fi
 done

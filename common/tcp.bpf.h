@@ -182,7 +182,7 @@ enum { TCP_ONE_PASS, TCP_ONE_NOREPLY, TCP_ONE_GET, TCP_ONE_WRITE };
  *  - get: read only, counted in tcp_pending (added once the segment is
  *    answered here);
  *  - a noreply set or delete: only in the segment's first run of them
- *    (`prefix`; before any get), so that what follows can still go to
+ *    (TCP_ONE_PREFIX: before any get), so that what follows can still go to
  *    userspace without it (tcp_pass_rest);
  *  - a set or delete with a reply: only as the segment's last request, and
  *    only when the replies stay within the request bytes: a write is done
@@ -190,7 +190,10 @@ enum { TCP_ONE_PASS, TCP_ONE_NOREPLY, TCP_ONE_GET, TCP_ONE_WRITE };
  *    not grow is resized without allocating), and within one datagram.
  * Global: the verifier checks it once, not once per request of a
  * segment. */
-__attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o, __u32 prefix)
+#define TCP_ONE_PREFIX 1 /* still in the segment's first run of noreply writes */
+#define TCP_ONE_WRITES 2 /* writes allowed (the credit has room for what they add) */
+
+__attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o, __u32 flags)
 {
 	__u32 zero = 0;
 	/* the scratch from its map: with the entry's data after it (a pointer
@@ -231,7 +234,9 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 		stat_inc(pend, XKV_STAT_cmd_get);
 		return TCP_ONE(TCP_ONE_GET, next, o);
 	}
-	if (r->noreply ? !prefix :
+	if (!(flags & TCP_ONE_WRITES))
+		return TCP_ONE_PASS;
+	if (r->noreply ? !(flags & TCP_ONE_PREFIX) :
 	    (off + next != len ||
 	     o - XKV_TEXT + (r->op == XKV_OP_DELETE ? TCP_DELETE_REPLY_MAX : sizeof(XKV_R_STORED) - 1) >
 		     (len < XKV_DGRAM_TEXT ? len : XKV_DGRAM_TEXT)))
@@ -277,6 +282,12 @@ static __always_inline int tcp_pass_rest(struct __sk_buff *skb, struct xkv_tcp_c
 }
 
 #define TCP_SEG_REQS 16 /* requests of one segment the kernel looks at */
+/* The credit's ceiling: the socket tests rcv_nxt - copied_seq as a signed
+ * 32-bit number (tcp_epollin_ready), so a lag of 2^31 bytes or more would
+ * read as nothing to read and its data_ready (the verdict) would never be
+ * called again: a connection that wrote ~2 GiB of sets would stall.  At the
+ * ceiling the kernel answers only what does not add to it. */
+#define TCP_CREDIT_MAX (1ll << 30)
 
 /* A segment's requests, as far as the kernel serves them: off, where the
  * next starts; done, the end of its first run of noreply writes (dreqs of
@@ -285,6 +296,7 @@ static __always_inline int tcp_pass_rest(struct __sk_buff *skb, struct xkv_tcp_c
 struct tcp_seg {
 	struct __sk_buff *skb;
 	__u32 len, off, done, o, reqs, dreqs, gets, wrote;
+	__u32 writes; /* TCP_ONE_WRITES or 0 */
 };
 
 /* bpf_loop's step: the next request (1 stops). */
@@ -294,7 +306,8 @@ static long tcp_seg_one(__u32 i, void *vctx)
 
 	if (g->off >= g->len)
 		return 1;
-	int a = tcp_one(g->skb, g->off, g->o, !g->gets && g->done == g->off);
+	int a = tcp_one(g->skb, g->off, g->o,
+			(!g->gets && g->done == g->off ? TCP_ONE_PREFIX : 0) | g->writes);
 	__u32 kind = TCP_ONE_KIND(a);
 	if (kind == TCP_ONE_PASS)
 		return 1;
@@ -340,6 +353,9 @@ int xdpkv_tcp(struct __sk_buff *skb)
 	tcp_peer(skb, sc);
 	/* the segment's requests in order, as far as the kernel serves them */
 	struct tcp_seg g = { .skb = skb, .len = len, .o = XKV_TEXT };
+	/* a segment's writes add at most its length to the credit */
+	if (c->credit <= TCP_CREDIT_MAX - XKV_REQ_MAX)
+		g.writes = TCP_ONE_WRITES;
 	bpf_loop(TCP_SEG_REQS, tcp_seg_one, &g, 0);
 	__u32 off = g.off, done = g.done, o = g.o, reqs = g.reqs, dreqs = g.dreqs;
 	__u32 gets = g.gets, wrote = g.wrote;
@@ -349,12 +365,17 @@ int xdpkv_tcp(struct __sk_buff *skb)
 	 * userspace (with the gets after them: looked up here, read only,
 	 * looked up and counted again there).  A reply longer than the request
 	 * only within the credit (above); a write's never is (tcp_one). */
-	if (off != len || rlen > XKV_DGRAM_TEXT || (__s64)rlen > (__s64)len + c->credit)
+	if (off != len || rlen > XKV_DGRAM_TEXT || (__s64)rlen > (__s64)len + c->credit ||
+	    (!g.writes && c->credit + (__s64)len - (__s64)rlen > TCP_CREDIT_MAX))
 		goto rest;
 	if (!rlen) {
-		/* noreply writes alone: done, nothing to send; a dropped skb
-		 * advances copied_seq by its length (no credit) */
+		/* noreply writes alone: done, nothing to send.  Dropped, the skb
+		 * moves copied_seq by its length; emptied first but for one byte,
+		 * by one: the rest is credit, and the byte keeps the socket's
+		 * read-side work (a quick ACK a client may wait for) */
 		st->v[XKV_STAT_tcp_fast] += reqs;
+		if (len > 1 && !bpf_skb_adjust_room(skb, -(__s32)(len - 1), 0, 0))
+			c->credit += len - 1;
 		act = SK_DROP;
 		goto out;
 	}

@@ -98,6 +98,18 @@ for layout in "${layouts[@]}"; do
 		check "$layout: acl del allow: the open connection is cut off, kernel path too" wait "$cpid"
 		check "$layout: ... the kernel answered nothing more" test "$(counter fast tcp_fast)" = "$mid"
 		tb_xdpkv acl "$TB_SRV_DEV" add allow connected >/dev/null || tb_die "acl add allow failed"
+		# the credit's ceiling (tcp.bpf.h, TCP_CREDIT_MAX 2^30): 1.25 GB of
+		# sets, each 1401 bytes longer than its STORED, on one connection;
+		# the kernel answers them until the ceiling, then userspace does,
+		# and the connection goes on (with no ceiling: all in the kernel,
+		# and past 2^31 a stall)
+		before=$(counter fast tcp_fast) ub=$(counter slow tcp_slow)
+		check "$layout: 1.25 GB of sets on one connection, all answered" client credit "$S4" "$P" 1.25e9
+		mid=$(counter fast tcp_fast) um=$(counter slow tcp_slow)
+		k=$((mid - before))
+		check "$layout: ... the kernel stopped at its credit ceiling ($k sets: $((k * 1401)) bytes of credit)" \
+			test $((k * 1401)) -le $((1 << 30)) -a $((k * 1401)) -gt $(((1 << 30) - 4096))
+		check "$layout: ... userspace answered the rest ($((um - ub)))" test $((um - ub)) -gt 0
 		# serve killed with connections open leaves their fast-path slots
 		# (tcp_slots: cookie -> slot in tcp_conns and tcp_paid); the next
 		# serve clears them

@@ -12,6 +12,10 @@
   tcpfastclient.py pipeline HOST PORT     one connection, four segments of
                                           several requests each (below),
                                           replies and stats checked
+  tcpfastclient.py credit HOST PORT BYTES  one connection, BYTES of sets of
+                                          1390-byte values one at a time
+                                          (each a segment of its own), then
+                                          gets: still answered
   tcpfastclient.py aclcut HOST PORT DIR    one connection: a get miss (the
                                           kernel answers it), then DIR/ready;
                                           once DIR/go exists (the allow list
@@ -224,6 +228,31 @@ def pipeline(host, port):
     s.close()
 
 
+CREDIT_SET = b"set cr 0 0 1390\r\n" + b"c" * 1390 + b"\r\n"  # one segment (MSS 1448)
+
+
+def credit(host, port, total):
+    """Sets whose STORED is 1401 bytes shorter than the set, one at a time:
+    the kernel's credit grows by that much each (tcp.bpf.h) until its
+    ceiling; past 2^31 the socket would stop calling the verdict and the
+    connection would stall."""
+    s = conn(host, port)
+    n = 0
+    while n * len(CREDIT_SET) < total:
+        s.sendall(CREDIT_SET)
+        if read_bytes(s, 8) != b"STORED\r\n":
+            check(False, f"credit: set {n + 1}: no STORED (the connection stalled?)")
+            return
+        n += 1
+    check(True, f"credit: {n} sets, {n * len(CREDIT_SET)} bytes, each answered")
+    for _ in range(3):
+        s.sendall(b"get cr\r\n")
+        got = read_bytes(s, 1414)
+        check(got == b"VALUE cr 0 1390\r\n" + b"c" * 1390 + b"\r\nEND\r\n",
+              f"credit: a get after them is answered ({len(got)} bytes)")
+    s.close()
+
+
 def aclcut(host, port, d):
     s = conn(host, port)
     s.sendall(b"get acl-probe\r\n")
@@ -255,6 +284,8 @@ def main():
         clients(host, port)
     elif cmd == "pipeline":
         pipeline(host, port)
+    elif cmd == "credit":
+        credit(host, port, int(float(sys.argv[4])))
     elif cmd == "aclcut":
         aclcut(host, port, sys.argv[4])
     else:
