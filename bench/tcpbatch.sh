@@ -81,7 +81,9 @@ run() { # on|off|memcached
 		tb_wait_listen "$TB_SRV_NS" "$TB_PORT" 200 "$pid" || tb_die "memcached did not listen"
 	else
 		[[ $1 = off ]] && extra=(--no-tcp-fast-path)
-		tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 65536 --value-size 2048 \
+		# entries sized to the values (a hash_map update copies the whole entry)
+		tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 65536 \
+			--value-size $((vsize > 256 ? vsize : 256)) \
 			--port "$TB_PORT" >/dev/null
 		tb_pin_napi
 		tb_serve_start --threads 1 "${extra[@]}"

@@ -7,7 +7,7 @@
 #   bench/tcpscale.sh [--threads 1,2,4,8] [--duration 10] [--servers LIST]
 #                     [--server-cpus 8-15] [--client-cpus 0-7] [--conns 32]
 #                     [--layout hash_map] [--redis-keys 100000] [--perf DIR]
-#                     [--json FILE] [--build-dir DIR]
+#                     [--syscalls] [--json FILE] [--build-dir DIR]
 #
 # One veth test bed (tests/lib/testbed.sh) with as many queues as server
 # CPUs; the server namespace's NAPI threads and the server on --server-cpus,
@@ -35,13 +35,15 @@
 # client ("client"): memaslap and redis-benchmark rows do not share a client.
 # Defaults fit this 2-CPU VM: server on CPU 1, client on CPU 0, threads 1.
 # --perf DIR: `perf record -g` of the server CPUs for each run
-# (DIR/<server>-<N>.data; `perf report -i` it).
+# (DIR/<server>-<N>.data; `perf report -i` it).  --syscalls: `perf stat` of
+# the system calls made on the server CPUs over the run, per request, by
+# name (the row's "syscalls_per_req").
 # One JSON line per run on stdout (and appended to --json FILE).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 threads=1 duration=10 servers=memcached,xdpkv,xdpkv-nofast,redis scpus=1 ccpus=0 conns=32
-layout=hash_map rkeys=100000 perfdir='' json='' build=$here/../build
-usage() { sed -n '3,39p' "$0" | sed 's/^# \{0,1\}//'; }
+layout=hash_map rkeys=100000 perfdir='' sysc='' json='' build=$here/../build
+usage() { awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; }
 while (($#)); do
 	case $1 in
 	--threads) threads=$2; shift 2 ;;
@@ -53,6 +55,7 @@ while (($#)); do
 	--layout) layout=$2; shift 2 ;;
 	--redis-keys) rkeys=$2; shift 2 ;;
 	--perf) perfdir=$2; shift 2 ;;
+	--syscalls) sysc=1; shift ;;
 	--json) json=$2; shift 2 ;;
 	--build-dir) build=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
@@ -76,7 +79,9 @@ for s in "${SLIST[@]}"; do
 	*) echo "bench/tcpscale.sh: unknown server $s (memcached, xdpkv, xdpkv-nofast, redis)" >&2; exit 2 ;;
 	esac
 done
-[[ -z $perfdir ]] || need perf linux-perf
+[[ -z $perfdir && -z $sysc ]] || need perf linux-perf
+# the calls counted by --syscalls (all of them, and these by name)
+SYSCALLS=recvfrom,sendto,read,write,sendmsg,recvmsg,epoll_wait,bpf,ioctl,getsockopt,futex
 
 # "8-15" or "1,3" -> one CPU a line
 cpu_list() { "$PY" -c 'import sys
@@ -197,6 +202,13 @@ run() { # SERVER N
 			>/dev/null 2>&1 &
 		perfpid=$!
 	fi
+	local sysc_pid=''
+	if [[ -n $sysc ]]; then
+		local ev=raw_syscalls:sys_enter c
+		for c in ${SYSCALLS//,/ }; do ev+=",syscalls:sys_enter_$c"; done
+		perf stat -x, -o "$log/syscalls" -e "$ev" -C "$scpus" -- sleep "$duration" >/dev/null 2>&1 &
+		sysc_pid=$!
+	fi
 	local b0 b1 t0 t1 pg ps
 	b0=$(busy) t0=$EPOCHREALTIME
 	if [[ $client == memaslap ]]; then
@@ -211,6 +223,7 @@ run() { # SERVER N
 	fi
 	b1=$(busy) t1=$EPOCHREALTIME
 	[[ -z $perfpid ]] || wait "$perfpid" || true
+	[[ -z $sysc_pid ]] || wait "$sysc_pid" || true
 	local fast='{}'
 	case $srv in
 	xdpkv*)
@@ -308,6 +321,16 @@ def redis_bench():
 ok = memaslap() if client == "memaslap" else redis_bench()
 row.update({"client_rc": int(rc), "duration_s": int(dur), "elapsed_s": round(elapsed, 3),
             "server_cpus": scpus, "client_cpus": ccpus, **json.loads(fast)})
+sc = text("syscalls")
+if sc and row["tps"]:
+    # perf stat -x,: count,unit,event,... over `duration` seconds of the run
+    per = {}
+    for line in sc.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[0].isdigit() and "sys_enter" in f[2]:
+            name = f[2].split(":")[-1].replace("sys_enter_", "").replace("sys_enter", "all")
+            per[name] = round(int(f[0]) / (row["tps"] * int(dur)), 3)
+    row["syscalls_per_req"] = per
 if row["ops"] and row["tps"]:
     row["server_us_per_req"] = round(int(busy) / int(hz) / row["ops"] * 1e6, 2)
     row["server_cpu_s"] = round(int(busy) / int(hz), 2)
