@@ -21,6 +21,8 @@
 #   tb_wait_listen NS PORT TRIES [PID]
 #                            wait (TRIES x 50 ms) for a TCP listener on PORT in
 #                            NS; fails at once if process PID is gone
+#   tb_counter PATH NAME     counter NAME of `xdpkv status --json` (PATH: fast
+#                            or slow), after the slow path's next push (0.3 s)
 #   tb_serve_start [ARGS]    start `xdpkv serve DEV` in the background and wait
 #                            until its port answers; tb_serve_stop stops it
 #   tb_pin_napi              make the server veth's NAPI threaded and pin its
@@ -248,6 +250,12 @@ tb_wait_listen() {
 }
 
 # tb_serve_start with 2 TCP worker threads, then wait for its TCP listener too.
+tb_counter() {
+	sleep 0.3 # the slow path pushes its counters every 100 ms
+	tb_xdpkv status "$TB_SRV_DEV" --json | /usr/bin/python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["counters"][sys.argv[1]][sys.argv[2]])' "$1" "$2"
+}
+
 tb_serve_tcp_start() {
 	tb_serve_start --threads 2 "$@"
 	tb_wait_listen "$TB_SRV_NS" "$TB_PORT" 600 && return 0
