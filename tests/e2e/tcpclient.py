@@ -474,13 +474,17 @@ def cmd_refused(host, port):
 
 
 def cmd_conns(host, port, want):
+    """curr_connections, asked on one connection (an asker per try would
+    count the previous one's close, not yet seen), until it is `want`."""
     cur = None
-    for _ in range(20):  # closes are seen by the server a moment later
-        st = ask(host, port, b"stats\r\n")
-        cur = [line.split()[2] for line in st.split(b"\r\n") if line.startswith(b"STAT curr_connections ")]
-        if cur == [want.encode()]:
-            break
-        time.sleep(0.1)
+    with connect(host, port) as s:
+        for _ in range(50):  # closes are seen by the server a moment later
+            s.sendall(b"stats\r\n")
+            st = recv_until(s, b"END\r\n")
+            cur = [line.split()[2] for line in st.split(b"\r\n") if line.startswith(b"STAT curr_connections ")]
+            if cur == [want.encode()]:
+                break
+            time.sleep(0.1)
     expect("stats: curr_connections", cur, [want.encode()])
 
 
