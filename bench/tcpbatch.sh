@@ -43,11 +43,6 @@ tb_up "xtb$$"
 command -v memcached >/dev/null || { echo "bench/tcpbatch.sh: memcached missing" >&2; exit 2; }
 PASS_OBJ=$(tb_xdp_pass_obj)
 
-busy1() { awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
-counter() { # PATH NAME
-	tb_xdpkv status "$TB_SRV_DEV" --json |
-		$PY -c 'import json,sys; print(json.load(sys.stdin)["counters"][sys.argv[1]][sys.argv[2]])' "$1" "$2"
-}
 # the client: 8 connections served round robin from one thread (pymemcache
 # blocks on each reply), for SECONDS; prints requests and wrong values
 client() { # SECONDS
@@ -91,17 +86,17 @@ run() { # on|off|memcached
 	sleep 0.3
 	client 1 >/dev/null # warm-up: connections, keys
 	sleep 0.3
-	[[ $1 = memcached ]] || { k0=$(counter fast tcp_fast) u0=$(counter slow tcp_slow); }
-	b0=$(busy1)
+	[[ $1 = memcached ]] || { k0=$(tb_counter fast tcp_fast) u0=$(tb_counter slow tcp_slow); }
+	b0=$(tb_busy 1)
 	out=$(client "$duration")
-	b1=$(busy1)
+	b1=$(tb_busy 1)
 	sleep 0.3
 	if [[ $1 = memcached ]]; then
 		kill -TERM "$pid"
 		wait "$pid" 2>/dev/null || true
 		tb_run ip -n "$TB_SRV_NS" link set dev "$TB_SRV_DEV" xdpdrv off
 	else
-		k1=$(counter fast tcp_fast) u1=$(counter slow tcp_slow)
+		k1=$(tb_counter fast tcp_fast) u1=$(tb_counter slow tcp_slow)
 		tb_serve_stop
 		tb_xdpkv detach "$TB_SRV_DEV" >/dev/null
 	fi

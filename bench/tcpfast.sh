@@ -40,11 +40,6 @@ tb_up "xtf$$"
 tb_xdpkv attach "$TB_SRV_DEV" --entries $((keys * 2)) --port "$TB_PORT" >/dev/null
 tb_pin_napi
 
-busy1() { awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
-counter() { # PATH NAME
-	tb_xdpkv status "$TB_SRV_DEV" --json |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"][sys.argv[1]][sys.argv[2]])' "$1" "$2"
-}
 run() { # on|off
 	local extra=() hz b0 b1 k0 k1 u0 u1 out
 	[[ $1 = off ]] && extra=(--no-tcp-fast-path)
@@ -53,12 +48,12 @@ run() { # on|off
 	tb_cli "$LG" --server "$TB_SRV_IP4" --port "$TB_PORT" --proto mc-tcp --conns "$nconn" --depth 16 \
 		--keys "$keys" --write-ratio "$wr" --preload --duration 1 --quiet >/dev/null
 	sleep 0.3
-	k0=$(counter fast tcp_fast) u0=$(counter slow tcp_slow) b0=$(busy1)
+	k0=$(tb_counter fast tcp_fast) u0=$(tb_counter slow tcp_slow) b0=$(tb_busy 1)
 	out=$(tb_cli "$LG" --server "$TB_SRV_IP4" --port "$TB_PORT" --proto mc-tcp --conns "$nconn" --depth 16 \
 		--keys "$keys" --write-ratio "$wr" --duration "$duration" --json --quiet)
-	b1=$(busy1)
+	b1=$(tb_busy 1)
 	sleep 0.3
-	k1=$(counter fast tcp_fast) u1=$(counter slow tcp_slow)
+	k1=$(tb_counter fast tcp_fast) u1=$(tb_counter slow tcp_slow)
 	tb_serve_stop
 	hz=$(getconf CLK_TCK)
 	python3 - "$1" "$out" "$((b1 - b0))" "$hz" "$((k1 - k0))" "$((u1 - u0))" <<'PY'

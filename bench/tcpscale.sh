@@ -106,10 +106,6 @@ tb_pin_napi_spread "$TB_CLI_NS" "$TB_CLI_DEV" "$ccpus"
 
 cfg=$here/memaslap.cfg # 16-byte keys, 128-byte values, 90 % gets
 
-busy() { # busy jiffies of the server CPUs
-	awk -v l=" ${SCPU[*]} " '$1 ~ /^cpu[0-9]+$/ && index(l, " " substr($1, 4) " ") {
-		s += $2 + $3 + $4 + $7 + $8 + $9 } END { print s }' /proc/stat
-}
 cli() { tb_run nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$ccpus" "$@"; }
 memaslap() { # CONNS THREADS TIME [ARGS...]: memaslap in the client namespace
 	cli memcaslap -s "$TB_SRV_IP4:$TB_PORT" -F "$cfg" -T "$2" -c "$1" -t "$3" "${@:4}"
@@ -210,7 +206,7 @@ run() { # SERVER N
 		sysc_pid=$!
 	fi
 	local b0 b1 t0 t1 pg ps
-	b0=$(busy) t0=$EPOCHREALTIME
+	b0=$(tb_busy "${SCPU[@]}") t0=$EPOCHREALTIME
 	if [[ $client == memaslap ]]; then
 		memaslap "$nc" "$ct" "${duration}s" --verify=0.01 >"$log/memaslap.log" 2>&1 || rc=$?
 	else
@@ -221,7 +217,7 @@ run() { # SERVER N
 		wait "$pg" || rc=$?
 		wait "$ps" || rc=$?
 	fi
-	b1=$(busy) t1=$EPOCHREALTIME
+	b1=$(tb_busy "${SCPU[@]}") t1=$EPOCHREALTIME
 	[[ -z $perfpid ]] || wait "$perfpid" || true
 	[[ -z $sysc_pid ]] || wait "$sysc_pid" || true
 	local fast='{}'

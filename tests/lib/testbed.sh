@@ -23,6 +23,8 @@
 #                            NS; fails at once if process PID is gone
 #   tb_counter PATH NAME     counter NAME of `xdpkv status --json` (PATH: fast
 #                            or slow), after the slow path's next push (0.3 s)
+#   tb_busy CPU...           busy jiffies of these CPUs so far (/proc/stat: all
+#                            but idle and iowait, whoever spent them)
 #   tb_serve_start [ARGS]    start `xdpkv serve DEV` in the background and wait
 #                            until its port answers; tb_serve_stop stops it
 #   tb_pin_napi              make the server veth's NAPI threaded and pin its
@@ -250,6 +252,11 @@ tb_wait_listen() {
 }
 
 # tb_serve_start with 2 TCP worker threads, then wait for its TCP listener too.
+tb_busy() {
+	awk -v l=" $* " '$1 ~ /^cpu[0-9]+$/ && index(l, " " substr($1, 4) " ") {
+		s += $2 + $3 + $4 + $7 + $8 + $9 } END { print s + 0 }' /proc/stat
+}
+
 tb_counter() {
 	sleep 0.3 # the slow path pushes its counters every 100 ms
 	tb_xdpkv status "$TB_SRV_DEV" --json | /usr/bin/python3 -c \
