@@ -385,20 +385,6 @@ static int conn_write(struct tcp_worker *w, struct tcp_conn *c)
 	return 0;
 }
 
-/* Is there something to read?  On a fast-path connection the verdict
- * counts what it passes up (tcp_conns.passed) before the skb reaches the
- * socket's queue and wakes it, so a count equal to what was read means
- * that every skb since was answered in the kernel: a read would find
- * nothing (a system call for each request the kernel answered).  The end
- * of the stream and errors are read whatever the count. */
-static bool conn_readable(const struct xkv_serve_tcp *t, const struct tcp_conn *c, __u32 ev)
-{
-	if (!c->fast)
-		return ev & (EPOLLIN | EPOLLHUP);
-	return (ev & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) ||
-	       __atomic_load_n(&t->kconns[c->slot].passed, __ATOMIC_ACQUIRE) != c->rcvd;
-}
-
 static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 {
 	if (ev && w->t->idle_ns) /* a clock read a request, only for --idle-timeout */
@@ -420,7 +406,7 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	 * waiters), so there is no read for EAGAIN, and none after the replies
 	 * are sent: a system call each that found nothing. */
 	int r = 0;
-	if (!c->rd_eof && conn_readable(w->t, c, ev))
+	if ((c->fast || (ev & (EPOLLIN | EPOLLHUP))) && !c->rd_eof)
 		do {
 			if ((r = conn_read(w->t, c)) < 0)
 				goto gone;
@@ -464,7 +450,7 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	if (!c->closing && !c->rd_eof && c->out.len - c->out_off < TCP_OUT_HIGH)
 		want |= EPOLLIN;
 	if (c->fast)
-		want |= EPOLLET | EPOLLRDHUP;
+		want |= EPOLLET;
 	if (want != c->events) {
 		struct epoll_event e = { .events = want, .data.ptr = c };
 		if (epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &e))
@@ -558,7 +544,7 @@ static void tcp_accept(struct tcp_worker *w)
 		 * the connection lasts (docs/security.md) */
 		c->peer = !xkv_tcp_peer(t->s, c->src.addr, 1);
 		c->fast = conn_fast(t, c);
-		c->events = EPOLLIN | (c->fast ? EPOLLET | EPOLLRDHUP : 0);
+		c->events = EPOLLIN | (c->fast ? EPOLLET : 0);
 		struct epoll_event e = { .events = c->events, .data.ptr = c };
 		c->next = w->conns;
 		if (c->next)
