@@ -150,28 +150,27 @@ static __always_inline __u32 bin_put_hit(struct xkv_scratch *sc, struct xkv_entr
 #define XKV_BIN_ROOM (-2)      /* a value over one datagram or in the big map */
 #define XKV_BIN_BUSY (-3)      /* a writer was inside the item */
 
-/* The binary request in sc->req (tlen bytes) against the store: its
+/* The binary request in g->sc->req (tlen bytes) against the store: its
  * response at reply[XKV_TEXT] and that reply's UDP payload length (frame
- * header included), or one of the codes above.  Counted as a text get is
- * (cmd_get, get_keys, get_hits or get_misses, get_expired).  A hit: the
+ * header included), or one of the codes above.  Counted in g as a text get
+ * is (get_count adds it where it is answered).  A hit: the
  * item's cas in the header, its flags, [key,] value; a miss: 0x0001 "Not
  * found" (getk: the key instead); a quiet miss: nothing.  Inline, not
  * global: a global function knows sc only as large as its struct, and
  * arena's value copy goes through sc->entry's data beyond it. */
-static __always_inline int bin_get(struct xkv_scratch *sc, struct xkv_stats *st, __u32 tlen,
-				   __u64 now)
+static __always_inline int bin_get(struct get_ctx *g, __u32 tlen)
 {
+	struct xkv_scratch *sc = g->sc;
 	__u32 klen = bin_get_klen(sc, tlen), seq;
 	if (!klen || !xkv_bin_load_key(sc, klen))
 		return XKV_BIN_NOT_OURS;
 	__u8 op = sc->req[1];
 	__u32 kl = op == XKV_BIN_GETK || op == XKV_BIN_GETKQ ? klen : 0; /* the key echoed */
-	struct get_ctx g = { .sc = sc, .st = st, .now = now };
 
-	stat_inc(st, XKV_STAT_cmd_get);
-	stat_inc(st, XKV_STAT_get_keys);
+	get_begin(g);
+	sc->tally.keys++;
 	struct xkv_entry *e;
-	int live = get_live(&g, &e, &seq);
+	int live = get_live(g, &e, &seq);
 	if (live < 0)
 		return XKV_BIN_BUSY;
 	if (!live)
@@ -180,7 +179,7 @@ static __always_inline int bin_get(struct xkv_scratch *sc, struct xkv_stats *st,
 	__u32 o = bin_put_hit(sc, e, kl);
 	if (!o)
 		return XKV_BIN_ROOM;
-	if (!get_intact(&g, e, seq))
+	if (!get_intact(g, e, seq))
 		return XKV_BIN_BUSY;
 	return (int)o - 8;
 }

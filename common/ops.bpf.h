@@ -44,6 +44,26 @@ struct get_ctx {
 	__u32 keyed;   /* the first key is in sc->key already (xkv_quick_get) */
 };
 
+/* A get's counters are held in sc->tally (scratch memory: on the stack,
+ * counts the verifier tracks would keep bpf_loop's states apart) and added
+ * by get_count where the get is answered: one passed on to userspace is
+ * counted there, once, as memcached counts a request.  st takes only
+ * seq_retries, an event of this program. */
+static __always_inline void get_begin(struct get_ctx *g)
+{
+	__builtin_memset(&g->sc->tally, 0, sizeof(g->sc->tally));
+}
+
+/* The get answered: its counters into st (cmd_get once). */
+static __always_inline void get_count(const struct get_ctx *g, struct xkv_stats *st)
+{
+	st->v[XKV_STAT_cmd_get]++;
+	st->v[XKV_STAT_get_keys] += g->sc->tally.keys;
+	st->v[XKV_STAT_get_hits] += g->sc->tally.hits;
+	st->v[XKV_STAT_get_misses] += g->sc->tally.misses;
+	st->v[XKV_STAT_get_expired] += g->sc->tally.expired;
+}
+
 /* A writer was inside the item: the request goes to the slow path, which
  * waits for it (g->full = 2, counted). */
 static __always_inline void get_busy(struct get_ctx *g)
@@ -54,7 +74,7 @@ static __always_inline void get_busy(struct get_ctx *g)
 
 /* The rules of a hit, for every get (text and binary): the live item
  * under the key in sc->key into *ep, and 1; 0 when there is none (a miss,
- * counted; an expired item is one); -1 when a writer is inside (get_busy).
+ * counted in g; an expired item is one); -1 when a writer is inside (get_busy).
  * *seq: the item's sequence counter, for get_intact once its value is
  * copied.  One optimistic read: a writer inside (array_fnv) sends the
  * request to the slow path. */
@@ -78,19 +98,19 @@ static __always_inline int get_live(struct get_ctx *g, struct xkv_entry **ep, __
 		g->now = bpf_ktime_get_ns();
 	if (!xkv_entry_live(e, g->now)) {
 		if (e->wtime_ns)
-			stat_inc(g->st, XKV_STAT_get_expired);
+			g->sc->tally.expired++;
 		goto miss;
 	}
 	*ep = e;
 	*seq = s1;
 	return 1;
 miss:
-	stat_inc(g->st, XKV_STAT_get_misses);
+	g->sc->tally.misses++;
 	return 0;
 }
 
 /* After the item's value is copied: 1 when no writer came meanwhile (a
- * hit, counted), else 0 (get_busy). */
+ * hit, counted in g), else 0 (get_busy). */
 static __always_inline int get_intact(struct get_ctx *g, struct xkv_entry *e, __u32 seq)
 {
 	barrier();
@@ -98,7 +118,7 @@ static __always_inline int get_intact(struct get_ctx *g, struct xkv_entry *e, __
 		get_busy(g);
 		return 0;
 	}
-	stat_inc(g->st, XKV_STAT_get_hits);
+	g->sc->tally.hits++;
 	return 1;
 }
 
@@ -116,7 +136,7 @@ static long get_one(__u32 i, void *vctx)
 		return 1;
 	if (!g->keyed)
 		xkv_load_key(sc, t);
-	stat_inc(g->st, XKV_STAT_get_keys);
+	g->sc->tally.keys++;
 
 	struct xkv_entry *e;
 	int live = get_live(g, &e, &s1);
@@ -149,6 +169,7 @@ static long get_one(__u32 i, void *vctx)
  * reply[g->o] on. */
 static __always_inline void xkv_op_get(struct get_ctx *g)
 {
+	get_begin(g);
 	bpf_loop(XKV_PARSE_TOKENS - 1, get_one, g, 0);
 }
 

@@ -146,6 +146,9 @@ struct xkv_scratch {
 		__u64 token;           /* acl_gen when it was looked up */
 		__u32 valid, allowed;
 	} acl_last;
+	struct {                       /* the get under way's counters (ops.bpf.h, get_count) */
+		__u32 keys, hits, misses, expired;
+	} tally;
 	struct xkv_entry entry;        /* entry being stored; data follows */
 };
 

@@ -226,12 +226,12 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 		return TCP_ONE_PASS;
 	__u32 next = r->next;
 	if (r->op == XKV_OP_GET) {
-		struct get_ctx g = { .sc = sc, .st = pend, .o = o };
+		struct get_ctx g = { .sc = sc, .st = st, .o = o };
 		xkv_op_get(&g);
 		if (g.full || g.o > XKV_TEXT + XKV_DGRAM_TEXT - 5)
 			return TCP_ONE_PASS;
 		o = xkv_get_end(&g);
-		stat_inc(pend, XKV_STAT_cmd_get);
+		get_count(&g, pend);
 		return TCP_ONE(TCP_ONE_GET, next, o);
 	}
 	if (!(flags & TCP_ONE_WRITES))

@@ -248,20 +248,36 @@ static __always_inline int xdp_quick_get(struct xdp_req *q, struct get_ctx *g)
 
 	if (!qk)
 		return 0;
-	stat_inc(q->st, XKV_STAT_cmd_get);
 	r->ntok = 2;
 	r->tok[1].off = 4;
 	r->tok[1].len = qk;
 	sc->klen = qk;
 	g->keyed = 1;
+	get_begin(g);
 	get_one(0, g);
 	return 1;
 }
 
-/* Parse the request into sc->pr (*keyed: the set shortcut loaded the key)
- * and count its command.  Answered or passed here: a parse error, a write
- * refused or paused, and what the fast path does not do (other commands,
- * several commands in one datagram, huge multi-gets: the slow path's). */
+/* A request answered or refused here counts its command; one passed on is
+ * counted where it is answered (a get's, get_count). */
+static __always_inline int xdp_count_cmd(struct xkv_stats *st, __u32 op, int act)
+{
+	if (act == XDP_PASS)
+		return act;
+	switch (op) {
+	case XKV_OP_GET: stat_inc(st, XKV_STAT_cmd_get); break;
+	case XKV_OP_SET: stat_inc(st, XKV_STAT_cmd_set); break;
+	case XKV_OP_DELETE: stat_inc(st, XKV_STAT_cmd_delete); break;
+	case XKV_OP_NONE: break;
+	default: stat_inc(st, XKV_STAT_cmd_other);
+	}
+	return act;
+}
+
+/* Parse the request into sc->pr (*keyed: the set shortcut loaded the key).
+ * Answered or passed here: a parse error, a write refused or paused, and
+ * what the fast path does not do (other commands, several commands in one
+ * datagram, huge multi-gets: the slow path's). */
 static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int *keyed)
 {
 	struct xkv_scratch *sc = q->sc;
@@ -276,17 +292,10 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 	if (!(cfg.flags & XKV_CFG_BINARY_KEYS))
 		*keyed = xkv_quick_set_req(sc, tlen);
 	err = *keyed ? XKV_OK : xkv_parse_req(sc, tlen);
-	switch (r->op) {
-	case XKV_OP_GET: stat_inc(st, XKV_STAT_cmd_get); break;
-	case XKV_OP_SET: stat_inc(st, XKV_STAT_cmd_set); break;
-	case XKV_OP_DELETE: stat_inc(st, XKV_STAT_cmd_delete); break;
-	case XKV_OP_NONE: break;
-	default: stat_inc(st, XKV_STAT_cmd_other);
-	}
 	if (err) {
 		if (err == XKV_E_UNKNOWN && xkv_reply_shaped(sc->req, r)) {
 			stat_inc(st, XKV_STAT_drop_reply);
-			return XDP_DROP;
+			return xdp_count_cmd(st, r->op, XDP_DROP);
 		}
 		/* a value above --value-size that the big map takes (entry.h):
 		 * the slow path stores it */
@@ -303,11 +312,11 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 			stat_inc(st, XKV_STAT_pass_cmd);
 			return XDP_PASS;
 		}
-		return xkv_reply_err(ctx, a, sc, st, err);
+		return xdp_count_cmd(st, r->op, xkv_reply_err(ctx, a, sc, st, err));
 	}
 	if (XKV_GUARDED && xkv_op_writes(r->op) && !acl_has(sc, &acl_write)) {
 		stat_inc(st, XKV_STAT_drop_write_acl);
-		return XDP_DROP;
+		return xdp_count_cmd(st, r->op, XDP_DROP);
 	}
 	/* snapshot --pause-writes: the slow path refuses writes meanwhile */
 	if (q->h && (q->h->flags & XKV_HOST_PAUSE_WRITES) && xkv_op_writes(r->op)) {
@@ -322,7 +331,7 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 }
 
 /* The reply to a get: its hits and END, or the slow path's when it did not
- * fit one datagram or met a write in progress. */
+ * fit one datagram or met a write in progress (counted there). */
 static __always_inline int xdp_get_reply(struct xdp_md *ctx, struct xdp_req *q, struct get_ctx *g)
 {
 	struct xkv_scratch *sc = q->sc;
@@ -331,7 +340,10 @@ static __always_inline int xdp_get_reply(struct xdp_md *ctx, struct xdp_req *q, 
 		stat_inc(q->st, g->full == 1 ? XKV_STAT_pass_room : XKV_STAT_pass_busy);
 		return XDP_PASS;
 	}
-	return xkv_emit(ctx, &sc->addr, sc, q->st, xkv_get_end(g) - 8);
+	int act = xkv_emit(ctx, &sc->addr, sc, q->st, xkv_get_end(g) - 8);
+	if (act != XDP_PASS)
+		get_count(g, q->st);
+	return act;
 }
 
 /* A noreply command done: nothing to send. */
@@ -349,13 +361,19 @@ static __always_inline int xdp_noreply(struct xkv_stats *st)
 static __always_inline int xdp_binary(struct xdp_md *ctx, struct xdp_req *q)
 {
 	struct xkv_scratch *sc = q->sc;
-	struct get_ctx g = {};
-	int plen = bin_get(sc, q->st, q->tlen, q->now);
+	struct get_ctx g = { .sc = sc, .st = q->st, .now = q->now };
+	int plen = bin_get(&g, q->tlen);
 
-	if (plen > 0)
-		return xkv_emit_binary(ctx, &sc->addr, sc, q->st, plen);
-	if (plen == XKV_BIN_SILENT)
+	if (plen > 0) {
+		int act = xkv_emit_binary(ctx, &sc->addr, sc, q->st, plen);
+		if (act != XDP_PASS)
+			get_count(&g, q->st);
+		return act;
+	}
+	if (plen == XKV_BIN_SILENT) {
+		get_count(&g, q->st);
 		return xdp_noreply(q->st);
+	}
 	if (plen == XKV_BIN_NOT_OURS) {
 		stat_inc(q->st, XKV_STAT_pass_cmd);
 		return XDP_PASS;
@@ -434,9 +452,8 @@ static __always_inline int xdp_write(struct xdp_md *ctx, struct xdp_req *q, int 
 		xkv_load_key(sc, 1);
 	if (!q->now)
 		q->now = bpf_ktime_get_ns();
-	if (sc->pr.op == XKV_OP_DELETE)
-		return xdp_delete(ctx, q);
-	return xdp_set(ctx, q);
+	return xdp_count_cmd(q->st, sc->pr.op,
+			     sc->pr.op == XKV_OP_DELETE ? xdp_delete(ctx, q) : xdp_set(ctx, q));
 }
 
 /* All refusals come before any parsing, so refused traffic costs little

@@ -57,8 +57,17 @@ static void client_error(struct rm_result *r, const char *line)
 	reply(r, line);
 }
 
+/* Passed on: the request is counted where it is answered (the slow path,
+ * as memcached counts it: once), so what this path counted of it as a
+ * command goes; the datagram (requests) and why it passed stay. */
 void pass(struct rm_result *r, enum xkv_stat why)
 {
+	static const enum xkv_stat answered[] = {
+		XKV_STAT_cmd_get, XKV_STAT_cmd_set, XKV_STAT_cmd_delete, XKV_STAT_cmd_other,
+		XKV_STAT_get_keys, XKV_STAT_get_hits, XKV_STAT_get_misses, XKV_STAT_get_expired,
+	};
+	for (size_t i = 0; i < sizeof(answered) / sizeof(answered[0]); i++)
+		r->delta.v[answered[i]] = 0;
 	r->text_len = 0;
 	r->action = RM_XDP_PASS;
 	count(r, why);
