@@ -404,13 +404,18 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	 * there.  A read that did not fill the buffer took all there was; what
 	 * comes later raises a new event (every skb passed up wakes the socket's
 	 * waiters), so there is no read for EAGAIN, and none after the replies
-	 * are sent: a system call each that found nothing. */
+	 * are sent: a system call each that found nothing.  Except once the peer
+	 * has closed (RDHUP): its FIN raised the event already, and raises no
+	 * other, so the reads go on to the end of the stream — a client whose
+	 * last request (one with no reply) came in the segment that closed the
+	 * connection was otherwise left open for good, in CLOSE-WAIT. */
 	int r = 0;
 	if ((c->fast || (ev & (EPOLLIN | EPOLLHUP))) && !c->rd_eof)
 		do {
 			if ((r = conn_read(w->t, c)) < 0)
 				goto gone;
-		} while (c->fast && r == 2 && !c->rd_eof && in_room(c));
+		} while (c->fast && (r == 2 || (r == 1 && (ev & (EPOLLRDHUP | EPOLLHUP)))) &&
+			 !c->rd_eof && in_room(c));
 	/* Run, send, and again while either made progress: a pipeline whose
 	 * replies outgrew the bound stops running requests until the queue
 	 * drains, so a write that drains it must run the requests already
@@ -450,7 +455,7 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	if (!c->closing && !c->rd_eof && c->out.len - c->out_off < TCP_OUT_HIGH)
 		want |= EPOLLIN;
 	if (c->fast)
-		want |= EPOLLET;
+		want |= EPOLLET | EPOLLRDHUP;
 	if (want != c->events) {
 		struct epoll_event e = { .events = want, .data.ptr = c };
 		if (epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &e))
@@ -544,7 +549,7 @@ static void tcp_accept(struct tcp_worker *w)
 		 * the connection lasts (docs/security.md) */
 		c->peer = !xkv_tcp_peer(t->s, c->src.addr, 1);
 		c->fast = conn_fast(t, c);
-		c->events = EPOLLIN | (c->fast ? EPOLLET : 0);
+		c->events = EPOLLIN | (c->fast ? EPOLLET | EPOLLRDHUP : 0);
 		struct epoll_event e = { .events = c->events, .data.ptr = c };
 		c->next = w->conns;
 		if (c->next)

@@ -98,8 +98,11 @@ for layout in "${layouts[@]}"; do
 			tb_evl $PY "$here/tcpclient.py" refused "$S4" "$P"
 		sleep 0.3 # counters are pushed every 100 ms
 		check "... counted in drop_acl" test "$(slow_counter drop_acl)" -gt "$before"
+		check "50 connections closed by the segment that carries their last request (no reply)" \
+			client lastword "$S4" "$P" 50
 		check "every test connection closed: curr_connections back to 1 (the asker)" \
 			client conns "$S4" "$P" 1
+		nsenter --net=/run/netns/$TB_SRV_NS ss -tnoie state all "sport = :$P" >&2 || true
 		tb_serve_stop
 		serve --max-conns 20
 		check "--max-conns 20: 30 connections, 20 served" client limit "$S4" "$P" 30 20

@@ -22,6 +22,8 @@
                                           no byte
   tcpclient.py raw HOST PORT              exact replies: pipelining, quit,
                                           errors
+  tcpclient.py lastword HOST PORT N       N connections closed by the segment
+                                          with their last (noreply) request
   tcpclient.py conns HOST PORT N          stats says N connections are open
   tcpclient.py udptrust HOST PORT         from a source outside --trust: a
                                           large UDP reply is capped, and still
@@ -389,6 +391,18 @@ def cmd_half(host, port):
     expect("... and the server goes on", ask(host, port, b"get half half2\r\n"), b"END\r\n")
 
 
+def cmd_lastword(host, port, n):
+    """n connections whose last request, one with no reply, comes in the
+    segment that closes them (corked: the data and the FIN in one segment),
+    so that the server reads it and the end of the stream at one event: each
+    must be closed (tcpclient.py conns checks it after)."""
+    for _ in range(int(n)):
+        s = connect(host, port)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+        s.sendall(b"touch lastword 0 noreply\r\n")
+        s.close()
+
+
 def cmd_bufmem(host, port):
     """serve --max-buffer-mib 1: one half-sent 900 kB set holds most of it; a
     second one is refused as memcached refuses a set it cannot allocate:
@@ -519,7 +533,7 @@ def cmd_udptrust(host, port):
 
 
 def main():
-    cmds = {"udptrust": cmd_udptrust, "conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half,
+    cmds = {"udptrust": cmd_udptrust, "conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half, "lastword": cmd_lastword,
             "limit": cmd_limit, "bufmem": cmd_bufmem, "idle": cmd_idle, "refused": cmd_refused, "raw": cmd_raw}
     if len(sys.argv) < 4 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
