@@ -100,9 +100,11 @@ for layout in "${layouts[@]}"; do
 		check "... counted in drop_acl" test "$(slow_counter drop_acl)" -gt "$before"
 		check "50 connections closed by the segment that carries their last request (no reply)" \
 			client lastword "$S4" "$P" 50
+		fails_before=$fail
 		check "every test connection closed: curr_connections back to 1 (the asker)" \
 			client conns "$S4" "$P" 1
-		nsenter --net=/run/netns/$TB_SRV_NS ss -tnoie state all "sport = :$P" >&2 || true
+		# which one, in what state (CLOSE-WAIT: the server missed the end)
+		((fail == fails_before)) || tb_srv ss -tnoie state all "sport = :$P" || true
 		tb_serve_stop
 		serve --max-conns 20
 		check "--max-conns 20: 30 connections, 20 served" client limit "$S4" "$P" 30 20
