@@ -385,6 +385,20 @@ static int conn_write(struct tcp_worker *w, struct tcp_conn *c)
 	return 0;
 }
 
+/* Is there something to read?  On a fast-path connection the verdict
+ * counts what it passes up (tcp_conns.passed) before the skb reaches the
+ * socket's queue and wakes it, so a count equal to what was read means
+ * that every skb since was answered in the kernel: a read would find
+ * nothing (a system call for each request the kernel answered).  The end
+ * of the stream and errors are read whatever the count. */
+static bool conn_readable(const struct xkv_serve_tcp *t, const struct tcp_conn *c, __u32 ev)
+{
+	if (!c->fast)
+		return ev & (EPOLLIN | EPOLLHUP);
+	return (ev & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) ||
+	       __atomic_load_n(&t->kconns[c->slot].passed, __ATOMIC_ACQUIRE) != c->rcvd;
+}
+
 static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 {
 	if (ev && w->t->idle_ns) /* a clock read a request, only for --idle-timeout */
@@ -410,7 +424,7 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	 * last request (one with no reply) came in the segment that closed the
 	 * connection was otherwise left open for good, in CLOSE-WAIT. */
 	int r = 0;
-	if ((c->fast || (ev & (EPOLLIN | EPOLLHUP))) && !c->rd_eof)
+	if (!c->rd_eof && conn_readable(w->t, c, ev))
 		do {
 			if ((r = conn_read(w->t, c)) < 0)
 				goto gone;
