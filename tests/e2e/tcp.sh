@@ -98,7 +98,7 @@ for layout in "${layouts[@]}"; do
 			tb_evl $PY "$here/tcpclient.py" refused "$S4" "$P"
 		sleep 0.3 # counters are pushed every 100 ms
 		check "... counted in drop_acl" test "$(slow_counter drop_acl)" -gt "$before"
-		check "50 connections closed by the segment that carries their last request (no reply)" \
+		check "50 connections closed by the segment with their last request (no reply): each done" \
 			client lastword "$S4" "$P" 50
 		fails_before=$fail
 		check "every test connection closed: curr_connections back to 1 (the asker)" \

@@ -395,12 +395,22 @@ def cmd_lastword(host, port, n):
     """n connections whose last request, one with no reply, comes in the
     segment that closes them (corked: the data and the FIN in one segment),
     so that the server reads it and the end of the stream at one event: each
-    must be closed (tcpclient.py conns checks it after)."""
-    for _ in range(int(n)):
+    request is done (an incr of one counter: it ends at n) and each
+    connection closed (tcpclient.py conns checks that after)."""
+    n = int(n)
+    expect("lastword: the counter set", ask(host, port, b"set lastword 0 0 1\r\n0\r\n", b"\r\n"), b"STORED\r\n")
+    for _ in range(n):
         s = connect(host, port)
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
-        s.sendall(b"touch lastword 0 noreply\r\n")
+        s.sendall(b"incr lastword 1 noreply\r\n")
         s.close()
+    want = b"VALUE lastword 0 %d\r\n%d\r\nEND\r\n" % (len(str(n)), n)
+    for _ in range(50):  # the last connections' requests may still be on their way
+        got = ask(host, port, b"get lastword\r\n")
+        if got == want:
+            break
+        time.sleep(0.1)
+    expect("lastword: every connection's last request done", got, want)
 
 
 def cmd_bufmem(host, port):
