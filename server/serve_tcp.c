@@ -45,6 +45,7 @@
 #define TCP_EVENTS 64
 #define TCP_WAIT_MS 100                   /* how often *stop is looked at */
 #define TCP_KWAIT_MS 1                    /* how often a reply waiting for the kernel's is retried */
+#define TCP_FLUSH_NS (2000ull * 1000000)  /* how long a close waits for the kernel's last replies */
 #define TCP_PUSH_MS 100                   /* counters to the map at least this often */
 #define TCP_PUSH_CALLS 256                /* ... or after this many reads served */
 #define TCP_IN_FREE (64 * 1024)           /* input buffer any connection may grow to */
@@ -69,7 +70,8 @@ struct tcp_conn {
 	__u64 rcvd, paid;                 /* bytes read; bytes told to the kernel as answered */
 	__u64 wrote;                      /* bytes this side wrote */
 	__u64 kq_ok;                      /* the kernel's reply bytes known to be in the socket */
-	bool kwait;                       /* replies held until the kernel's earlier ones are out */
+	bool kwait;                       /* replies (or the close) held until the kernel's earlier ones are out */
+	__u64 flush_by_ns;                /* a close waiting for them: until then at most */
 	__u32 events;                     /* what epoll watches for it */
 	size_t in_charged;                /* in.cap above TCP_IN_FREE, charged to t->in_mem */
 	__u64 last_ns;                    /* its last event (--idle-timeout) */
@@ -368,14 +370,39 @@ static bool conn_may_write(struct xkv_serve_tcp *t, struct tcp_conn *c)
 	return true;
 }
 
-/* Send what is queued, as far as the socket takes it.  <0: gone. */
-static int conn_write(struct tcp_worker *w, struct tcp_conn *c)
+/* Hold (or release) the connection until the kernel's replies are out:
+ * the worker runs it again every TCP_KWAIT_MS meanwhile. */
+static void conn_kwait(struct tcp_worker *w, struct tcp_conn *c, bool wait)
 {
-	bool wait = c->out_off < c->out.len && !conn_may_write(w->t, c);
 	if (wait != c->kwait) {
 		c->kwait = wait;
 		w->kwaits += wait ? 1 : -1;
 	}
+}
+
+/* May the connection be closed now?  Not while replies the kernel queued
+ * to its last requests are still in the psock's backlog: closing the socket
+ * drops them (a client that sends its last get and shuts its side in one
+ * segment would lose the answer; memcached answers, then closes).  Waits
+ * TCP_FLUSH_NS at most: a peer that stopped reading holds them for good. */
+static bool conn_may_close(struct tcp_worker *w, struct tcp_conn *c)
+{
+	if (!c->fast || conn_may_write(w->t, c))
+		return true;
+	__u64 now = xkv_now_ns();
+	if (!c->flush_by_ns)
+		c->flush_by_ns = now + TCP_FLUSH_NS;
+	if (now >= c->flush_by_ns)
+		return true;
+	conn_kwait(w, c, true);
+	return false;
+}
+
+/* Send what is queued, as far as the socket takes it.  <0: gone. */
+static int conn_write(struct tcp_worker *w, struct tcp_conn *c)
+{
+	bool wait = c->out_off < c->out.len && !conn_may_write(w->t, c);
+	conn_kwait(w, c, wait);
 	if (wait)
 		return 0;
 	while (c->out_off < c->out.len) {
@@ -464,8 +491,11 @@ static void conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 			break;
 	}
 	bool queued = c->out.len > c->out_off;
-	if ((c->closing || c->rd_eof) && !queued)
-		goto gone; /* a request the peer left half-sent is dropped */
+	if ((c->closing || c->rd_eof) && !queued) {
+		if (conn_may_close(w, c))
+			goto gone; /* a request the peer left half-sent is dropped */
+		return;
+	}
 	/* All read is consumed (no partial request, no data block being
 	 * swallowed) and answered, the replies handed to the socket in full:
 	 * the kernel may answer again (it compares with what it passed); never

@@ -24,6 +24,8 @@
                                           errors
   tcpclient.py lastword HOST PORT N       N connections closed by the segment
                                           with their last (noreply) request
+  tcpclient.py halfclose HOST PORT N      N connections that send a request
+                                          and shut their side: each answered
   tcpclient.py conns HOST PORT N          stats says N connections are open
   tcpclient.py udptrust HOST PORT         from a source outside --trust: a
                                           large UDP reply is capped, and still
@@ -100,6 +102,12 @@ def ask(host, port, req, end=b"END\r\n"):
     with connect(host, port) as s:
         s.sendall(req)
         return recv_until(s, end)
+
+
+def stat(host, port, name):
+    """One counter of `stats`, as a number."""
+    st = ask(host, port, b"stats\r\n")
+    return [int(line.split()[2]) for line in st.split(b"\r\n") if line.startswith(b"STAT " + name + b" ")][0]
 
 
 def binary_value(n):
@@ -413,6 +421,46 @@ def cmd_lastword(host, port, n):
     expect("lastword: every connection's last request done", got, want)
 
 
+def cmd_halfclose(host, port, n):
+    """n connections that send a request and shut their sending side in the
+    same segment (corked), then read to the end: each gets its reply before
+    the server closes, as from memcached.  Each connection asks once first,
+    so that it is in the kernel's sockhash (a socket already closing cannot
+    join it).  A get of a missing key: the kernel answers both (the reply is
+    shorter than the request) while the server sees the end of the stream at
+    once; then a hit, which userspace answers (no credit yet)."""
+    n = int(n)
+    expect("halfclose: the key set", ask(host, port, b"set halfclose 0 0 2\r\nhc\r\n", b"\r\n"),
+           b"STORED\r\n")
+    miss, hit = b"get halfclose-none\r\n", b"get halfclose\r\n"
+    for req, want, kernel, end in ((miss, b"END\r\n", 2 * n, "fin"),
+                                   (hit, b"VALUE halfclose 0 2\r\nhc\r\nEND\r\n", None, "fin"),
+                                   (miss, b"END\r\n", 2 * n, "quit")):
+        fast_before = stat(host, port, b"tcp_fast")
+        bad = []
+        for _ in range(n):
+            s = connect(host, port)
+            s.sendall(req)
+            first = recv_until(s, want)
+            if end == "fin":
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+                s.sendall(req)
+                s.shutdown(socket.SHUT_WR)
+            else:  # quit in the next segment: the server closes
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                s.sendall(req)
+                s.sendall(b"quit\r\n")
+            got = first + recv_while(s, lambda b: True, 2.0)
+            s.close()
+            if got != want * 2:
+                bad.append(got)
+        expect("halfclose: %d x %r, the second then %s: both answered before the close"
+               % (n, req, "the FIN in its segment" if end == "fin" else "quit"), bad[:3], [])
+        fast = stat(host, port, b"tcp_fast") - fast_before
+        if kernel is not None:
+            expect("halfclose: %r answered in the kernel" % req, fast, kernel)
+
+
 def cmd_bufmem(host, port):
     """serve --max-buffer-mib 1: one half-sent 900 kB set holds most of it; a
     second one is refused as memcached refuses a set it cannot allocate:
@@ -543,7 +591,7 @@ def cmd_udptrust(host, port):
 
 
 def main():
-    cmds = {"udptrust": cmd_udptrust, "conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half, "lastword": cmd_lastword,
+    cmds = {"udptrust": cmd_udptrust, "conns": cmd_conns, "clients": cmd_clients, "many": cmd_many, "slow": cmd_slow, "half": cmd_half, "lastword": cmd_lastword, "halfclose": cmd_halfclose,
             "limit": cmd_limit, "bufmem": cmd_bufmem, "idle": cmd_idle, "refused": cmd_refused, "raw": cmd_raw}
     if len(sys.argv) < 4 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
