@@ -106,7 +106,7 @@ static const struct xo serve_table[] = {
 	{ "threads", 0, XO_U32, offsetof(struct serve_opts, threads), "N",
 	  "TCP worker threads, each with its own connections (default: the online CPUs)", 1, 1024 },
 	{ "max-conns", 0, XO_U32, offsetof(struct serve_opts, max_conns), "N",
-	  "open TCP connections at most; more are closed at once (default 1024)", 1, 1000000 },
+	  "open TCP connections at most; more are told ERROR Too many open connections and closed (default 1024)", 1, 1000000 },
 	{ "idle-timeout", 0, XO_U32, offsetof(struct serve_opts, idle_timeout), "SECONDS",
 	  "close a TCP connection silent this long (default 0: never, as memcached)", 0, 30 * 86400 },
 	{ "max-buffer-mib", 0, XO_U32, offsetof(struct serve_opts, max_buffer_mib), "MIB",

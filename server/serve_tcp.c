@@ -592,7 +592,11 @@ static void tcp_accept(struct tcp_worker *w)
 			xkv_slow_tcp_event(t->sl, XKV_TCP_REJECT, 0);
 			if (!__atomic_exchange_n(&t->limit_logged, 1, __ATOMIC_RELAXED))
 				fprintf(stderr, "xdpkv slow path: %u TCP connections open (--max-conns): "
-					"new ones are closed at once until some end\n", t->max_conns);
+					"new ones are told so and closed until some end\n", t->max_conns);
+			/* what memcached (maxconns_fast, its default) writes before it
+			 * closes: the client learns why rather than finding the end */
+			static const char busy[] = "ERROR Too many open connections\r\n";
+			(void)!send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 			close(fd);
 			free(c);
 			continue;

@@ -511,19 +511,38 @@ def cmd_idle(host, port, secs):
 
 
 def cmd_limit(host, port, n, mx):
+    """n connections over --max-conns mx: the extra ones are told, as by
+    memcached (maxconns_fast), "ERROR Too many open connections" and closed
+    at once; the others are served."""
     n, mx = int(n), int(mx)
     socks = [connect(host, port) for _ in range(n)]
     time.sleep(0.5)
-    alive = 0
+    alive, told, other = 0, 0, []
     for s in socks:
+        s.setblocking(False)  # a refused one was told at once: it is there now
+        try:
+            first = s.recv(200)
+        except BlockingIOError:  # nothing waiting: not refused
+            first = None
+        except OSError as e:
+            first = repr(e).encode()
+        s.settimeout(5.0)
+        if first is not None:
+            rest = recv_while(s, lambda b: True, 2.0) if first else b""
+            if first + rest == b"ERROR Too many open connections\r\n":
+                told += 1
+            else:
+                other.append(first + rest)
+            continue
         try:
             s.sendall(b"version\r\n")
             if recv_until(s, b"\r\n", timeout=2).startswith(b"VERSION"):
                 alive += 1
         except OSError:
             pass
-    check(alive == mx, f"{n} connections with --max-conns {mx}: "
-          f"{alive} served, the rest closed")
+    check(alive == mx and told == n - mx and not other,
+          f"{n} connections with --max-conns {mx}: {alive} served, {told} told 'ERROR Too many "
+          f"open connections' and closed (want {mx} and {n - mx}; other: {other[:3]})")
     for s in socks:
         s.close()
     time.sleep(0.5)
