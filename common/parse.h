@@ -340,8 +340,10 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		/* get|gets <key>*, gat|gats <exptime> <key>* */
 		__u32 first = op == XKV_OP_GAT || op == XKV_OP_GATS ? 2 : 1;
 		r->key1 = first;
-		if (n <= first)
-			return xkv_fail(r, XKV_E_UNKNOWN); /* memcached: bare "get" is ERROR */
+		/* memcached: a bare "get" or "gat" is ERROR; "gat <exptime>" with
+		 * no key is an empty reply (END) */
+		if (n < 2)
+			return xkv_fail(r, XKV_E_UNKNOWN);
 		if (first == 2 && xkv_tok_s64(buf, &r->tok[1], &r->exptime))
 			return xkv_fail(r, XKV_E_EXPTIME);
 		if (r->too_many)
@@ -404,15 +406,16 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 	}
 
 	if (op == XKV_OP_INCR || op == XKV_OP_DECR) {
-		/* incr <key> <value> [noreply] */
-		if (n != 3 + (__u32)last_noreply)
-			return xkv_fail(r, XKV_E_FORMAT);
+		/* incr <key> <value> [noreply]; memcached: other counts are ERROR,
+		 * and a fourth word other than noreply is ignored */
+		if (n != 3 && n != 4)
+			return xkv_fail(r, XKV_E_UNKNOWN);
 		int e = xkv_check_key(r, 1);
 		if (e)
 			return xkv_fail(r, e);
 		if (xkv_tok_u64(buf, &r->tok[2], ~0ULL, &r->num))
 			return xkv_fail(r, XKV_E_FORMAT);
-		r->noreply = last_noreply;
+		r->noreply = n == 4 && last_noreply;
 		return XKV_OK;
 	}
 	if (op == XKV_OP_MG) {
@@ -423,38 +426,48 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		return e ? xkv_fail(r, e) : XKV_OK;
 	}
 	if (op == XKV_OP_TOUCH) {
-		/* touch <key> <exptime> [noreply]; memcached: other counts are ERROR */
-		if (n != 3 + (__u32)last_noreply)
+		/* touch <key> <exptime> [noreply]; memcached: other counts are
+		 * ERROR, a fourth word other than noreply is ignored */
+		if (n != 3 && n != 4)
 			return xkv_fail(r, XKV_E_UNKNOWN);
 		int e = xkv_check_key(r, 1);
 		if (e)
 			return xkv_fail(r, e);
 		if (xkv_tok_s64(buf, &r->tok[2], &r->exptime))
 			return xkv_fail(r, XKV_E_EXPTIME);
-		r->noreply = last_noreply;
+		r->noreply = n == 4 && last_noreply;
 		return XKV_OK;
 	}
 	if (op == XKV_OP_VERBOSITY) {
 		/* verbosity <level> [noreply]: memcached ignores the level's
-		 * value; "verbosity" and "verbosity noreply" are ERROR */
-		if (n != 2 + (__u32)last_noreply)
+		 * value and a third word other than noreply, but not a level
+		 * that is no number; "verbosity" alone is ERROR, "verbosity
+		 * noreply" silent (its level is no number, the error unsaid) */
+		__u64 level;
+		if (n < 2 || n > 3)
 			return xkv_fail(r, XKV_E_UNKNOWN);
+		if (xkv_tok_u64(buf, &r->tok[1], ~0ULL, &level))
+			return xkv_fail(r, XKV_E_FORMAT);
 		r->noreply = last_noreply;
 		return XKV_OK;
 	}
 	if (op == XKV_OP_FLUSH_ALL) {
-		/* flush_all [delay] [noreply] */
-		__u32 extra = n - 1 - (__u32)last_noreply;
-		if (n > 3 || extra > 1)
-			return xkv_fail(r, XKV_E_FORMAT);
-		if (extra == 1 && xkv_tok_u64(buf, &r->tok[1], 0xffffffffULL, &r->num))
-			return xkv_fail(r, XKV_E_FORMAT);
+		/* flush_all [delay] [noreply], as memcached reads it: more words
+		 * are ERROR; a delay that is no number is the exptime error, a
+		 * negative one is now, and a word after the delay other than
+		 * noreply is ignored */
+		if (n > 3)
+			return xkv_fail(r, XKV_E_UNKNOWN);
+		if (n != 1 + (__u32)last_noreply) {
+			__s64 d;
+			if (xkv_tok_s64(buf, &r->tok[1], &d))
+				return xkv_fail(r, XKV_E_EXPTIME);
+			r->num = d < 0 ? 0 : d > 0xffffffffLL ? 0xffffffffULL : (__u64)d;
+		}
 		r->noreply = last_noreply;
 		return XKV_OK;
 	}
-	if (op == XKV_OP_VERSION && n != 1)
-		return xkv_fail(r, XKV_E_FORMAT);
-	return XKV_OK; /* stats [args]: the slow path looks at the tokens */
+	return XKV_OK; /* version [words], stats [args]: the slow path looks at the tokens */
 }
 
 /* Does a command line that xkv_parse answered XKV_E_UNKNOWN read as a reply?

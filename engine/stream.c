@@ -130,7 +130,8 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		}
 	}
 	*used = tlen; /* == c->r->next when err == XKV_OK */
-	if (err == XKV_E_UNKNOWN && c->r->ntok == 1 && xkv_tok_is(c->buf, &c->r->tok[0], "quit", 4))
+	/* quit, whatever words follow it (memcached) */
+	if (err == XKV_E_UNKNOWN && c->r->ntok >= 1 && xkv_tok_is(c->buf, &c->r->tok[0], "quit", 4))
 		return XKV_STREAM_CLOSE;
 	/* The UDP slow path's refusals (silence), then the end of the
 	 * connection: a client waiting for the reply learns at once. */

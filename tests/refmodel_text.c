@@ -266,23 +266,27 @@ static const char *slow_problem(const struct rm_config *c, const struct line *l,
 {
 	__u64 v;
 	if (tok_eq(l, 0, "incr") || tok_eq(l, 0, "decr")) {
-		if (l->n != 3u + (__u32)noreply)
-			return XKV_R_FORMAT;
+		/* memcached: 3 or 4 words, else ERROR; a 4th other than noreply
+		 * is ignored */
+		if (l->n != 3 && l->n != 4)
+			return XKV_R_ERROR;
 		const char *kp = key_problem(c, l->p[1], l->len[1]);
 		if (kp)
 			return kp;
 		return number(l->p[2], l->len[2], UINT64_MAX, &v) ? XKV_R_FORMAT : NULL;
 	}
 	if (tok_eq(l, 0, "flush_all")) {
-		__u32 args = l->n - 1 - (__u32)noreply;
-		if (l->n > 3 || args > 1)
-			return XKV_R_FORMAT;
-		if (args == 1 && number(l->p[1], l->len[1], UINT32_MAX, &v))
-			return XKV_R_FORMAT;
+		/* memcached: up to 3 words, else ERROR; the delay (unless the
+		 * line is flush_all noreply) must be a signed number */
+		int64_t d;
+		if (l->n > 3)
+			return XKV_R_ERROR;
+		if (l->n != 1u + (__u32)noreply && signed_number(l->p[1], l->len[1], &d))
+			return XKV_R_EXPTIME;
 		return NULL;
 	}
-	if (tok_eq(l, 0, "version"))
-		return l->n == 1 ? NULL : XKV_R_FORMAT;
+	if (tok_eq(l, 0, "version")) /* memcached: whatever follows */
+		return NULL;
 	if (tok_eq(l, 0, "mg")) /* mg <key> <flag>*: the flags are the slow path's */
 		return l->n < 2 ? XKV_R_FORMAT : key_problem(c, l->p[1], l->len[1]);
 	/* stats takes anything; ms, md, ma, me: the slow path reads the rest
@@ -425,7 +429,7 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		/* the fast path passes them on once the line is well formed */
 		__u32 first = tok_eq(&l, 0, "gets") ? 1 : 2;
 		int64_t exptime;
-		if (l.n <= first) {
+		if (l.n < 2) { /* bare; "gat <exptime>" is an empty reply (END), as memcached */
 			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
 			return;
 		}
@@ -455,7 +459,9 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		 * other field counts are ERROR, as memcached */
 		int is_touch = tok_eq(&l, 0, "touch");
 		int64_t exptime;
-		if (l.n != (is_touch ? 3u : 2u) + (__u32)noreply) {
+		/* touch: 3 or 4 words, verbosity 2 or 3 (a last word other than
+		 * noreply is ignored) */
+		if (is_touch ? l.n != 3 && l.n != 4 : l.n < 2 || l.n > 3) {
 			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
 			return;
 		}
@@ -467,6 +473,12 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 			}
 			if (signed_number(l.p[2], l.len[2], &exptime)) {
 				CLIENT_ERROR(XKV_R_EXPTIME);
+				return;
+			}
+		} else {
+			__u64 level; /* a level that is no number: memcached's format error */
+			if (number(l.p[1], l.len[1], UINT64_MAX, &level)) {
+				CLIENT_ERROR(XKV_R_FORMAT);
 				return;
 			}
 		}
@@ -538,6 +550,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		return;
 	}
 	const char *p = slow_problem(c, &l, noreply);
+	if (p && !strcmp(p, XKV_R_ERROR)) { /* a field count memcached does not take: noreply or not */
+		error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+		return;
+	}
 	if (p) {
 		CLIENT_ERROR(p);
 		return;

@@ -200,6 +200,20 @@ class Gen:
             # replies of the requests before it (docs/protocol.md)
             [b"verbosity\r\n"],
             [b"gets ", k, b"\n"],
+            # field counts memcached 1.6.18 answers with ERROR, or reads
+            # past (a last word other than noreply ignored; checked by hand)
+            [b"incr ", k, b"\r\n"],
+            [b"decr ", k, b" 1 2 3\r\n"],
+            [b"incr ", k, b" 1 extra\r\n"],
+            [b"touch ", k, b" 0 extra\r\n"],
+            [b"touch ", k, b" 0 1 2\r\n"],
+            [b"gat 10\r\n"],
+            [b"verbosity noreply\r\n"],
+            [b"verbosity x\r\n"],
+            [b"verbosity 1 2\r\n"],
+            [b"verbosity 1 2 3\r\n"],
+            [b"flush_all soon\r\n"],
+            [b"flush_all 0 0 0\r\n"],
         ])
 
     def command(self):

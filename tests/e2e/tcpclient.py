@@ -282,7 +282,8 @@ def cmd_raw(host, port):
         expect("touch, gat, gats, verbosity, cas, append: memcached's replies",
                recv_until(s, b"XZ\r\nEND\r\n"),
                b"TOUCHED\r\nVALUE g 5 2\r\nhi\r\nEND\r\nVALUE g 5 2 " + cas + b"\r\nhi\r\nEND\r\n"
-               b"NOT_FOUND\r\nOK\r\nCLIENT_ERROR invalid exptime argument\r\nERROR\r\nSTORED\r\n"
+               # gat with no key: END (memcached 1.6.18)
+               b"NOT_FOUND\r\nOK\r\nCLIENT_ERROR invalid exptime argument\r\nEND\r\nSTORED\r\n"
                b"EXISTS\r\nSTORED\r\nVALUE g 0 2\r\nXZ\r\nEND\r\n")
     expect("meta: mg with v f t k s, a quiet miss, an opaque, mn",
            ask(host, port, b"set mfoo 5 0 3\r\nbar\r\nmg mfoo v f t k s\r\nmg missing v\r\n"
