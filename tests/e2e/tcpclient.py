@@ -104,10 +104,14 @@ def ask(host, port, req, end=b"END\r\n"):
         return recv_until(s, end)
 
 
+def stat_values(st, name):
+    """The values of the STAT lines named name in a `stats` reply."""
+    return [line.split()[2] for line in st.split(b"\r\n") if line.startswith(b"STAT " + name + b" ")]
+
+
 def stat(host, port, name):
     """One counter of `stats`, as a number."""
-    st = ask(host, port, b"stats\r\n")
-    return [int(line.split()[2]) for line in st.split(b"\r\n") if line.startswith(b"STAT " + name + b" ")][0]
+    return int(stat_values(ask(host, port, b"stats\r\n"), name)[0])
 
 
 def binary_value(n):
@@ -339,7 +343,7 @@ def cmd_many(host, port, n):
             ok += 1
     check(ok == n, f"{n} connections open at once, each one served ({ok})")
     st = ask(host, port, b"stats\r\n")
-    cur = [int(line.split()[2]) for line in st.split(b"\r\n") if line.startswith(b"STAT curr_connections ")]
+    cur = [int(v) for v in stat_values(st, b"curr_connections")]
     check(cur and cur[0] >= n + 1, f"stats: curr_connections {cur} with {n} + 1 open")
     for s in socks:
         s.close()
@@ -573,7 +577,7 @@ def cmd_conns(host, port, want):
         for _ in range(50):  # closes are seen by the server a moment later
             s.sendall(b"stats\r\n")
             st = recv_until(s, b"END\r\n")
-            cur = [line.split()[2] for line in st.split(b"\r\n") if line.startswith(b"STAT curr_connections ")]
+            cur = stat_values(st, b"curr_connections")
             if cur == [want.encode()]:
                 break
             time.sleep(0.1)
