@@ -463,7 +463,14 @@ def cmd_halfclose(host, port, n):
                % (n, req, "the FIN in its segment" if end == "fin" else "quit"), bad[:3], [])
         fast = stat(host, port, b"tcp_fast") - fast_before
         if kernel is not None:
-            expect("halfclose: %r answered in the kernel" % req, fast, kernel)
+            # The test is only worth its name if the kernel answered (nearly)
+            # all of them.  Not all, always: the verdict hands a segment to
+            # userspace when it cannot answer it there and then (the CPU's
+            # scratch taken by a verdict it interrupted, a skb it cannot
+            # pull), and userspace answers it as well.  CI once saw 999/1000.
+            check(fast >= kernel - kernel // 100,
+                  "halfclose: %r answered in the kernel, all but at most 1 %%: %d of %d"
+                  % (req, fast, kernel))
 
 
 def cmd_bufmem(host, port):
