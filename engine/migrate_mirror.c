@@ -145,7 +145,7 @@ int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_confi
 	return e;
 }
 
-long xkv_slow_mig_fixup(struct xkv_slow *sl)
+long xkv_slow_mig_fixup(struct xkv_slow *sl, struct xkv_slow_mig_stats *at)
 {
 	long n = 0;
 	xkv_slow_hold(sl);
@@ -164,6 +164,7 @@ long xkv_slow_mig_fixup(struct xkv_slow *sl)
 	sl->mig_copied = true;
 	xkv_buf_free(&sl->tombs);
 	sl->ms.live = sl->mig->L->count(sl->mig);
+	*at = sl->ms;
 	pthread_mutex_unlock(&sl->mig_mu);
 	xkv_slow_release(sl);
 	free(it);

@@ -118,9 +118,10 @@ int xkv_slow_mig_begin(struct xkv_slow *sl, int store_fd, const struct xkv_confi
 /* Once the copier is done: mirror each remembered deleted key again (the
  * copier may have inserted an old version after the delete), then remember
  * no more, and count the new store's live items (no write between: the lru
- * eviction count is items in - items out - live).  Returns the keys done or
- * -errno. */
-long xkv_slow_mig_fixup(struct xkv_slow *sl);
+ * eviction count is items in - items out - live).  *at gets the counts as
+ * they stood then (writes go on counting after it).  Returns the keys done
+ * or -errno. */
+long xkv_slow_mig_fixup(struct xkv_slow *sl, struct xkv_slow_mig_stats *at);
 /* The new store becomes the one served; the old one is closed.  0 or -EINVAL
  * (no migration mirroring). */
 int xkv_slow_mig_switch(struct xkv_slow *sl);

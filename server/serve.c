@@ -396,13 +396,18 @@ struct serve_ctl {
 	bool up;                 /* th runs */
 };
 
-static void ctl_reply(int c, int rc, const char *why, struct xkv_slow *sl, __s64 n)
+/* st: the mirror's counts to send (NULL: as they stand now) */
+static void ctl_reply(int c, int rc, const char *why, struct xkv_slow *sl, __s64 n,
+		      const struct xkv_slow_mig_stats *st)
 {
 	struct xkv_mig_msg r = {};
 	snprintf(r.cmd, sizeof(r.cmd), "%s", rc ? "error" : "ok");
 	snprintf(r.text, sizeof(r.text), "%s", why ? why : "");
 	r.n = n;
-	xkv_slow_mig_stats(sl, &r.st);
+	if (st)
+		r.st = *st;
+	else
+		xkv_slow_mig_stats(sl, &r.st);
 	xkv_mig_send(c, &r, -1);
 }
 
@@ -431,26 +436,30 @@ static void ctl_conn(struct serve_ctl *k, int c)
 			if (!rc)
 				fprintf(stderr, "xdpkv slow path: migrating %s to %.16s: writes go to both stores\n",
 					ifn, m.cfg.layout);
-			ctl_reply(c, (int)rc, err, k->sl, 0);
+			ctl_reply(c, (int)rc, err, k->sl, 0, NULL);
 			continue;
 		}
 		if (fd >= 0)
 			close(fd);
 		if (!strcmp(m.cmd, "fixup")) {
-			rc = xkv_slow_mig_fixup(k->sl);
-			ctl_reply(c, rc < 0 ? (int)rc : 0, rc < 0 ? strerror((int)-rc) : NULL, k->sl, rc);
+			/* the counts of the moment the live items were counted: the
+			 * writes after it would put the eviction estimate off */
+			struct xkv_slow_mig_stats at;
+			rc = xkv_slow_mig_fixup(k->sl, &at);
+			ctl_reply(c, rc < 0 ? (int)rc : 0, rc < 0 ? strerror((int)-rc) : NULL, k->sl, rc,
+				  rc < 0 ? NULL : &at);
 		} else if (!strcmp(m.cmd, "switch")) {
 			rc = xkv_slow_mig_switch(k->sl);
 			if (!rc)
 				fprintf(stderr, "xdpkv slow path: %s now serves the new %.16s store\n", ifn,
 					k->s->cfg.layout);
-			ctl_reply(c, (int)rc, rc ? "no migration to switch" : NULL, k->sl, 0);
+			ctl_reply(c, (int)rc, rc ? "no migration to switch" : NULL, k->sl, 0, NULL);
 		} else if (!strcmp(m.cmd, "end")) {
-			ctl_reply(c, 0, NULL, k->sl, 0);
+			ctl_reply(c, 0, NULL, k->sl, 0, NULL);
 			xkv_slow_mig_end(k->sl);
 			return;
 		} else {
-			ctl_reply(c, -EINVAL, "unknown step", k->sl, 0);
+			ctl_reply(c, -EINVAL, "unknown step", k->sl, 0, NULL);
 		}
 	}
 	/* the migrate command went away (killed, or it failed): drop a new

@@ -112,6 +112,7 @@ void t_big_budget(void);
 void t_stamp_ids(void);
 void t_limits(void);
 void t_big(void);
+void t_mig_fixup(void);
 int item_of(struct env *e, const char *key, struct xkv_item *it);
 __u64 cas_of(struct env *e, const char *key);
 void t_append(struct env *e);

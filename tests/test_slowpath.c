@@ -71,6 +71,7 @@ static int run_unit(const char *only)
 	t_big_budget();
 	t_limits();
 	t_big();
+	t_mig_fixup();
 	return 0;
 }
 
