@@ -303,6 +303,12 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 			stat_inc(st, XKV_STAT_pass_cmd);
 			return XDP_PASS;
 		}
+		/* a key longer than the store's (not than memcached's 250): the
+		 * slow path answers it as a miss, or refuses the write */
+		if (err == XKV_E_KEY_LONG) {
+			stat_inc(st, XKV_STAT_pass_cmd);
+			return XDP_PASS;
+		}
 		/* a command ending in noreply gets no error line either (as
 		 * memcached): the slow path knows which commands read it */
 		__u32 last = r->ntok - 1;

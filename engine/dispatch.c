@@ -85,7 +85,9 @@ void parse_at(struct slow_cmd *c, size_t off, size_t tlen, int *err)
 {
 	memset(&c->tw, 0, sizeof(c->tw));
 	c->buf = c->sc->text + off;
-	c->r->key_cap = c->s->cfg.key_cap;
+	/* memcached's key limit: a key longer than the store's is served as
+	 * one no item has (store_get, slow_delete, write_once) */
+	c->r->key_cap = XKV_KEY_MAX;
 	c->r->val_cap = xkv_val_max(c->s);
 	c->r->binary_keys = !!(c->s->cfg.flags & XKV_CFG_BINARY_KEYS);
 	*err = xkv_parse(c->buf, (__u32)(tlen - off), c->r);

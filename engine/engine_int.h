@@ -233,11 +233,19 @@ static inline bool flushed(struct xkv_slow *sl, __u64 wtime_ns, __u64 walks)
 int flush_run(struct slow_cmd *c, __s64 delay);
 
 /* ---- reading the store (read.c) ------------------------------------------- */
+/* A key longer than the store's keys (and not than memcached's): no item
+ * has it, none can be stored under it. */
+static inline bool key_unstorable(const struct slow_cmd *c, __u32 klen)
+{
+	return klen > c->s->cfg.key_cap;
+}
 
 /* The accessor's get, retried while busy: 1 hit, 0 miss (an item flush_all
  * removes counts as gone), <0 -errno.  Inline: every key of a get reads here. */
 static inline int store_get(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_item *it)
 {
+	if (key_unstorable(c, klen))
+		return 0;
 	__u64 walks = __atomic_load_n(&c->sl->flush_walks, __ATOMIC_ACQUIRE);
 	int ret = RETRY_BUSY(c->s->L->get(c->s, key, klen, it));
 	return ret == 1 && flushed(c->sl, it->wtime_ns, walks) ? 0 : ret;
@@ -260,11 +268,13 @@ int entry_val(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_
 int store_del(struct slow_cmd *c, const void *key, __u32 klen);
 
 /* The parser checks the first 32 tokens' keys (its control-character mask
- * has 32 bits); the rest of a long multi-get is checked here by the same rule. */
+ * has 32 bits); the rest of a long multi-get is checked here by the same
+ * rule (memcached's 250 bytes; one over the store's key_cap reads as a miss). */
 static inline int key_verdict(const struct slow_cmd *c, __u32 t)
 {
-	return xkv_key_check(&c->s->cfg, tok_ptr(c, t), c->r->tok[t].len);
+	return xkv_key_rule(&c->s->cfg, tok_ptr(c, t), c->r->tok[t].len);
 }
+
 
 /* Bytes on the wire for n bytes of reply text: the frame headers too. */
 static inline size_t wire_bytes(size_t n)

@@ -118,8 +118,8 @@ static int meta_key(struct slow_cmd *c, int *err)
 		c->key_b |= r->tok[t].len == 1 && *tok_ptr(c, t) == 'b';
 	if (!c->key_b) {
 		e = key_verdict(c, 1);
-	} else if (c->klen > XKV_KEY_MAX || c->klen > c->s->cfg.key_cap) {
-		e = XKV_E_KEY_LONG;
+	} else if (c->klen > XKV_KEY_MAX) {
+		e = XKV_E_FORMAT;
 	} else {
 		/* base64: RFC 4648, the standard alphabet, padded (lib/base64.h) */
 		int n = (int)xkv_b64_decode(c->key, c->klen, c->key_buf, sizeof(c->key_buf),
@@ -132,7 +132,7 @@ static int meta_key(struct slow_cmd *c, int *err)
 		}
 		c->key = c->key_buf;
 		c->klen = (__u32)n;
-		e = xkv_key_check(&c->s->cfg, c->key, c->klen);
+		e = xkv_key_rule(&c->s->cfg, c->key, c->klen);
 	}
 	if (e) {
 		*err = reply_err(c, e);
@@ -287,6 +287,8 @@ int slow_cmd_mg(struct slow_cmd *c)
 			ret = f.has_N ? 1 : 0;
 		else if (ret == WR_STORED)
 			ret = 1;
+		else if (ret > 0) /* N on a key longer than the store's: not created */
+			return answer_wr(c, ret);
 	} else {
 		ret = 1;
 	}

@@ -214,6 +214,12 @@ int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 
 	w->stamp = 0;
 	w->old_len = 0;
+	if (key_unstorable(c, klen)) {
+		/* what the write does where there is no item; where it would
+		 * store, this store cannot: too large for it, as a value would be */
+		int rc = wr_decide(w, NULL, e);
+		return rc && rc != WR_NEED_BIG ? rc : WR_TOO_LARGE;
+	}
 	if (big) {
 		if (w->mode == WR_APPEND || w->mode == WR_PREPEND)
 			return WR_NEED_BIG;

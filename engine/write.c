@@ -62,6 +62,8 @@ int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has_cas, _
 	bool gone = false;
 	int ret = 0;
 
+	if (key_unstorable(c, klen))
+		return 0;
 	pthread_mutex_lock(mu);
 	bool must = has_cas || xkv_slow_flush_busy(c->sl);
 	bool looked = must || xkv_big_on(c->s); /* a big item's chunks go with it */

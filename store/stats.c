@@ -105,18 +105,29 @@ __u64 xkv_now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-int xkv_key_check(const struct xkv_config *cfg, const void *key, __u32 klen)
+static int key_bytes_check(const struct xkv_config *cfg, const __u8 *k, __u32 klen)
 {
-	const __u8 *k = key;
-	if (klen == 0)
-		return XKV_E_FORMAT;
-	if (klen > XKV_KEY_MAX || klen > cfg->key_cap)
-		return XKV_E_KEY_LONG;
 	for (__u32 i = 0; i < klen; i++)
 		if (k[i] == ' ' || k[i] == '\r' || k[i] == '\n' ||
 		    xkv_key_byte_bad(k[i], cfg->flags & XKV_CFG_BINARY_KEYS))
 			return XKV_E_KEY_BAD;
 	return XKV_OK;
+}
+
+int xkv_key_check(const struct xkv_config *cfg, const void *key, __u32 klen)
+{
+	if (klen == 0)
+		return XKV_E_FORMAT;
+	if (klen > XKV_KEY_MAX || klen > cfg->key_cap)
+		return XKV_E_KEY_LONG;
+	return key_bytes_check(cfg, key, klen);
+}
+
+int xkv_key_rule(const struct xkv_config *cfg, const void *key, __u32 klen)
+{
+	if (klen == 0 || klen > XKV_KEY_MAX)
+		return XKV_E_FORMAT;
+	return key_bytes_check(cfg, key, klen);
 }
 
 int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8 *out)

@@ -275,6 +275,10 @@ __u64 xkv_restore_stamp(__u64 cas, bool big);
 int xkv_key_pack(const struct xkv_config *cfg, const void *key, __u32 klen, __u8 *out);
 /* memcached key rule + cfg.key_cap; returns enum xkv_perr */
 int xkv_key_check(const struct xkv_config *cfg, const void *key, __u32 klen);
+/* memcached's key rule as the wire answers it (1..250 bytes, else
+ * XKV_E_FORMAT; the bytes cfg allows), not cfg.key_cap: a longer key is one
+ * no item has (the slow path's reads miss, its writes are refused) */
+int xkv_key_rule(const struct xkv_config *cfg, const void *key, __u32 klen);
 /* Allocate an entry buffer of cfg.entry_size bytes and fill it.  exptime as
  * memcached takes it.  Free with free(). */
 struct xkv_entry *xkv_entry_make(const struct xkv_store *s, __u32 flags, __s64 exptime,

@@ -47,6 +47,9 @@ void discard(struct rm_result *r, enum xkv_stat why);
 int tok_eq(const struct line *l, __u32 i, const char *s);
 int number(const __u8 *p, __u32 n, __u64 max, __u64 *out);
 int signed_number(const __u8 *p, __u32 n, int64_t *out);
+/* A key longer than key_cap, not than 250: the fast path passes the
+ * request on (the slow path reads no item under it and stores none) */
+extern const char RM_KEY_UNSTORABLE[];
 const char *key_problem(const struct rm_config *c, const __u8 *k, __u32 n);
 void split(const __u8 *p, __u32 n, struct line *l);
 void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int may_write,

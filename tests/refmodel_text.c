@@ -123,12 +123,16 @@ int signed_number(const __u8 *p, __u32 n, int64_t *out)
 	return 0;
 }
 
-/* memcached's key rule plus the configured cap; NULL when the key is fine */
+const char RM_KEY_UNSTORABLE[] = "(a key longer than the store's)";
+
+/* memcached's key rule (over 250 bytes its format error) plus the
+ * configured cap (RM_KEY_UNSTORABLE); NULL when the key is fine */
 const char *key_problem(const struct rm_config *c, const __u8 *k, __u32 n)
 {
-	__u32 cap = c->key_cap < XKV_KEY_MAX ? c->key_cap : XKV_KEY_MAX;
-	if (n > cap)
-		return XKV_R_KEY_LONG;
+	if (n > XKV_KEY_MAX)
+		return XKV_R_FORMAT;
+	if (n > c->key_cap)
+		return RM_KEY_UNSTORABLE;
 	for (__u32 i = 0; i < n; i++)
 		if (c->binary_keys ? k[i] == 0 : (k[i] <= ' ' || k[i] == 0x7f))
 			return XKV_R_KEY_BAD;
@@ -413,7 +417,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		for (__u32 i = 1; i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
 			if (kp) {
-				CLIENT_ERROR(kp);
+				if (kp == RM_KEY_UNSTORABLE)
+					pass(r, XKV_STAT_pass_cmd);
+				else
+					CLIENT_ERROR(kp);
 				return;
 			}
 		}
@@ -440,7 +447,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		for (__u32 i = first; fast_tokens && i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
 			if (kp) {
-				CLIENT_ERROR(kp);
+				if (kp == RM_KEY_UNSTORABLE)
+					pass(r, XKV_STAT_pass_cmd);
+				else
+					CLIENT_ERROR(kp);
 				return;
 			}
 		}
@@ -468,7 +478,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		if (is_touch) {
 			const char *kp = key_problem(c, l.p[1], l.len[1]);
 			if (kp) {
-				CLIENT_ERROR(kp);
+				if (kp == RM_KEY_UNSTORABLE)
+					pass(r, XKV_STAT_pass_cmd);
+				else
+					CLIENT_ERROR(kp);
 				return;
 			}
 			if (signed_number(l.p[2], l.len[2], &exptime)) {
@@ -497,7 +510,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		}
 		const char *kp = key_problem(c, l.p[1], l.len[1]);
 		if (kp) {
-			CLIENT_ERROR(kp);
+			if (kp == RM_KEY_UNSTORABLE)
+				pass(r, XKV_STAT_pass_cmd);
+			else
+				CLIENT_ERROR(kp);
 			return;
 		}
 		count(r, XKV_STAT_cmd_delete);
@@ -516,6 +532,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		enum xkv_stat counter;
 		const char *p = storage_problem(c, &l, noreply, after, rest, &flags, &exptime,
 						&bytes, &counter);
+		if (p == RM_KEY_UNSTORABLE) {
+			pass(r, XKV_STAT_pass_cmd);
+			return;
+		}
 		if (p && counter == XKV_STAT_err_too_large && c->big_max && bytes <= c->big_max) {
 			pass(r, XKV_STAT_pass_cmd); /* the big map's: serve stores it */
 			return;
@@ -550,6 +570,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		return;
 	}
 	const char *p = slow_problem(c, &l, noreply);
+	if (p == RM_KEY_UNSTORABLE) {
+		pass(r, XKV_STAT_pass_cmd);
+		return;
+	}
 	if (p && !strcmp(p, XKV_R_ERROR)) { /* a field count memcached does not take: noreply or not */
 		error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
 		return;

@@ -92,6 +92,7 @@ void short_name(char *dst, size_t n, const void *src, size_t len)
 /* The big map's size for the next env_open (chunks; 0: no values above
  * val_cap, which the tests written before it assume). */
 __u32 env_big_chunks;
+__u32 env_key_cap; /* 0: XKV_KEY_MAX */
 __u32 env_rate_limit, env_rate_burst; /* --rate-limit, --rate-burst */
 
 /* cfg_flags, max_amp: as attach would set them at load. */
@@ -109,7 +110,7 @@ int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 val_cap
 	}
 	cfg.entries = entries;
 	cfg.val_cap = val_cap;
-	cfg.key_cap = XKV_KEY_MAX;
+	cfg.key_cap = env_key_cap ? env_key_cap : XKV_KEY_MAX;
 	cfg.flags |= cfg_flags;
 	cfg.max_amp = max_amp;
 	cfg.big_chunks = env_big_chunks;

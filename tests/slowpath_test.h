@@ -72,6 +72,7 @@ void print_escaped(const char *label, const __u8 *p, size_t n, size_t max);
 void show_diff(const __u8 *got, size_t gl, const __u8 *want, size_t wl);
 void short_name(char *dst, size_t n, const void *src, size_t len);
 extern __u32 env_big_chunks;
+extern __u32 env_key_cap;
 extern __u32 env_rate_limit, env_rate_burst;
 int env_open_cfg(struct env *e, const char *layout, __u32 entries, __u32 val_cap,
 			__u32 cfg_flags, __u32 max_amp);
@@ -113,6 +114,7 @@ void t_stamp_ids(void);
 void t_limits(void);
 void t_big(void);
 void t_mig_fixup(void);
+void t_key_cap(void);
 int item_of(struct env *e, const char *key, struct xkv_item *it);
 __u64 cas_of(struct env *e, const char *key);
 void t_append(struct env *e);

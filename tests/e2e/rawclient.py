@@ -205,9 +205,15 @@ def fixtures(tag, big_path, key_cap):
          b"CLIENT_ERROR bad command line format\r\n", "fast", 1),
         ("short data", b"set " + k("x") + b" 0 0 5\r\nabc\r\n", b"CLIENT_ERROR bad data chunk\r\n", "fast", 1),
         ("no CRLF", b"get " + k("a"), b"CLIENT_ERROR line not terminated by \\r\\n\r\n", "fast", 1),
-        ("key too long", b"get " + b"k" * 251 + b"\r\n", b"CLIENT_ERROR key too long\r\n", "fast", 1),
-        ("key over --key-size", b"get " + b"k" * (key_cap + 1) + b"\r\n",
-         b"CLIENT_ERROR key too long\r\n", "fast", 1),
+        ("key over 250 bytes (memcached's error)", b"get " + b"k" * 251 + b"\r\n",
+         b"CLIENT_ERROR bad command line format\r\n", "fast", 1),
+        # over --key-size, not over 250: no item can have it (memcached would
+        # hold it): the slow path answers a miss, refuses a write
+        ("get of a key over --key-size: a miss", b"get " + b"k" * (key_cap + 1) + b"\r\n",
+         b"END\r\n", "slow", 1),
+        ("set of one: too large for this store", setreq(b"k" * (key_cap + 1), b"x"),
+         b"SERVER_ERROR object too large for cache\r\n", "slow", 1),
+        ("delete of one", b"delete " + b"k" * (key_cap + 1) + b"\r\n", b"NOT_FOUND\r\n", "slow", 1),
         ("key of --key-size", setreq(b"k" * key_cap, b"cap"), b"STORED\r\n", "fast", 1),
         ("get key of --key-size", b"get " + b"k" * key_cap + b"\r\n",
          hit(b"k" * key_cap, b"cap") + b"END\r\n", "fast", 1),
