@@ -177,6 +177,7 @@ static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
 	E(XKV_E_TOO_LARGE, XKV_R_TOO_LARGE, err_too_large)
 	E(XKV_E_OOM, XKV_R_OOM, err_oom)
 	E(XKV_E_EXPTIME, XKV_R_EXPTIME, err_client)
+	E(XKV_E_DEL_USAGE, XKV_R_DEL_USAGE, err_client)
 	}
 #undef E
 	stat_inc(st, XKV_STAT_err_unknown);

@@ -42,6 +42,7 @@ enum xkv_op {
 	XKV_OP_TOUCH, XKV_OP_VERBOSITY,
 	XKV_OP_MG, XKV_OP_MN,                               /* meta protocol */
 	XKV_OP_MS, XKV_OP_MD, XKV_OP_MA, XKV_OP_ME,
+	XKV_OP_SHUTDOWN,                                    /* refused, as memcached without -A */
 };
 #define XKV_OP_FAST_LAST XKV_OP_DELETE
 
@@ -293,6 +294,7 @@ static __attribute__((noinline)) int xkv_parse_slow_op(const __u8 *buf, const st
 	XKV_C("md", XKV_OP_MD);
 	XKV_C("ma", XKV_OP_MA);
 	XKV_C("me", XKV_OP_ME);
+	XKV_C("shutdown", XKV_OP_SHUTDOWN);
 #undef XKV_C
 	return XKV_OP_NONE;
 }
@@ -368,12 +370,13 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		return xkv_fail(r, XKV_E_FORMAT);
 
 	if (op == XKV_OP_DELETE) {
-		/* delete <key> [0] [noreply] */
+		/* delete <key> [0] [noreply]: memcached 1.6.18 answers other
+		 * word counts ERROR, other third and fourth words its usage line */
 		__u32 extra = n - 2 - (__u32)last_noreply;
-		if (n < 2 || n > 4 || extra > 1)
-			return xkv_fail(r, XKV_E_FORMAT);
-		if (extra == 1 && !xkv_tok_is(buf, &r->tok[2], "0", 1))
-			return xkv_fail(r, XKV_E_FORMAT);
+		if (n < 2 || n > 4)
+			return xkv_fail(r, XKV_E_UNKNOWN);
+		if (extra > 1 || (extra == 1 && !xkv_tok_is(buf, &r->tok[2], "0", 1)))
+			return xkv_fail(r, XKV_E_DEL_USAGE);
 		r->noreply = last_noreply;
 		int e = xkv_check_key(r, 1);
 		return e ? xkv_fail(r, e) : XKV_OK;
@@ -472,7 +475,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		r->noreply = last_noreply;
 		return XKV_OK;
 	}
-	return XKV_OK; /* version [words], stats [args]: the slow path looks at the tokens */
+	return XKV_OK; /* version [words], stats [args], shutdown [words]: the slow path's */
 }
 
 /* Does a command line that xkv_parse answered XKV_E_UNKNOWN read as a reply?
@@ -526,6 +529,7 @@ static inline const char *xkv_err_line(int err)
 	case XKV_E_TOO_LARGE: return XKV_R_TOO_LARGE;
 	case XKV_E_EXPTIME: return XKV_R_EXPTIME;
 	case XKV_E_OOM: return XKV_R_OOM;
+	case XKV_E_DEL_USAGE: return XKV_R_DEL_USAGE;
 	}
 	return XKV_R_ERROR;
 }

@@ -56,6 +56,7 @@ enum xkv_perr {
 	XKV_E_TOO_LARGE,      /* SERVER_ERROR object too large for cache */
 	XKV_E_OOM,            /* SERVER_ERROR out of memory storing object */
 	XKV_E_EXPTIME,        /* CLIENT_ERROR invalid exptime argument (touch, gat, gats) */
+	XKV_E_DEL_USAGE,      /* CLIENT_ERROR bad command line format.  Usage: delete ... */
 	XKV_E__MAX,
 };
 
@@ -70,6 +71,7 @@ enum xkv_perr {
 #define XKV_R_TOO_LARGE   "SERVER_ERROR object too large for cache\r\n"
 #define XKV_R_OOM         "SERVER_ERROR out of memory storing object\r\n"
 #define XKV_R_EXPTIME     "CLIENT_ERROR invalid exptime argument\r\n"
+#define XKV_R_DEL_USAGE   "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"
 #define XKV_R_END         "END\r\n"
 #define XKV_R_STORED      "STORED\r\n"
 #define XKV_R_NOT_STORED  "NOT_STORED\r\n"

@@ -159,6 +159,8 @@ int slow_dispatch(struct slow_cmd *c)
 	case XKV_OP_INCR:
 	case XKV_OP_DECR: return slow_cmd_arith(c);
 	case XKV_OP_VERSION: return PUT_LIT(c->out, XKV_VERSION_LINE);
+	/* memcached's answer unless started with -A (no way to stop it here) */
+	case XKV_OP_SHUTDOWN: return PUT_LIT(c->out, "ERROR: shutdown not enabled\r\n");
 	case XKV_OP_STATS: return slow_cmd_stats(c);
 	case XKV_OP_FLUSH_ALL: return slow_cmd_flush(c);
 	}

@@ -89,6 +89,10 @@ struct xkv_slow {
 	__u64 flush_last_cut;    /* (under mu) */
 	/* TCP connections, for stats (__atomic; tcp_max 0: no TCP server) */
 	long conns_curr, conns_total, conns_rejected;
+	/* stats reset: the counters then (__atomic each); stats answers the
+	 * counts since (the maps stay monotonic for status and the tests) */
+	struct xkv_stats stats_base;
+	long conns_total_base, conns_rejected_base;
 	__u32 tcp_max;
 	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
 	pthread_mutex_t stripe[SLOW_STRIPES];

@@ -22,18 +22,160 @@ static __u64 now_realtime_s(void)
 
 #define STAT_U(c, name, v) buf_printf((c)->out, "STAT %s %llu\r\n", (name), (unsigned long long)(v))
 
-/* stats: memcached-style lines.  Counters are both slots summed, plus what
- * this process counted but has not pushed to the map yet (*delta).
+/* Both counter slots as they stand: the maps plus what this process
+ * counted but has not pushed yet (*delta). */
+static void counters_now(struct slow_cmd *c, struct xkv_stats *fast, struct xkv_stats *slow)
+{
+	struct xkv_store *s = c->s;
+	memset(fast, 0, sizeof(*fast));
+	memset(slow, 0, sizeof(*slow));
+	if (s->stats_fd >= 0) {
+		if (xkv_stats_read(s, XKV_STATS_FAST, fast, NULL))
+			memset(fast, 0, sizeof(*fast));
+		if (xkv_stats_read(s, XKV_STATS_SLOW, slow, NULL))
+			memset(slow, 0, sizeof(*slow));
+	}
+	for (int i = 0; i < XKV_STAT__MAX; i++)
+		slow->v[i] += c->d->v[i];
+}
+
+/* stats reset (memcached's): the counters start again from 0 for stats,
+ * over the wire; curr_items, curr_connections and uptime do not.  The maps
+ * keep counting (xdpkv status, the tests' deltas): what is answered is the
+ * count since the base taken here (both slots' sum, as stats adds them). */
+static void stats_reset(struct slow_cmd *c)
+{
+	struct xkv_stats fast, slow;
+	struct xkv_slow *sl = c->sl;
+	counters_now(c, &fast, &slow);
+	for (int i = 0; i < XKV_STAT__MAX; i++)
+		__atomic_store_n(&sl->stats_base.v[i], fast.v[i] + slow.v[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->conns_total_base, __atomic_load_n(&sl->conns_total, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->conns_rejected_base,
+			 __atomic_load_n(&sl->conns_rejected, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+/* A count since the last stats reset. */
+static __u64 since_reset(__u64 now, __u64 base)
+{
+	return now > base ? now - base : 0;
+}
+
+/* The lines of stats items and stats slabs (memcached's groups): the store
+ * map as slab class 1 (its entries are one size, allocated at attach: one
+ * page of --entries chunks) and the big map as class 2 (3712-byte chunks of
+ * values above --value-size).  Only what this store knows: no ages, no
+ * per-class hit counts. */
+static int stats_classes(struct slow_cmd *c, bool slabs)
+{
+	struct xkv_store *s = c->s;
+	struct xkv_stats fast, slow;
+	int err = 0;
+	counters_now(c, &fast, &slow);
+	__u64 counted = __atomic_load_n(&c->sl->items_ns, __ATOMIC_ACQUIRE);
+	long n = counted ? __atomic_load_n(&c->sl->items, __ATOMIC_RELAXED) : 0;
+	__u64 items = n > 0 ? (__u64)n : 0;
+	__u64 evicted = since_reset(fast.v[XKV_STAT_evictions_est] + slow.v[XKV_STAT_evictions_est],
+				    __atomic_load_n(&c->sl->stats_base.v[XKV_STAT_evictions_est],
+						    __ATOMIC_RELAXED));
+	__u64 oom = since_reset(fast.v[XKV_STAT_err_oom] + slow.v[XKV_STAT_err_oom],
+				__atomic_load_n(&c->sl->stats_base.v[XKV_STAT_err_oom], __ATOMIC_RELAXED));
+	struct xkv_big_census cs = {};
+	bool big = xkv_big_on(s);
+	if (big) {
+		pthread_mutex_lock(&c->sl->big_mu);
+		cs = c->sl->big_last;
+		pthread_mutex_unlock(&c->sl->big_mu);
+		if (!cs.capacity)
+			cs.capacity = s->cfg.big_chunks;
+	}
+	if (!slabs) {
+		if (items)
+			err |= buf_printf(c->out, "STAT items:1:number %llu\r\nSTAT items:1:evicted %llu\r\n"
+					  "STAT items:1:outofmemory %llu\r\n", (unsigned long long)items,
+					  (unsigned long long)evicted, (unsigned long long)oom);
+		if (big && cs.items)
+			err |= buf_printf(c->out, "STAT items:2:number %llu\r\n", (unsigned long long)cs.items);
+		return err;
+	}
+	__u64 entries = s->cfg.entries, used = items < entries ? items : entries;
+	err |= buf_printf(c->out, "STAT 1:chunk_size %u\r\nSTAT 1:chunks_per_page %llu\r\n"
+			  "STAT 1:total_pages 1\r\nSTAT 1:total_chunks %llu\r\nSTAT 1:used_chunks %llu\r\n"
+			  "STAT 1:free_chunks %llu\r\n", s->cfg.entry_size, (unsigned long long)entries,
+			  (unsigned long long)entries, (unsigned long long)used,
+			  (unsigned long long)(entries - used));
+	if (big)
+		err |= buf_printf(c->out, "STAT 2:chunk_size %u\r\nSTAT 2:total_chunks %llu\r\n"
+				  "STAT 2:used_chunks %llu\r\n", XKV_BIG_CHUNK,
+				  (unsigned long long)cs.capacity, (unsigned long long)cs.chunks);
+	long long mem = xkv_map_memory(s->store_fd);
+	err |= buf_printf(c->out, "STAT active_slabs %d\r\nSTAT total_malloced %lld\r\n", big ? 2 : 1,
+			  mem > 0 ? mem : (long long)entries * s->cfg.entry_size);
+	return err;
+}
+
+/* stats settings: memcached's names where this store has the value, then
+ * its own sizes. */
+static int stats_settings(struct slow_cmd *c)
+{
+	struct xkv_store *s = c->s;
+	__u32 tcp = __atomic_load_n(&c->sl->tcp_max, __ATOMIC_RELAXED);
+	/* a plain hash map refuses a new key when full; every other layout
+	 * makes room (docs/layouts.md) */
+	bool evicts = s->L->map_type != BPF_MAP_TYPE_HASH && s->L->map_type != BPF_MAP_TYPE_PERCPU_HASH;
+	int err = 0;
+	err |= STAT_U(c, "maxbytes", (__u64)s->cfg.entries * s->cfg.entry_size);
+	if (tcp)
+		err |= STAT_U(c, "maxconns", tcp);
+	err |= STAT_U(c, "tcpport", tcp ? s->cfg.port : 0);
+	err |= STAT_U(c, "udpport", s->cfg.port);
+	err |= buf_printf(c->out, "STAT verbosity 0\r\nSTAT evictions %s\r\n", evicts ? "on" : "off");
+	err |= buf_printf(c->out, "STAT cas_enabled yes\r\nSTAT binding_protocol auto-negotiate\r\n"
+			  "STAT auth_enabled_sasl %s\r\n", c->sl->sasl ? "yes" : "no");
+	err |= STAT_U(c, "item_size_max", xkv_val_max(s));
+	err |= buf_printf(c->out, "STAT flush_enabled yes\r\nSTAT layout %s\r\n", s->cfg.layout);
+	err |= STAT_U(c, "key_size_max", s->cfg.key_cap);
+	err |= STAT_U(c, "inline_value_max", s->cfg.val_cap);
+	err |= STAT_U(c, "limit_items", s->cfg.entries);
+	return err;
+}
+
+static bool word_is(const struct slow_cmd *c, __u32 t, const char *w)
+{
+	return xkv_tok_is(c->buf, &c->r->tok[t], w, (__u32)strlen(w));
+}
+
+/* stats [group]: memcached-style lines.  Counters are both slots summed,
+ * plus what this process counted but has not pushed to the map yet
+ * (*delta), less the base of the last stats reset.
  * fast_path_requests = datagrams the XDP program answered itself (seen minus
  * passed on); slow_path_requests = datagrams the slow path served;
- * fast_path_share = fast / (fast + slow) in percent. */
+ * fast_path_share = fast / (fast + slow) in percent.  The groups memcached
+ * 1.6.18 has and this store can answer: settings, items, slabs, sizes,
+ * reset (words after the group are ignored, as there); others (detail,
+ * conns, extstore, an unknown word): ERROR. */
 int slow_cmd_stats(struct slow_cmd *c)
 {
-	if (c->r->ntok > 1) { /* stats <group>: none of memcached's groups */
+	int err;
+	if (c->r->ntok < 2)
+		err = stats_lines(c);
+	else if (word_is(c, 1, "settings"))
+		err = stats_settings(c);
+	else if (word_is(c, 1, "items"))
+		err = stats_classes(c, false);
+	else if (word_is(c, 1, "slabs"))
+		err = stats_classes(c, true);
+	else if (word_is(c, 1, "sizes"))
+		err = PUT_LIT(c->out, "STAT sizes_status disabled\r\n");
+	else if (word_is(c, 1, "reset")) {
+		stats_reset(c);
+		return PUT_LIT(c->out, "RESET\r\n");
+	} else {
 		STAT(c, err_unknown);
 		return PUT_LIT(c->out, XKV_R_ERROR);
 	}
-	if (stats_lines(c))
+	if (err)
 		return -1;
 	return PUT_LIT(c->out, XKV_R_END);
 }
@@ -43,17 +185,10 @@ int slow_cmd_stats(struct slow_cmd *c)
 int stats_lines(struct slow_cmd *c)
 {
 	struct xkv_store *s = c->s;
-	struct xkv_stats fast = {}, slow = {};
+	struct xkv_stats fast, slow;
 	int err = 0;
 
-	if (s->stats_fd >= 0) {
-		if (xkv_stats_read(s, XKV_STATS_FAST, &fast, NULL))
-			memset(&fast, 0, sizeof(fast));
-		if (xkv_stats_read(s, XKV_STATS_SLOW, &slow, NULL))
-			memset(&slow, 0, sizeof(slow));
-	}
-	for (int i = 0; i < XKV_STAT__MAX; i++)
-		slow.v[i] += c->d->v[i];
+	counters_now(c, &fast, &slow);
 
 	__u64 now = xkv_now_ns();
 	err |= STAT_U(c, "pid", getpid());
@@ -87,8 +222,11 @@ int stats_lines(struct slow_cmd *c)
 	if (mem >= 0)
 		err |= STAT_U(c, "map_bytes", mem);
 	for (int i = 0; i < XKV_STAT__MAX; i++)
-		err |= STAT_U(c, xkv_stat_names[i], fast.v[i] + slow.v[i]);
+		err |= STAT_U(c, xkv_stat_names[i],
+			      since_reset(fast.v[i] + slow.v[i],
+					  __atomic_load_n(&c->sl->stats_base.v[i], __ATOMIC_RELAXED)));
 
+	/* the share over all time (the split of a reset's base is not kept) */
 	__u64 fast_n = xkv_fast_served(&fast), slow_n = slow.v[XKV_STAT_requests];
 	__u64 permille = fast_n + slow_n ? (fast_n * 1000 + (fast_n + slow_n) / 2) / (fast_n + slow_n) : 0;
 	err |= STAT_U(c, "fast_path_requests", fast_n);
@@ -97,9 +235,12 @@ int stats_lines(struct slow_cmd *c)
 			  (unsigned long long)(permille / 10), (unsigned long long)(permille % 10));
 	if (__atomic_load_n(&c->sl->tcp_max, __ATOMIC_RELAXED)) { /* this process's TCP server */
 		err |= STAT_U(c, "curr_connections", __atomic_load_n(&c->sl->conns_curr, __ATOMIC_RELAXED));
-		err |= STAT_U(c, "total_connections", __atomic_load_n(&c->sl->conns_total, __ATOMIC_RELAXED));
+		err |= STAT_U(c, "total_connections",
+			      since_reset(__atomic_load_n(&c->sl->conns_total, __ATOMIC_RELAXED),
+					  __atomic_load_n(&c->sl->conns_total_base, __ATOMIC_RELAXED)));
 		err |= STAT_U(c, "rejected_connections",
-			      __atomic_load_n(&c->sl->conns_rejected, __ATOMIC_RELAXED));
+			      since_reset(__atomic_load_n(&c->sl->conns_rejected, __ATOMIC_RELAXED),
+					  __atomic_load_n(&c->sl->conns_rejected_base, __ATOMIC_RELAXED)));
 		err |= STAT_U(c, "max_connections", c->sl->tcp_max);
 	}
 	return err ? -1 : 0;

@@ -289,7 +289,7 @@ static const char *slow_problem(const struct rm_config *c, const struct line *l,
 			return XKV_R_EXPTIME;
 		return NULL;
 	}
-	if (tok_eq(l, 0, "version")) /* memcached: whatever follows */
+	if (tok_eq(l, 0, "version") || tok_eq(l, 0, "shutdown")) /* memcached: whatever follows */
 		return NULL;
 	if (tok_eq(l, 0, "mg")) /* mg <key> <flag>*: the flags are the slow path's */
 		return l->n < 2 ? XKV_R_FORMAT : key_problem(c, l->p[1], l->len[1]);
@@ -317,7 +317,8 @@ static int is_slow(const struct line *l)
 	       tok_eq(l, 0, "flush_all") || tok_eq(l, 0, "append") || tok_eq(l, 0, "prepend") ||
 	       tok_eq(l, 0, "cas") || is_get_like(l) || tok_eq(l, 0, "touch") ||
 	       tok_eq(l, 0, "verbosity") || tok_eq(l, 0, "mg") || tok_eq(l, 0, "mn") ||
-	       tok_eq(l, 0, "ms") || tok_eq(l, 0, "md") || tok_eq(l, 0, "ma") || tok_eq(l, 0, "me");
+	       tok_eq(l, 0, "ms") || tok_eq(l, 0, "md") || tok_eq(l, 0, "ma") || tok_eq(l, 0, "me") ||
+	       tok_eq(l, 0, "shutdown");
 }
 
 /* Commands that change the store (gat and gats change expiries). */
@@ -502,10 +503,16 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		return;
 	}
 	if (is_del) {
-		/* delete <key> [0] [noreply] */
+		/* delete <key> [0] [noreply]: 2 to 4 words, else ERROR; a
+		 * third word that is not 0 (or noreply), or a fourth that is
+		 * not noreply after a 0: memcached's usage line */
 		__u32 args = l.n - 1 - (__u32)noreply;
-		if (l.n < 2 || args < 1 || args > 2 || (args == 2 && !tok_eq(&l, 2, "0"))) {
-			CLIENT_ERROR(XKV_R_FORMAT);
+		if (l.n < 2 || l.n > 4) {
+			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+			return;
+		}
+		if (args > 2 || (args == 2 && !tok_eq(&l, 2, "0"))) {
+			CLIENT_ERROR(XKV_R_DEL_USAGE);
 			return;
 		}
 		const char *kp = key_problem(c, l.p[1], l.len[1]);

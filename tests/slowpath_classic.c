@@ -121,11 +121,17 @@ void t_errors(struct env *e)
 	EXPECT(e, "\r\n", "ERROR\r\n");
 	EXPECT(e, "set k 0 0\r\n", "CLIENT_ERROR bad command line format\r\n");
 	EXPECT(e, "set k x 0 1\r\na\r\n", "CLIENT_ERROR bad command line format\r\n");
-	EXPECT(e, "delete\r\n", "CLIENT_ERROR bad command line format\r\n");
-	EXPECT(e, "delete k 5\r\n", "CLIENT_ERROR bad command line format\r\n");
+	EXPECT(e, "delete\r\n", "ERROR\r\n");
+	EXPECT(e, "delete k 1\r\n", XKV_R_DEL_USAGE);
+	EXPECT(e, "delete k 0 x\r\n", XKV_R_DEL_USAGE);
+	EXPECT(e, "delete k 1 noreply\r\n", "");
+	EXPECT(e, "delete k 0 0 0\r\n", "ERROR\r\n");
+	EXPECT(e, "shutdown\r\n", "ERROR: shutdown not enabled\r\n");
+	EXPECT(e, "shutdown graceful noreply\r\n", "ERROR: shutdown not enabled\r\n");
+	EXPECT(e, "delete k 5\r\n", XKV_R_DEL_USAGE);
 	EXPECT(e, "version extra\r\n", XKV_VERSION_LINE);
 	EXPECT(e, "flush_all soon\r\n", "CLIENT_ERROR invalid exptime argument\r\n");
-	EXPECT(e, "stats items\r\n", "ERROR\r\n");
+	EXPECT(e, "stats conns\r\n", "ERROR\r\n"); /* a group this store has not */
 	EXPECT(e, "set k 0 0 5\r\nabc\r\n", "CLIENT_ERROR bad data chunk\r\n");
 	EXPECT(e, "set k 0 0 2\r\nabcd\r\n", "CLIENT_ERROR bad data chunk\r\n");
 	EXPECT(e, "get k", "CLIENT_ERROR line not terminated by \\r\\n\r\n");

@@ -111,3 +111,75 @@ void t_stats(struct env *e)
 	free(rows);
 	xkv_buf_free(&out);
 }
+
+/* stats <group>: memcached's groups this store answers (settings, items,
+ * slabs, sizes, reset), others ERROR.  Run last on a layout's store: stats
+ * reset leaves its base behind. */
+void t_stats_groups(struct env *e)
+{
+	struct xkv_buf out = {};
+	char v[128], want[128];
+	const struct xkv_layout *L = xkv_layout_find(e->layout);
+	bool evicts = L->map_type != BPF_MAP_TYPE_HASH && L->map_type != BPF_MAP_TYPE_PERCPU_HASH;
+
+	flush_store(e);
+	const char *setup = "set g1 0 0 1\r\n1\r\nset g2 0 0 1\r\n2\r\nset g3 0 0 1\r\n3\r\n";
+	ask(e, setup, strlen(setup), &out);
+	xkv_slow_count_refresh(e->sl);
+
+	ask(e, "stats settings\r\n", 16, &out);
+	int ok = stats_well_formed(&out);
+	snprintf(want, sizeof(want), "%llu", (unsigned long long)e->s.cfg.entries * e->s.cfg.entry_size);
+	ok &= !stat_field(&out, "maxbytes", v, sizeof(v)) && !strcmp(v, want);
+	ok &= !stat_field(&out, "evictions", v, sizeof(v)) && !strcmp(v, evicts ? "on" : "off");
+	ok &= !stat_field(&out, "udpport", v, sizeof(v)) && atol(v) == (long)e->s.cfg.port;
+	ok &= !stat_field(&out, "item_size_max", v, sizeof(v)) && atol(v) == VAL_CAP;
+	ok &= !stat_field(&out, "key_size_max", v, sizeof(v)) && atol(v) == (long)e->s.cfg.key_cap;
+	ok &= !stat_field(&out, "cas_enabled", v, sizeof(v)) && !strcmp(v, "yes");
+	report(ok, "%s: stats settings: maxbytes, evictions %s, udpport, item_size_max, key_size_max",
+	       e->layout, evicts ? "on" : "off");
+	if (!ok)
+		print_escaped("stats settings", out.p, out.len, 2000);
+
+	ask(e, "stats items\r\n", 13, &out);
+	ok = stats_well_formed(&out) && !stat_field(&out, "items:1:number", v, sizeof(v)) &&
+	     !strcmp(v, "3") && !stat_field(&out, "items:1:evicted", v, sizeof(v));
+	report(ok, "%s: stats items: the store as class 1, its 3 items", e->layout);
+	if (!ok)
+		print_escaped("stats items", out.p, out.len, 2000);
+	ask(e, "stats slabs extra\r\n", 19, &out);
+	char tc[32], uc[32], fc[32];
+	snprintf(tc, sizeof(tc), "%u", ENTRIES);
+	snprintf(fc, sizeof(fc), "%u", ENTRIES - 3);
+	ok = stats_well_formed(&out) && !stat_field(&out, "1:total_chunks", v, sizeof(v)) && !strcmp(v, tc);
+	ok &= !stat_field(&out, "1:used_chunks", uc, sizeof(uc)) && !strcmp(uc, "3");
+	ok &= !stat_field(&out, "1:free_chunks", v, sizeof(v)) && !strcmp(v, fc);
+	ok &= !stat_field(&out, "active_slabs", v, sizeof(v)) && atol(v) >= 1;
+	report(ok, "%s: stats slabs (a word after it ignored): class 1 of %s chunks, 3 used", e->layout, tc);
+	if (!ok)
+		print_escaped("stats slabs", out.p, out.len, 2000);
+	EXPECT(e, "stats sizes\r\n", "STAT sizes_status disabled\r\nEND\r\n");
+	EXPECT(e, "stats detail dump\r\n", "ERROR\r\n");
+	EXPECT(e, "stats nonsense\r\n", "ERROR\r\n");
+
+	/* reset: the counts over the wire start again; the maps keep theirs */
+	struct xkv_stats before, after;
+	xkv_stats_slow_add(&e->s, &e->delta);
+	memset(&e->delta, 0, sizeof(e->delta));
+	xkv_stats_read(&e->s, XKV_STATS_SLOW, &before, NULL);
+	EXPECT(e, "stats reset now\r\n", "RESET\r\n");
+	EXPECT(e, "set g4 0 0 1\r\n4\r\n", "STORED\r\n");
+	ask(e, "stats\r\n", 7, &out);
+	char sets[32] = "-", hits[32] = "-", items[32] = "-";
+	ok = !stat_field(&out, "cmd_set", sets, sizeof(sets)) && !strcmp(sets, "1");
+	ok &= !stat_field(&out, "get_hits", hits, sizeof(hits)) && !strcmp(hits, "0");
+	ok &= !stat_field(&out, "curr_items", items, sizeof(items)) && !strcmp(items, "3");
+	xkv_stats_slow_add(&e->s, &e->delta);
+	memset(&e->delta, 0, sizeof(e->delta));
+	xkv_stats_read(&e->s, XKV_STATS_SLOW, &after, NULL);
+	ok &= after.v[XKV_STAT_cmd_set] == before.v[XKV_STAT_cmd_set] + 1 && before.v[XKV_STAT_cmd_set] >= 3;
+	report(ok, "%s: stats reset: cmd_set %s (want 1), get_hits %s (want 0), curr_items %s (kept: 3); "
+	       "the map's cmd_set %llu -> %llu (kept counting)", e->layout, sets, hits, items,
+	       (unsigned long long)before.v[XKV_STAT_cmd_set], (unsigned long long)after.v[XKV_STAT_cmd_set]);
+	xkv_buf_free(&out);
+}

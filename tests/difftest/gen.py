@@ -214,6 +214,16 @@ class Gen:
             [b"verbosity 1 2 3\r\n"],
             [b"flush_all soon\r\n"],
             [b"flush_all 0 0 0\r\n"],
+            # delete's word counts and usage line, shutdown (checked by hand)
+            [b"delete\r\n"],
+            [b"delete ", k, b" 1\r\n"],
+            [b"delete ", k, b" 0 0\r\n"],
+            [b"delete ", k, b" 0 x\r\n"],
+            [b"delete ", k, b" 1 noreply\r\n"],
+            [b"delete ", k, b" 1 2 3\r\n"],
+            [b"delete ", b"d" * 251, b"\r\n"],
+            [b"shutdown\r\n"],
+            [b"shutdown graceful\r\n"],
         ])
 
     def command(self):

@@ -77,6 +77,24 @@ libmemcached() { # the libmemcached tools, from the client namespace
 		bash -c "! nsenter --net=/run/netns/$TB_CLI_NS -- memccat $s blob.bin >/dev/null 2>&1"
 }
 
+memcached_tool() { # EVICTIONS PORT: memcached's own monitoring script (Debian's memcached package)
+	local tool=/usr/share/memcached/scripts/memcached-tool out
+	[[ -r $tool ]] || { check "memcached-tool is installed ($tool)" false; return; }
+	mctool() { tb_cli perl "$tool" "$S4:$P" "$1" 2>&1 | tr -d '\r' || true; } # it keeps the CRs
+	out=$(mctool settings)
+	check "memcached-tool settings: evictions $1, tcpport $2, item_size_max" \
+		bash -c 'grep -Eq "^ *evictions +$1\$" <<<"$0" && grep -Eq "^ *tcpport +$2\$" <<<"$0" &&
+			grep -Eq "^ *item_size_max +[0-9]+\$" <<<"$0"' "$out" "$1" "$2"
+	out=$(mctool display)
+	# "  #  Item_Size  Max_age   Pages   Count   Full?  Evicted Evict_Time OOM"
+	check "memcached-tool display: the store as class 1, one page" \
+		bash -c 'grep -Eq "^ +1 +[0-9.]+[BK] +[0-9]+s +1 +[0-9]+ +(yes| no) +[0-9]+ +[0-9]+ +[0-9]+\$" <<<"$0"' "$out"
+	out=$(mctool stats)
+	check "memcached-tool stats: the counters" bash -c 'grep -Eq "^ *cmd_get +[0-9]+\$" <<<"$0"' "$out"
+	out=$(mctool sizes)
+	check "memcached-tool sizes" bash -c 'grep -Eq "sizes_status +disabled" <<<"$0"' "$out"
+}
+
 for layout in "${layouts[@]}"; do
 	echo "== $layout"
 	# array_fnv unseeded: the clients' keys do not collide under FNV-1a (a
@@ -89,6 +107,9 @@ for layout in "${layouts[@]}"; do
 	check "$layout: pymemcache and python-memcache" client clients "$S4" "$P" $VALCAP "$S6"
 	check "$layout: exact replies" client raw "$S4" "$P"
 	libmemcached "$layout"
+	if [[ $layout == hash_map || $layout == lru ]]; then
+		memcached_tool "$([[ $layout == lru ]] && echo on || echo off)" "$P"
+	fi
 	if [[ $layout == hash_map ]]; then
 		check "200 connections at once" client many "$S4" "$P" 200
 		check "a client that never reads" client slow "$S4" "$P" "$TB_SERVE_PID"
