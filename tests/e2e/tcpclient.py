@@ -157,6 +157,14 @@ def t_pymemcache(hosts, port, valcap):
         expect(f"{tag}: its get", c.get("mib"), mib)
         raises(f"{tag}: a value over 1 MiB is refused", MemcacheServerError, c.set, "huge", b"x" * ((1 << 20) + 1))
         expect(f"{tag}: the connection goes on after it", c.get("padd"), b"b")
+        # a key over --key-size (64 here) and under memcached's 250: one no
+        # item has (docs/protocol.md, "Keys"), the connection kept
+        longkey = "L" * 100
+        expect(f"{tag}: get of a 100-byte key (over --key-size): a miss", c.get(longkey), None)
+        raises(f"{tag}: its set: SERVER_ERROR object too large for cache", MemcacheServerError,
+               c.set, longkey, b"v")
+        expect(f"{tag}: its delete: not found", c.delete(longkey), False)
+        expect(f"{tag}: the connection goes on after them", c.get("padd"), b"b")
         expect(f"{tag}: delete of the 1 MiB item", c.delete("mib"), True)
         expect(f"{tag}: ... gone", c.get("mib"), None)
         # append, prepend, gets, cas, touch (issue 7)
