@@ -341,18 +341,21 @@ static int run_delete(struct bin_run *b, struct slow_cmd *c, const struct bin_re
 }
 
 /* stat: one response per line (key: the name, value: the value), then an
- * empty one.  A group: memcached's answer for one it does not have. */
+ * empty one.  With a group as the key, that group's (the text stats
+ * groups; reset: the empty one alone); another: 0x01, as memcached
+ * answers a group it does not have. */
 static int run_stat(struct bin_run *b, struct slow_cmd *c, const struct bin_req *q)
 {
 	struct xkv_buf lines = {};
 	int ret;
 
 	STAT(c, cmd_other);
-	if (q->keylen) {
+	ret = xkv_exec_stats(c, q->key, q->keylen, &lines);
+	if (ret == 1) {
+		xkv_buf_free(&lines);
 		STAT(c, err_unknown);
 		return put_err(b->out, q, XKV_BIN_ENOENT, NULL);
 	}
-	ret = xkv_exec_stats(c, &lines);
 	for (size_t i = 0; !ret && i < lines.len;) {
 		const __u8 *l = lines.p + i, *end = memchr(l, '\n', lines.len - i);
 		size_t n = end ? (size_t)(end - l) + 1 : lines.len - i;

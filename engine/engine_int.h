@@ -408,6 +408,10 @@ int slow_cmd_stats(struct slow_cmd *c);
 /* The lines of stats ("STAT <name> <value>\r\n" each, no END) into c->out.
  * 0, or -1 without memory. */
 int stats_lines(struct slow_cmd *c);
+/* The lines of stats <group> (settings, items, slabs, sizes; reset) into
+ * c->out: 0, STATS_RESET, STATS_NO_GROUP, or -1 without memory. */
+enum { STATS_RESET = 1, STATS_NO_GROUP = 2 };
+int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl);
 
 /* migrate_mirror.c */
 /* A write while migrating: mig_write_begin (false: refused and answered,

@@ -181,11 +181,11 @@ int xkv_exec_flush(struct slow_cmd *c, __s64 delay)
 	return flush_run(c, delay);
 }
 
-int xkv_exec_stats(struct slow_cmd *c, struct xkv_buf *lines)
+int xkv_exec_stats(struct slow_cmd *c, const __u8 *group, __u32 glen, struct xkv_buf *lines)
 {
 	struct xkv_buf *out = c->out;
 	c->out = lines;
-	int ret = stats_lines(c);
+	int ret = glen ? stats_group(c, group, glen) : stats_lines(c);
 	c->out = out;
-	return ret;
+	return ret == STATS_RESET ? 0 : ret == STATS_NO_GROUP ? 1 : ret;
 }

@@ -88,9 +88,10 @@ int xkv_exec_delete(struct slow_cmd *c, const __u8 *key, __u32 klen, __u64 cas);
 /* flush_all [delay]: 0, XKV_EX_DENIED, XKV_EX_PAUSED, XKV_EX_MIGRATING or <0 -errno. */
 int xkv_exec_flush(struct slow_cmd *c, __s64 delay);
 
-/* stats' lines ("STAT <name> <value>\r\n" each, no END) into lines.
- * 0, or -1 without memory. */
-int xkv_exec_stats(struct slow_cmd *c, struct xkv_buf *lines);
+/* stats' lines ("STAT <name> <value>\r\n" each, no END) into lines; with a
+ * group (glen > 0), that group's (settings, items, slabs, sizes; reset:
+ * done, no lines).  0, 1 (no such group here), or -1 without memory. */
+int xkv_exec_stats(struct slow_cmd *c, const __u8 *group, __u32 glen, struct xkv_buf *lines);
 
 #ifdef __cplusplus
 }

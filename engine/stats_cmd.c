@@ -141,9 +141,26 @@ static int stats_settings(struct slow_cmd *c)
 	return err;
 }
 
-static bool word_is(const struct slow_cmd *c, __u32 t, const char *w)
+/* The lines of stats <group> (no END) into c->out, for the text command
+ * and binproto.c's stat with a key: 0; STATS_RESET (done: no lines);
+ * STATS_NO_GROUP (none of the groups below); -1 without memory. */
+int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl)
 {
-	return xkv_tok_is(c->buf, &c->r->tok[t], w, (__u32)strlen(w));
+#define IS(s) (wl == sizeof(s) - 1 && !memcmp(w, s, wl))
+	if (IS("settings"))
+		return stats_settings(c) ? -1 : 0;
+	if (IS("items"))
+		return stats_classes(c, false) ? -1 : 0;
+	if (IS("slabs"))
+		return stats_classes(c, true) ? -1 : 0;
+	if (IS("sizes"))
+		return PUT_LIT(c->out, "STAT sizes_status disabled\r\n") ? -1 : 0;
+	if (IS("reset")) {
+		stats_reset(c);
+		return STATS_RESET;
+	}
+#undef IS
+	return STATS_NO_GROUP;
 }
 
 /* stats [group]: memcached-style lines.  Counters are both slots summed,
@@ -157,25 +174,14 @@ static bool word_is(const struct slow_cmd *c, __u32 t, const char *w)
  * conns, extstore, an unknown word): ERROR. */
 int slow_cmd_stats(struct slow_cmd *c)
 {
-	int err;
-	if (c->r->ntok < 2)
-		err = stats_lines(c);
-	else if (word_is(c, 1, "settings"))
-		err = stats_settings(c);
-	else if (word_is(c, 1, "items"))
-		err = stats_classes(c, false);
-	else if (word_is(c, 1, "slabs"))
-		err = stats_classes(c, true);
-	else if (word_is(c, 1, "sizes"))
-		err = PUT_LIT(c->out, "STAT sizes_status disabled\r\n");
-	else if (word_is(c, 1, "reset")) {
-		stats_reset(c);
+	int r = c->r->ntok < 2 ? stats_lines(c) : stats_group(c, tok_ptr(c, 1), c->r->tok[1].len);
+	if (r == STATS_RESET)
 		return PUT_LIT(c->out, "RESET\r\n");
-	} else {
+	if (r == STATS_NO_GROUP) {
 		STAT(c, err_unknown);
 		return PUT_LIT(c->out, XKV_R_ERROR);
 	}
-	if (err)
+	if (r)
 		return -1;
 	return PUT_LIT(c->out, XKV_R_END);
 }

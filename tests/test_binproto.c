@@ -446,9 +446,30 @@ static void t_touch_flush_misc(struct env *e)
 	}
 	report(ok && seen_pid && rc == 1 && !r.keylen && !r.vlen && off == out.len && n > 20,
 	       "stat: %d name/value responses, then an empty one", n);
+	/* groups, as the text stats groups: settings' lines; reset the empty
+	 * response alone; one this store has not (conns, as memcached's binary
+	 * protocol: a text-only group): 0x01 */
 	b.len = 0;
-	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "items", NULL, 0);
-	report(one(e, &b, &r) && r.status == XKV_BIN_ENOENT, "stat items: 0x01 (no such group here)");
+	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "settings", NULL, 0);
+	memset(&st, 0, sizeof(st));
+	run(e, &st, &b, &out, NULL);
+	off = 0;
+	n = 0;
+	bool seen_ev = false;
+	ok = true;
+	while ((rc = next_res(&out, &off, &r)) == 1 && r.keylen) {
+		ok &= r.status == 0 && r.opaque == 6;
+		seen_ev |= r.keylen == 9 && !memcmp(r.key, "evictions", 9) && r.vlen >= 2;
+		n++;
+	}
+	report(ok && seen_ev && rc == 1 && !r.keylen && off == out.len && n >= 5,
+	       "stat settings: %d name/value responses (evictions among them), then an empty one", n);
+	b.len = 0;
+	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "reset", NULL, 0);
+	report(one(e, &b, &r) && r.status == 0 && !r.keylen && !r.vlen, "stat reset: the empty response alone");
+	b.len = 0;
+	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "conns", NULL, 0);
+	report(one(e, &b, &r) && r.status == XKV_BIN_ENOENT, "stat conns: 0x01 (no such group here)");
 	b.len = 0;
 	be(ex, 0, 4);
 	req(&b, XKV_BIN_FLUSHQ, 7, 0, ex, 4, NULL, NULL, 0);
