@@ -26,6 +26,8 @@ void mirror_key(struct xkv_slow *sl, struct xkv_store *old, const __u8 *key, __u
 		struct xkv_item *it, bool remember)
 {
 	struct xkv_store *m = sl->mig;
+	if (klen > old->cfg.key_cap)
+		return; /* no item has it (its writes were refused): nothing to mirror */
 	int r = RETRY_BUSY(old->L->get(old, key, klen, it));
 	if (r < 0) {
 		sl->ms.failed++;

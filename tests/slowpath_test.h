@@ -115,6 +115,7 @@ void t_stamp_ids(void);
 void t_limits(void);
 void t_big(void);
 void t_mig_fixup(void);
+void t_mig_longkey(void);
 void t_key_cap(void);
 int item_of(struct env *e, const char *key, struct xkv_item *it);
 __u64 cas_of(struct env *e, const char *key);

@@ -73,6 +73,7 @@ static int run_unit(const char *only)
 	t_limits();
 	t_big();
 	t_mig_fixup();
+	t_mig_longkey();
 	t_key_cap();
 	return 0;
 }
