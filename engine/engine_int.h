@@ -279,7 +279,6 @@ static inline int key_verdict(const struct slow_cmd *c, __u32 t)
 	return xkv_key_rule(&c->s->cfg, tok_ptr(c, t), c->r->tok[t].len);
 }
 
-
 /* Bytes on the wire for n bytes of reply text: the frame headers too. */
 static inline size_t wire_bytes(size_t n)
 {
