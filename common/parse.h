@@ -43,6 +43,7 @@ enum xkv_op {
 	XKV_OP_MG, XKV_OP_MN,                               /* meta protocol */
 	XKV_OP_MS, XKV_OP_MD, XKV_OP_MA, XKV_OP_ME,
 	XKV_OP_SHUTDOWN,                                    /* refused, as memcached without -A */
+	XKV_OP_LRU_CRAWLER,                                 /* metadump only */
 };
 #define XKV_OP_FAST_LAST XKV_OP_DELETE
 
@@ -295,6 +296,7 @@ static __attribute__((noinline)) int xkv_parse_slow_op(const __u8 *buf, const st
 	XKV_C("ma", XKV_OP_MA);
 	XKV_C("me", XKV_OP_ME);
 	XKV_C("shutdown", XKV_OP_SHUTDOWN);
+	XKV_C("lru_crawler", XKV_OP_LRU_CRAWLER);
 #undef XKV_C
 	return XKV_OP_NONE;
 }
@@ -475,7 +477,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		r->noreply = last_noreply;
 		return XKV_OK;
 	}
-	return XKV_OK; /* version [words], stats [args], shutdown [words]: the slow path's */
+	return XKV_OK; /* version, stats, shutdown, lru_crawler [words]: the slow path's */
 }
 
 /* Does a command line that xkv_parse answered XKV_E_UNKNOWN read as a reply?

@@ -411,6 +411,8 @@ int stats_lines(struct slow_cmd *c);
  * c->out: 0, STATS_RESET, STATS_NO_GROUP, or -1 without memory. */
 enum { STATS_RESET = 1, STATS_NO_GROUP = 2 };
 int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl);
+/* lru_crawler metadump <all|classes> (crawler.c) */
+int slow_cmd_lru_crawler(struct slow_cmd *c);
 
 /* migrate_mirror.c */
 /* A write while migrating: mig_write_begin (false: refused and answered,

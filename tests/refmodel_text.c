@@ -289,7 +289,8 @@ static const char *slow_problem(const struct rm_config *c, const struct line *l,
 			return XKV_R_EXPTIME;
 		return NULL;
 	}
-	if (tok_eq(l, 0, "version") || tok_eq(l, 0, "shutdown")) /* memcached: whatever follows */
+	/* memcached: whatever follows (lru_crawler: the slow path reads it) */
+	if (tok_eq(l, 0, "version") || tok_eq(l, 0, "shutdown") || tok_eq(l, 0, "lru_crawler"))
 		return NULL;
 	if (tok_eq(l, 0, "mg")) /* mg <key> <flag>*: the flags are the slow path's */
 		return l->n < 2 ? XKV_R_FORMAT : key_problem(c, l->p[1], l->len[1]);
@@ -318,7 +319,7 @@ static int is_slow(const struct line *l)
 	       tok_eq(l, 0, "cas") || is_get_like(l) || tok_eq(l, 0, "touch") ||
 	       tok_eq(l, 0, "verbosity") || tok_eq(l, 0, "mg") || tok_eq(l, 0, "mn") ||
 	       tok_eq(l, 0, "ms") || tok_eq(l, 0, "md") || tok_eq(l, 0, "ma") || tok_eq(l, 0, "me") ||
-	       tok_eq(l, 0, "shutdown");
+	       tok_eq(l, 0, "shutdown") || tok_eq(l, 0, "lru_crawler");
 }
 
 /* Commands that change the store (gat and gats change expiries). */

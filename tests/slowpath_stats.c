@@ -183,3 +183,69 @@ void t_stats_groups(struct env *e)
 	       (unsigned long long)before.v[XKV_STAT_cmd_set], (unsigned long long)after.v[XKV_STAT_cmd_set]);
 	xkv_buf_free(&out);
 }
+
+/* lru_crawler metadump (engine/crawler.c): a line per live item in
+ * memcached's form (the key uri-encoded, exp absolute or -1, the cas as
+ * gets shows it), then END; over TCP only; other subcommands ERROR. */
+void t_metadump(struct env *e)
+{
+	struct conn c = {};
+	struct xkv_buf out = {};
+	char want[256];
+
+	flush_store(e);
+	const char *setup = "set md%1 5 0 3\r\nabc\r\nset md2 0 100 1\r\nx\r\nset gone 0 -1 1\r\nz\r\n";
+	ask(e, setup, strlen(setup), &out);
+	ask(e, "gets md%1\r\n", 11, &out);
+	unsigned long long cas = 0;
+	sscanf((const char *)out.p, "VALUE md%%1 5 3 %llu", &cas);
+	feed(e, &c, "lru_crawler metadump all\r\n", 26);
+	/* one line per item, in the layout's order */
+	int lines = 0, ok = c.out.len > 5 && !memcmp(c.out.p + c.out.len - 5, "END\r\n", 5);
+	bool seen1 = false, seen2 = false;
+	for (size_t i = 0; ok && i < c.out.len - 5;) {
+		const char *l = (const char *)c.out.p + i, *nl = memchr(l, '\n', c.out.len - 5 - i);
+		if (!nl)
+			break;
+		char line[256];
+		size_t n = (size_t)(nl - l);
+		snprintf(line, sizeof(line), "%.*s", (int)(n < 255 ? n : 255), l);
+		i += n + 1;
+		lines++;
+		long long exp, la;
+		unsigned long long lcas, size;
+		unsigned cls;
+		char key[64], fetch[8];
+		if (sscanf(line, "key=%63s exp=%lld la=%lld cas=%llu fetch=%7s cls=%u size=%llu", key, &exp, &la,
+			   &lcas, fetch, &cls, &size) != 7) {
+			ok = 0;
+			printf("    line: %s\n", line);
+			continue;
+		}
+		long long now = (long long)time(NULL);
+		ok &= cls == 1 && !strcmp(fetch, "no") && size >= 3 && llabs(la - now) <= 2;
+		if (!strcmp(key, "md%251")) {
+			seen1 = true;
+			ok &= exp == -1 && lcas == cas;
+		} else if (!strcmp(key, "md2")) {
+			seen2 = true;
+			ok &= llabs(exp - (now + 100)) <= 2;
+		} else {
+			ok = 0; /* the expired item is not dumped */
+		}
+	}
+	report(ok && seen1 && seen2 && lines == 2,
+	       "%s: lru_crawler metadump all: %d lines (md%%1 as md%%251, exp -1, its cas; md2's exp "
+	       "now + 100), the expired item left out, END", e->layout, lines);
+	if (!ok)
+		print_escaped("metadump", c.out.p, c.out.len, 1000);
+	conn_free(&c);
+	expect(e, "lru_crawler metadump 2: no big values here", "lru_crawler metadump 2\r\n", "END\r\n", 0);
+	expect(e, "lru_crawler metadump 0: memcached's BADCLASS", "lru_crawler metadump 0\r\n",
+	       "BADCLASS invalid class id\r\n", 0);
+	expect(e, "lru_crawler crawl all: no crawler here", "lru_crawler crawl all\r\n", "ERROR\r\n", 0);
+	snprintf(want, sizeof(want), "SERVER_ERROR lru_crawler metadump is served over TCP only\r\n");
+	expect_n(e, "lru_crawler metadump over UDP: refused", "lru_crawler metadump all\r\n", 26, want,
+		 strlen(want));
+	xkv_buf_free(&out);
+}

@@ -93,6 +93,11 @@ memcached_tool() { # EVICTIONS PORT: memcached's own monitoring script (Debian's
 	check "memcached-tool stats: the counters" bash -c 'grep -Eq "^ *cmd_get +[0-9]+\$" <<<"$0"' "$out"
 	out=$(mctool sizes)
 	check "memcached-tool sizes" bash -c 'grep -Eq "sizes_status +disabled" <<<"$0"' "$out"
+	# dump: lru_crawler metadump, then a get of each key, printed as add commands
+	tb_cli python3 "$here/rawclient.py" req --host "$S4" --port "$P" 'set mt%1 7 0 5\r\nhello\r\n' >/dev/null
+	out=$(mctool dump)
+	check "memcached-tool dump: the item as an add command (its key, flags, value)" \
+		bash -c 'grep -A1 -x "add mt%1 7 0 5" <<<"$0" | grep -qx hello' "$out"
 }
 
 for layout in "${layouts[@]}"; do
