@@ -65,7 +65,9 @@ static int reply_word(const __u8 *w, size_t n)
 	static const char *const words[] = {
 		"END", "STORED", "NOT_STORED", "EXISTS", "NOT_FOUND", "DELETED", "TOUCHED", "OK",
 		"ERROR", "CLIENT_ERROR", "SERVER_ERROR", "VERSION", "STAT", "HD", "EN", "NF", "NS",
-		"EX", "MN", "ME", NULL,
+		"EX", "MN", "ME", "RESET", "BADCLASS",
+		"ERROR:", /* shutdown: "ERROR: shutdown not enabled", as memcached */
+		NULL,
 	};
 	if (!n)
 		return 0;
@@ -122,6 +124,11 @@ static void check_replies(const __u8 *out, size_t len)
 		if (!nl)
 			dump_and_abort("reply line without \\n", out, len, i);
 		size_t n = (size_t)(nl - (out + i));
+		/* lru_crawler metadump's item lines end in \n alone, as memcached's */
+		if (n > 4 && !memcmp(out + i, "key=", 4) && out[i + n - 1] != '\r') {
+			i += n + 1;
+			continue;
+		}
 		if (n == 0 || out[i + n - 1] != '\r')
 			dump_and_abort("reply line not ended by \\r\\n", out, len, i);
 		const __u8 *line = out + i, *w;
