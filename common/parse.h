@@ -507,8 +507,9 @@ static __attribute__((noinline)) int xkv_reply_shaped(const __u8 *buf, const str
 	case 3: return XKV_W("END");
 	case 4: return XKV_W("STAT") || XKV_W("ITEM");
 	case 5: return XKV_W("ERROR") || XKV_W("VALUE") || XKV_W("RESET");
-	case 6: return XKV_W("STORED") || XKV_W("EXISTS");
+	case 6: return XKV_W("STORED") || XKV_W("EXISTS") || XKV_W("ERROR:"); /* shutdown's */
 	case 7: return XKV_W("DELETED") || XKV_W("TOUCHED") || XKV_W("VERSION");
+	case 8: return XKV_W("BADCLASS"); /* lru_crawler's */
 	case 9: return XKV_W("NOT_FOUND");
 	case 10: return XKV_W("NOT_STORED");
 	case 12: return XKV_W("CLIENT_ERROR") || XKV_W("SERVER_ERROR");

@@ -343,7 +343,7 @@ static int reply_word(const __u8 *w, __u32 n)
 	static const char *const words[] = {
 		"OK", "HD", "VA", "EN", "NF", "NS", "EX", "MN", "ME", "END", "STAT", "ITEM",
 		"ERROR", "VALUE", "RESET", "STORED", "EXISTS", "DELETED", "TOUCHED", "VERSION",
-		"NOT_FOUND", "NOT_STORED", "CLIENT_ERROR", "SERVER_ERROR",
+		"NOT_FOUND", "NOT_STORED", "CLIENT_ERROR", "SERVER_ERROR", "ERROR:", "BADCLASS",
 	};
 	__u64 v;
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
