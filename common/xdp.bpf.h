@@ -297,15 +297,11 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 			stat_inc(st, XKV_STAT_drop_reply);
 			return xdp_count_cmd(st, r->op, XDP_DROP);
 		}
-		/* a value above --value-size that the big map takes (entry.h):
-		 * the slow path stores it */
-		if (err == XKV_E_TOO_LARGE && cfg.big_chunks && r->bytes <= XKV_BIG_MAX) {
-			stat_inc(st, XKV_STAT_pass_cmd);
-			return XDP_PASS;
-		}
-		/* a key longer than the store's (not than memcached's 250): the
-		 * slow path answers it as a miss, or refuses the write */
-		if (err == XKV_E_KEY_LONG) {
+		/* the slow path's: a value above --value-size that the big map
+		 * takes (entry.h), stored there; a key longer than the store's
+		 * (not than memcached's 250), a miss or a refused write */
+		if ((err == XKV_E_TOO_LARGE && cfg.big_chunks && r->bytes <= XKV_BIG_MAX) ||
+		    err == XKV_E_KEY_LONG) {
 			stat_inc(st, XKV_STAT_pass_cmd);
 			return XDP_PASS;
 		}

@@ -109,7 +109,7 @@ int slow_cmd_lru_crawler(struct slow_cmd *c)
 	__u64 classes = md_classes(tok_ptr(c, 2), r->tok[2].len);
 	if (!classes)
 		return PUT_LIT(c->out, R_BADCLASS);
-	if (!s->L->scan || !s->L->span)
+	if (!s->L->scan)
 		return reply_err_line(c, "SERVER_ERROR this layout cannot be walked\r\n");
 	struct md_walk w = { .c = c, .now = xkv_now_ns(), .classes = classes, .mark = c->out->len,
 			     .walks = __atomic_load_n(&c->sl->flush_walks, __ATOMIC_ACQUIRE) };

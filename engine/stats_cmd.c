@@ -62,6 +62,26 @@ static __u64 since_reset(__u64 now, __u64 base)
 	return now > base ? now - base : 0;
 }
 
+/* Counter i as stats answers it: both slots, since the last reset. */
+static __u64 count_since(const struct slow_cmd *c, const struct xkv_stats *fast,
+			 const struct xkv_stats *slow, int i)
+{
+	return since_reset(fast->v[i] + slow->v[i],
+			   __atomic_load_n(&c->sl->stats_base.v[i], __ATOMIC_RELAXED));
+}
+
+/* The big map's census as the collector last took it, its capacity the
+ * configured one until a collection has read the map's own. */
+static struct xkv_big_census big_census(struct slow_cmd *c)
+{
+	pthread_mutex_lock(&c->sl->big_mu);
+	struct xkv_big_census cs = c->sl->big_last;
+	pthread_mutex_unlock(&c->sl->big_mu);
+	if (!cs.capacity)
+		cs.capacity = c->s->cfg.big_chunks;
+	return cs;
+}
+
 /* The lines of stats items and stats slabs (memcached's groups): the store
  * map as slab class 1 (its entries are one size, allocated at attach: one
  * page of --entries chunks) and the big map as class 2 (3712-byte chunks of
@@ -76,20 +96,10 @@ static int stats_classes(struct slow_cmd *c, bool slabs)
 	__u64 counted = __atomic_load_n(&c->sl->items_ns, __ATOMIC_ACQUIRE);
 	long n = counted ? __atomic_load_n(&c->sl->items, __ATOMIC_RELAXED) : 0;
 	__u64 items = n > 0 ? (__u64)n : 0;
-	__u64 evicted = since_reset(fast.v[XKV_STAT_evictions_est] + slow.v[XKV_STAT_evictions_est],
-				    __atomic_load_n(&c->sl->stats_base.v[XKV_STAT_evictions_est],
-						    __ATOMIC_RELAXED));
-	__u64 oom = since_reset(fast.v[XKV_STAT_err_oom] + slow.v[XKV_STAT_err_oom],
-				__atomic_load_n(&c->sl->stats_base.v[XKV_STAT_err_oom], __ATOMIC_RELAXED));
-	struct xkv_big_census cs = {};
+	__u64 evicted = count_since(c, &fast, &slow, XKV_STAT_evictions_est);
+	__u64 oom = count_since(c, &fast, &slow, XKV_STAT_err_oom);
 	bool big = xkv_big_on(s);
-	if (big) {
-		pthread_mutex_lock(&c->sl->big_mu);
-		cs = c->sl->big_last;
-		pthread_mutex_unlock(&c->sl->big_mu);
-		if (!cs.capacity)
-			cs.capacity = s->cfg.big_chunks;
-	}
+	struct xkv_big_census cs = big ? big_census(c) : (struct xkv_big_census){ 0 };
 	if (!slabs) {
 		if (items)
 			err |= buf_printf(c->out, "STAT items:1:number %llu\r\nSTAT items:1:evicted %llu\r\n"
@@ -212,13 +222,11 @@ int stats_lines(struct slow_cmd *c)
 	err |= STAT_U(c, "limit_maxbytes", (__u64)s->cfg.entries * s->cfg.entry_size);
 	err |= STAT_U(c, "item_size_max", xkv_val_max(s));
 	if (xkv_big_on(s)) { /* values above val_cap (docs/protocol.md, "Large values") */
-		pthread_mutex_lock(&c->sl->big_mu);
-		struct xkv_big_census cs = c->sl->big_last;
-		pthread_mutex_unlock(&c->sl->big_mu);
+		struct xkv_big_census cs = big_census(c);
 		err |= STAT_U(c, "inline_value_max", s->cfg.val_cap);
 		err |= STAT_U(c, "big_chunks", cs.chunks);
 		/* the map's own size (a re-attach keeps the pinned one), once counted */
-		err |= STAT_U(c, "big_chunks_max", cs.capacity ? cs.capacity : (__u64)s->cfg.big_chunks);
+		err |= STAT_U(c, "big_chunks_max", cs.capacity);
 		err |= STAT_U(c, "big_items", cs.items);
 		err |= STAT_U(c, "big_bytes", cs.bytes);
 		err |= STAT_U(c, "big_chunks_removed", __atomic_load_n(&c->sl->big_removed, __ATOMIC_RELAXED));
@@ -228,9 +236,7 @@ int stats_lines(struct slow_cmd *c)
 	if (mem >= 0)
 		err |= STAT_U(c, "map_bytes", mem);
 	for (int i = 0; i < XKV_STAT__MAX; i++)
-		err |= STAT_U(c, xkv_stat_names[i],
-			      since_reset(fast.v[i] + slow.v[i],
-					  __atomic_load_n(&c->sl->stats_base.v[i], __ATOMIC_RELAXED)));
+		err |= STAT_U(c, xkv_stat_names[i], count_since(c, &fast, &slow, i));
 
 	/* the share over all time (the split of a reset's base is not kept) */
 	__u64 fast_n = xkv_fast_served(&fast), slow_n = slow.v[XKV_STAT_requests];

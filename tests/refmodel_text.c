@@ -403,6 +403,8 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 	/* an error of a line ending in noreply: to the slow path (it is silent) */
 #define CLIENT_ERROR(line) \
 	(noreply && fast_tokens ? pass(r, XKV_STAT_pass_cmd) : client_error(r, (line)))
+/* a key the store cannot hold is the slow path's; another problem answered */
+#define KEY_PROBLEM(kp) ((kp) == RM_KEY_UNSTORABLE ? pass(r, XKV_STAT_pass_cmd) : CLIENT_ERROR(kp))
 #define ERROR_REPLY(line, counter) \
 	(noreply && fast_tokens ? pass(r, XKV_STAT_pass_cmd) : error_reply(r, (line), (counter)))
 
@@ -419,10 +421,7 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		for (__u32 i = 1; i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
 			if (kp) {
-				if (kp == RM_KEY_UNSTORABLE)
-					pass(r, XKV_STAT_pass_cmd);
-				else
-					CLIENT_ERROR(kp);
+				KEY_PROBLEM(kp);
 				return;
 			}
 		}
@@ -449,10 +448,7 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		for (__u32 i = first; fast_tokens && i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
 			if (kp) {
-				if (kp == RM_KEY_UNSTORABLE)
-					pass(r, XKV_STAT_pass_cmd);
-				else
-					CLIENT_ERROR(kp);
+				KEY_PROBLEM(kp);
 				return;
 			}
 		}
@@ -480,10 +476,7 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		if (is_touch) {
 			const char *kp = key_problem(c, l.p[1], l.len[1]);
 			if (kp) {
-				if (kp == RM_KEY_UNSTORABLE)
-					pass(r, XKV_STAT_pass_cmd);
-				else
-					CLIENT_ERROR(kp);
+				KEY_PROBLEM(kp);
 				return;
 			}
 			if (signed_number(l.p[2], l.len[2], &exptime)) {
@@ -518,10 +511,7 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		}
 		const char *kp = key_problem(c, l.p[1], l.len[1]);
 		if (kp) {
-			if (kp == RM_KEY_UNSTORABLE)
-				pass(r, XKV_STAT_pass_cmd);
-			else
-				CLIENT_ERROR(kp);
+			KEY_PROBLEM(kp);
 			return;
 		}
 		count(r, XKV_STAT_cmd_delete);
@@ -595,6 +585,7 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		return;
 	pass(r, XKV_STAT_pass_cmd);
 #undef CLIENT_ERROR
+#undef KEY_PROBLEM
 #undef ERROR_REPLY
 }
 
