@@ -39,11 +39,27 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
 
 # xdpkv compare: bench/compare and the testbed it sources (../../tests/lib),
 # the same relative layout under share/xdpkv; the tools under libexec/xdpkv.
+# compare executes its shell scripts (tb-call.sh, testbed-run.sh) and
+# bench/tcpscale.sh directly: they are installed executable (0755), the
+# Python modules and the sourced testbed.sh as data (0644).
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/bench/compare/ DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/compare
-        FILES_MATCHING PATTERN "*.py" PATTERN "*.sh" PATTERN "__pycache__" EXCLUDE)
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/bench/compare/tb-call.sh ${CMAKE_SOURCE_DIR}/bench/compare/testbed-run.sh
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/compare)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/bench/tcpscale.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench)
+# (m): the simulators where compare's hitratio.py looks for them, and the
+# script that puts libCacheSim into share/xdpkv/bench/.venv
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/bench/kvexp/setup-cachesim.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/kvexp)
+install(FILES ${CMAKE_SOURCE_DIR}/bench/kvexp/hitratio_vs_cachesim.py ${CMAKE_SOURCE_DIR}/bench/kvexp/cachesim_models.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/kvexp)
 install(FILES ${CMAKE_SOURCE_DIR}/tests/lib/testbed.sh ${CMAKE_SOURCE_DIR}/tests/lib/xdp_pass.bpf.c
         ${CMAKE_BINARY_DIR}/tests/xdp_pass.bpf.o DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/tests/lib)
 install(TARGETS xkv-loadgen xdpgen xkv-kvexp RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/xdpkv)
+# the reflector ((a), (j)'s ceiling) and, where Google Benchmark was found, the microbenchmark (l)
+install(FILES ${CMAKE_BINARY_DIR}/bench/reflector/reflector.bpf.o DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/xdpkv)
+if(TARGET microbench)
+  install(TARGETS microbench RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/xdpkv)
+endif()
 
 # ---- the .deb ----
 set(CPACK_PACKAGE_NAME xdpkv)
@@ -51,7 +67,7 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "xdpkv maintainers <xdpkv@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "memcached-compatible key-value store in XDP")
 set(CPACK_PACKAGE_DESCRIPTION "xdpkv answers memcached get/set/delete over UDP inside the XDP hook, before the
-network stack, from BPF maps in one of five storage layouts. A userspace slow
+network stack, from BPF maps in one of nine storage layouts. A userspace slow
 path (xdpkv serve) answers the rest, over UDP and TCP, from the same maps.
 Includes the xdpkv@.service systemd template unit, snapshots and restore.")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
@@ -65,7 +81,7 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "file://${XKV_DOCDIR}/README.md")
 # postinst's system user.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-matplotlib, memcached, redis-server, libmemcached-tools, iproute2, util-linux")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-matplotlib, python3-venv, memcached, redis-server, libmemcached-tools, iproute2, util-linux")
 file(WRITE ${CMAKE_BINARY_DIR}/debian-control/conffiles "${XKV_CONFDIR}/example.conf\n")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${CMAKE_BINARY_DIR}/debian-control/conffiles

@@ -7,3 +7,10 @@ add_test(NAME package_man COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/check-man.
 # cpack re-runs the install step in the build tree: not beside another test that builds there
 set_tests_properties(package_deb package_man PROPERTIES TIMEOUT 120 LABELS package)
 set_tests_properties(package_deb PROPERTIES RUN_SERIAL TRUE)
+
+# xdpkv compare --smoke from the unpacked .deb (dpkg -x into a temporary
+# root): the scripts' modes, the package's own tools, a checked report.
+# Root and the testbed; ~1 min.
+add_test(NAME package_compare COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/check-compare.sh
+         ${CMAKE_BINARY_DIR} ${CMAKE_INSTALL_PREFIX} ${PROJECT_VERSION})
+set_tests_properties(package_compare PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS "package;e2e;compare")
