@@ -5,7 +5,8 @@
 #   bench/quickstart.sh [--json] [--time SECONDS] [--items N] [--no-install]
 #                       [--build-dir DIR] [--prefix NAME]
 #
-# 1. installs what is missing (apt-get; a package is skipped when dpkg knows it),
+# 1. installs what is missing (apt-get; a package is skipped when dpkg knows it;
+#    libCacheSim from PyPI into bench/.venv for xdpkv compare's hit ratios),
 # 2. configures and builds (cmake -G Ninja, build dir ./build or --build-dir),
 # 3. brings up the veth testbed (tests/lib/testbed.sh: two namespaces),
 # 4. for each layout: attach (native XDP), start the slow path, preload N
@@ -45,7 +46,16 @@ done
 say() { echo "[quickstart] $*" >&2; }
 
 # ---- 1. packages (the same list the test command installs) ---------------------
-((install)) && tests/lib/install-deps.sh
+# and libCacheSim (PyPI, pinned) in bench/.venv, which xdpkv compare's
+# hit-ratio experiment (m) replays its request sequences in
+if ((install)); then
+	tests/lib/install-deps.sh
+	if ! bench/.venv/bin/python -c 'import libcachesim' 2>/dev/null; then
+		say "installing libCacheSim into bench/.venv (bench/kvexp/setup-cachesim.sh)"
+		bench/kvexp/setup-cachesim.sh >&2 ||
+			say "libCacheSim could not be installed (PyPI unreachable?): xdpkv compare's (m) will check against its own models only, and say so"
+	fi
+fi
 
 
 # ---- 2. build ---------------------------------------------------------------------
