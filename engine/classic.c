@@ -78,7 +78,9 @@ int slow_cmd_get(struct slow_cmd *c)
 		if (e)
 			return stop(reply_err(c, e));
 	}
-	for (__u32 t = r->key1; t < r->ntok; t++) {
+	for (__u32 t = r->key1 + (c->mg ? c->mg->done : 0); t < r->ntok; t++) {
+		if (c->mg && mget_pause(c, t))
+			return 0; /* the rest once out has drained (mget.c) */
 		const __u8 *key = tok_ptr(c, t);
 		__u32 klen = r->tok[t].len;
 		const __u8 *val;
@@ -103,6 +105,8 @@ int slow_cmd_get(struct slow_cmd *c)
 		    xkv_buf_put(c->out, val, len) || PUT_LIT(c->out, "\r\n"))
 			return -1;
 	}
+	if (c->mg && !c->mg->last)
+		return 0; /* a part of a longer line: END after its last */
 	return PUT_LIT(c->out, XKV_R_END);
 }
 

@@ -124,6 +124,8 @@ bool slow_cmd_writes(const struct slow_cmd *c)
 
 void count_cmd(struct slow_cmd *c)
 {
+	if (c->mg && c->mg->on)
+		return; /* a multi-get's later parts (mget.c): counted once */
 	switch (c->r->op) {
 	case XKV_OP_GET: STAT(c, cmd_get); break;
 	case XKV_OP_SET: STAT(c, cmd_set); break;

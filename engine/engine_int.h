@@ -169,6 +169,10 @@ struct slow_cmd {
 	/* a storage command's data block: buf + data_off, or (a block longer
 	 * than the parse buffer, on a stream) in the stream's own buffer */
 	const __u8 *data;
+	/* a stream's multi-get answered in parts (mget.c; NULL elsewhere):
+	 * the get stops before a key once out holds mg_max bytes */
+	struct xkv_stream_mget *mg;
+	size_t mg_max;
 };
 
 /* Per-thread scratch (~180 KiB, allocated on a thread's first request and
@@ -448,6 +452,26 @@ int slow_dispatch(struct slow_cmd *c);
 int slow_run(struct slow_cmd *c, int err);
 /* A reply that outgrew max_reply is replaced by the error line. */
 void settle_over_reply(struct slow_cmd *c);
+
+/* ---- a stream's multi-get in parts (mget.c) ------------------------------- */
+
+/* Does a get before key token t stop here, out holding mg_max bytes?
+ * Then the get returns and the stream calls again once out has drained. */
+static inline bool mget_pause(struct slow_cmd *c, __u32 t)
+{
+	if (!c->mg_max || c->out->len < c->mg_max)
+		return false;
+	c->mg->done = t - c->r->key1;
+	c->mg->paused = true;
+	return true;
+}
+/* Is the multi-get line p[0..line) (its end not counted) too long for one
+ * parse: over XKV_STREAM_LINE_MAX bytes, or more keys than the tokens? */
+bool mget_long(const __u8 *p, size_t line);
+/* Run (or go on with) such a line, tlen bytes with its end: *used tlen
+ * once its END is out, else 0.  -1: no key at all (too long a line). */
+int mget_parts(struct slow_cmd *c, const struct xkv_rights *rt, struct xkv_slow_stream *st,
+	       const __u8 *p, size_t line, size_t tlen, size_t *used);
 
 /* The store lock exclusively: every reader slot (hold.c). */
 void slow_hold_all(struct xkv_slow *sl);

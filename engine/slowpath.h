@@ -145,6 +145,9 @@ void xkv_slow_release(struct xkv_slow *sl);
 /* ... and with a value above --value-size: its data block is not copied
  * into the parse buffer, it is used where the stream holds it */
 #define XKV_STREAM_BIG_REQ_MAX (XKV_STREAM_LINE_MAX + 2 + XKV_BIG_MAX + 2)
+/* ... except a multi-get's (get, gets, gat, gats) from a trusted client:
+ * memcached reads one of any length; here up to a whole input buffer */
+#define XKV_STREAM_MGET_LINE_MAX (XKV_STREAM_BIG_REQ_MAX - 2)
 
 /* A connection's rights as the lists gave them, under the acl_gen token
  * they were read with (engine/admit.c); zeroed: none yet. */
@@ -153,6 +156,19 @@ struct xkv_rights_kept {
 	bool valid;
 	int drop;
 	struct xkv_rights r;
+};
+
+/* A text multi-get answered in parts (engine/mget.c): its line stays in the
+ * caller's buffer, not consumed, until its END is out. */
+struct xkv_stream_mget {
+	bool on;         /* partly answered: the rest comes at the next call */
+	bool paused;     /* set by the get: out reached out_max before a key */
+	bool last;       /* the part running is the line's last: END after it */
+	bool parts;      /* a line over one parse, run in parts of keys */
+	__u32 done;      /* keys of the part running already answered */
+	__u32 key1;      /* parts: where the first key begins in the line */
+	__u32 part, part_end; /* parts: the keys running, bytes [part, part_end) */
+	__u32 line;      /* parts: the line's length, its \r or \n not counted */
 };
 
 /* One connection's state between calls; zero it when it opens. */
@@ -169,7 +185,15 @@ struct xkv_slow_stream {
 	__u8 proto;      /* XKV_STREAM_TEXT or _BINARY from its first byte; 0: none yet */
 	bool authed;     /* binary: SASL authenticated (binproto.c) */
 	struct xkv_rights_kept rights; /* the peer's, kept while the lists stay */
+	struct xkv_stream_mget mg;
 };
+
+/* Is a reply under way in parts (a multi-get over out_max)?  Then call
+ * again with the same bytes once out has drained, whether or not more came. */
+static inline bool xkv_slow_stream_busy(const struct xkv_slow_stream *st)
+{
+	return st->mg.on;
+}
 enum { XKV_STREAM_TEXT = 1, XKV_STREAM_BINARY = 2 };
 enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
 

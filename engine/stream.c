@@ -26,6 +26,11 @@ static bool storage_word(const struct slow_cmd *c)
 	}
 }
 
+static bool getlike(__u8 op)
+{
+	return op == XKV_OP_GET || op == XKV_OP_GETS || op == XKV_OP_GAT || op == XKV_OP_GATS;
+}
+
 /* Does p start (after at most 100 spaces, as memcached) with get, gets,
  * gat or gats and a space? */
 static bool multiget_word(const __u8 *p, size_t len)
@@ -67,7 +72,10 @@ static size_t stream_load(struct slow_scratch *sc, const __u8 *p, size_t line, s
 static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xkv_slow_stream *st,
 		      const __u8 *p, size_t len, size_t *used)
 {
-	size_t scan = len < XKV_STREAM_LINE_MAX + 2 ? len : XKV_STREAM_LINE_MAX + 2;
+	/* a trusted client's multi-get may be as long as the buffer (mget.c) */
+	bool mget = c->budget == SIZE_MAX && multiget_word(p, len);
+	size_t lmax = mget ? XKV_STREAM_MGET_LINE_MAX : XKV_STREAM_LINE_MAX;
+	size_t scan = len < lmax + 2 ? len : lmax + 2;
 	const __u8 *nl = memchr(p, '\n', scan);
 	int err;
 
@@ -83,9 +91,13 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		return XKV_STREAM_CLOSE;
 	}
 	if (!nl) {
-		if (len < XKV_STREAM_LINE_MAX + 2)
+		if (len < lmax + 2 && !st->no_room) {
+			if (len > XKV_STREAM_LINE_MAX)
+				st->need = len + 1; /* not before it has grown */
 			return XKV_STREAM_MORE;
+		}
 		/* nothing to resynchronise on: memcached closes too */
+		st->no_room = false;
 		STAT(c, err_client);
 		PUT_LIT(c->out, R_LINE_LONG);
 		return XKV_STREAM_CLOSE;
@@ -98,6 +110,15 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	size_t line = (size_t)(nl - p);
 	size_t bare = line == 0 || nl[-1] != '\r';
 	size_t tlen = line + 1;
+	if (mget && (st->mg.parts || (!st->mg.on && mget_long(p, line + bare - 1)))) {
+		int rc = mget_parts(c, rt, st, p, line + bare - 1, tlen, used);
+		if (rc >= 0)
+			return rc;
+		STAT(c, err_client);
+		PUT_LIT(c->out, R_LINE_LONG);
+		return XKV_STREAM_CLOSE;
+	}
+	bool resumed = st->mg.on; /* a multi-get stopped when out was full */
 	parse_at(c, 0, stream_load(c->sc, p, line, tlen, bare), &err);
 	if (err == XKV_E_DATA) {
 		size_t need = (size_t)c->r->data_off + c->r->bytes + 2 - bare;
@@ -154,7 +175,8 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	bool refused_store = err && err != XKV_E_DATA && err != XKV_E_TOO_LARGE &&
 			     err != XKV_E_OOM && err != XKV_E_UNKNOWN && storage_word(c);
 
-	STAT(c, requests);
+	if (!resumed)
+		STAT(c, requests);
 	c->out_start = c->out->len;
 	c->over = OVER_NONE;
 	/* a trusted client (the trust list; connected subnets by default) gets
@@ -165,10 +187,25 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		STAT(c, drop_oversize);
 		PUT_LIT(c->out, XKV_R_TOO_MANY_KEYS);
 	} else {
+		if (!err && mget && getlike(c->r->op)) {
+			c->mg = &st->mg; /* stops once out holds out_max bytes */
+			c->mg_max = st->out_max;
+			st->mg.paused = false;
+			st->mg.last = true; /* one line, one part */
+		}
 		slow_run(c, err);
 		settle_over_reply(c);
 	}
-	if (c->out->len > c->out_start)
+	if (c->mg) {
+		c->mg = NULL;
+		if (st->mg.paused) {
+			st->mg.on = true;
+			*used = 0; /* the line again at the next call */
+		} else {
+			memset(&st->mg, 0, sizeof(st->mg));
+		}
+	}
+	if (c->out->len > c->out_start && !resumed)
 		STAT(c, replies);
 	return refused_store ? XKV_STREAM_CLOSE : XKV_STREAM_MORE;
 }

@@ -287,16 +287,17 @@ static void *tcp_worker_main(void *arg)
 
 	w->last_push = xkv_now_ns();
 	while (!tcp_quit(t)) {
-		int n = epoll_wait(w->ep, evs, TCP_EVENTS, w->kwaits ? TCP_KWAIT_MS : TCP_WAIT_MS);
+		int n = epoll_wait(w->ep, evs, TCP_EVENTS,
+				   w->readies ? 0 : w->kwaits ? TCP_KWAIT_MS : TCP_WAIT_MS);
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
 				tcp_accept(w);
 			else
 				xkv_tcp_conn_event(w, evs[i].data.ptr, evs[i].events);
 		}
-		for (struct tcp_conn *c = w->conns, *next; c && w->kwaits; c = next) {
+		for (struct tcp_conn *c = w->conns, *next; c && (w->kwaits || w->readies); c = next) {
 			next = c->next; /* conn_event may close c */
-			if (c->kwait)
+			if (c->kwait || c->ready)
 				xkv_tcp_conn_event(w, c, 0);
 		}
 		idle_sweep(w);

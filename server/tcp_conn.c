@@ -177,6 +177,15 @@ static void conn_kwait(struct tcp_worker *w, struct tcp_conn *c, bool wait)
 	}
 }
 
+/* Run the connection again at the worker's next turn (or not). */
+static void conn_ready(struct tcp_worker *w, struct tcp_conn *c, bool ready)
+{
+	if (ready != c->ready) {
+		c->ready = ready;
+		w->readies += ready ? 1 : -1;
+	}
+}
+
 /* May the connection be closed now?  Not while replies the kernel queued
  * to its last requests are still in the psock's backlog: closing the socket
  * drops them (a client that sends its last get and shuts its side in one
@@ -284,11 +293,16 @@ void xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 				goto gone;
 			got = c->in.len != had || c->rd_eof;
 		}
-		if ((c->in.len == before && !got && !sent) || c->out.len > c->out_off || c->closing)
+		/* a reply in parts: one window at a time, the worker's other
+		 * connections served between two (fair workers) */
+		if ((c->in.len == before && !got && !sent) || c->out.len > c->out_off || c->closing ||
+		    xkv_slow_stream_busy(&c->st))
 			break;
 	}
-	bool queued = c->out.len > c->out_off;
-	if ((c->closing || c->rd_eof) && !queued) {
+	bool queued = c->out.len > c->out_off, busy = xkv_slow_stream_busy(&c->st);
+	/* a part sent whole: nothing to wait for, the next at the next turn */
+	conn_ready(w, c, busy && !queued && !c->closing);
+	if ((c->closing || c->rd_eof) && !queued && !busy) {
 		if (conn_may_close(w, c))
 			goto gone; /* a request the peer left half-sent is dropped */
 		return;
@@ -317,5 +331,6 @@ void xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 gone:
 	if (c->kwait)
 		w->kwaits--;
+	conn_ready(w, c, false);
 	xkv_tcp_conn_close(w, c);
 }

@@ -49,6 +49,7 @@ struct tcp_conn {
 	__u32 events;                     /* what epoll watches for it */
 	size_t in_charged;                /* in.cap above TCP_IN_FREE, charged to t->in_mem */
 	__u64 last_ns;                    /* its last event (--idle-timeout) */
+	bool ready;                       /* a reply in parts goes on at the worker's next turn */
 };
 
 struct tcp_worker {
@@ -61,6 +62,7 @@ struct tcp_worker {
 	struct xkv_stats delta;
 	__u64 pending, last_push;
 	unsigned kwaits;                  /* connections with kwait set */
+	unsigned readies;                 /* connections with ready set */
 	__u64 last_sweep;                 /* idle connections last looked for */
 };
 

@@ -10,6 +10,7 @@ add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_meta.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_atomic.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_stream.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_mget.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_model.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_daemon.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_bigvals.c

@@ -184,7 +184,7 @@ static void st_no_room(struct env *e)
 static void st_line_long(struct env *e)
 {
 	struct conn c = {};
-	static __u8 junk[XKV_STREAM_LINE_MAX + 2];
+	static __u8 junk[XKV_STREAM_MGET_LINE_MAX + 2];
 
 	memset(junk, 'a', sizeof(junk));
 	memcpy(junk, "get ", 4);
@@ -193,8 +193,8 @@ static void st_line_long(struct env *e)
 	feed(e, &c, "a", 1);
 	static const char want[] = "CLIENT_ERROR line too long\r\n";
 	report(waits && same(&c.out, want, sizeof(want) - 1) && c.closed,
-	       "%s: a line with no \\n in %u bytes waits; one byte more: CLIENT_ERROR line too long, close",
-	       e->layout, XKV_STREAM_LINE_MAX + 1);
+	       "%s: a multi-get line with no \\n in %u bytes waits; one byte more: CLIENT_ERROR line "
+	       "too long, close", e->layout, XKV_STREAM_MGET_LINE_MAX + 1);
 	conn_free(&c);
 
 	/* the longest line that is allowed is served */
@@ -415,6 +415,7 @@ static void st_all(struct env *e)
 	st_threads(e);
 	st_stats(e);
 	st_write_list(e);
+	st_mget(e);
 }
 
 int run_stream(void)

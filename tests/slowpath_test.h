@@ -98,6 +98,7 @@ void t_multi_cmd(struct env *e);
 void t_paused(struct env *e);
 void t_flush(struct env *e);
 void fill(__u8 *p, size_t n, unsigned seed);
+void st_mget(struct env *e); /* slowpath_mget.c */
 void t_large(struct env *e);
 void t_multiget(struct env *e);
 void t_counters(struct env *e);
