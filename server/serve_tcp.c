@@ -98,16 +98,6 @@ int xkv_serve_tcp_nofile(unsigned max_conns, char *msg, size_t msglen)
 	return 1;
 }
 
-void xkv_tcp_conn_name(const struct tcp_conn *c, char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-	if (xkv_addr_is_v4(c->src.addr))
-		inet_ntop(AF_INET, c->src.addr + 12, a, sizeof(a));
-	else
-		inet_ntop(AF_INET6, c->src.addr, a, sizeof(a));
-	snprintf(buf, len, "[%s]:%u", a, c->src.port);
-}
-
 
 void xkv_tcp_conn_close(struct tcp_worker *w, struct tcp_conn *c)
 {
@@ -292,13 +282,13 @@ static void *tcp_worker_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
 				tcp_accept(w);
-			else
-				xkv_tcp_conn_event(w, evs[i].data.ptr, evs[i].events);
+			else if (!xkv_tcp_conn_event(w, evs[i].data.ptr, evs[i].events))
+				xkv_tcp_conn_close(w, evs[i].data.ptr);
 		}
 		for (struct tcp_conn *c = w->conns, *next; c && (w->kwaits || w->readies); c = next) {
 			next = c->next; /* conn_event may close c */
-			if (c->kwait || c->ready)
-				xkv_tcp_conn_event(w, c, 0);
+			if ((c->kwait || c->ready) && !xkv_tcp_conn_event(w, c, 0))
+				xkv_tcp_conn_close(w, c);
 		}
 		idle_sweep(w);
 		if (w->pending >= TCP_PUSH_CALLS ||

@@ -15,6 +15,16 @@
 #include <linux/sockios.h>
 #include "tcp_int.h"
 
+void xkv_tcp_conn_name(const struct tcp_conn *c, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	if (xkv_addr_is_v4(c->src.addr))
+		inet_ntop(AF_INET, c->src.addr + 12, a, sizeof(a));
+	else
+		inet_ntop(AF_INET6, c->src.addr, a, sizeof(a));
+	snprintf(buf, len, "[%s]:%u", a, c->src.port);
+}
+
 /* Grow c's input buffer to hold want bytes (at most TCP_IN_CAP): doubling
  * up to TCP_IN_FREE for anyone; beyond that to what the request needs,
  * charged to t->in_mem.  false: not now (over --max-buffer-mib, or no
@@ -242,7 +252,7 @@ static bool conn_readable(const struct xkv_serve_tcp *t, const struct tcp_conn *
 	       conn_passed(t, c) != c->rcvd;
 }
 
-void xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
+bool xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 {
 	if (ev && w->t->idle_ns) /* a clock read a request, only for --idle-timeout */
 		c->last_ns = xkv_now_ns();
@@ -305,7 +315,7 @@ void xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	if ((c->closing || c->rd_eof) && !queued && !busy) {
 		if (conn_may_close(w, c))
 			goto gone; /* a request the peer left half-sent is dropped */
-		return;
+		return true;
 	}
 	/* All read is consumed (no partial request, no data block being
 	 * swallowed) and answered, the replies handed to the socket in full:
@@ -327,10 +337,10 @@ void xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 			goto gone;
 		c->events = want;
 	}
-	return;
+	return true;
 gone:
 	if (c->kwait)
 		w->kwaits--;
 	conn_ready(w, c, false);
-	xkv_tcp_conn_close(w, c);
+	return false;
 }

@@ -98,11 +98,12 @@ struct xkv_serve_tcp {
 };
 
 /* tcp_conn.c: one event on c (0: run it again, e.g. waiting for the
- * kernel's replies); it may close c.  Its input buffer given back. */
-void xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev);
+ * kernel's replies); false: c is done, close it.  Its input buffer given
+ * back; its name for a log line. */
+bool xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev);
 void xkv_tcp_in_free(struct xkv_serve_tcp *t, struct tcp_conn *c);
-/* serve_tcp.c: close c and free it; its name for a log line. */
-void xkv_tcp_conn_close(struct tcp_worker *w, struct tcp_conn *c);
 void xkv_tcp_conn_name(const struct tcp_conn *c, char *buf, size_t len);
+/* serve_tcp.c: close c and free it. */
+void xkv_tcp_conn_close(struct tcp_worker *w, struct tcp_conn *c);
 
 #endif
