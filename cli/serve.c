@@ -95,9 +95,11 @@ static const struct xo serve_table[] = {
 	{ "port", 'p', XO_U32, offsetof(struct serve_opts, port), "P",
 	  "UDP and TCP port (default: the port given at attach)", 1, 65535 },
 	{ "max-keys", 0, XO_U32, offsetof(struct serve_opts, max_keys), "N",
-	  "keys in one multi-get, at most (default 256; more: SERVER_ERROR too many keys)", 1, 4095 },
+	  "keys in one multi-get, at most, over UDP and from TCP clients outside the trust list "
+	  "(default 256; more: SERVER_ERROR too many keys)", 1, 4095 },
 	{ "max-reply", 0, XO_U32, offsetof(struct serve_opts, max_reply), "BYTES",
-	  "reply bytes to one request, at most (default 2097152, i.e. 2 MiB; more: SERVER_ERROR reply too large)",
+	  "reply bytes to one request, at most, over UDP and to TCP clients outside the trust list "
+	  "(default 2097152, i.e. 2 MiB; more: SERVER_ERROR reply too large)",
 	  1400, 65535u * 1400u },
 	{ "user", 'u', XO_STR, offsetof(struct serve_opts, user), "NAME",
 	  "after binding and opening the maps, run as this user with no capabilities (default nobody)" },
@@ -178,8 +180,11 @@ const struct cmd cmd_serve = {
 	       "python-memcache, libmemcached): pipelined requests, --threads workers, at most\n"
 	       "--max-conns connections; the allow list is checked when a client connects (refused:\n"
 	       "closed without a byte), the write list at every write (refused: the connection ends).\n"
-	       "While a source holds a TCP connection its UDP requests are trusted (no amplification\n"
-	       "cap).  --no-tcp turns TCP off.  'attach --serve' listens on TCP too, with the defaults.\n\n"
+	       "A TCP connection does not make UDP from its address trusted (only the trust list\n"
+	       "does).  Replies stream as the socket drains: a connection holds at most ~256 KiB of\n"
+	       "replies plus one value, whatever it asks for, and one that does not read is not read\n"
+	       "from (docs/security.md, \"TCP\").  --no-tcp turns TCP off.  'attach --serve' listens\n"
+	       "on TCP too, with the defaults.\n\n"
 	       "With --snapshot-file it snapshots the store there when it stops, and with\n"
 	       "--snapshot-every also periodically, while serving (docs/snapshots.md).\n\n"
 	       "TCP clients may speak memcached's binary protocol too (docs/protocol.md).  With\n"
