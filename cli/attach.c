@@ -77,8 +77,11 @@ static const struct xo attach_table[] = {
 	{ "allow-low-ports", 0, XO_BOOL, offsetof(struct attach_opts, low_ports), NULL,
 	  "answer requests from source ports below 1024 (refused by default: reflection)" },
 	{ "no-tcp-fast-path", 0, XO_BOOL, offsetof(struct attach_opts, no_tcp_fast), NULL,
-	  "serve answers every TCP request in userspace (default: get, set and delete on serve's "
-	  "connections are answered in the kernel)" },
+	  "no sk_skb verdict on serve's connections (it answers only where --no-xdp-tcp is given)" },
+	{ "no-xdp-tcp", 0, XO_BOOL, offsetof(struct attach_opts, no_xdp_tcp), NULL,
+	  "XDP answers UDP only (default: a get, set or delete alone in a TCP segment on serve's "
+	  "connections is answered in the driver hook, the stream kept in step by sequence "
+	  "translation; docs/architecture.md)" },
 	XO_END,
 };
 
@@ -207,6 +210,7 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg, const struct
 	struct xkv_store ps;
 	if (xkv_pins_create(obj, o->ifc.name, err, sizeof(err)) ||
 	    (!(cfg->flags & XKV_CFG_NO_TCP_FAST) && xkv_tcp_fast_attach(obj, err, sizeof(err))) ||
+	    (!(cfg->flags & XKV_CFG_NO_XDP_TCP) && tcpx_egress_attach(obj, o->ifc.ifindex, err, sizeof(err))) ||
 	    xkv_store_from_object(&ps, NULL, obj, err, sizeof(err))) {
 		xerr("attach: %s", err);
 		undo_attach(o, pr);
@@ -326,7 +330,7 @@ const struct cmd cmd_attach = {
 		    "[--big-memory MIB | --no-big-values] [--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
 		    "[--binary-keys] [--serve [--sasl-pwdb FILE]] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
-		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--replace] "
+		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--no-xdp-tcp] [--replace] "
 		    "[--reset-acl] [--restore FILE]",
 	.summary = "load the XDP store onto an interface and pin its maps",
 	.doc = "Loads the layout chosen with --layout (or --variant; default hash_map) through libxdp, attaches it\n"

@@ -22,6 +22,7 @@ struct attach_opts {
 	unsigned max_amp, rate_limit, rate_burst;
 	bool strict, low_ports;
 	bool no_tcp_fast;
+	bool no_xdp_tcp;
 	const char *sasl_pwdb;   /* with --serve: SASL required (serve --sasl-pwdb) */
 	struct xkv_sasl *sasl;   /* read before anything is attached */
 };

@@ -122,6 +122,8 @@ int build_config(const struct attach_opts *o, const char *layout, struct xkv_con
 		cfg->flags |= XKV_CFG_LOW_PORTS;
 	if (o->no_tcp_fast)
 		cfg->flags |= XKV_CFG_NO_TCP_FAST;
+	if (o->no_xdp_tcp)
+		cfg->flags |= XKV_CFG_NO_XDP_TCP;
 	cfg->max_amp = o->max_amp ? o->max_amp : XKV_DEFAULT_MAX_AMP;
 	cfg->rate_limit = o->rate_limit;
 	cfg->rate_burst = o->rate_burst ? o->rate_burst : o->rate_limit;

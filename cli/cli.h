@@ -169,6 +169,10 @@ int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const
 /* Take our program (program id `only`, or any when 0) off ifindex.
  * 1 detached, 0 none there, <0 -errno. */
 int detach_ours(int ifindex, unsigned only, unsigned *id_out);
+/* The XDP TCP responder's TC egress program onto ifindex (replacing ours),
+ * and off it (0 when it was not there). */
+int tcpx_egress_attach(struct bpf_object *obj, int ifindex, char *err, size_t errlen);
+int tcpx_egress_detach(int ifindex);
 /* Which way libxdp attached us (it tries its dispatcher first), in words;
  * *id gets the program id. */
 const char *attach_path(int ifindex, unsigned *id);

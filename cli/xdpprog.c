@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Our XDP program on an interface, through libxdp: finding it, putting it on
- * (fresh or in place of an earlier one) and taking it off. */
+ * (fresh or in place of an earlier one) and taking it off; with it the TC
+ * egress program of the XDP TCP responder (common/tcpx_tc.bpf.h). */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,8 +75,42 @@ int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, siz
 
 /* Take our program (program id `only`, or any when 0) off ifindex.
  * 1 detached, 0 none there, <0 -errno. */
+/* ---- the TC egress half of TCP answered in XDP ---- */
+
+#define XKV_TC_HANDLE 0x786b /* "xk" */
+#define XKV_TC_PRIO 0x786b
+
+int tcpx_egress_attach(struct bpf_object *obj, int ifindex, char *err, size_t errlen)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_egress");
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+
+	if (!p)
+		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no TCP egress program");
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = XKV_TC_HANDLE, .priority = XKV_TC_PRIO,
+			    .prog_fd = bpf_program__fd(p), .flags = BPF_TC_F_REPLACE);
+	int e = bpf_tc_hook_create(&hook);
+	if (e && e != -EEXIST)
+		return xkv_errf(err, errlen, e, "cannot add a clsact qdisc for the TCP egress program: %s",
+				strerror(-e));
+	e = bpf_tc_attach(&hook, &opts);
+	if (e)
+		return xkv_errf(err, errlen, e, "cannot attach the TCP egress program: %s", strerror(-e));
+	return 0;
+}
+
+int tcpx_egress_detach(int ifindex)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = XKV_TC_HANDLE, .priority = XKV_TC_PRIO);
+	int e = bpf_tc_detach(&hook, &opts);
+	return e == -ENOENT || e == -EINVAL ? 0 : e;
+}
+
 int detach_ours(int ifindex, unsigned only, unsigned *id_out)
 {
+	if (!only)
+		tcpx_egress_detach(ifindex);
 	struct xdp_multiprog *mp = get_mp(ifindex);
 	const char *other;
 	int e;

@@ -23,21 +23,27 @@ static __always_inline __u32 csum_fold32(__u64 s)
 	return (__u32)s;
 }
 
-/* Sum of the UDP pseudo header for family sc->addr.family, UDP length
- * udp_len, from src to dst (16-byte, word-aligned buffers, IPv4 in the first
- * 4 bytes): words added in memory order, as bpf_csum_diff adds them, without
- * a helper call. */
-static __always_inline __s64 pseudo_sum(struct xkv_scratch *sc, const __u8 *src, const __u8 *dst,
-					__u32 udp_len)
+/* Sum of the pseudo header of protocol proto (UDP, TCP) for family
+ * sc->addr.family, layer-4 length len, from src to dst (16-byte,
+ * word-aligned buffers, IPv4 in the first 4 bytes): words added in memory
+ * order, as bpf_csum_diff adds them, without a helper call. */
+static __always_inline __s64 pseudo_sum_proto(struct xkv_scratch *sc, const __u8 *src,
+					      const __u8 *dst, __u32 len, __u32 proto)
 {
 	const __u32 *s = (const __u32 *)src, *d = (const __u32 *)dst;
 	__u64 sum;
 	if (sc->addr.family == 4)
-		sum = (__u64)s[0] + d[0] + bpf_htonl((IPPROTO_UDP << 16) | (udp_len & 0xffff));
+		sum = (__u64)s[0] + d[0] + bpf_htonl((proto << 16) | (len & 0xffff));
 	else
 		sum = (__u64)s[0] + s[1] + s[2] + s[3] + d[0] + d[1] + d[2] + d[3] +
-		      bpf_htonl(udp_len) + bpf_htonl(IPPROTO_UDP);
+		      bpf_htonl(len) + bpf_htonl(proto);
 	return csum_fold32(sum);
+}
+
+static __always_inline __s64 pseudo_sum(struct xkv_scratch *sc, const __u8 *src, const __u8 *dst,
+					__u32 udp_len)
+{
+	return pseudo_sum_proto(sc, src, dst, udp_len, IPPROTO_UDP);
 }
 
 #define XKV_CSUM_INLINE 256 /* up to this many bytes without bpf_csum_diff */

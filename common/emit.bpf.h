@@ -11,51 +11,34 @@
 #include "guards.bpf.h"
 #include "reply.bpf.h"
 
-/* reply[0 .. 8+plen) = [udp header][frame header][text].  Rewrite the frame
- * into the reply, addressed back to sc->addr, and return XDP_TX, or XDP_PASS
- * when it does not fit.  Global: verified once, whatever the caller's state.
- * The headers are new, not the request's: TTL/hop limit 64, IPv4 DF and an
- * id from this CPU's counter, ECN bits cleared (never echo CE), the UDP
- * checksum computed for both families. */
-__attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 plen)
+/* Resize the frame to the reply's Ethernet and IP headers and l4len bytes
+ * after them, and write those headers, addressed back to sc->addr, for
+ * protocol proto.  The headers are new, not the request's: TTL/hop limit
+ * 64, IPv4 DF and an id from this CPU's counter, ECN bits cleared (never
+ * echo CE).  0, or -1 with the frame untouched (adjust_* failed before
+ * anything was written). */
+static __always_inline int xkv_put_l2l3(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 l4len,
+					__u8 proto)
 {
-	if (!ctx || !sc)
-		return XDP_PASS;
 	struct xkv_addr *a = &sc->addr;
-	__u32 udp_len = 8 + plen;
 	__u32 l2l3 = ETH_HLEN + a->l3_len;
 	int old_len = (int)(ctx->data_end - ctx->data);
-	int delta = (int)(l2l3 + udp_len) - old_len;
+	int delta = (int)(l2l3 + l4len) - old_len;
 
-	/* n: udp_len as the verifier must see it, bounded */
-	__u32 n = udp_len;
-	barrier_var(n);
-	if (n < 8 || n > 2047)
-		goto no_room;
 	if (delta > 0) {
 		/* grow at the head first: no tail to clear, and veth frames have
 		 * headroom but no tailroom */
 		if (bpf_xdp_adjust_head(ctx, -delta) && bpf_xdp_adjust_tail(ctx, delta))
-			goto no_room;
+			return -1;
 	} else if (delta < 0) {
 		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
-			goto no_room;
+			return -1;
 	}
-
-	struct udphdr *uh = (void *)sc->reply;
-	uh->source = a->dport;
-	uh->dest = a->sport;
-	uh->len = bpf_htons(udp_len);
-	uh->check = 0;
-	__u16 ck = ~csum_fold((__u32)buf_sum(sc->reply, n, pseudo_sum(sc, a->dst, a->src, udp_len)));
-	uh->check = ck ? ck : 0xffff;
-
-	/* the headers, written in place: the frame now has l2l3 + udp_len bytes */
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	if ((void *)(eth + 1) + 40 > data_end)
-		goto no_room; /* cannot happen: the reply has a UDP header and more */
+		return -1; /* cannot happen: the reply has an L4 header and more */
 	__builtin_memcpy(eth->h_dest, a->eth_src, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, a->eth_dst, ETH_ALEN);
 	if (a->family == 4) {
@@ -65,10 +48,10 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 		eth->h_proto = bpf_htons(ETH_P_IP);
 		/* version 4, ihl 5, the request's TOS without its ECN bits */
 		__u16 w0 = bpf_htons(0x4500 | (a->tos & ~3));
-		__u16 w1 = bpf_htons(20 + udp_len);
+		__u16 w1 = bpf_htons(20 + l4len);
 		__u16 w2 = bpf_htons((__u16)sc->ip_id++);
 		__u16 w3 = bpf_htons(0x4000); /* DF */
-		__u16 w4 = bpf_htons((64 << 8) | IPPROTO_UDP);
+		__u16 w4 = bpf_htons((64 << 8) | proto);
 		__u32 sa, da;
 		__builtin_memcpy(&sa, a->dst, 4);
 		__builtin_memcpy(&da, a->src, 4);
@@ -89,25 +72,57 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 		/* version, traffic class without its ECN bits, flow label */
 		__be32 first = a->v6_first & ~bpf_htonl(0x00300000);
 		__builtin_memcpy(ip6, &first, 4);
-		ip6->payload_len = bpf_htons(udp_len);
-		ip6->nexthdr = IPPROTO_UDP;
+		ip6->payload_len = bpf_htons(l4len);
+		ip6->nexthdr = proto;
 		ip6->hop_limit = 64;
 		__builtin_memcpy(&ip6->saddr, a->dst, 16);
 		__builtin_memcpy(&ip6->daddr, a->src, 16);
 	}
-	if (bpf_xdp_store_bytes(ctx, l2l3, sc->reply, n))
-		goto no_room;
+	return 0;
+}
+
+/* A reply as one TCP segment (tcpx_xdp.bpf.h): the text of reply[XKV_TEXT
+ * .. 8+plen). */
+int xkv_tcpx_emit(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 tlen);
+
+/* reply[0 .. 8+plen) = [udp header][frame header][text].  Rewrite the frame
+ * into the reply, addressed back to sc->addr, and return XDP_TX, or XDP_PASS
+ * when it does not fit.  Global: verified once, whatever the caller's state.
+ * The UDP checksum is computed for both families.  On a TCP connection
+ * (sc->tx.on) the text goes out as a TCP segment instead. */
+__attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 plen)
+{
+	if (!ctx || !sc)
+		return XDP_PASS;
+	if (sc->tx.on)
+		return plen >= 8 ? xkv_tcpx_emit(ctx, sc, plen - 8) : XDP_PASS;
+	struct xkv_addr *a = &sc->addr;
+	__u32 udp_len = 8 + plen;
+
+	/* n: udp_len as the verifier must see it, bounded */
+	__u32 n = udp_len;
+	barrier_var(n);
+	if (n < 8 || n > 2047)
+		return XDP_PASS;
+	struct udphdr *uh = (void *)sc->reply;
+	uh->source = a->dport;
+	uh->dest = a->sport;
+	uh->len = bpf_htons(udp_len);
+	uh->check = 0;
+	__u16 ck = ~csum_fold((__u32)buf_sum(sc->reply, n, pseudo_sum(sc, a->dst, a->src, udp_len)));
+	uh->check = ck ? ck : 0xffff;
+	if (xkv_put_l2l3(ctx, sc, udp_len, IPPROTO_UDP))
+		return XDP_PASS;
+	if (bpf_xdp_store_bytes(ctx, ETH_HLEN + a->l3_len, sc->reply, n))
+		return XDP_PASS;
 	return XDP_TX;
-no_room:
-	/* adjust_* failed before anything was written, so the request is intact */
-	return XDP_PASS;
 }
 
 /* Would a reply of plen bytes (UDP payload) break the amplification cap:
  * an untrusted source gets at most max_amp bytes per byte it sent? */
 static __always_inline int xkv_amp_over(struct xkv_addr *a, struct xkv_scratch *sc, __u32 plen)
 {
-	return XKV_GUARDED && cfg.max_amp && (__u64)plen > (__u64)cfg.max_amp * a->req_bytes &&
+	return XKV_GUARDED && !sc->tx.on && cfg.max_amp && (__u64)plen > (__u64)cfg.max_amp * a->req_bytes &&
 	       !src_trusted(sc);
 }
 

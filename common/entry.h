@@ -90,6 +90,7 @@ struct xkv_config {
 #define XKV_CFG_UNGUARDED 64u   /* benchmarks only: skip every access and hygiene check, to
 				  * measure what they cost; attach never sets it */
 #define XKV_CFG_NO_TCP_FAST 256u /* --no-tcp-fast-path: serve answers TCP in userspace only */
+#define XKV_CFG_NO_XDP_TCP 512u /* --no-xdp-tcp: XDP answers UDP only (no TCP responder) */
 #define XKV_CFG_NO_COMMON_LRU 128u /* --no-common-lru (lru): BPF_F_NO_COMMON_LRU, an LRU list
 				    * per CPU, each with entries / possible CPUs elements */
 

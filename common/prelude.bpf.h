@@ -26,6 +26,7 @@
 #include "fnv.h"
 #include "parse.h"
 #include "policy.h"
+#include "tcpx.h"
 
 #ifndef E2BIG
 #define E2BIG 7
@@ -149,6 +150,7 @@ struct xkv_scratch {
 	struct {                       /* the get under way's counters (ops.bpf.h, get_count) */
 		__u32 keys, hits, misses, expired;
 	} tally;
+	struct xkv_tcpx_seg tx;        /* a TCP segment answered in XDP (tcpx_xdp.bpf.h) */
 	struct xkv_entry entry;        /* entry being stored; data follows */
 };
 

@@ -51,7 +51,19 @@
 	X(tcp_fast,        "TCP requests answered in the kernel (sk_skb verdict on serve's connections)") \
 	X(tcp_pass,        "TCP: segments the kernel handed to the userspace server") \
 	X(tcp_slow,        "TCP requests answered by the userspace server") \
-	X(tcp_lost,        "TCP: a request the kernel could not answer nor hand on (never seen)")
+	X(tcp_lost,        "TCP: a request the kernel could not answer nor hand on (never seen)") \
+	X(tcpx_answered,   "TCP requests answered in the driver hook (XDP, sequence translation)") \
+	X(tcpx_replayed,   "TCP XDP: a reply sent again (its request came again, the reply unacknowledged)") \
+	X(tcpx_dup_dropped, "TCP XDP: a repeated request dropped (its reply acknowledged, or none to resend)") \
+	X(tcpx_refused_shape, "TCP XDP: not answered, not one whole get/set/delete (or flags, options, noreply)") \
+	X(tcpx_refused_unacked, "TCP XDP: not answered, the last reply not yet acknowledged") \
+	X(tcpx_refused_socket, "TCP XDP: not answered, no established socket for it") \
+	X(tcpx_refused_order, "TCP XDP: not answered, not the socket's next byte, or bytes unread") \
+	X(tcpx_refused_serve, "TCP XDP: not answered, serve owes replies on the connection") \
+	X(tcpx_refused_kernel, "TCP XDP: not answered, the kernel has bytes unsent or unacknowledged") \
+	X(tcpx_refused_room, "TCP XDP: not answered, the reply does not fit one segment, or the store was busy") \
+	X(tcpx_refused_table, "TCP XDP: not answered, the flow table is full") \
+	X(tcpx_refused_acl, "TCP XDP: not answered, the access lists, rate limit or SASL send it to serve")
 
 enum xkv_stat {
 #define XKV_STAT_ENUM(n, h) XKV_STAT_##n,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The XDP program: a memcached request in one UDP datagram is answered from
- * the same frame (XDP_TX), left to the kernel and the slow path (XDP_PASS)
- * or dropped.  xdpkv() at the bottom is the sequence of steps above it;
+/* The XDP program's steps: a memcached request in one UDP datagram is
+ * answered from the same frame (XDP_TX), left to the kernel and the slow
+ * path (XDP_PASS) or dropped.  xdpkv() (xdp_main.bpf.h) is their sequence;
  * each step returns XKV_NEXT to go on, or the program's verdict.  Expects
  * prelude.bpf.h and the variant's store (ops.bpf.h says what) before it. */
 #ifndef XDPKV_XDP_BPF_H
@@ -456,44 +456,6 @@ static __always_inline int xdp_write(struct xdp_md *ctx, struct xdp_req *q, int 
 		q->now = bpf_ktime_get_ns();
 	return xdp_count_cmd(q->st, sc->pr.op,
 			     sc->pr.op == XKV_OP_DELETE ? xdp_delete(ctx, q) : xdp_set(ctx, q));
-}
-
-/* All refusals come before any parsing, so refused traffic costs little
- * (docs/security.md): the guards, then a bad IPv4 header or UDP checksum
- * -> XDP_PASS (the kernel drops and counts it), then a bad frame header, a
- * reply-shaped datagram or a write from a reader -> XDP_DROP; and the
- * amplification cap on every reply (xkv_emit). */
-SEC("xdp")
-int xdpkv(struct xdp_md *ctx)
-{
-	__u32 zero = 0;
-	struct xdp_req q = { .sc = bpf_map_lookup_elem(&scratch, &zero) };
-	int act, keyed = 0;
-
-	if (!q.sc)
-		return XDP_PASS;
-	if ((act = xdp_read_headers(ctx, &q)) != XKV_NEXT)
-		return act;
-	q.st = bpf_map_lookup_elem(&stats, &zero);
-	if (!q.st)
-		return XDP_PASS;
-	if (XKV_GUARDED && (act = xdp_check_source(&q)) != XKV_NEXT)
-		return act;
-	stat_inc(q.st, XKV_STAT_requests);
-	if ((act = xdp_read_request(ctx, &q)) != XKV_NEXT)
-		return act;
-	if (q.sc->req[0] == XKV_BIN_REQ)
-		return xdp_binary(ctx, &q);
-
-	struct get_ctx g = { .sc = q.sc, .st = q.st, .now = q.now, .o = XKV_TEXT };
-	if (!xdp_quick_get(&q, &g)) {
-		if ((act = xdp_parse(ctx, &q, &keyed)) != XKV_NEXT)
-			return act;
-		if (q.sc->pr.op != XKV_OP_GET)
-			return xdp_write(ctx, &q, keyed);
-		xkv_op_get(&g);
-	}
-	return xdp_get_reply(ctx, &q, &g);
 }
 
 #endif

@@ -109,7 +109,7 @@ void xkv_tcp_conn_close(struct tcp_worker *w, struct tcp_conn *c)
 		fprintf(stderr, "xdpkv slow path: TCP %s closed\n", who);
 	}
 	close(c->fd); /* leaves the epoll set and the sockhash with it: no verdict runs for it now */
-	if (c->fast) {
+	if (c->fast || c->xtcp) {
 		bpf_map_delete_elem(t->s->tcp_slots_fd, &c->cookie);
 		slot_put(t, c->slot);
 	}
@@ -139,13 +139,25 @@ static bool conn_fast(struct xkv_serve_tcp *t, struct tcp_conn *c)
 	socklen_t len = sizeof(c->cookie);
 	int one = 1;
 
-	if (!t->fast || getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &len) ||
+	if ((!t->fast && !t->xtcp) || getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &len) ||
 	    !slot_get(t, &c->slot))
 		return false;
 	/* the slot at 0 before the kernel can find it (no verdict runs for a
 	 * socket before it joins tcp_socks, and none after it closed) */
 	memset(&t->kconns[c->slot], 0, sizeof(t->kconns[c->slot]));
 	__atomic_store_n(&t->paid[c->slot], 0, __ATOMIC_RELEASE);
+	/* the XDP responder (common/tcpx_xdp.bpf.h) finds the slot by cookie
+	 * and answers only while tcp_paid equals the bytes the socket took in;
+	 * the verdict stays off (its replies would be bytes serve did not
+	 * answer): c->xtcp, not c->fast */
+	if (t->xtcp) {
+		if (bpf_map_update_elem(s->tcp_slots_fd, &c->cookie, &c->slot, BPF_ANY)) {
+			slot_put(t, c->slot);
+			return false;
+		}
+		c->xtcp = true;
+		return false;
+	}
 	if (bpf_map_update_elem(s->tcp_slots_fd, &c->cookie, &c->slot, BPF_ANY) ||
 	    bpf_map_update_elem(s->tcp_socks_fd, &c->cookie, &fd, BPF_NOEXIST)) {
 		bpf_map_delete_elem(s->tcp_slots_fd, &c->cookie);
@@ -312,6 +324,11 @@ static void fast_maps_clear(const struct xkv_store *s)
 	while (s->tcp_slots_fd >= 0 && !bpf_map_get_next_key(s->tcp_slots_fd, NULL, &k))
 		if (bpf_map_delete_elem(s->tcp_slots_fd, &k))
 			break;
+	/* and the XDP responder's flows of its connections (tcpx.h) */
+	struct xkv_tcpx_key fk;
+	while (s->tcpx_flows_fd >= 0 && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &fk))
+		if (bpf_map_delete_elem(s->tcpx_flows_fd, &fk))
+			break;
 }
 
 /* Map the fast path's arrays (tcpfast.h) and make every slot free.  false:
@@ -435,6 +452,11 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	 * (docs/security.md, "SASL") */
 	t->fast = !o->no_tcp_fast && !(s->cfg.flags & XKV_CFG_NO_TCP_FAST) && s->tcp_socks_fd >= 0 &&
 		  !xkv_slow_sasl(sl) && fast_maps_map(t);
+	/* the XDP responder in place of the verdict, where attach loaded it */
+	t->xtcp = !(s->cfg.flags & XKV_CFG_NO_XDP_TCP) && s->tcpx_flows_fd >= 0 && !xkv_slow_sasl(sl) &&
+		  (t->fast || (s->tcp_socks_fd >= 0 && fast_maps_map(t)));
+	if (t->xtcp)
+		t->fast = false;
 	t->max_conns = o->max_conns ? o->max_conns : XKV_MAX_CONNS;
 	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;
 	t->in_max = (size_t)(o->max_buffer_mib ? o->max_buffer_mib : XKV_MAX_BUFFER_MIB) << 20;

@@ -11,6 +11,7 @@
 #include "tcp.h"
 #include "push.h"
 #include "tcpfast.h"
+#include "tcpx.h"
 
 #define TCP_IN_FIRST 4096                 /* a connection's first input buffer */
 #define TCP_IN_CAP XKV_STREAM_BIG_REQ_MAX /* its largest: one whole request */
@@ -39,6 +40,7 @@ struct tcp_conn {
 	bool rd_eof;                      /* the peer will send no more */
 	bool peer;                        /* counted in tcp_peers */
 	bool fast;                        /* in the fast path's sockhash */
+	bool xtcp;                        /* answered in XDP too (slot and tcp_paid, no sockhash) */
 	__u64 cookie;                     /* SO_COOKIE: its key there */
 	__u32 slot;                       /* its slot in tcp_conns and tcp_paid */
 	__u64 rcvd, paid;                 /* bytes read; bytes told to the kernel as answered */
@@ -91,6 +93,7 @@ struct xkv_serve_tcp {
 	/* the fast path's arrays, mapped (tcpfast.h), and their free slots */
 	struct xkv_tcp_conn *kconns;      /* the kernel writes; here only zeroed for a new slot */
 	__u64 *paid;                      /* written only here */
+	bool xtcp;                        /* the XDP responder answers on these connections */
 	size_t kconns_len, paid_len;
 	pthread_mutex_t slot_mu;
 	__u32 *free_slots;

@@ -28,6 +28,8 @@ const struct xkv_map_desc xkv_maps[] = {
 	{ "tcp_slots", "tcp_slots", offsetof(struct xkv_store, tcp_slots_fd) },
 	{ "tcp_conns", "tcp_conns", offsetof(struct xkv_store, tcp_conns_fd) },
 	{ "tcp_paid", "tcp_paid", offsetof(struct xkv_store, tcp_paid_fd) },
+	/* TCP answered in XDP (common/tcpx.h) */
+	{ "tcpx_flows", "tcpx_flows", offsetof(struct xkv_store, tcpx_flows_fd) },
 	/* values above --value-size (entry.h, bigval.c) */
 	{ "big", "big", offsetof(struct xkv_store, big_fd) },
 };

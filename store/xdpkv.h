@@ -158,6 +158,8 @@ struct xkv_store {
 	int acl_fd[XKV_ACL__N], acl_gen_fd, host_fd, local_fd, rl_fd, tcp_fd;
 	/* the TCP fast path (tcpfast.h): connections, their slots, bytes passed, bytes paid */
 	int tcp_socks_fd, tcp_slots_fd, tcp_conns_fd, tcp_paid_fd;
+	/* TCP answered in XDP (common/tcpx.h): the flows it translates */
+	int tcpx_flows_fd;
 	/* values above val_cap (bigval.c); -1 where the object has none */
 	int big_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */

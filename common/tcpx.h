@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* TCP answered in the driver hook: the per-flow state the XDP responder
+ * (tcpx_xdp.bpf.h) and the TC egress translation (tcpx_tc.bpf.h) share, and
+ * that serve clears (server/serve_tcp.c).  The invariants it keeps are in
+ * docs/architecture.md, "TCP in the driver hook".
+ *
+ * Two byte streams, each in two numberings: the wire's (what the client
+ * sends and sees) and the kernel's (what serve's socket sends and sees).
+ * The responder takes a request out of the client's stream (dc bytes so
+ * far) and puts its reply into the server's (ds bytes so far); the newest
+ * answer is the correction point, as in netfilter's seqadj:
+ *   client stream: kernel = wire - dc      for wire >= c_start (the answered request)
+ *                  kernel = wire - dc_prev for segments that end before it
+ *   server stream: wire = kernel + ds      for kernel >= s_k (the reply's place)
+ *                  wire = kernel + ds_prev below it
+ * An acknowledgement of the server stream inside the injected reply
+ * [s_wire, s_wire + r_len) means s_k to the kernel. */
+#ifndef XDPKV_TCPX_H
+#define XDPKV_TCPX_H
+
+#include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_spin_lock */
+
+#define XKV_TCPX_FLOWS_MAX 65536  /* flows with state; a full table: not answered */
+#define XKV_TCPX_REPLY_MAX 1448   /* a reply in one segment at most (MTU 1500 with timestamps) */
+
+/* The flow: both addresses in policy.h's 16-byte form, the ports as on the
+ * wire (peer = the client). */
+struct xkv_tcpx_key {
+	__u8 peer[16], local[16];
+	__be16 pport, lport;
+	__u32 _pad;
+};
+
+#define XKV_TCPX_F_ACKED 1u   /* the client has acknowledged the last reply in full */
+#define XKV_TCPX_F_FIN_C 2u   /* the client sent its FIN */
+#define XKV_TCPX_F_FIN_K 4u   /* the kernel sent its FIN (fin_k: its wire seq + 1) */
+#define XKV_TCPX_F_FIN_K_ACKED 8u /* the client acknowledged it */
+
+struct xkv_tcpx_flow {
+	struct bpf_spin_lock lock;
+	__u32 flags;             /* XKV_TCPX_F_* */
+	__u32 dc_prev, dc;       /* client stream: bytes taken out before / after c_start */
+	__u32 ds_prev, ds;       /* server stream: bytes put in before / after s_k */
+	__u32 c_start, c_end;    /* wire seq of the last answered request, and past it */
+	__u32 s_k, s_wire;       /* its reply's place: kernel seq, wire seq */
+	__u32 r_len;             /* its reply's bytes (r[]) */
+	__u32 r_tsval, r_tsecr;  /* its timestamps (0/0: the flow has none) */
+	__u32 fin_k;             /* with F_FIN_K: the wire seq past the kernel's FIN */
+	__u64 answered;          /* requests answered here on this flow */
+	__u8 r[XKV_TCPX_REPLY_MAX]; /* the reply text, kept to send again if it is lost */
+};
+
+/* What the XDP program knows of the segment under way and of the reply it
+ * builds (in the per-CPU scratch, prelude.bpf.h). */
+struct xkv_tcpx_seg {
+	struct xkv_tcpx_key key;
+	__u32 l4, doff, plen;      /* TCP header offset in the frame, its bytes, payload bytes */
+	__u32 seq, ack, tsval, tsecr;
+	__u32 ts_at, sack_at, sack_n; /* frame offsets of the TSval and the first SACK block */
+	__u16 win;
+	__u8 fl, odd;              /* TCP flags; an option the translation does not know */
+	__u8 on;                   /* the reply under way is a TCP segment (xkv_emit_frame) */
+	__u8 r_has_ts;
+	__u16 r_win;
+	__u32 r_seq, r_ack, r_tsval, r_tsecr;
+	__u32 r_room;              /* reply bytes the segment may carry (MSS, window) */
+	__u32 r_len;               /* reply bytes sent */
+	__u8 opt[64];
+	__u8 hdr[32];              /* the reply's TCP header */
+};
+
+#endif

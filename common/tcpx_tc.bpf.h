@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* TCP in the driver hook, the send side: a TC egress program on the same
+ * interface translates every segment the kernel sends on a flow the XDP
+ * responder answered on (tcpx.h has the numbering): its sequence number
+ * past the injected replies, its acknowledgement past the requests taken
+ * out (held at the last request's start while its reply is unacknowledged,
+ * so a lost reply brings the request back), its SACK blocks; checksums
+ * updated incrementally (bpf_l4_csum_replace keeps CHECKSUM_PARTIAL right;
+ * a GSO packet's segments inherit the header).  Expects prelude.bpf.h and
+ * tcpx_flow.bpf.h. */
+#ifndef XDPKV_TCPX_TC_BPF_H
+#define XDPKV_TCPX_TC_BPF_H
+
+#include "tcpx_flow.bpf.h"
+
+#ifndef TC_ACT_OK
+#define TC_ACT_OK 0
+#endif
+
+/* Rewrite the 32-bit word at off from `from` to `to` (network order),
+ * the TCP checksum at csum with it. */
+static __always_inline void tcpx_put32(struct __sk_buff *skb, __u32 off, __u32 csum, __u32 from,
+				       __u32 to)
+{
+	if (from == to)
+		return;
+	bpf_l4_csum_replace(skb, csum, from, to, sizeof(to));
+	bpf_skb_store_bytes(skb, off, &to, sizeof(to), 0);
+}
+
+SEC("tc")
+int xdpkv_tcpx_egress(struct __sk_buff *skb)
+{
+	struct xkv_tcpx_key k = {};
+	__u32 l4, ipl;
+	__u8 hdr[40];
+
+	if (cfg.flags & XKV_CFG_NO_XDP_TCP)
+		return TC_ACT_OK;
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)) || ip.ihl != 5 ||
+		    ip.protocol != IPPROTO_TCP)
+			return TC_ACT_OK;
+		xkv_addr_from_v4(k.peer, &ip.daddr);
+		xkv_addr_from_v4(k.local, &ip.saddr);
+		l4 = ETH_HLEN + 20;
+		ipl = bpf_ntohs(ip.tot_len) - 20;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)) || ip6.nexthdr != IPPROTO_TCP)
+			return TC_ACT_OK;
+		__builtin_memcpy(k.peer, &ip6.daddr, 16);
+		__builtin_memcpy(k.local, &ip6.saddr, 16);
+		l4 = ETH_HLEN + 40;
+		ipl = bpf_ntohs(ip6.payload_len);
+	} else {
+		return TC_ACT_OK;
+	}
+	struct tcphdr th;
+	if (bpf_skb_load_bytes(skb, l4, &th, sizeof(th)) || th.source != bpf_htons(cfg.port))
+		return TC_ACT_OK;
+	k.pport = th.dest;
+	k.lport = th.source;
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &k);
+	if (!f)
+		return TC_ACT_OK;
+	struct tcpx_offs o;
+	tcpx_offs_read(f, &o);
+	__u32 csum = l4 + 16, doff = th.doff * 4;
+	__u8 fl = ((__u8 *)&th)[13];
+	__u32 seq = bpf_ntohl(th.seq);
+	__u32 nseq = tcpx_seq_out(&o, seq);
+	tcpx_put32(skb, l4 + 4, csum, th.seq, bpf_htonl(nseq));
+	if (fl & 0x10)
+		tcpx_put32(skb, l4 + 8, csum, th.ack_seq, bpf_htonl(tcpx_ack_out(&o, bpf_ntohl(th.ack_seq), 1)));
+	/* SACK blocks (of the client's stream) */
+	__u32 olen = doff > 20 ? doff - 20 : 0;
+	barrier_var(olen);
+	if (olen > 40)
+		olen = 0;
+	barrier_var(olen);
+	__u32 sack_at = 0, sack_len = 0;
+	if (olen && !bpf_skb_load_bytes(skb, l4 + 20, hdr, olen)) {
+		__u32 i = 0;
+		for (int n = 0; n < 40; n++) {
+			if (i + 1 >= olen)
+				break;
+			__u8 kind = hdr[i & 63];
+			if (kind == 0)
+				break;
+			if (kind == 1) {
+				i++;
+				continue;
+			}
+			__u8 len = hdr[(i + 1) & 63];
+			if (len < 2 || i + len > olen)
+				break;
+			if (kind == 5) {
+				sack_at = i + 2;
+				sack_len = len - 2;
+				break;
+			}
+			i += len;
+		}
+	}
+	for (__u32 e = 0; e < 8; e++) {
+		__u32 at = sack_at + e * 4, v;
+		if (e * 4 + 4 > sack_len || at + 4 > 40)
+			break;
+		__builtin_memcpy(&v, &hdr[at & 63], 4);
+		tcpx_put32(skb, l4 + 20 + at, csum, v, bpf_htonl(tcpx_ack_out(&o, bpf_ntohl(v), 0)));
+	}
+	int done = 0;
+	if (fl & 0x05) { /* FIN or RST */
+		bpf_spin_lock(&f->lock);
+		if (fl & 0x01) {
+			f->flags |= XKV_TCPX_F_FIN_K;
+			f->fin_k = nseq + (ipl > doff ? ipl - doff : 0) + 1;
+		}
+		bpf_spin_unlock(&f->lock);
+		done = fl & 0x04;
+	} else if ((o.flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K_ACKED)) ==
+		   (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K_ACKED)) {
+		done = 1; /* the last ACK of a close the server began */
+	}
+	if (done)
+		bpf_map_delete_elem(&tcpx_flows, &k);
+	return TC_ACT_OK;
+}
+
+#endif
