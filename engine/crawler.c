@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* lru_crawler metadump (memcached's): a line per live item, then END.
  * memcached-tool's dump and keys read it.  memcached's crawler streams the
- * lines from a thread of its own; here the layout's scan writes them into
- * the reply, so one dump is bounded (METADUMP_MAX, and --max-reply for a
- * client outside the trust list).  Over TCP only.  The other lru_crawler
+ * lines from a thread of its own; here, on a stream with an output bound
+ * (TCP), the layout's scan writes them into the reply MD_STEP positions at
+ * a time, as the connection drains (c->mg, stream.c), whatever the store
+ * holds; otherwise (a client outside the trust list: --max-reply; a caller
+ * with no bound) the dump is built whole, at most METADUMP_MAX bytes.  Over
+ * TCP only.  The other lru_crawler
  * subcommands drive memcached's crawler, which this store has not: ERROR. */
 #include "engine_int.h"
 #include <stdint.h>
 
-#define METADUMP_MAX (16u << 20) /* bytes of lines one dump may hold */
+#define METADUMP_MAX (16u << 20) /* bytes of lines one dump built whole may hold */
+#define MD_STEP 256              /* positions of the store's span walked at a time */
 #define R_METADUMP_LARGE "SERVER_ERROR metadump over 16 MiB; 'xdpkv dump' writes the whole store\r\n"
 #define R_METADUMP_UDP "SERVER_ERROR lru_crawler metadump is served over TCP only\r\n"
 #define R_BADCLASS "BADCLASS invalid class id\r\n"
@@ -18,6 +22,7 @@ struct md_walk {
 	__u64 now, walks;
 	__u64 classes;    /* bit n: slab class n (1: the store map, 2: big values) */
 	size_t mark;      /* where the dump's lines start in c->out */
+	bool whole;       /* built whole: at most METADUMP_MAX */
 	int stop;         /* 1: over METADUMP_MAX; -1: out of memory */
 };
 
@@ -60,7 +65,7 @@ static int md_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_ent
 	unsigned cls = big ? 2 : 1;
 	if (!(w->classes & (1ull << cls)))
 		return 0;
-	if (c->out->len - w->mark > METADUMP_MAX) {
+	if (w->whole && c->out->len - w->mark > METADUMP_MAX) {
 		w->stop = 1;
 		return 1;
 	}
@@ -75,6 +80,30 @@ static int md_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_ent
 		return 1;
 	}
 	return 0;
+}
+
+/* The dump in parts: MD_STEP positions of the span at a time, stopping
+ * once out holds mg_max bytes (the stream calls again when it has drained;
+ * an item written meanwhile may be in it or not, as with memcached's
+ * crawler).  A scan that fails part way ends the dump with its error line. */
+static int md_parts(struct slow_cmd *c, struct md_walk *w)
+{
+	struct xkv_stream_mget *mg = c->mg;
+	struct xkv_store *s = c->s;
+	__u64 span = s->L->span(s), busy = 0;
+
+	while (mg->pos < span) {
+		if (c->out->len >= c->mg_max) {
+			mg->paused = true;
+			return 0;
+		}
+		__u64 hi = span - mg->pos > MD_STEP ? mg->pos + MD_STEP : UINT64_MAX;
+		long n = s->L->scan(s, mg->pos, hi, md_visit, w, &busy);
+		if (n < 0 || w->stop)
+			return n < 0 && !w->stop ? reply_store_errno(c, (int)n) : -1;
+		mg->pos = hi == UINT64_MAX ? span : hi;
+	}
+	return PUT_LIT(c->out, XKV_R_END);
 }
 
 /* <all|hash|class[,class]...>, memcached's classes 1..63: the classes
@@ -114,6 +143,9 @@ int slow_cmd_lru_crawler(struct slow_cmd *c)
 	struct md_walk w = { .c = c, .now = xkv_now_ns(), .classes = classes, .mark = c->out->len,
 			     .walks = __atomic_load_n(&c->sl->flush_walks, __ATOMIC_ACQUIRE) };
 	__u64 busy = 0;
+	if (c->mg && c->mg_max && s->L->span)
+		return md_parts(c, &w);
+	w.whole = true;
 	long n = s->L->scan(s, 0, UINT64_MAX, md_visit, &w, &busy);
 	if (w.stop < 0 || (n < 0 && !w.stop)) {
 		c->out->len = w.mark;

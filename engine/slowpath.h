@@ -158,8 +158,9 @@ struct xkv_rights_kept {
 	struct xkv_rights r;
 };
 
-/* A text multi-get answered in parts (engine/mget.c): its line stays in the
- * caller's buffer, not consumed, until its END is out. */
+/* A reply answered in parts, as the connection drains: a text multi-get
+ * (engine/mget.c) or lru_crawler metadump (crawler.c).  Its line stays in
+ * the caller's buffer, not consumed, until its END is out. */
 struct xkv_stream_mget {
 	bool on;         /* partly answered: the rest comes at the next call */
 	bool paused;     /* set by the get: out reached out_max before a key */
@@ -169,6 +170,7 @@ struct xkv_stream_mget {
 	__u32 key1;      /* parts: where the first key begins in the line */
 	__u32 part, part_end; /* parts: the keys running, bytes [part, part_end) */
 	__u32 line;      /* parts: the line's length, its \r or \n not counted */
+	__u64 pos;       /* lru_crawler metadump (crawler.c): the next position to walk */
 };
 
 /* One connection's state between calls; zero it when it opens. */
@@ -204,7 +206,8 @@ enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
  * by a bare \n as memcached reads a TCP line) and, for a storage command,
  * <bytes> + 2 data bytes; an incomplete one is not consumed (st->need then
  * says how many bytes it takes: calling again with fewer is wasted work).  A line that has no \n within
- * XKV_STREAM_LINE_MAX bytes gets "CLIENT_ERROR line too long" and the
+ * XKV_STREAM_LINE_MAX bytes (a trusted peer's multi-get:
+ * XKV_STREAM_MGET_LINE_MAX) gets "CLIENT_ERROR line too long" and the
  * connection ends; a data block over the value size gets "SERVER_ERROR
  * object too large for cache" and is swallowed as it arrives; any other
  * malformed line is answered and the stream goes on at the next line.
@@ -213,8 +216,10 @@ enum { XKV_STREAM_MORE = 0, XKV_STREAM_CLOSE = 1 };
  * kept in st while no list changes: the acl_gen token): a peer no longer
  * allowed, a write from outside the write list and a reply-shaped line
  * (the loop guard) end the connection without a reply to it (counted as on
- * UDP).  No amplification cap (the handshake proved the address); at most
- * --max-keys and --max-reply per command.  Returns XKV_STREAM_CLOSE when the
+ * UDP).  No amplification cap (the handshake proved the address); for a
+ * peer outside the trust list at most --max-keys and --max-reply per command.
+ * With st->out_max a trusted peer's multi-get and metadump are answered in
+ * parts as out drains (xkv_slow_stream_busy).  Returns XKV_STREAM_CLOSE when the
  * connection must be closed once out is sent ("quit" too), else
  * XKV_STREAM_MORE.  Callable from several threads at once.  A connection
  * whose first byte is 0x80 speaks memcached's binary protocol instead

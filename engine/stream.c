@@ -187,7 +187,8 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		STAT(c, drop_oversize);
 		PUT_LIT(c->out, XKV_R_TOO_MANY_KEYS);
 	} else {
-		if (!err && mget && getlike(c->r->op)) {
+		if (!err && ((mget && getlike(c->r->op)) ||
+			     (c->budget == SIZE_MAX && st->out_max && c->r->op == XKV_OP_LRU_CRAWLER))) {
 			c->mg = &st->mg; /* stops once out holds out_max bytes */
 			c->mg_max = st->out_max;
 			st->mg.paused = false;

@@ -2,7 +2,8 @@
 /* Slow path tests: multi-gets on a stream answered as the connection drains
  * (engine/mget.c): the same bytes whatever the output bound, at most the
  * bound plus one VALUE held per call, and lines longer than one parse
- * answered key by key as memcached answers them. */
+ * answered key by key as memcached answers them; lru_crawler metadump the
+ * same way. */
 #include "slowpath_test.h"
 
 /* Feed req[0..n) to a fresh connection whose output is bounded by out_max
@@ -153,8 +154,48 @@ static void mg_long_line(struct env *e)
 	xkv_buf_free(&want);
 }
 
+/* lru_crawler metadump over a bounded stream: walked a part of the store at
+ * a time as the output drains; the same lines as the dump built whole. */
+static void mg_metadump(struct env *e)
+{
+	struct xkv_buf req = {}, whole = {}, parts = {};
+	size_t peak;
+
+	clear(e);
+	for (int i = 0; i < 3000; i++)
+		tprintf(&req, "set md%d 0 0 5 noreply\r\nv%04d\r\n", i, i);
+	struct conn s = {};
+	feed(e, &s, req.p, req.len);
+	conn_free(&s);
+	static const char dump[] = "lru_crawler metadump all\r\nmn\r\n";
+	int c0 = drained(e, dump, sizeof(dump) - 1, 0, &whole, &peak);
+	int c1 = drained(e, dump, sizeof(dump) - 1, 2000, &parts, &peak);
+	/* the lines in any order: the parts walk the store range by range */
+	size_t nl = 0;
+	for (size_t i = 0; i < whole.len; i++)
+		nl += whole.p[i] == '\n';
+	int ok = c0 == 1 && c1 > 2 && whole.len == parts.len && nl > 1000 &&
+		 whole.len > 12 && !memcmp(whole.p + whole.len - 9, "END\r\nMN\r\n", 9) &&
+		 !memcmp(parts.p + parts.len - 9, "END\r\nMN\r\n", 9);
+	if (ok) {
+		tput(&whole, "", 1);
+		tput(&parts, "", 1);
+		for (char *l = (char *)parts.p, *end; ok && (end = strchr(l, '\n')); l = end + 1) {
+			*end = 0;
+			ok = strstr((const char *)whole.p, l) != NULL;
+			*end = '\n';
+		}
+	}
+	report(ok, "%s: lru_crawler metadump with out_max 2000: %d calls, the same %zu lines as the "
+	       "dump built whole (%zu bytes)", e->layout, c1, nl, whole.len);
+	xkv_buf_free(&req);
+	xkv_buf_free(&whole);
+	xkv_buf_free(&parts);
+}
+
 void st_mget(struct env *e)
 {
 	mg_same(e);
 	mg_long_line(e);
+	mg_metadump(e);
 }
