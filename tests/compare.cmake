@@ -129,3 +129,13 @@ set_tests_properties(devkit_smoke PROPERTIES
   RESOURCE_LOCK bench_cpus
   TIMEOUT 240
   LABELS "e2e;compare")
+
+# The headline (bench/compare/headline.py) of a saved run (docs/compare-quick),
+# rendered again without root: check_headline.py must pass it and fail each
+# tampered copy (a cell removed, emptied, changed or unlabelled, an estimate
+# unmarked, a source row of another load, a system missing, the report
+# printing another number).  A few seconds, no testbed.
+add_test(NAME compare_headline
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/compare/headline_selftest.py
+          ${XKV_CMP_CLI} ${CMAKE_SOURCE_DIR}/docs/compare-quick)
+set_tests_properties(compare_headline PROPERTIES TIMEOUT 120 LABELS "unit;compare")

@@ -75,8 +75,9 @@ import hitratio  # noqa: E402
 import servers  # noqa: E402
 import tcpscale  # noqa: E402
 from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, EXPERIMENTS, FULL, MB_OPS,  # noqa: E402
-                         QUICK, SMOKE, WORKLOADS, cpu_list, scaling_cores)
-from runner import Runner  # noqa: E402
+                         QUICK, QUICK_BASELINES, QUICK_EXPERIMENTS, SETUP_EST, SMOKE, WORKLOADS,
+                         cpu_list, scaling_cores)
+from runner import Runner, fmt_s  # noqa: E402
 from servers import CompareError, env, tb  # noqa: E402
 from session import Interrupted, log, on_signal  # noqa: E402
 
@@ -154,7 +155,9 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     ap.add_argument("--quick", action="store_true",
-                    help="a few points per experiment, 100k keys, 2 s per point (~5 min)")
+                    help="the headline's experiments (%s) for every layout and %s: 50k keys, "
+                         "0.8 s per point, the headline's points 3 times (~5 min on 2 CPUs)" % (
+                             ",".join(QUICK_EXPERIMENTS), QUICK_BASELINES))
     ap.add_argument("--smoke", action="store_true",
                     help="the test suite's setting: tiny and fast (< 90 s); implies --quick's "
                          "tools; default experiments a,h,i")
@@ -164,10 +167,11 @@ def parse_args(argv):
                          "--no-common-lru)")
     ap.add_argument("--baselines", default=None,
                     help="memcached-udp,memcached-tcp,redis,xdpkv-tcp,xdpkv-tcp-kernel (default: all five; "
-                         "--quick/--smoke: memcached-udp,redis); (n) runs the four TCP ones "
+                         "--quick: memcached-udp,memcached-tcp,redis; --smoke: memcached-udp,redis); (n) runs the four TCP ones "
                          "unless this names some")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..n, comma-separated (default: all; --smoke: a,h,i)")
+                    help="letters a..n, comma-separated (default: all; --quick: %s; --smoke: "
+                         "a,h,i)" % ",".join(QUICK_EXPERIMENTS))
     ap.add_argument("--workload", default="fixed", choices=WORKLOADS,
                     help="key and value sizes: fixed (16-byte keys, 128-byte values; (d) "
                          "varies them), etc (Facebook ETC) or twitter (Twitter's clusters): "
@@ -211,13 +215,15 @@ def parse_args(argv):
             ap.error("--layouts: unknown layout '%s' (%s)" % (l, ", ".join(a.known_layouts)))
     a.baselines_given = a.baselines is not None
     if a.baselines is None:
-        a.baselines = "memcached-udp,redis" if (a.quick or a.smoke) else ",".join(servers.BASELINES)
+        a.baselines = ("memcached-udp,redis" if a.smoke else QUICK_BASELINES if a.quick
+                       else ",".join(servers.BASELINES))
     a.baselines = lst(a.baselines) if a.baselines != "none" else []
     for b in a.baselines:
         if b not in servers.BASELINES:
             ap.error("--baselines: unknown baseline '%s' (%s)" % (b, ", ".join(servers.BASELINES)))
     if a.experiments is None:
-        a.experiments = "a,h,i" if a.smoke else ",".join(EXPERIMENTS)
+        a.experiments = ("a,h,i" if a.smoke else ",".join(QUICK_EXPERIMENTS) if a.quick
+                         else ",".join(EXPERIMENTS))
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
@@ -267,7 +273,7 @@ def outer(argv, a):
     if miss:
         sys.exit("xdpkv compare: missing tools: %s (tests/lib/install-deps.sh installs them)"
                  % ", ".join(miss))
-    env_ = dict(os.environ, XDPKV=os.path.abspath(xdpkv))
+    env_ = dict(os.environ, XDPKV=os.path.abspath(xdpkv), XKV_CMP_START="%.3f" % time.time())
     env_["PATH"] = env_.get("PATH", "") + ":/usr/sbin:/sbin"
     passobj = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(xdpkv))),
                            "tests", "xdp_pass.bpf.o")
@@ -361,6 +367,10 @@ def inner(a):
         "date": date_start,
         "date_end": date_end,
         "wall_seconds": round(time.time() - t0, 1),
+        # from xdpkv compare's start (testbed set-up included) to the report's
+        # start, and what the plan estimated for that at the start
+        "seconds_to_report": round(time.time() - float(os.environ.get("XKV_CMP_START", t0)), 1),
+        "estimated_seconds": round(r.total_est + SETUP_EST),
         "command": "xdpkv compare " + " ".join(sys.argv[2:]),
         "config": dict(s, layouts=a.layouts, baselines=a.baselines,
                        experiments=a.experiments, workload=a.workload, base_key_size=BASE_KEY,
@@ -393,7 +403,10 @@ def inner(a):
         "hitratio": hitratio.merge(r.hr_sims, (r.hr_sim or (None, None))[1],
                                    (r.hr_sim or (None, None))[0]),
     }
-    report.write_all(outdir, res)
+    res = report.write_all(outdir, res)
+    log("took %s from the start (estimated %s at the start)" % (
+        fmt_s(time.time() - float(os.environ.get("XKV_CMP_START", t0))),
+        fmt_s(res["estimated_seconds"])))
     log("wrote %s/{results.json,results.csv,report.md,*.png} (%s)" % (outdir, status))
     if a.json:
         print(json.dumps(res, indent=1))

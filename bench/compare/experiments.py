@@ -98,23 +98,28 @@ FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
             kvexp_items=1_000_000, xdpgen=True, kvexp_scale=20,
             mb=dict(entries=1 << 20, keys=4096, min_time=0.1),
             kvexp=dict(key_sizes="16,64,128,250", value_sizes="32,128,512,1024",
-                       fills="10,50,95", capacity=65536, ratios="0.5,0.9,1.0,1.5",
+                       fills="10,50,95", capacity=65536, ratios="0.5,0.9,1.0,1.5,2.0",
                        stale_keys=4096, rounds=4),
             hitratio=dict(keys=32768, budgets="1/64,1/32,1/16,1/8,1/4,1/2,1,2",
                           dists="0.6,0.9,0.99,1.2,uniform", seeds="1,2,3", warmup=2,
                           requests=4, tol=0.02))
-QUICK = dict(keys=100_000, duration=2.0, warmup=0.5, depth=32,
-             dists=["uniform", "zipf:0.99"],
-             fractions=[0.25, 0.5, 0.9],
+# --quick: every layout and memcached (UDP, TCP) and Redis in about 5 minutes
+# on 2 CPUs: the experiments the headline is made of (QUICK_EXPERIMENTS),
+# 0.8 s points, the headline's own points run HEADLINE_REPEAT times for spreads
+QUICK = dict(keys=50_000, duration=0.8, warmup=0.2, depth=32,
+             dists=["uniform"],
+             fractions=[0.5],
              writes=[0, 50, 100],
              key_sizes=[16, 128], value_sizes=[128, 1024],
              scan_ratios=[0, 25], scan_len=10,
-             kvexp_items=100_000, xdpgen=True, kvexp_scale=1,
+             kvexp_items=50_000, xdpgen=True, kvexp_scale=0.2,
              mb=dict(entries=1 << 18, keys=2048, min_time=0.02),
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=8192,
-                        ratios="0.5,1.0,1.5", stale_keys=1024, rounds=2),
+                        ratios="0.5,1.0,2.0", stale_keys=1024, rounds=2),
              hitratio=dict(keys=4096, budgets="1/16,1/4,1", dists="0.99,uniform", seeds="1,2,3",
                            warmup=1, requests=2, tol=0.05))
+QUICK_EXPERIMENTS = "abfgim"
+QUICK_BASELINES = "memcached-udp,memcached-tcp,redis"
 # timeout_ms: the socket client's wait for a reply (xkv-loadgen's default,
 # 100 ms, unless set): a smoke run checks that replies come back right, on a
 # machine that may be running other tests beside it (its 1 s of (h) once
@@ -129,7 +134,16 @@ SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16, timeout_ms=2000,
              hitratio=dict(keys=1024, budgets="1/8,1", dists="0.99,uniform", seeds="1,2,3",
                            warmup=1, requests=2, tol=0.15))
 BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
+# The headline (headline.py): the offered load every system's CPU per request
+# and latency are read at (a fraction of memcached-udp's max from (a)), the
+# memory budget and key distribution of its hit ratio ((m)), the fill of its
+# lost data ((g) kvexp lost), and how many runs its own points get
+HEADLINE_FRACTION, HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_RATIO = 0.5, "1/4", "zipf0.99", 2.0
+HEADLINE_REPEAT = 3
 
+# seconds outside the measurements: the testbed's set-up before them (6-9 s
+# measured on the 2-vCPU VM), the report and plots after them, the tear-down
+SETUP_EST = 15
 # seconds xkv-kvexp takes in the quick setting (measured), scaled per setting
 KVEXP_EST = {"memory": 12, "lost": 30, "stale": 3}
 

@@ -62,13 +62,14 @@ def n_list(v):
 
 
 def estimate(h):
-    """Seconds of one layout: store loads (~3 s per budget), requests at
-    ~180 k/s through BPF_PROG_TEST_RUN and the simulators at ~1.1 M/s (the
-    2-vCPU VM, docs/results.md "Hit ratio per byte": 664 s and 103 s for
-    5 layouts x 23.6 M requests)."""
+    """Seconds of one layout: the simulators' start (~1.5 s, libCacheSim's
+    import), store loads (~0.25 s per budget: 0.75 s for three budgets of a
+    4096-key run, measured on the 2-vCPU VM), requests at ~180 k/s through
+    BPF_PROG_TEST_RUN and the simulators at ~1.1 M/s (the same VM: 664 s and
+    103 s for 5 layouts x 23.6 M requests)."""
     req = (n_list(h["budgets"]) * n_list(h["dists"]) * n_list(h["seeds"]) *
            (h["warmup"] + h["requests"]) * h["keys"])
-    return 3 * n_list(h["budgets"]) + req / 180000 + req / 1100000
+    return 1.5 + 0.25 * n_list(h["budgets"]) + req / 180000 + req / 1100000
 
 
 def run_layout(kvexp, layout, h, workload, cpu, logdir, log):

@@ -4,6 +4,7 @@ where it is installed; the helpers bench/plot/plot_layouts.py uses too."""
 
 import os
 
+import headline
 import hitratio
 import tcpscale
 from results import (SOCKET, XDPGEN, dist_order, kvexp_memory_rows, microbench_points, ratio_row,
@@ -122,6 +123,7 @@ def plot_all(res, outdir):
     made = []
     if plt is None:
         return made, "matplotlib is not installed (Debian: python3-matplotlib): no plots"
+    headline.plot(plt, res, outdir, made, save, COLORS)
     a = rows_of(res, "a", "loadgen")
     if a:
         dists = sorted({r["dist"] for r in a}, key=dist_order)

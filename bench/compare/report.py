@@ -5,6 +5,7 @@ import csv
 import json
 import os
 
+import headline
 import hitratio
 import tcpscale
 from plots import plot_all, svg_name
@@ -493,8 +494,14 @@ def write_md(path, res, pngs, plot_note):
     from experiments import EXP_TITLES
     c, m, t = res["config"], res["machine"], res["testbed"]
     L = ["# xdpkv compare — %s run, %s\n\n" % (res["mode"], res["date"])]
-    L.append("Status: **%s**, %s s wall. Command: `%s`.\n\n" % (res["status"], res["wall_seconds"],
-                                                              res["command"]))
+    took = ""
+    if res.get("seconds_to_report") is not None:
+        took = " (%s s from the start of xdpkv compare to this report, testbed set-up included; " \
+               "estimated %s s at the start)" % (res["seconds_to_report"], res["estimated_seconds"])
+    L.append("Status: **%s**, %s s measuring%s. Command: `%s`.\n\n" % (
+        res["status"], res["wall_seconds"], took, res["command"]))
+    headline.md(res, L)
+    L.append("\n## The run\n\n")
     la = lambda k: ", ".join("%.2f" % x for x in m.get(k) or []) or "?"  # noqa: E731
     L.append("Machine: %s CPUs, %s, kernel %s, %.0f GiB. " % (
         m.get("nproc"), m.get("cpu_model"), m.get("kernel"), (m.get("memory_bytes") or 0) / 2**30))
@@ -553,6 +560,10 @@ def write_md(path, res, pngs, plot_note):
 
 
 def write_all(outdir, res):
+    """Writes results.json (the headline first), results.csv, the plots and
+    report.md; returns results.json's content."""
+    hl = headline.build(res)
+    res = dict([("headline", hl)] + [(k, v) for k, v in res.items() if k != "headline"])
     # the numbers first: plotting is the slow part
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -567,3 +578,4 @@ def write_all(outdir, res):
         json.dump(res, f, indent=1)
     write_csv(os.path.join(outdir, "results.csv"), res["rows"])
     write_md(os.path.join(outdir, "report.md"), res, pngs, plot_note)
+    return res

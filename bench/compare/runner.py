@@ -5,7 +5,6 @@ xdpgen, kvexp and the microbenchmark, and records one row per measurement."""
 
 import json
 import os
-import re
 import subprocess
 import time
 
@@ -13,17 +12,22 @@ import hitratio
 import servers
 import session
 import tcpscale
-from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, KVEXP_EST, MB_LABEL, MB_OPS,
-                         SCALING_LABEL, SCALING_MIXES, SOCKET_LABEL, WORKLOAD_MAX_KEY,
-                         WORKLOAD_MAX_VALUE, XDPGEN_LABEL, cpu_list, microbench_filter,
-                         microbench_sizes, microbench_threads, scaling_cores)
+from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, HEADLINE_FRACTION,
+                         HEADLINE_REPEAT, KVEXP_EST, SCALING_LABEL, SCALING_MIXES, SETUP_EST,
+                         SOCKET_LABEL, WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE, XDPGEN_LABEL,
+                         cpu_list, microbench_sizes, microbench_threads, scaling_cores)
+from runner_steps import KernelSteps
 from servers import CompareError, env, run, tb
 from session import log
 
 
 # ---- the measuring runs ------------------------------------------------------------
 
-class Runner:
+# a repeated socket-client point keeps each run's value of these (FIELD_runs)
+RUN_FIELDS = ("lat_p50_us", "lat_p99_us", "server_cpu_us_per_req",
+              "server_threads_us_per_req", "timeouts")
+
+class Runner(KernelSteps):
     def __init__(self, args, settings, tl, outdir):
         self.args = args
         self.s = settings
@@ -159,15 +163,20 @@ class Runner:
                 raise CompareError("%s: %s" % (s.name, why))
 
     def measure(self, s, p, bpf=False):
-        """measure_once() --repeat times; the run with the median throughput
-        is the result, every run's throughput is kept (throughput_runs)."""
-        n = self.s.get("repeat", 1)
+        """measure_once() --repeat times (p["runs"] times where the plan
+        says: the headline's points); the run with the median throughput
+        is the result, every run's throughput (throughput_runs), latency, CPU
+        per request and timeouts are kept (FIELD_runs, in the order of the
+        throughputs)."""
+        n = p.get("runs") or self.s.get("repeat", 1)
         runs = [self.measure_once(s, p, bpf) for _ in range(n)]
         if n == 1:
             return runs[0]
         runs.sort(key=lambda r: r.get("throughput_ops") or 0)
         med = dict(runs[n // 2])
         med["throughput_runs"] = [r.get("throughput_ops") for r in runs]
+        for k in RUN_FIELDS:
+            med[k + "_runs"] = [r.get(k) for r in runs]
         med["repeat"] = n
         return med
 
@@ -256,20 +265,24 @@ class Runner:
         self.rows.append(row)
         return row
 
-    def xdpgen(self, s, dist, write=0, cpus=None, server_cpus=None, keys=None, napi=()):
+    def xdpgen(self, s, dist, write=0, cpus=None, server_cpus=None, keys=None, napi=(),
+               runs=None):
         """One xdpgen run against s, its replies checked; --repeat runs, the
         one with the median reply rate is the result (throughput_runs: all).
         cpus: generator CPUs (default the client CPU); server_cpus: the CPUs
         whose busy time is read (default the server CPU); napi: threads whose
-        CPU time over the run goes into the result (napi_ticks: pid -> ticks)."""
-        n = self.s.get("repeat", 1)
+        CPU time over the run goes into the result (napi_ticks: pid -> ticks);
+        runs: that many runs instead of --repeat's."""
+        n = runs or self.s.get("repeat", 1)
         runs = [self.xdpgen_once(s, dist, write, cpus, server_cpus, keys, napi)
                 for _ in range(n)]
         runs.sort(key=lambda r: r[0].get("throughput_ops") or 0)
         res, j = runs[n // 2]
         if n > 1:
             res = dict(res, throughput_runs=[r[0].get("throughput_ops") for r in runs],
-                       repeat=n)
+                       server_cpu_us_per_req_runs=[r[0].get("server_cpu_us_per_req")
+                                                   for r in runs],
+                       server_busy_runs=[r[0].get("server_busy") for r in runs], repeat=n)
         return res, j
 
     def xdpgen_once(self, s, dist, write, cpus, server_cpus, keys, napi):
@@ -318,176 +331,6 @@ class Runner:
             res.update(path_share(before, after))
         return res, j
 
-    def scaling_step(self, s, p):
-        """(j) N server cores: the server veth's queue i NAPI thread on server
-        CPU i, the client's on generator CPU i, N generator threads on
-        generator CPUs 0..N-1 (so queues 0..N-1 get the frames).  The server
-        CPUs that did the work are found from the NAPI threads' own CPU time,
-        and the CPU per reply is theirs."""
-        gen, server, _ = self.scaling
-        ncores = p["cores"]
-        tb("pin_spread", cpu_list(server), cpu_list(gen))
-        try:
-            napi = servers.napi_pids(env("TB_SRV_DEV"))
-            # the CPUs each queue's thread runs on in this step: read now,
-            # the finally below pins them all back to the one server CPU
-            aff = {pid: servers.affinity(pid) for pid in napi}
-            res, j = self.xdpgen(s, p["dist"], p["write"], cpus=gen[:ncores],
-                                 server_cpus=server, keys=p.get("keys"), napi=napi)
-        finally:
-            tb("pin_client_napi")
-            tb("tb_pin_napi")
-        hz = os.sysconf("SC_CLK_TCK")
-        el = j.get("duration_s") or self.s["duration"]
-        ticks = j["napi_ticks"]
-        # a queue that had work: its thread ran >= 2 % of the run (an idle
-        # queue's thread gets no tick; on a busy machine a working one may
-        # get well under half the run)
-        busy_q = [pid for pid in napi if ticks[pid] >= max(1, 0.02 * hz * el)]
-        used = sorted({c for pid in busy_q for c in aff.get(pid, [])})
-        per_cpu = dict(zip(j.get("server_cpus") or [], j.get("server_busy_pct_per_cpu") or []))
-        busy_s = sum(per_cpu.get(c, 0) for c in used) / 100.0 * el
-        # the NAPI threads' own CPU time: on a shared machine the cores' busy
-        # time also holds other people's work
-        own_s = sum(ticks.values()) / hz
-        res.update({"server_threads_busy": round(own_s / el / len(used), 4) if used else None,
-                    "server_threads_us_per_req": (round(own_s * 1e6 / j["replies"], 4)
-                                                  if j.get("replies") else None)})
-        res.update({"queues_busy": len(busy_q), "server_cpus_used": used,
-                    "gen_cpus": gen[:ncores],
-                    "server_busy_pct_per_cpu": j.get("server_busy_pct_per_cpu"),
-                    "server_busy": round(busy_s / el / len(used), 4) if used else None,
-                    "server_cpu_us_per_req": (round(busy_s * 1e6 / (j["replies"]), 4)
-                                              if used and j.get("replies") else None)})
-        if len(busy_q) != ncores:
-            self.notes.append("j: %s, %s, %d cores: %d server queues had work, not %d" %
-                              (s.name, p["mix"], ncores, len(busy_q), ncores))
-        return res
-
-    def microbench_step(self, name):
-        """(l) bench/microbench for one layout (or the null store): GET hit
-        and SET at every thread count, disjoint and shared keys, --repeat
-        repetitions.  The microbenchmark validates every reply before it
-        times (and exits 1 on a wrong one); a point with an error, or one
-        missing, fails the step.  One row per (op, keys, threads): the
-        repetition with the median ns/op, every repetition's in ns_per_op_runs."""
-        self.stop_system()  # no testbed traffic while it runs
-        layout = name.split("/", 1)[1]
-        mb, n = self.mb, self.s.get("repeat", 1)
-        cmd = [self.tools["microbench"], "--xkv_entries=%d" % mb["entries"],
-               "--xkv_keys=%d" % mb["keys"], "--xkv_max_threads=%d" % self.mb_threads[-1],
-               "--benchmark_filter=" + microbench_filter(layout, self.mb_threads),
-               "--benchmark_min_time=%g" % mb["min_time"],
-               "--benchmark_repetitions=%d" % n, "--benchmark_format=json"]
-        est = self.microbench_est()
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300 + 5 * est)
-        except subprocess.TimeoutExpired:
-            raise CompareError("microbench did not finish within %d s" % (300 + 5 * est))
-        with open(os.path.join(self.logdir, "microbench-%s.json" % layout), "w") as f:
-            f.write(p.stdout)
-        with open(os.path.join(self.logdir, "microbench-%s.log" % layout), "w") as f:
-            f.write(" ".join(cmd) + "\n" + p.stderr)
-        m = re.search(r"# (\d+) benchmarks, (\d+) replies validated", p.stderr)
-        try:
-            j = json.loads(p.stdout)
-        except ValueError:
-            raise CompareError("microbench exited with %d and printed no JSON: %s" %
-                               (p.returncode, p.stderr.strip()[-600:]))
-        runs, errs = {}, []
-        for b in j.get("benchmarks", []):
-            if b.get("run_type", "iteration") != "iteration":
-                continue
-            mm = re.match(r"^(get_hit|set)(_shared)?/%s/" % re.escape(layout),
-                          b.get("run_name") or b["name"])
-            if not mm:
-                continue
-            if b.get("error_occurred"):
-                errs.append("%s: %s" % (b["name"], b.get("error_message")))
-                continue
-            threads = int(b.get("threads", 1))
-            key = (mm.group(1), "shared" if mm.group(2) else "disjoint", threads)
-            runs.setdefault(key, []).append(b)
-        for (op, keys, threads), bs in sorted(runs.items()):
-            bs.sort(key=lambda b: b.get("ns_per_op") or 0)
-            med = bs[(len(bs) - 1) // 2]  # of two: the faster (throughput: the higher)
-            res = {"ns_per_op": round(med["ns_per_op"], 2),
-                   "p50_ns": round(med.get("p50_ns", 0), 2),
-                   "null_ns": round(med.get("null_ns", 0), 2),
-                   "x_null": round(med.get("x_null", 0), 4),
-                   "busy_share": round(med.get("busy_share", 0), 5),
-                   "live_items": int(med.get("live_items", 0)),
-                   "iterations": med.get("iterations"),
-                   "validated_replies": int(m.group(2)) if m else None,
-                   "loadavg_1m": round(os.getloadavg()[0], 2)}
-            if n > 1:
-                res.update(ns_per_op_runs=[round(b["ns_per_op"], 2) for b in bs], repeat=n)
-            self.record("l", name, {"op": op, "keys": keys, "threads": threads}, res,
-                        tool="microbench", label=MB_LABEL)
-        want = [(op, k, t) for op in MB_OPS for t in self.mb_threads
-                for k in (("disjoint",) if t == 1 else ("disjoint", "shared"))]
-        missing = ["%s%s/%d" % (op, "_shared" if k == "shared" else "", t)
-                   for op, k, t in want if len(runs.get((op, k, t), [])) != n]
-        bad = errs + (["no result (or not %d repetitions) for %s" % (n, ", ".join(missing))]
-                      if missing else [])
-        if p.returncode != 0 and not bad:
-            bad.append("exited with %d: %s" % (p.returncode, p.stderr.strip()[-600:]))
-        if not m:
-            bad.append("no count of validated replies on its stderr")
-        if bad:
-            raise CompareError("microbench %s: %s" % (layout, "; ".join(bad)))
-
-    def microbench_est(self):
-        """Seconds one layout's (l) step takes: per point and repetition
-        about 6x the manual min time in wall time (docs/results.md: 217 of
-        them at 0.1 s in 126 s; each timed run is a syscall, the null store's
-        runs are interleaved) plus validation; per step ~14 s to load the
-        layout's and the null store's programs (5-11 s each, measured on the
-        loaded 2-CPU machine) and the preload."""
-        pts = len(MB_OPS) * (2 * len(self.mb_threads) - 1)
-        return (pts * (0.1 + 6 * self.mb["min_time"]) * self.s.get("repeat", 1) +
-                14 + self.mb["entries"] / 200000)
-
-    def tcpscale_step(self, name, threads):
-        """(n) one server at N threads through bench/tcpscale.sh, with this
-        testbed's servers stopped (its CPUs are the script's).  A run that
-        failed its checks is recorded, then fails the step."""
-        self.stop_system()
-        res = tcpscale.run_point(name, threads, self.s, self.tcp, self.tools["xdpkv"],
-                                 self.logdir, log)
-        res.update(loadavg_1m=round(os.getloadavg()[0], 2))
-        self.record("n", name, {"threads": threads}, res, tool=res.get("client") or "?",
-                    label=tcpscale.LABEL)
-        if not res["ok"]:
-            raise CompareError("bench/tcpscale.sh %s, %d threads: a run failed its checks (ok "
-                               "false; the row is in results.json)" % (name, threads))
-
-    def hitratio_step(self, name):
-        """(m) one layout: xkv-kvexp hitratio, its run checked, then the
-        simulators on the same request sequences; one row per budget x
-        distribution."""
-        self.stop_system()  # in-process, no testbed traffic
-        layout = name.split("/", 1)[1]
-        h = self.s["hitratio"]
-        if self.hr_sim is None:
-            self.hr_sim = hitratio.simulator()
-            if not self.hr_sim[1]:
-                self.notes.append("m: libCacheSim is not installed (bench/kvexp/setup-cachesim.sh "
-                                  "puts it in bench/.venv): the hit ratios are checked against "
-                                  "the own Python models only, and the figure has no "
-                                  "libCacheSim curves")
-        doc = hitratio.run_layout(self.tools["kvexp"], layout, h, self.args.workload,
-                                  self.server_cpu, self.logdir, log)
-        bad = hitratio.check_doc(doc, layout, h)
-        if bad:
-            raise CompareError("hitratio %s: %s" % (layout, "; ".join(bad[:6])))
-        sim = hitratio.simulate(os.path.join(self.logdir, "hitratio-%s.json" % layout),
-                                os.path.join(self.logdir, "hitratio-%s-sim.json" % layout),
-                                self.hr_sim[0], not self.hr_sim[1])
-        self.hr_sims.append(sim)
-        for sysname, params, res in hitratio.rows(sim, self.args.workload):
-            self.record("m", sysname, params, res, tool="kvexp", label=hitratio.LABEL)
-
     # -- the plan --
     def systems(self):
         names = []
@@ -502,13 +345,21 @@ class Runner:
         """Steps: (system, cfg, exp, params, est_seconds, function)."""
         exps = self.args.experiments
         s = self.s
-        pt = (s["duration"] + s["warmup"] + 1.0) * s.get("repeat", 1)
+        # seconds per run, measured (a quick run on the 2-vCPU VM): a socket-client
+        # point takes its warm-up and duration and ~0.35 s more (the client's
+        # start in the netns, two status reads); an in-kernel generator point ~0.3 s more
+        pt = (s["duration"] + s["warmup"] + 0.35) * s.get("repeat", 1)
+        xpt = (s["duration"] + 0.3) * s.get("repeat", 1)
+        # the headline's points (headline.py) get spreads: HEADLINE_REPEAT runs at least
+        hr = max(s.get("repeat", 1), HEADLINE_REPEAT)
+        hpt, hxpt = pt * hr / s.get("repeat", 1), xpt * hr / s.get("repeat", 1)
+        fractions = sorted(set(s["fractions"]) | {HEADLINE_FRACTION})
         steps = []
         need_ref = "b" in exps
         if "a" in exps and s["xdpgen"] and not self.args.no_ceilings:
             for name in CEILINGS:
                 for d in s["dists"]:
-                    steps.append((name, self.cfg(), "a", {"dist": d}, pt, "xdpgen"))
+                    steps.append((name, self.cfg(), "a", {"dist": d}, xpt, "xdpgen"))
         scaling = "j" in exps and s["xdpgen"] and self.scaling
         if scaling:
             # the reflector is the ceiling every layout is a ratio to
@@ -522,9 +373,15 @@ class Runner:
                 (name, cfg, exp, params, est, kind))
             if "a" in exps:
                 for d in s["dists"]:
-                    add("a", {"dist": d})
+                    if d == "uniform":
+                        add("a", {"dist": d, "runs": hr}, est=hpt)
+                    else:
+                        add("a", {"dist": d})
                     if is_xdp and s["xdpgen"]:
-                        add("a", {"dist": d}, kind="xdpgen")
+                        if d == "uniform":
+                            add("a", {"dist": d, "runs": hr}, est=hxpt, kind="xdpgen")
+                        else:
+                            add("a", {"dist": d}, est=xpt, kind="xdpgen")
             elif need_ref and name == self.systems()[0]:
                 add("b-ref", {"dist": "uniform"})
             if "h" in exps:
@@ -534,8 +391,11 @@ class Runner:
             if "k" in exps and ((is_xdp and name != "xdpkv/null") or name == "redis"):
                 add("k", {}, est=2.0 + self.s["keys"] / 200000, kind="persist")
             if "b" in exps:
-                for fr in s["fractions"]:
-                    add("b", {"fraction": fr})
+                for fr in fractions:
+                    if fr == HEADLINE_FRACTION:
+                        add("b", {"fraction": fr, "runs": hr}, est=hpt)
+                    else:
+                        add("b", {"fraction": fr})
             if "c" in exps:
                 for w in s["writes"]:
                     add("c", {"write": w})
@@ -598,7 +458,7 @@ class Runner:
         if exp == "d":
             p["key_size"], p["value_size"] = cfg["key_size"], cfg["value_size"]
         if kind == "xdpgen":
-            res, _ = self.xdpgen(s, p["dist"])
+            res, _ = self.xdpgen(s, p["dist"], runs=p.get("runs"))
             self.record(exp, s, p, res, tool="xdpgen", label=XDPGEN_LABEL)
             return
         if kind == "scaling":
@@ -697,7 +557,8 @@ class Runner:
             steps = [st for st in steps if st[5] != "microbench"]
             if "l" in self.args.experiments:
                 self.notes.append("l: bench/microbench was not built (it needs Google Benchmark, "
-                                  "libbenchmark-dev): not measured")
+                                  "libbenchmark-dev), or this package was built without it: "
+                                  "not measured")
         if not self.tools["kvexp"]:
             steps = [st for st in steps if st[5] != "hitratio"]
             if "m" in self.args.experiments:
@@ -725,7 +586,8 @@ class Runner:
                          if st[5] not in ("microbench", "hitratio", "tcpscale")))
         self.total_est = sum(st[4] for st in steps) + starts * (2 + self.s["keys"] / 80000)
         self.total_est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
-        log("plan: %d measurements, estimated %s" % (self.steps_total, fmt_s(self.total_est)))
+        log("plan: %d measurements, estimated %s, %s with the testbed and the report" % (
+            self.steps_total, fmt_s(self.total_est), fmt_s(self.total_est + SETUP_EST)))
         for st in steps:
             name, cfg, exp, params, est, kind = st
             what = "(%s) %s %s %s" % (exp, name, kind if kind != "lg" else "",
