@@ -5,10 +5,11 @@ that ask for replies far larger than they read, and one that keeps asking
 for little, against a memcached-protocol server over TCP.
 
   bigreplyclient.py abuse HOST PORT PID [--conns 8] [--keys 4000]
-        [--value 1000000] [--seconds 5] [--json]
+        [--value 1000000] [--seconds 5] [--readers 0] [--json]
     Stores a value of --value bytes under "big", then opens --conns
     connections that each send one "get big big ..." of --keys keys and
-    read nothing, and a further one that sends "mn" every 5 ms and waits for
+    read nothing, --readers more that send the same and read as fast as
+    they can, and a further one that sends "mn" every 5 ms and waits for
     "MN" (the server PID's memory and CPU read from /proc meanwhile).
     Prints the server's RSS before and its peak (VmHWM) and the largest RSS
     seen, the mn latencies (p50, p99, max) and the CPU the server used in
@@ -17,6 +18,7 @@ for little, against a memcached-protocol server over TCP.
 """
 import argparse
 import json
+import multiprocessing
 import os
 import socket
 import threading
@@ -78,6 +80,18 @@ def check_read(host, port, value, keys=40):
     return bytes(buf) == one * keys + b"END\r\n", len(buf)
 
 
+def read_fast(host, port, req, got, quit):
+    """Ask for the same reply and read it as fast as it comes."""
+    s = connect(host, port)
+    s.sendall(req)
+    n = 0
+    while not quit.is_set():
+        n += len(s.recv(1 << 20))
+    s.close()
+    with got.get_lock():
+        got.value += n
+
+
 def abuse(a):
     value = bytes((i * 7 + 3) % 251 for i in range(a.value))
     store(a.host, a.port, value)
@@ -93,6 +107,15 @@ def abuse(a):
     probe = connect(a.host, a.port)
     lat, rss_max = [], [idle_kb]
     stop = threading.Event()
+
+    # readers in processes of their own: in this one they would take the
+    # interpreter's lock from the probe and stretch its latencies
+    got = multiprocessing.Value("q", 0)
+    quit_readers = multiprocessing.Event()
+    readers = [multiprocessing.Process(target=read_fast, args=(a.host, a.port, req, got, quit_readers))
+               for _ in range(a.readers)]
+    for t in readers:
+        t.start()
 
     def sample():
         while not stop.is_set():
@@ -114,7 +137,11 @@ def abuse(a):
         time.sleep(0.005)
     cpu_end = (time.monotonic(), proc_cpu_s(a.pid))
     stop.set()
+    quit_readers.set()
     th.join()
+    for t in readers:
+        t.join()
+    drained = [got.value]
     peak_kb = proc_kb(a.pid, "VmHWM")
     alive = os.path.exists("/proc/%d" % a.pid)
     for s in hogs:
@@ -132,6 +159,7 @@ def abuse(a):
         "mn_n": len(lat), "mn_p50_ms": round(pick(0.5), 2), "mn_p99_ms": round(pick(0.99), 2),
         "mn_max_ms": round(lat[-1], 2),
         "cpu_last_s": round(cpu_share, 3) if cpu_share is not None else None,
+        "readers": a.readers, "readers_mb_per_s": round(drained[0] / a.seconds / 1e6, 1),
         "alive": alive, "read_ok": read_ok, "read_bytes": read_len,
     }
     if a.json:
@@ -152,6 +180,7 @@ def main():
     p.add_argument("--keys", type=int, default=4000)
     p.add_argument("--value", type=int, default=1000000)
     p.add_argument("--seconds", type=float, default=5)
+    p.add_argument("--readers", type=int, default=0)
     p.add_argument("--json", action="store_true")
     abuse(p.parse_args())
 
