@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: MIT
 # memaslap over TCP against memcached and `xdpkv serve`, and redis-benchmark
 # against Redis, at 1..N server threads (issue 19's measurement): requests
-# per second and server CPU per request.
+# per second and server CPU per request; for xdpkv the share of requests
+# answered in the driver hook (XDP), in the kernel (sk_skb verdict) and in
+# userspace, and independently of xdpkv's counters the share of the client's
+# TCP segments that never reached the server's TCP stack (1 - the server
+# namespace's TcpInSegs / the client namespace's TcpOutSegs, over the run).
 #
 #   bench/tcpscale.sh [--threads 1,2,4,8] [--duration 10] [--servers LIST]
 #                     [--server-cpus 8-15] [--client-cpus 0-7] [--conns 32]
@@ -13,8 +17,10 @@
 # CPUs; the server namespace's NAPI threads and the server on --server-cpus,
 # the client on --client-cpus with min(N, client CPUs) threads and conns*N
 # connections: 16-byte keys, 128-byte values, 90 % gets.  Servers (--servers,
-# default all four): memcached (-t N), xdpkv (serve --threads N, kernel TCP
-# path on), xdpkv-nofast (serve --threads N --no-tcp-fast-path), all three
+# default all five): memcached (-t N), xdpkv (serve --threads N; TCP
+# answered in XDP, the default), xdpkv-verdict (attach --no-xdp-tcp: the
+# sk_skb verdict answers in the kernel), xdpkv-nofast (attach --no-xdp-tcp
+# --no-tcp-fast-path: serve answers everything), all four
 # driven by memaslap (Debian's memcaslap, -T threads; its keys carry bytes
 # 0x10-0x1f, so xdpkv is attached with --binary-keys), and redis
 # (redis-server --io-threads N --io-threads-do-reads yes, no persistence),
@@ -41,7 +47,7 @@
 # One JSON line per run on stdout (and appended to --json FILE).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-threads=1 duration=10 servers=memcached,xdpkv,xdpkv-nofast,redis scpus=1 ccpus=0 conns=32
+threads=1 duration=10 servers=memcached,xdpkv,xdpkv-verdict,xdpkv-nofast,redis scpus=1 ccpus=0 conns=32
 layout=hash_map rkeys=100000 perfdir='' sysc='' json='' build=$here/../build
 usage() { awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; }
 while (($#)); do
@@ -72,11 +78,11 @@ need() { # TOOL PACKAGE
 for s in "${SLIST[@]}"; do
 	case $s in
 	memcached) need memcached memcached; need memcaslap libmemcached-tools ;;
-	xdpkv | xdpkv-nofast)
+	xdpkv | xdpkv-verdict | xdpkv-nofast)
 		[[ -x $XDPKV ]] || { echo "bench/tcpscale.sh: build first ($XDPKV)" >&2; exit 2; }
 		need memcaslap libmemcached-tools ;;
 	redis) need redis-server redis-server; need redis-benchmark redis-tools; need redis-cli redis-tools ;;
-	*) echo "bench/tcpscale.sh: unknown server $s (memcached, xdpkv, xdpkv-nofast, redis)" >&2; exit 2 ;;
+	*) echo "bench/tcpscale.sh: unknown server $s (memcached, xdpkv, xdpkv-verdict, xdpkv-nofast, redis)" >&2; exit 2 ;;
 	esac
 done
 [[ -z $perfdir && -z $sysc ]] || need perf linux-perf
@@ -150,6 +156,11 @@ for i in range(int(sys.argv[1])):
 	echo "$rate"
 }
 
+tcp_segs() { # NS NAME: TCP counter NAME (InSegs, OutSegs) of namespace NS (/proc/net/snmp)
+	ip netns exec "$1" awk -v f="$2" '$1 == "Tcp:" && !h { for (i = 2; i <= NF; i++) c[$i] = i; h = 1; next }
+		$1 == "Tcp:" { print $c[f]; exit }' /proc/net/snmp
+}
+
 run() { # SERVER N
 	local srv=$1 n=$2 pid ct log=$TB_TMP/$1.$2 perfpid='' rc=0 client=memaslap
 	local nc=$((conns * n)) cs=0 ts=0 ng=0 ns=0 rate
@@ -168,15 +179,16 @@ run() { # SERVER N
 			--io-threads "$n" --io-threads-do-reads yes --save '' --appendonly no \
 			--protected-mode no --maxclients 10000 --dir "$log" --logfile "$log/redis.log"
 		pid=$TB_LAST_PID ;;
-	xdpkv | xdpkv-nofast)
+	xdpkv | xdpkv-verdict | xdpkv-nofast)
 		local extra=()
-		[[ $srv = xdpkv-nofast ]] && extra=(--no-tcp-fast-path)
+		[[ $srv = xdpkv-verdict ]] && extra=(--no-xdp-tcp)
+		[[ $srv = xdpkv-nofast ]] && extra=(--no-xdp-tcp --no-tcp-fast-path)
 		# a new key with every set: room for the run's sets at 200k/s per thread
 		local entries=$((1 << 20))
 		while ((entries < duration * n * 40000 + 100000)); do entries=$((entries * 2)); done
 		tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --mode native --entries "$entries" \
-			--key-size 16 --value-size 256 --binary-keys --port "$TB_PORT" >/dev/null
-		tb_ns_bg "$TB_SRV_NS" "$scpus" "$XDPKV" serve "$TB_SRV_DEV" --threads "$n" "${extra[@]}"
+			--key-size 16 --value-size 256 --binary-keys --port "$TB_PORT" "${extra[@]}" >/dev/null
+		tb_ns_bg "$TB_SRV_NS" "$scpus" "$XDPKV" serve "$TB_SRV_DEV" --threads "$n"
 		pid=$TB_LAST_PID ;;
 	esac
 	tb_pin_napi_spread "$TB_SRV_NS" "$TB_SRV_DEV" "$scpus" 2>/dev/null
@@ -206,6 +218,8 @@ run() { # SERVER N
 		sysc_pid=$!
 	fi
 	local b0 b1 t0 t1 pg ps
+	local segs0 segs1
+	segs0="$(tcp_segs "$TB_SRV_NS" InSegs) $(tcp_segs "$TB_CLI_NS" OutSegs)"
 	b0=$(tb_busy "${SCPU[@]}") t0=$EPOCHREALTIME
 	if [[ $client == memaslap ]]; then
 		memaslap "$nc" "$ct" "${duration}s" --verify=0.01 >"$log/memaslap.log" 2>&1 || rc=$?
@@ -218,6 +232,7 @@ run() { # SERVER N
 		wait "$ps" || rc=$?
 	fi
 	b1=$(tb_busy "${SCPU[@]}") t1=$EPOCHREALTIME
+	segs1="$(tcp_segs "$TB_SRV_NS" InSegs) $(tcp_segs "$TB_CLI_NS" OutSegs)"
 	[[ -z $perfpid ]] || wait "$perfpid" || true
 	[[ -z $sysc_pid ]] || wait "$sysc_pid" || true
 	local fast='{}'
@@ -225,7 +240,11 @@ run() { # SERVER N
 	xdpkv*)
 		fast=$(tb_xdpkv status "$TB_SRV_DEV" --json | "$PY" -c 'import json,sys
 c = json.load(sys.stdin)["counters"]
-print(json.dumps({"tcp_fast": c["fast"].get("tcp_fast", 0), "tcp_slow": c["slow"].get("tcp_slow", 0)}))') ;;
+print(json.dumps({"tcp_fast": c["fast"].get("tcp_fast", 0), "tcp_xdp": c["fast"].get("tcpx_answered", 0),
+                  "tcp_slow": c["slow"].get("tcp_slow", 0),
+                  "xdp_refused": {k[len("tcpx_refused_"):]: v for k, v in c["fast"].items()
+                                  if k.startswith("tcpx_refused_") and v},
+                  "xdp_replayed": c["fast"].get("tcpx_replayed", 0)}))') ;;
 	redis)
 		rcli INFO all >"$log/info1" 2>&1 || true
 		rcli STRLEN key:000000000042 >"$log/strlen" 2>&1 || true ;;
@@ -238,10 +257,10 @@ print(json.dumps({"tcp_fast": c["fast"].get("tcp_fast", 0), "tcp_slow": c["slow"
 	esac
 	"$PY" - "$srv" "$n" "$ct" "$nc" "$rc" "$log" "$((b1 - b0))" "$(getconf CLK_TCK)" \
 		"$fast" "$duration" "$scpus" "$ccpus" "$layout" "$client" "$t0" "$t1" \
-		"$rkeys $ng $ns $cs $ts" <<'PY'
+		"$rkeys $ng $ns $cs $ts" "$segs0 $segs1" <<'PY'
 import json, re, sys
 (srv, n, ct, nc, rc, log, busy, hz, fast, dur, scpus, ccpus, layout, client, t0, t1,
- redis) = sys.argv[1:]
+ redis, segs) = sys.argv[1:]
 elapsed = float(t1) - float(t0)
 row = {"server": srv, "client": client, "threads": int(n), "client_threads": int(ct),
        "conns": int(nc), "layout": layout if srv.startswith("xdpkv") else None}
@@ -331,8 +350,15 @@ if row["ops"] and row["tps"]:
     row["server_us_per_req"] = round(int(busy) / int(hz) / row["ops"] * 1e6, 2)
     row["server_cpu_s"] = round(int(busy) / int(hz), 2)
 if "tcp_fast" in row:
-    tot = row["tcp_fast"] + row["tcp_slow"]
+    tot = row["tcp_fast"] + row["tcp_xdp"] + row["tcp_slow"]
     row["kernel_share"] = round(row["tcp_fast"] / tot, 3) if tot else 0.0
+    row["xdp_share"] = round(row["tcp_xdp"] / tot, 3) if tot else 0.0
+si0, so0, si1, so1 = map(int, segs.split())
+if so1 > so0:
+    # the client's segments the server's TCP stack never saw (XDP took them)
+    row["segs_client_out"] = so1 - so0
+    row["segs_server_in"] = si1 - si0
+    row["segs_unseen_share"] = round(1 - (si1 - si0) / (so1 - so0), 3)
 row["ok"] = bool(ok and not int(rc))
 print(json.dumps(row), flush=True)
 PY

@@ -14,6 +14,19 @@ struct status_opts {
 	bool json, percpu, prometheus;
 };
 
+/* Why the XDP TCP responder left a segment to the kernel (common/tcpx_xdp.bpf.h). */
+static const struct {
+	const char *what;
+	enum xkv_stat stat;
+} tcpx_refusals[] = {
+	{ "shape", XKV_STAT_tcpx_refused_shape },     { "unacked", XKV_STAT_tcpx_refused_unacked },
+	{ "socket", XKV_STAT_tcpx_refused_socket },   { "order", XKV_STAT_tcpx_refused_order },
+	{ "serve", XKV_STAT_tcpx_refused_serve },     { "kernel", XKV_STAT_tcpx_refused_kernel },
+	{ "room", XKV_STAT_tcpx_refused_room },       { "table", XKV_STAT_tcpx_refused_table },
+	{ "access", XKV_STAT_tcpx_refused_acl },
+};
+#define XKV_TCPX_REFUSALS (sizeof(tcpx_refusals) / sizeof(tcpx_refusals[0]))
+
 static const struct xo status_table[] = {
 	{ "IFACE", 0, XO_IFACE, offsetof(struct status_opts, ifc), NULL,
 	  "interface to show (default: every interface with pins)", .flags = XO_POS | XO_IF_ANY },
@@ -215,9 +228,19 @@ static void print_text(const struct status *st, bool percpu)
 	printf("\n  %-14s (no reply to any of these: docs/security.md); capped replies %llu\n", "",
 	       both(st, XKV_STAT_amp_capped));
 	unsigned long long tk = st->fast.v[XKV_STAT_tcp_fast], tu = st->slow.v[XKV_STAT_tcp_slow];
-	printf("  %-14s in the kernel: %llu of %llu requests (%.1f%%), userspace %llu; %s\n", "TCP", tk,
-	       tk + tu, pct(tk, tk + tu), tu,
-	       c->flags & XKV_CFG_NO_TCP_FAST ? "fast path off (--no-tcp-fast-path)" : "fast path on");
+	unsigned long long tx = st->fast.v[XKV_STAT_tcpx_answered], tt = tk + tu + tx;
+	printf("  %-14s in XDP: %llu of %llu requests (%.1f%%), in the kernel: %llu (%.1f%%), userspace %llu; %s\n",
+	       "TCP", tx, tt, pct(tx, tt), tk, pct(tk, tt), tu,
+	       !(c->flags & XKV_CFG_NO_XDP_TCP) ? "XDP responder on (sk_skb verdict off)" :
+	       c->flags & XKV_CFG_NO_TCP_FAST ? "XDP responder and fast path off" : "sk_skb verdict on (--no-xdp-tcp)");
+	if (!(c->flags & XKV_CFG_NO_XDP_TCP)) {
+		printf("  %-14s", "TCP in XDP");
+		printf(" sent again %llu, repeats dropped %llu; not answered:", st->fast.v[XKV_STAT_tcpx_replayed],
+		       st->fast.v[XKV_STAT_tcpx_dup_dropped]);
+		for (size_t i = 0; i < XKV_TCPX_REFUSALS; i++)
+			printf("%s %s %llu", i ? "," : "", tcpx_refusals[i].what, st->fast.v[tcpx_refusals[i].stat]);
+		printf("\n");
+	}
 	if (is_lru(st))
 		printf("  %-14s %lld (estimated: new items - deletes - live items)\n", "lru evictions",
 		       st->evict_est);
@@ -290,10 +313,19 @@ static void print_json(const struct status *st, bool percpu)
 	       st->fast_reqs, st->slow_reqs, total, st->passed,
 	       total ? (double)st->fast_reqs / total : 0.0, total ? (double)st->slow_reqs / total : 0.0);
 	unsigned long long tk = st->fast.v[XKV_STAT_tcp_fast], tu = st->slow.v[XKV_STAT_tcp_slow];
-	printf(",\"tcp\":{\"fast_path\":%s,\"kernel\":%llu,\"userspace\":%llu,\"total\":%llu"
-	       ",\"kernel_share\":%.4f,\"passed_segments\":%llu}",
-	       c->flags & XKV_CFG_NO_TCP_FAST ? "false" : "true", tk, tu, tk + tu,
-	       tk + tu ? (double)tk / (double)(tk + tu) : 0.0, st->fast.v[XKV_STAT_tcp_pass]);
+	unsigned long long tx = st->fast.v[XKV_STAT_tcpx_answered], tt = tk + tu + tx;
+	printf(",\"tcp\":{\"fast_path\":%s,\"xdp_responder\":%s,\"xdp\":%llu,\"kernel\":%llu"
+	       ",\"userspace\":%llu,\"total\":%llu,\"xdp_share\":%.4f,\"kernel_share\":%.4f"
+	       ",\"passed_segments\":%llu,\"xdp_sent_again\":%llu,\"xdp_repeats_dropped\":%llu"
+	       ",\"xdp_not_answered\":{",
+	       c->flags & XKV_CFG_NO_TCP_FAST ? "false" : "true",
+	       c->flags & XKV_CFG_NO_XDP_TCP ? "false" : "true", tx, tk, tu, tt,
+	       tt ? (double)tx / (double)tt : 0.0, tt ? (double)tk / (double)tt : 0.0,
+	       st->fast.v[XKV_STAT_tcp_pass], st->fast.v[XKV_STAT_tcpx_replayed],
+	       st->fast.v[XKV_STAT_tcpx_dup_dropped]);
+	for (size_t i = 0; i < XKV_TCPX_REFUSALS; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", tcpx_refusals[i].what, st->fast.v[tcpx_refusals[i].stat]);
+	printf("}}");
 	json_refused(st);
 	int hf = xkv_host_flags(&st->s, 0, 0);
 	printf(",\"writes_paused\":%s,\"migrating\":%s,\"sasl_required\":%s",
@@ -431,6 +463,7 @@ static void prom_counters(const struct status *st, const char *n)
 
 static void prom_tcp(const struct status *st, const char *n)
 {
+	prom_sample(st, n, "path=\"xdp\"", st->fast.v[XKV_STAT_tcpx_answered]);
 	prom_sample(st, n, "path=\"kernel\"", st->fast.v[XKV_STAT_tcp_fast]);
 	prom_sample(st, n, "path=\"userspace\"", st->slow.v[XKV_STAT_tcp_slow]);
 }
@@ -452,7 +485,7 @@ static const struct {
 	{ "xdpkv_info", "gauge", "Always 1; labels: the store's map type, XDP mode and the xdpkv version.", prom_info },
 	{ "xdpkv_attached", "gauge", "1 if the xdpkv program is attached to the interface, 0 for stale pins.", prom_attached },
 	{ "xdpkv_requests_total", "counter", "Requests served, by path: fast = datagrams XDP saw minus those it passed on, slow = datagrams the slow path read.", prom_requests },
-	{ "xdpkv_tcp_requests_total", "counter", "TCP requests served, by path: kernel = the sk_skb fast path, userspace = xdpkv serve.", prom_tcp },
+	{ "xdpkv_tcp_requests_total", "counter", "TCP requests served, by path: xdp = the driver hook (sequence translation), kernel = the sk_skb verdict, userspace = xdpkv serve.", prom_tcp },
 	{ "xdpkv_passed_total", "counter", "Datagrams the XDP program passed on to the kernel (pass_* counters).", prom_passed },
 	{ "xdpkv_get_hits_total", "counter", "Keys found by get, both paths.", prom_get_hits },
 	{ "xdpkv_get_misses_total", "counter", "Keys not found (or expired) by get, both paths.", prom_get_misses },

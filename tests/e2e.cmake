@@ -112,6 +112,14 @@ endforeach()
 foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc sieve s3fifo ${XKV_E2E_ARENA})
   xkv_e2e(e2e_tcpfast_${l} 200 tcpfast.sh ${l})
 endforeach()
+# TCP answered in the driver hook (common/tcpx_xdp.bpf.h, tcpx_tc.bpf.h): the
+# same reply bytes as serve alone, pymemcache, memccp/memccat, memaslap over
+# TCP (verified, >= 80 % answered in XDP, the server's TCP stack seeing few of
+# the client's segments), status, an allow-list cut, flows cleared by a new
+# serve, the TC program removed by detach; per layout (~15 s each).
+foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc sieve s3fifo ${XKV_E2E_ARENA})
+  xkv_e2e(e2e_tcpxdp_${l} 200 tcpxdp.sh ${l})
+endforeach()
 # One client cannot make serve hold its replies: 8 connections asking 4 GB
 # each without reading, serve's peak RSS and a ninth's mn latency (~10 s).
 xkv_e2e(e2e_bigreply 90 bigreply.sh hash_map)

@@ -130,9 +130,11 @@ def check_tcpscale(rows, md, systems, need):
             want = "redis-benchmark" if s == "redis" else "memaslap"
             need(rr and rr[0].get("client") == want, "(n) %s: client %s" % (s, want))
             if s == "xdpkv-tcp-kernel":
-                need(rr and (rr[0].get("kernel_share") or 0) > 0, "(n) the kernel answered some requests")
+                need(rr and (rr[0].get("kernel_share") or 0) + (rr[0].get("xdp_share") or 0) > 0,
+                     "(n) the kernel (XDP or the verdict) answered some requests")
             if s == "xdpkv-tcp":
-                need(rr and rr[0].get("kernel_share") == 0, "(n) --no-tcp-fast-path: the kernel answered none")
+                need(rr and rr[0].get("kernel_share") == 0 and not rr[0].get("xdp_share"),
+                     "(n) --no-xdp-tcp --no-tcp-fast-path: the kernel answered none")
     need("n_tcpscale.png" in md, "(n) report.md shows n_tcpscale.png")
 
 

@@ -125,7 +125,7 @@ for layout in "${layouts[@]}"; do
 		sleep 0.3 # counters are pushed every 100 ms
 		check "... counted in drop_acl" test "$(slow_counter drop_acl)" -gt "$before"
 		check "500 connections x 3: a get, then a get with the FIN in its segment (or quit): both answered before the close" \
-			client halfclose "$S4" "$P" 500
+			client halfclose "$S4" "$P" 500 xdp
 		check "50 connections closed by the segment with their last request (no reply): each done" \
 			client lastword "$S4" "$P" 50
 		fails_before=$fail

@@ -24,7 +24,7 @@ PY=/usr/bin/python3
 tb_up "${E2E_PREFIX:-xc$$}"
 S4=$TB_SRV_IP4 P=$TB_PORT
 
-tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 4096 --value-size 2048 --port "$P" >/dev/null ||
+tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 4096 --value-size 2048 --port "$P" --no-xdp-tcp >/dev/null ||
 	tb_die "xdpkv attach ($layout) failed"
 tb_serve_tcp_start
 k0=$(tb_counter fast tcp_fast) u0=$(tb_counter slow tcp_slow)

@@ -5,7 +5,8 @@
 #
 #   tests/e2e/tcpfast.sh [LAYOUT...]   (default: hash_map array_fnv lru percpu)
 #
-# Per layout: attach; serve --no-tcp-fast-path records the reply bytes of
+# Per layout: attach --no-xdp-tcp (the verdict answers, not XDP: tcpxdp.sh
+# tests that); serve --no-tcp-fast-path records the reply bytes of
 # the request streams of tcpfastclient.py (single gets, multi-gets, a
 # pipeline mixing gets with commands only userspace serves, sent whole, one
 # request per write and split at every byte boundary); serve with the fast
@@ -45,7 +46,7 @@ for layout in "${layouts[@]}"; do
 	unseeded=()
 	[[ $layout == array_fnv ]] && unseeded=(--fnv-unseeded)
 	tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 4096 --value-size 2048 \
-		--port "$P" "${unseeded[@]}" >/dev/null || tb_die "xdpkv attach ($layout) failed"
+		--port "$P" --no-xdp-tcp "${unseeded[@]}" >/dev/null || tb_die "xdpkv attach ($layout) failed"
 	serve --no-tcp-fast-path
 	check "$layout: reference replies from userspace alone" client record "$S4" "$P" "$TB_TMP/ref.json"
 	check "$layout: --no-tcp-fast-path: the kernel answered nothing" test "$(tb_counter fast tcp_fast)" = 0
@@ -77,7 +78,7 @@ for layout in "${layouts[@]}"; do
 	after=$fast1
 	st=$(tb_xdpkv status "$TB_SRV_DEV")
 	check "$layout: status shows the share" \
-		grep -Eq "TCP +in the kernel: $after of [0-9]+ requests \([0-9.]+%\)" <<<"$st"
+		grep -Eq "TCP +in XDP: 0 of [0-9]+ requests \([0-9.]+%\), in the kernel: $after \([0-9.]+%\)" <<<"$st"
 	if [[ $layout == hash_map ]]; then
 		# the kernel answers a get miss; after `acl del allow` the same
 		# connection's next get must not be answered by anyone
@@ -118,7 +119,7 @@ done
 
 [[ " ${layouts[*]} " == *" hash_map "* ]] || exit $fail # once (the option is the layouts' alike)
 echo "== attach --no-tcp-fast-path"
-tb_xdpkv attach "$TB_SRV_DEV" --entries 1024 --port "$P" --no-tcp-fast-path >/dev/null ||
+tb_xdpkv attach "$TB_SRV_DEV" --entries 1024 --port "$P" --no-tcp-fast-path --no-xdp-tcp >/dev/null ||
 	tb_die "xdpkv attach --no-tcp-fast-path failed"
 serve
 check "attach --no-tcp-fast-path: the same bytes" client compare "$S4" "$P" "$TB_TMP/ref.json"

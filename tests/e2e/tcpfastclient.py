@@ -257,6 +257,11 @@ def aclcut(host, port, d):
     s = conn(host, port)
     s.sendall(b"get acl-probe\r\n")
     check(read_until(s, b"END\r\n", 1) == b"END\r\n", "aclcut: a get miss while allowed")
+    # and again once serve has the connection (XDP answers only then)
+    time.sleep(0.3)
+    for _ in range(2):
+        s.sendall(b"get acl-probe\r\n")
+        check(read_until(s, b"END\r\n", 1) == b"END\r\n", "aclcut: a get miss while allowed")
     open(f"{d}/ready", "w").close()
     deadline = time.time() + 20
     while not os.path.exists(f"{d}/go") and time.time() < deadline:
