@@ -17,7 +17,8 @@
 #define MGET_PART_BYTES (16 * 1024)
 
 _Static_assert(MGET_PART_KEYS + 3 <= XKV_PARSE_TOKENS, "a part's keys fit the parser's tokens");
-_Static_assert(MGET_PART_BYTES + XKV_KEY_MAX + 256 < XKV_PARSE_SPAN, "a part fits the parse span");
+_Static_assert(sizeof(((struct xkv_stream_mget *)0)->pre) + MGET_PART_BYTES + XKV_KEY_MAX + 4 <
+	       XKV_PARSE_SPAN, "a part fits the parse span");
 
 /* The token at or after p[*i] (spaces skipped) within [.., end): its start
  * and length, *i past it; false: none left. */
@@ -57,6 +58,12 @@ static void part_next(struct xkv_stream_mget *mg, const __u8 *p)
 {
 	size_t i = mg->part_end, s, l, first = 0, end = 0, n = 0;
 	while (n < MGET_PART_KEYS && tok_next(p, mg->line, &i, &s, &l)) {
+		if (!n && l > XKV_KEY_MAX + 1) { /* a key too long: the line's error */
+			first = s;
+			end = s + XKV_KEY_MAX + 1;
+			n++;
+			break;
+		}
 		if (!n)
 			first = s;
 		else if (i - first > MGET_PART_BYTES)
@@ -71,17 +78,17 @@ static void part_next(struct xkv_stream_mget *mg, const __u8 *p)
 	mg->done = 0;
 }
 
-/* The part running as a get line of its own (the line's words before its
- * first key, then the part's keys), parsed: its verdict. */
+/* The part running as a get line of its own (the line's command word and
+ * exptime, then the part's keys), parsed: its verdict. */
 static int part_parse(struct slow_cmd *c, const struct xkv_stream_mget *mg, const __u8 *p)
 {
 	struct slow_scratch *sc = c->sc;
-	size_t keys = mg->part_end - mg->part, n = mg->key1 + keys + 2;
+	size_t keys = mg->part_end - mg->part, n = mg->pre_len + keys + 2;
 	int err;
 
-	memcpy(sc->text, p, mg->key1);
-	memcpy(sc->text + mg->key1, p + mg->part, keys);
-	memcpy(sc->text + mg->key1 + keys, "\r\n", 2);
+	memcpy(sc->text, mg->pre, mg->pre_len);
+	memcpy(sc->text + mg->pre_len, p + mg->part, keys);
+	memcpy(sc->text + mg->pre_len + keys, "\r\n", 2);
 	if (sc->text_used > n)
 		memset(sc->text + n, 0, sc->text_used - n);
 	sc->text_used = n;
@@ -106,12 +113,19 @@ static bool parts_begin(struct slow_cmd *c, struct xkv_stream_mget *mg, const __
 			gat = (l == 3 && !memcmp(p + s, "gat", 3)) || (l == 4 && !memcmp(p + s, "gats", 4));
 		else if (ntok == 1u + gat)
 			mg->key1 = (__u32)s;
+		if (ntok < 1u + gat) { /* the command word, gat's exptime */
+			if (mg->pre_len + l + 1 > sizeof(mg->pre))
+				return false; /* an exptime of that many digits: a line too long */
+			memcpy(mg->pre + mg->pre_len, p + s, l);
+			mg->pre_len += (__u8)l;
+			mg->pre[mg->pre_len++] = ' ';
+		}
 		if (ntok >= 1u + gat && !*kerr)
 			*kerr = xkv_key_rule(&c->s->cfg, p + s, (__u32)l);
 		ntok++;
 	}
 	if (!mg->key1)
-		return false;
+		return false; /* no key at all */
 	mg->parts = true;
 	mg->part_end = mg->key1;
 	part_next(mg, p);

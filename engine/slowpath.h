@@ -171,6 +171,8 @@ struct xkv_stream_mget {
 	__u32 part, part_end; /* parts: the keys running, bytes [part, part_end) */
 	__u32 line;      /* parts: the line's length, its \r or \n not counted */
 	__u64 pos;       /* lru_crawler metadump (crawler.c): the next position to walk */
+	__u8 pre_len;    /* parts: the words before the first key, as each part's prefix */
+	char pre[31];
 };
 
 /* One connection's state between calls; zero it when it opens. */

@@ -149,6 +149,24 @@ static void mg_long_line(struct env *e)
 	report(ok, "%s: the same line with a 251-byte key halfway: the error alone (no VALUE), the next "
 	       "line served, as memcached", e->layout);
 	xkv_buf_free(&got);
+
+	/* one key of 60,000 bytes; a key after 60,000 spaces (memcached 1.6.18:
+	 * the error, then v01 twice) */
+	req2.len = 0;
+	tprintf(&req2, "get %060000d\r\nget k00000005\r\nget", 7);
+	for (int i = 0; i < 60000; i++)
+		tprintf(&req2, " ");
+	tprintf(&req2, "k00000005\r\nget k00000005\r\n");
+	static const char want3[] = "CLIENT_ERROR bad command line format\r\n"
+				    "VALUE k00000005 0 3\r\nv01\r\nEND\r\n"
+				    "VALUE k00000005 0 3\r\nv01\r\nEND\r\n"
+				    "VALUE k00000005 0 3\r\nv01\r\nEND\r\n";
+	ok = drained(e, req2.p, req2.len, 1000, &got, &peak) && same(&got, want3, sizeof(want3) - 1);
+	if (!ok)
+		print_escaped("got", got.p, got.len, 300);
+	report(ok, "%s: a get of one 60,000-byte key: the error; a key after 60,000 spaces: its VALUE "
+	       "(as memcached)", e->layout);
+	xkv_buf_free(&got);
 	xkv_buf_free(&req2);
 	xkv_buf_free(&req);
 	xkv_buf_free(&want);
