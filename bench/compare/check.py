@@ -81,6 +81,9 @@ def main():
         check_hitratio(res, rows, md, [l for l in a.layouts.split(",") if l], need)
     if "n" in a.experiments:
         check_tcpscale(rows, md, [b for b in a.baselines.split(",") if b], need)
+    if "b" in a.experiments:
+        check_latency(res, rows, md, ["xdpkv/" + l for l in a.layouts.split(",") if l] +
+                      [b for b in a.baselines.split(",") if b], need)
     if not set("ahi") & set(a.experiments):
         print("%d check(s) failed" % len(bad) if bad else "all checks passed")
         return 1 if bad else 0
@@ -113,6 +116,36 @@ def main():
         need("× reflector" in md or "×)" in md, "report.md gives the layouts as a ratio to the reflector")
     print("%d check(s) failed" % len(bad) if bad else "all checks passed")
     return 1 if bad else 0
+
+
+def check_latency(res, rows, md, systems, need):
+    """(b): every system at every load, the reflector's floor beside them
+    (its echoes received), the low-floor client mode for every UDP system and
+    the floor, latencies in range, and every row's drops per stage recorded."""
+    from experiments import HEADLINE_FRACTION, LOW_CLIENT
+    import losses
+    b = [r for r in rows if r["experiment"] == "b"]
+    fr = sorted({r["fraction"] for r in b})
+    need(HEADLINE_FRACTION in fr, "(b) runs at the common load %s (%s)" % (HEADLINE_FRACTION, fr))
+    for s in systems + ["reflector"]:
+        udp = s.startswith("xdpkv/") or s in ("memcached-udp", "reflector")
+        for mode in (None, LOW_CLIENT) if udp else (None,):
+            for f in fr if mode is None else (HEADLINE_FRACTION,):
+                rr = [r for r in b if r["system"] == s and r.get("client") == mode and
+                      r["fraction"] == f]
+                what = "(b) %s, %s client, %.0f %%" % (s, mode or "default", 100 * f)
+                need(len(rr) == 1 and (rr[0].get("ops") or 0) > 0,
+                     "%s: one row, replies received (%s)" % (what, [r.get("ops") for r in rr]))
+                need(rr and 0 < (rr[0].get("lat_p50_us") or 0) <= (rr[0].get("lat_p99_us") or 0)
+                     < 1e6, "%s: 0 < p50 <= p99 < 1 s (%s / %s)" % (
+                         what, rr and rr[0].get("lat_p50_us"), rr and rr[0].get("lat_p99_us")))
+                need(rr and sorted((rr[0].get("lost_at") or {})) == sorted(losses.STAGES),
+                     "%s: drops recorded at every stage" % what)
+    need("testbed's floor" in md and "Client mode %s" % LOW_CLIENT in md,
+         "report.md has (b)'s floor and the %s client's table" % LOW_CLIENT)
+    if any(r.get("timeouts") for r in b):
+        need("Where unanswered requests were dropped" in md, "report.md says where the "
+             "unanswered requests were dropped")
 
 
 def check_tcpscale(rows, md, systems, need):

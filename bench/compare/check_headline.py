@@ -22,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from experiments import (HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION,  # noqa: E402
-                         HEADLINE_RATIO)
+                         HEADLINE_RATIO, LOW_CLIENT)
 
 BASELINES = ("memcached-udp", "memcached-tcp", "redis")
 
@@ -31,7 +31,8 @@ def spec(system):
     """column -> (parameters the source row must have, field, f(x), estimated);
     None: the column has no source for this system."""
     xdp = system.startswith("xdpkv/")
-    b = {"experiment": "b", "fraction": HEADLINE_FRACTION}
+    b = {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None}
+    low = dict(b, client=LOW_CLIENT)
     out = {
         "capacity": ({"experiment": "a", "tool": "xdpgen", "dist": "uniform"},
                      "throughput_ops", lambda x: x / 1e6, False) if xdp else None,
@@ -40,6 +41,8 @@ def spec(system):
         "cpu_us": (b, "server_threads_us_per_req", lambda x: x, False),
         "p50_us": (b, "lat_p50_us", lambda x: x, False),
         "p99_us": (b, "lat_p99_us", lambda x: x, False),
+        "p50_low_us": (low, "lat_p50_us", lambda x: x, False),
+        "p99_low_us": (low, "lat_p99_us", lambda x: x, False),
         "timeouts": (b, "timeouts", lambda x: x, False),
         "bytes_per_item": ({"experiment": "f", "tool": "server"},
                            "rss_growth_per_item" if system == "memcached-udp" or

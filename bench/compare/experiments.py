@@ -140,6 +140,16 @@ BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
 # lost data ((g) kvexp lost), and how many runs its own points get
 HEADLINE_FRACTION, HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_RATIO = 0.5, "1/4", "zipf0.99", 2.0
 HEADLINE_REPEAT = 3
+# (b)'s client modes beside the default (epoll: a reply timed when the client
+# reads it): LOW_CLIENT runs at the common load for every UDP system and the
+# reflector, to measure below the client's own wake-up
+CLIENT_MODES = {"spin": "--spin", "kstamp": "--kernel-stamps"}
+CLIENT_TEXT = {"spin": "busy-polling client (xkv-loadgen --spin: it polls its socket without "
+                       "sleeping)",
+               "kstamp": "kernel receive timestamps (xkv-loadgen --kernel-stamps: a reply is "
+                         "timed when the client's network stack receives it, SO_TIMESTAMPNS, "
+                         "not when the client wakes up and reads it)"}
+LOW_CLIENT = "kstamp"
 
 # seconds outside the measurements: the testbed's set-up before them (6-9 s
 # measured on the 2-vCPU VM), the report and plots after them, the tear-down

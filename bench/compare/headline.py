@@ -8,8 +8,8 @@ says why.  check.py verifies each cell against its source row, so the table
 cannot drift from the experiments.  Also the headline figure: capacity
 against bytes per item, hit ratio written beside each layout."""
 
-from experiments import (HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION, HEADLINE_RATIO,
-                         XDPGEN_LABEL)
+from experiments import (CLIENT_TEXT, HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION,
+                         HEADLINE_RATIO, LOW_CLIENT, XDPGEN_LABEL)
 
 PNG = "headline.png"
 
@@ -20,6 +20,8 @@ COLUMNS = (
     ("cpu_us", "server CPU per request at the common load", "µs"),
     ("p50_us", "p50 at the common load", "µs"),
     ("p99_us", "p99 at the common load", "µs"),
+    ("p50_low_us", "p50 at the common load, " + LOW_CLIENT + " client", "µs"),
+    ("p99_low_us", "p99 at the common load, " + LOW_CLIENT + " client", "µs"),
     ("timeouts", "requests unanswered at the common load", "count"),
     ("bytes_per_item", "bytes per item", "B"),
     ("hit_ratio", "hit ratio at the budget", ""),
@@ -84,10 +86,12 @@ def definitions(res):
     return {
         "capacity": {"experiment": "a", "tool": "xdpgen", "dist": "uniform"},
         "capacity_cpu": {"experiment": "a", "tool": "loadgen", "dist": "uniform"},
-        "cpu_us": {"experiment": "b", "fraction": HEADLINE_FRACTION},
-        "p50_us": {"experiment": "b", "fraction": HEADLINE_FRACTION},
-        "p99_us": {"experiment": "b", "fraction": HEADLINE_FRACTION},
-        "timeouts": {"experiment": "b", "fraction": HEADLINE_FRACTION},
+        "cpu_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
+        "p50_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
+        "p99_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
+        "p50_low_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": LOW_CLIENT},
+        "p99_low_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": LOW_CLIENT},
+        "timeouts": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
         "bytes_per_item": {"experiment": "f", "tool": "server"},
         "hit_ratio": {"experiment": "m", "budget": HEADLINE_BUDGET, "dist": HEADLINE_DIST},
         "lost_2x": {"experiment": "g", "kvexp": "lost", "ratio": HEADLINE_RATIO},
@@ -132,7 +136,16 @@ def build_row(res, system):
             "socket client's closed-loop max ((a), uniform keys; the server is not saturated "
             "there, so per-request overheads weigh more than at capacity): an estimate" % own,
             tf="inverse_us", estimated=True)
-    b = find(rows, system, "b", fraction=HEADLINE_FRACTION)
+    sp = find(rows, system, "b", fraction=HEADLINE_FRACTION, client=LOW_CLIENT)
+    if sp is None:
+        why = need("b") or ("the %s client mode is UDP only" % LOW_CLIENT if "UDP" not in
+                            client_mode(system) else "no %s (b) row" % LOW_CLIENT)
+        out["p50_low_us"] = out["p99_low_us"] = missing(why)
+    else:
+        at = "%s, at the common load" % CLIENT_TEXT[LOW_CLIENT]
+        out["p50_low_us"] = cell(rows, sp, "lat_p50_us", at)
+        out["p99_low_us"] = cell(rows, sp, "lat_p99_us", at)
+    b = find(rows, system, "b", fraction=HEADLINE_FRACTION, client=None)
     if b is None:
         why = need("b") or "no (b) row at %g of the reference's max" % HEADLINE_FRACTION
         for k in ("cpu_us", "p50_us", "p99_us", "timeouts"):
@@ -199,6 +212,7 @@ def fmt(c, key):
     if c.get("value") is None:
         return "—"
     d = {"capacity": 3, "capacity_cpu": 3, "cpu_us": 2, "p50_us": 0, "p99_us": 0,
+         "p50_low_us": 0, "p99_low_us": 0,
          "timeouts": 0, "bytes_per_item": 0, "hit_ratio": 3, "lost_2x": 3}[key]
     f = lambda x: "%.*f" % (d, x)  # noqa: E731
     s = f(c["value"])
@@ -223,6 +237,16 @@ def md(res, L):
                       if isinstance(c, dict)] or [1]),
                  "{:,}".format(cl["requests_per_s"]) if cl["requests_per_s"] else "?",
                  cl["fraction"], cl["of"] or "?", h["budget"], h["dist"].replace("zipf", "")))
+    floor = [(r.get("client") or "epoll", r.get("lat_p50_us"), r.get("lat_p99_us"))
+             for r in res["rows"] if r["system"] == "reflector" and r["experiment"] == "b" and
+             r.get("fraction") == cl["fraction"]]
+    if floor:
+        L.append("The testbed's own floor at the same load (the bare XDP reflector sending each "
+                 "request back, no server): %s.\n\n" % "; ".join(
+                     "%s client p50 %s µs, p99 %s µs" % (
+                         c if c != "epoll" else "default (epoll)",
+                         "%.0f" % p50 if p50 is not None else "?",
+                         "%.0f" % p99 if p99 is not None else "?") for c, p50, p99 in floor))
     head = ["system"] + ["%s (%s)" % (c["heading"], c["unit"]) if c["unit"] else c["heading"]
                          for c in h["columns"]]
     body = [[r["system"]] + [fmt(r[c["key"]], c["key"]) for c in h["columns"]]

@@ -140,12 +140,15 @@ def plot_all(res, outdir):
                  errs)
             axs[0][1].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
         save(plt, fig, outdir, "a_throughput.png", made)
-    b = rows_of(res, "b")
+    b = [r for r in rows_of(res, "b") if not r.get("client")]
     if b:
         fig, axs = plt.subplots(1, 3, figsize=(15, 4.2))
         tmo = lambda r: r.get("timeouts")  # noqa: E731
-        lines(axs[0], b, "offered", "lat_p50_us", "offered load (ops/s)", "µs", "(b) p50 latency",
-              logy=True, mark=tmo)
+        # the busy-polling client's points beside the curves, as systems of their own
+        spin = [dict(r, system="%s (%s)" % (r["system"], r["client"])) for r in rows_of(res, "b")
+                if r.get("client")]
+        lines(axs[0], b + spin, "offered", "lat_p50_us", "offered load (ops/s)", "µs",
+              "(b) p50 latency (reflector: the testbed's floor)", logy=True, mark=tmo)
         lines(axs[1], b, "offered", "lat_p99_us", "offered load (ops/s)", "µs",
               "(b) p99 latency (red ring: requests timed out, 100 ms, not in the percentiles)",
               logy=True, mark=tmo)
@@ -252,7 +255,7 @@ def plot_all(res, outdir):
         axs[1].tick_params(axis="x", labelsize=7, rotation=20)
         axs[1].grid(axis="y", alpha=0.3)
         save(plt, fig, outdir, "h_cpu.png", made)
-    ii = share_points(res)
+    ii = share_points(res) if "i" in res["config"].get("experiments", "i") else []
     if ii:
         # layouts x runs, the fast path's share as a colour: one row per
         # layout keeps the figure a page wide however many runs there are

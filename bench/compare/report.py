@@ -235,12 +235,40 @@ def md_grid(res, L, exp, xkey, xfmt, cell, rr=None):
 
 
 def md_b(res, L):
-    md_grid(res, L, "b", "fraction", lambda x: "%.0f%%" % (100 * x),
-            lambda r: "%s / %s µs (%s k)" % (num(r.get("lat_p50_us")), num(r.get("lat_p99_us")),
-                                             kops(r.get("throughput_ops"))) +
-            (" ⚠ %s timeouts" % r["timeouts"] if r.get("timeouts") else ""))
+    b = rows_of(res, "b")
+    cell = lambda r: "%s / %s µs (%s k)" % (  # noqa: E731
+        num(r.get("lat_p50_us")), num(r.get("lat_p99_us")), kops(r.get("throughput_ops"))) + (
+        " ⚠ %s timeouts" % r["timeouts"] if r.get("timeouts") else "")
+    md_grid(res, L, "b", "fraction", lambda x: "%.0f%%" % (100 * x), cell,
+            rr=[r for r in b if not r.get("client")])
     L.append("\nCells: p50 / p99 latency (achieved kops/s). Columns: offered load as a "
-             "fraction of the reference max.\n")
+             "fraction of the reference max. `reflector` is the testbed's floor: the bare XDP "
+             "reflector sends each request back (xkv-loadgen --echo) through the same veth, NAPI "
+             "threads and client socket, so its latency is what the testbed costs with no "
+             "server at all.\n")
+    from experiments import CLIENT_TEXT
+    for mode in sorted({r["client"] for r in b if r.get("client")}):
+        spin = [r for r in b if r.get("client") == mode]
+        floor = next((r for r in spin if r["system"] == "reflector"), None)
+        L.append("\n**Client mode %s**: %s, at %s of the reference max:\n\n" % (
+            mode, CLIENT_TEXT.get(mode, mode), ", ".join(
+                sorted({"%.0f %%" % (100 * r["fraction"]) for r in spin}))))
+        body = [[r["system"], num(r.get("lat_p50_us")), num(r.get("lat_p99_us")),
+                 num(r["lat_p50_us"] - floor["lat_p50_us"], "%.1f")
+                 if floor and r.get("lat_p50_us") is not None and r is not floor else "–",
+                 num(r.get("timeouts"))] for r in spin]
+        L.append(table(["system", "p50 (µs)", "p99 (µs)", "p50 above the floor (µs)",
+                        "timeouts"], body))
+    lost = [r for r in b if r.get("timeouts") or any((r.get("lost_at") or {}).values())]
+    if lost:
+        import losses
+        L.append("\n**Where unanswered requests were dropped** (each stage's own drop counter "
+                 "over the run, warm-up included; `late replies`: replies that came after their "
+                 "request's timeout):\n\n")
+        body = [[r["system"], "%.0f %%" % (100 * r["fraction"]), r.get("client") or "epoll",
+                 num(r.get("timeouts")), losses.describe(r.get("lost_at") or {}) or
+                 "no stage counted a drop"] for r in lost]
+        L.append(table(["system", "load", "client", "timeouts", "dropped at"], body))
 
 
 def md_c(res, L):

@@ -9,13 +9,15 @@ import subprocess
 import time
 
 import hitratio
+import losses
 import servers
 import session
 import tcpscale
-from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, HEADLINE_FRACTION,
-                         HEADLINE_REPEAT, KVEXP_EST, SCALING_LABEL, SCALING_MIXES, SETUP_EST,
-                         SOCKET_LABEL, WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE, XDPGEN_LABEL,
-                         cpu_list, microbench_sizes, microbench_threads, scaling_cores)
+from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, CLIENT_MODES,
+                         HEADLINE_FRACTION, HEADLINE_REPEAT, KVEXP_EST, LOW_CLIENT, SCALING_LABEL,
+                         SCALING_MIXES, SETUP_EST, SOCKET_LABEL, WORKLOAD_MAX_KEY,
+                         WORKLOAD_MAX_VALUE, XDPGEN_LABEL, cpu_list, microbench_sizes,
+                         microbench_threads, scaling_cores)
 from runner_steps import KernelSteps
 from servers import CompareError, env, run, tb
 from session import log
@@ -143,6 +145,10 @@ class Runner(KernelSteps):
             cmd += ["--scan-ratio", p["scan"], "--scan-len", p.get("scan_len", self.s["scan_len"])]
         if p.get("preload"):
             cmd += ["--preload"]
+        if s.kind == "reflector":  # the request comes back as it was sent
+            cmd += ["--echo"]
+        if p.get("client"):  # (b): the client mode that measures below the testbed's floor
+            cmd += [CLIENT_MODES[p["client"]]]
         timeout = 60 + 3 * (p.get("duration", self.s["duration"]) + self.s["warmup"])
         for attempt in (1, 2):
             try:
@@ -184,6 +190,8 @@ class Runner(KernelSteps):
         """One loadgen point with the server CPU's busy share over the
         measured window, status deltas (xdpkv) and, with bpf, XDP time."""
         before = s.status() if s.kind == "xdpkv" else None
+        # (b): every stage's drops, so that each unanswered request has a place
+        drops0 = losses.snapshot(before) if "fraction" in p else None
         dur = p.get("duration", self.s["duration"])
         warm = p.get("warmup", self.s["warmup"])
         lg_args = dict(p)
@@ -252,9 +260,11 @@ class Runner(KernelSteps):
             res["xdp_runs_per_req"] = round(dc / ops_window, 3) if ops_window else None
             own_s = (q1 - q0) / os.sysconf("SC_CLK_TCK")
             res["xdp_share_of_server_threads"] = round(dn / 1e9 / own_s, 3) if own_s else None
-        if before is not None:
-            after = s.status()
+        after = s.status() if before is not None else None
+        if after is not None:
             res.update(path_share(before, after))
+        if drops0 is not None:
+            res["lost_at"] = losses.delta(drops0, losses.snapshot(after), r.get("late_replies"))
         return res
 
     def record(self, exp, s, params, res, tool="loadgen", label=SOCKET_LABEL):
@@ -396,6 +406,10 @@ class Runner(KernelSteps):
                         add("b", {"fraction": fr, "runs": hr}, est=hpt)
                     else:
                         add("b", {"fraction": fr})
+                if name.startswith("xdpkv/") or name == "memcached-udp":
+                    # the busy-polling client at the common load (UDP: the
+                    # socket client's receive; TCP's client does not spin)
+                    add("b", {"fraction": HEADLINE_FRACTION, "client": LOW_CLIENT})
             if "c" in exps:
                 for w in s["writes"]:
                     add("c", {"write": w})
@@ -413,6 +427,13 @@ class Runner(KernelSteps):
                         continue
                     add("d", {"key_size": BASE_KEY, "value_size": v},
                         cfg=self.cfg(BASE_KEY, v), est=pt + 3)
+        if "b" in exps:
+            # the testbed's own floor: the bare reflector sends each request
+            # back, through the same veth, NAPI threads and client socket
+            for fr in fractions:
+                for client in (None, LOW_CLIENT):
+                    steps.append(("reflector", self.cfg(), "b", dict(
+                        {"fraction": fr}, **({"client": client} if client else {})), pt, "lg"))
         if "l" in exps:
             # last: it needs no server (the testbed's stay stopped), the null
             # store first (the floor), then every layout
@@ -645,7 +666,7 @@ def loadgen_fields(r):
     for k in ("p50", "p90", "p99", "p999", "max", "mean"):
         out["lat_" + k + "_us"] = lat.get(k)
     for k in ("gets", "sets", "scans", "hits", "misses", "wrong_values", "timeouts", "errors",
-              "client_cpu_s"):
+              "late_replies", "client_cpu_s"):
         if k in r:
             out[k] = r[k]
     if "wrong" in r and "wrong_values" not in r:

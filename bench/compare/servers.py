@@ -447,6 +447,7 @@ class ReflectorSystem(System):
     ports; no store, no server process).  Measured with xdpgen only."""
     kind = "reflector"
     preload = None
+    proto = "mc-udp"  # (b): xkv-loadgen --echo, the request back as its own reply
 
     def __init__(self, xdpkv, log):
         super().__init__("reflector", xdpkv, log)

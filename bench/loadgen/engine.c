@@ -20,6 +20,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,9 +354,17 @@ static int udp_datagram(struct lg_thread *t, struct udp *u, const char *d, size_
 	rid = (uint16_t)((uint8_t)d[0] << 8 | (uint8_t)d[1]);
 	seq = (uint16_t)((uint8_t)d[2] << 8 | (uint8_t)d[3]);
 	total = (uint16_t)((uint8_t)d[4] << 8 | (uint8_t)d[5]);
-	if (u->owner[rid] == UDP_RID_NONE)
-		return 0; /* late reply to a timed-out request, or not ours */
+	if (u->owner[rid] == UDP_RID_NONE) {
+		t->n.late++; /* late reply to a timed-out request, or not ours */
+		return 0;
+	}
 	s = &u->slot[u->owner[rid] - 1];
+	if (t->c->echo) { /* the request itself came back: answered, nothing to check */
+		memset(&r, 0, sizeof(r));
+		account(t, &s->q, &r, now);
+		udp_release(u, s);
+		return 0;
+	}
 	if (total > s->total)
 		s->total = total;
 	if (s->len == 0 && total <= 1) {
@@ -387,12 +396,40 @@ static int udp_datagram(struct lg_thread *t, struct udp *u, const char *d, size_
 	return 0;
 }
 
+/* --kernel-stamps: the datagram's receive time (SO_TIMESTAMPNS, realtime) on
+ * lg_now()'s clock, or now where the kernel gave none */
+static uint64_t rx_time(const struct msghdr *m, uint64_t now)
+{
+	struct timespec rt, mono;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR((struct msghdr *)m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPNS)
+			continue;
+		struct timespec ts;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		int64_t ago = ((int64_t)rt.tv_sec - ts.tv_sec) * (int64_t)LG_NSEC +
+			      (rt.tv_nsec - ts.tv_nsec);
+		uint64_t m_now = (uint64_t)mono.tv_sec * LG_NSEC + (uint64_t)mono.tv_nsec;
+		return ago > 0 && (uint64_t)ago < m_now ? m_now - (uint64_t)ago : now;
+	}
+	return now;
+}
+
 static int udp_receive(struct lg_thread *t, struct udp *u)
 {
 	static __thread char d[LG_UDP_MAX + 1];
+	static __thread char cbuf[CMSG_SPACE(sizeof(struct timespec)) + 64];
 
 	for (;;) {
-		ssize_t n = recv(u->fd, d, sizeof(d), MSG_DONTWAIT);
+		struct iovec iov = { .iov_base = d, .iov_len = sizeof(d) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+		if (t->c->kstamp) {
+			m.msg_control = cbuf;
+			m.msg_controllen = sizeof(cbuf);
+		}
+		ssize_t n = recvmsg(u->fd, &m, MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return 0;
@@ -401,7 +438,8 @@ static int udp_receive(struct lg_thread *t, struct udp *u)
 					    "UDP");
 			return fail(t, "recv: %s", strerror(errno));
 		}
-		if (udp_datagram(t, u, d, (size_t)n, lg_now()) < 0)
+		uint64_t now = lg_now();
+		if (udp_datagram(t, u, d, (size_t)n, t->c->kstamp ? rx_time(&m, now) : now) < 0)
 			return -1;
 	}
 }
@@ -450,6 +488,14 @@ static int udp_setup(struct lg_thread *t, struct udp *u, unsigned depth)
 		return fail(t, "out of memory (%s)", "UDP slots");
 	if (u->fd < 0)
 		return -1;
+	/* --echo: a reflector sends the datagram back as it came, and on veth
+	 * its UDP checksum is still the offload's partial sum; send none (0 is
+	 * "no checksum" for UDP over IPv4) so the echo is received */
+	int one = 1;
+	if (t->c->echo && setsockopt(u->fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)) < 0)
+		return fail(t, "SO_NO_CHECK: %s", strerror(errno));
+	if (t->c->kstamp && setsockopt(u->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
+		return fail(t, "SO_TIMESTAMPNS: %s", strerror(errno));
 	for (unsigned i = 0; i < depth; i++)
 		u->free_list[u->nfree++] = depth - 1 - i;
 	u->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -483,7 +529,11 @@ static int run_udp(struct lg_thread *t, unsigned depth, uint64_t start)
 			wake = sc.next;
 		if (!t->sequential && !t->quota && now < t->t_end && t->t_end < wake)
 			wake = t->t_end;
-		wait_for(u.ep, ev, 4, &got, now, wake);
+		if (t->c->spin) { /* busy-polling receive: no sleep, no wake-up in the latency; */
+			sched_yield(); /* the CPU to the client veth's NAPI thread when it has work */
+			got = 1;
+		} else
+			wait_for(u.ep, ev, 4, &got, now, wake);
 		if (got < 0 && errno != EINTR) {
 			fail(t, "epoll_pwait2: %s", strerror(errno));
 			goto out;

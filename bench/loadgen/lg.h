@@ -74,6 +74,9 @@ struct lg_config {
 	uint64_t requests;           /* > 0: run this many measured requests instead */
 	bool preload, verify_only;
 	bool json, quiet, progress;
+	bool spin;                   /* UDP: poll the socket without sleeping (busy-polling receive) */
+	bool echo;                   /* UDP: any datagram with a request's id answers it, unparsed */
+	bool kstamp;                 /* UDP: a reply's time is the kernel's receive timestamp */
 	uint64_t seed;
 	uint64_t dump_keys;          /* > 0: print the key histogram of this many draws */
 
@@ -140,6 +143,7 @@ size_t lg_req_max(const struct lg_config *c);
 
 struct lg_counters {
 	uint64_t gets, sets, scans, hits, misses, wrong, timeouts, errors;
+	uint64_t late; /* UDP: replies that came after their request's timeout (or not ours) */
 };
 
 struct lg_thread {

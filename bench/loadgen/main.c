@@ -107,6 +107,7 @@ static void sum(const struct run *r, struct lg_counters *n, struct lg_hist *h)
 		n->wrong += m->wrong;
 		n->timeouts += m->timeouts;
 		n->errors += m->errors;
+		n->late += m->late;
 		if (h)
 			lg_hist_merge(h, &r->t[i].hist);
 	}
@@ -209,10 +210,11 @@ static void json_config(const struct lg_config *c)
 		printf("%s%u", i ? "," : "", c->values[i]);
 	printf("],\"write_ratio\":%g,\"scan_ratio\":%g,\"scan_len\":%u,\"timeout_ms\":%u,"
 	       "\"duration\":%g,\"warmup\":%g,\"requests\":%llu,\"preload\":%s,\"verify_only\":%s,"
-	       "\"seed\":%llu},",
+	       "\"spin\":%s,\"echo\":%s,\"kernel_stamps\":%s,\"seed\":%llu},",
 	       c->write_ratio, c->scan_ratio, c->scan_len, c->timeout_ms, c->duration, c->warmup,
 	       (unsigned long long)c->requests, c->preload ? "true" : "false",
-	       c->verify_only ? "true" : "false", (unsigned long long)c->seed);
+	       c->verify_only ? "true" : "false", c->spin ? "true" : "false",
+	       c->echo ? "true" : "false", c->kstamp ? "true" : "false", (unsigned long long)c->seed);
 }
 
 static double us(uint64_t ns)
@@ -234,11 +236,12 @@ static void report_json(const struct run *r, const struct lg_counters *n, const 
 	else
 		printf("\"offered_rate\":null,");
 	printf("\"gets\":%llu,\"sets\":%llu,\"scans\":%llu,\"hits\":%llu,\"misses\":%llu,"
-	       "\"wrong_values\":%llu,\"timeouts\":%llu,\"errors\":%llu,",
+	       "\"wrong_values\":%llu,\"timeouts\":%llu,\"late_replies\":%llu,\"errors\":%llu,",
 	       (unsigned long long)n->gets, (unsigned long long)n->sets,
 	       (unsigned long long)n->scans, (unsigned long long)n->hits,
 	       (unsigned long long)n->misses, (unsigned long long)n->wrong,
-	       (unsigned long long)n->timeouts, (unsigned long long)n->errors);
+	       (unsigned long long)n->timeouts, (unsigned long long)n->late,
+	       (unsigned long long)n->errors);
 	printf("\"latency_us\":{\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"p999\":%.2f,\"max\":%.2f,"
 	       "\"mean\":%.2f},",
 	       us(lg_hist_pct(h, 0.5)), us(lg_hist_pct(h, 0.9)), us(lg_hist_pct(h, 0.99)),

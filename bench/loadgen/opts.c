@@ -18,7 +18,7 @@ enum {
 	O_SERVER = 1000, O_PORT, O_PROTO, O_THREADS, O_CPUS, O_DEPTH, O_CONNS, O_RATE,
 	O_KEYS, O_DIST, O_KEY_SIZE, O_VALUE_SIZE, O_VALUE_DIST, O_WRITE, O_SCAN, O_SCAN_LEN,
 	O_TIMEOUT, O_DURATION, O_WARMUP, O_REQUESTS, O_PRELOAD, O_VERIFY_ONLY, O_JSON,
-	O_QUIET, O_PROGRESS, O_SEED, O_DUMP, O_WORKLOAD, O_HELP,
+	O_QUIET, O_SPIN, O_ECHO, O_KSTAMP, O_PROGRESS, O_SEED, O_DUMP, O_WORKLOAD, O_HELP,
 };
 
 struct opt {
@@ -52,6 +52,12 @@ static const struct opt opts[] = {
 	{ "verify-only", NULL, "get every key once and check it, nothing else", O_VERIFY_ONLY },
 	{ "json", NULL, "print one JSON object instead of the summary", O_JSON },
 	{ "quiet", NULL, "no progress line", O_QUIET },
+	{ "spin", NULL, "UDP: poll the socket without sleeping, so a reply's time is taken when it "
+			"arrives, not when the client wakes up (one CPU busy)", O_SPIN },
+	{ "echo", NULL, "UDP: a datagram carrying a request's id answers it, unparsed (a reflector "
+			"that sends the request back: the testbed's own latency)", O_ECHO },
+	{ "kernel-stamps", NULL, "UDP: a reply's time is when the client's network stack received "
+				 "it (SO_TIMESTAMPNS), not when the client read it", O_KSTAMP },
 	{ "progress", NULL, "progress line on stderr even if it is not a terminal", O_PROGRESS },
 	{ "seed", "S", "random seed (default 1)", O_SEED },
 	{ "dump-key-histogram", "N", "draw N keys, print the hottest keys as JSON, exit", O_DUMP },
@@ -267,6 +273,9 @@ static int set_opt(struct lg_config *c, int id, const char *name, const char *a,
 	case O_VERIFY_ONLY: c->verify_only = true; return 0;
 	case O_JSON: c->json = true; return 0;
 	case O_QUIET: c->quiet = true; return 0;
+	case O_SPIN: c->spin = true; return 0;
+	case O_ECHO: c->echo = true; return 0;
+	case O_KSTAMP: c->kstamp = true; return 0;
 	case O_PROGRESS: c->progress = true; return 0;
 	case O_SEED: return parse_u64(name, a, 0, UINT64_MAX, &c->seed);
 	case O_DUMP: return parse_u64(name, a, 1, 1000000000ULL, &c->dump_keys);
