@@ -193,6 +193,7 @@ static __always_inline int xkv_reply_err(struct xdp_md *ctx, struct xkv_addr *a,
 	E(XKV_E_OOM, XKV_R_OOM, err_oom)
 	E(XKV_E_EXPTIME, XKV_R_EXPTIME, err_client)
 	E(XKV_E_DEL_USAGE, XKV_R_DEL_USAGE, err_client)
+	E(XKV_E_DELTA, XKV_R_DELTA, err_client)
 	}
 #undef E
 	stat_inc(st, XKV_STAT_err_unknown);

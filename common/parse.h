@@ -44,6 +44,7 @@ enum xkv_op {
 	XKV_OP_MS, XKV_OP_MD, XKV_OP_MA, XKV_OP_ME,
 	XKV_OP_SHUTDOWN,                                    /* refused, as memcached without -A */
 	XKV_OP_LRU_CRAWLER,                                 /* metadump only */
+	XKV_OP_SLABS,                                       /* automove, reassign: answered, nothing moves */
 };
 #define XKV_OP_FAST_LAST XKV_OP_DELETE
 
@@ -245,6 +246,50 @@ static inline int xkv_tok_s64(const __u8 *buf, const struct xkv_tok *t, __s64 *o
 	return 0;
 }
 
+/* A number as memcached reads one (strtol / strtoul and its safe_strto*
+ * checks): an optional sign, then decimal digits (at most 20). */
+static inline int xkv_tok_signed(const __u8 *buf, const struct xkv_tok *t, __u64 *mag, int *neg)
+{
+	struct xkv_tok u = *t;
+	*neg = 0;
+	if (u.len > 1) {
+		__u8 c = buf[u.off & XKV_PMASK];
+		if (c == '-' || c == '+') {
+			*neg = c == '-';
+			u.off++;
+			u.len--;
+		}
+	}
+	return xkv_tok_u64(buf, &u, ~0ULL, mag);
+}
+
+/* memcached's safe_strtol into an int32_t: strtol's range (a long), then
+ * the low 32 bits kept (its flags-free fields: exptime, <bytes>).  *wide
+ * gets the value before the cut. */
+static inline int xkv_tok_mc_i32(const __u8 *buf, const struct xkv_tok *t, __s64 *out, __s64 *wide)
+{
+	__u64 m;
+	int neg;
+	if (xkv_tok_signed(buf, t, &m, &neg))
+		return -1;
+	if (neg ? m > (1ULL << 63) : m > 0x7fffffffffffffffULL)
+		return -1; /* ERANGE */
+	__s64 l = neg ? (__s64)(0 - m) : (__s64)m;
+	*wide = l;
+	*out = (__s32)(__u32)(__u64)l;
+	return 0;
+}
+
+/* memcached's safe_strtoul / safe_strtoull: a sign allowed, a negative
+ * number refused (its '-' rule), -0 is 0. */
+static inline int xkv_tok_mc_u64(const __u8 *buf, const struct xkv_tok *t, __u64 *out)
+{
+	int neg;
+	if (xkv_tok_signed(buf, t, out, &neg) || (neg && *out))
+		return -1;
+	return 0;
+}
+
 static inline int xkv_check_key(const struct xkv_req *r, __u32 t)
 {
 	if (t >= XKV_PARSE_TOKENS)
@@ -297,8 +342,40 @@ static __attribute__((noinline)) int xkv_parse_slow_op(const __u8 *buf, const st
 	XKV_C("me", XKV_OP_ME);
 	XKV_C("shutdown", XKV_OP_SHUTDOWN);
 	XKV_C("lru_crawler", XKV_OP_LRU_CRAWLER);
+	XKV_C("slabs", XKV_OP_SLABS);
+	XKV_C("bget", XKV_OP_GET); /* memcached keeps its ancient name of get */
 #undef XKV_C
 	return XKV_OP_NONE;
+}
+
+/* An unknown command line that memcached 1.6.18 takes for an HTTP request
+ * (a browser made to post to the cache port): the last of its first 23
+ * tokens starts with "HTTP/", and the command word reaches the end of
+ * memcached's dispatch (2 bytes or more, not a meta word, not a letter
+ * its other branches take, not one of its commands this store has not).
+ * memcached closes the connection without a word; so do we. */
+static __attribute__((noinline)) int xkv_http_line(const __u8 *buf, const struct xkv_req *r)
+{
+	if (!buf || !r || r->ntok == 0)
+		return 0;
+	const struct xkv_tok *c = &r->tok[0];
+	if (c->len < 2)
+		return 0;
+	__u8 f = buf[c->off & XKV_PMASK];
+	if (f == 'g' || f == 's' || f == 'a' || f == 'c' || f == 'i' || f == 'd' || f == 't' ||
+	    (f == 'm' && c->len == 2) || xkv_tok_is(buf, c, "watch", 5) || xkv_tok_is(buf, c, "lru", 3))
+		return 0;
+	__u32 last = r->ntok < 23 ? r->ntok - 1 : 22;
+	if (last >= XKV_PARSE_TOKENS)
+		return 0;
+	const struct xkv_tok *t = &r->tok[last];
+	if (t->len < 5)
+		return 0;
+	const char *h = "HTTP/";
+	for (__u32 i = 0; i < 5; i++)
+		if (buf[(t->off + i) & XKV_PMASK] != (__u8)h[i])
+			return 0;
+	return 1;
 }
 
 /* Parse one command starting at buf[0]; len is the bytes left in the
@@ -335,7 +412,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 	 * walks what follows once for all commands, not once per command */
 	__u8 op = *(volatile __u8 *)&r->op;
 	if (op == XKV_OP_NONE)
-		return xkv_fail(r, XKV_E_UNKNOWN);
+		return xkv_fail(r, xkv_http_line(buf, r) ? XKV_E_HTTP : XKV_E_UNKNOWN);
 	int storage = op == XKV_OP_SET || op == XKV_OP_ADD || op == XKV_OP_REPLACE ||
 		      op == XKV_OP_APPEND || op == XKV_OP_PREPEND || op == XKV_OP_CAS;
 
@@ -353,7 +430,8 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		 * no key is an empty reply (END) */
 		if (n < 2)
 			return xkv_fail(r, XKV_E_UNKNOWN);
-		if (first == 2 && xkv_tok_s64(buf, &r->tok[1], &r->exptime))
+		__s64 wide;
+		if (first == 2 && xkv_tok_mc_i32(buf, &r->tok[1], &r->exptime, &wide))
 			return xkv_fail(r, XKV_E_EXPTIME);
 		if (r->too_many)
 			return XKV_OK; /* keys beyond tok[]: the caller decides */
@@ -368,8 +446,13 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		}
 		return XKV_OK;
 	}
+	/* more tokens than tok[] holds (the fast path's 24): the classic
+	 * commands' word counts are then wrong (memcached: ERROR); the others
+	 * go to the slow path, which holds them all */
+	int fixed = storage || op == XKV_OP_DELETE || op == XKV_OP_INCR || op == XKV_OP_DECR ||
+		    op == XKV_OP_TOUCH || op == XKV_OP_VERBOSITY || op == XKV_OP_FLUSH_ALL;
 	if (r->too_many)
-		return xkv_fail(r, XKV_E_FORMAT);
+		return fixed ? xkv_fail(r, XKV_E_UNKNOWN) : XKV_OK;
 
 	if (op == XKV_OP_DELETE) {
 		/* delete <key> [0] [noreply]: memcached 1.6.18 answers other
@@ -385,25 +468,32 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 	}
 
 	if (storage) {
-		/* <cmd> <key> <flags> <exptime> <bytes> [<cas unique>] [noreply]\r\n<data>\r\n */
+		/* <cmd> <key> <flags> <exptime> <bytes> [<cas unique>] [noreply]\r\n<data>\r\n
+		 * as memcached 1.6.18 reads it: another word count is ERROR (and
+		 * the data block, if any, is read as commands); the word after
+		 * <bytes> (<cas unique>) is noreply or ignored; flags are
+		 * strtoul's, cut to 32 bits; exptime strtol's, cut to 32 bits;
+		 * <bytes> a number from 0 to INT_MAX - 2 (memcached cuts a wider
+		 * one to 32 bits, so 4294967300 reads as 4: not copied) */
 		__u64 v;
+		__s64 b, wide;
 		__u32 is_cas = op == XKV_OP_CAS;
-		if (n != 5 + is_cas + (__u32)last_noreply)
-			return xkv_fail(r, XKV_E_FORMAT);
+		if (n != 5 + is_cas && n != 6 + is_cas)
+			return xkv_fail(r, XKV_E_UNKNOWN);
 		int e = xkv_check_key(r, 1);
 		if (e)
 			return xkv_fail(r, e);
-		if (xkv_tok_u64(buf, &r->tok[2], 0xffffffffULL, &v))
+		if (xkv_tok_mc_u64(buf, &r->tok[2], &v))
 			return xkv_fail(r, XKV_E_FORMAT);
 		r->flags = (__u32)v;
-		if (xkv_tok_s64(buf, &r->tok[3], &r->exptime))
+		if (xkv_tok_mc_i32(buf, &r->tok[3], &r->exptime, &wide))
 			return xkv_fail(r, XKV_E_FORMAT);
-		if (xkv_tok_u64(buf, &r->tok[4], 0xffffffffULL, &v))
+		if (xkv_tok_mc_i32(buf, &r->tok[4], &b, &wide) || wide != b || b < 0 || b > 0x7ffffffdLL)
 			return xkv_fail(r, XKV_E_FORMAT);
-		r->bytes = (__u32)v;
-		if (is_cas && xkv_tok_u64(buf, &r->tok[5], ~0ULL, &r->num))
+		r->bytes = (__u32)b;
+		if (is_cas && xkv_tok_mc_u64(buf, &r->tok[5], &r->num))
 			return xkv_fail(r, XKV_E_FORMAT);
-		r->noreply = last_noreply;
+		r->noreply = n == 6 + is_cas && last_noreply;
 		r->data_off = r->line_len + 2;
 		if (r->bytes > val_cap)
 			return xkv_fail(r, XKV_E_TOO_LARGE);
@@ -423,8 +513,8 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		int e = xkv_check_key(r, 1);
 		if (e)
 			return xkv_fail(r, e);
-		if (xkv_tok_u64(buf, &r->tok[2], ~0ULL, &r->num))
-			return xkv_fail(r, XKV_E_FORMAT);
+		if (xkv_tok_mc_u64(buf, &r->tok[2], &r->num))
+			return xkv_fail(r, XKV_E_DELTA);
 		r->noreply = n == 4 && last_noreply;
 		return XKV_OK;
 	}
@@ -443,7 +533,8 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		int e = xkv_check_key(r, 1);
 		if (e)
 			return xkv_fail(r, e);
-		if (xkv_tok_s64(buf, &r->tok[2], &r->exptime))
+		__s64 wide;
+		if (xkv_tok_mc_i32(buf, &r->tok[2], &r->exptime, &wide))
 			return xkv_fail(r, XKV_E_EXPTIME);
 		r->noreply = n == 4 && last_noreply;
 		return XKV_OK;
@@ -456,7 +547,7 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		__u64 level;
 		if (n < 2 || n > 3)
 			return xkv_fail(r, XKV_E_UNKNOWN);
-		if (xkv_tok_u64(buf, &r->tok[1], ~0ULL, &level))
+		if (xkv_tok_mc_u64(buf, &r->tok[1], &level))
 			return xkv_fail(r, XKV_E_FORMAT);
 		r->noreply = last_noreply;
 		return XKV_OK;
@@ -469,8 +560,8 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 		if (n > 3)
 			return xkv_fail(r, XKV_E_UNKNOWN);
 		if (n != 1 + (__u32)last_noreply) {
-			__s64 d;
-			if (xkv_tok_s64(buf, &r->tok[1], &d))
+			__s64 d, wide;
+			if (xkv_tok_mc_i32(buf, &r->tok[1], &d, &wide))
 				return xkv_fail(r, XKV_E_EXPTIME);
 			r->num = d < 0 ? 0 : d > 0xffffffffLL ? 0xffffffffULL : (__u64)d;
 		}
@@ -533,6 +624,8 @@ static inline const char *xkv_err_line(int err)
 	case XKV_E_EXPTIME: return XKV_R_EXPTIME;
 	case XKV_E_OOM: return XKV_R_OOM;
 	case XKV_E_DEL_USAGE: return XKV_R_DEL_USAGE;
+	case XKV_E_HTTP: return ""; /* nothing: the connection is closed */
+	case XKV_E_DELTA: return XKV_R_DELTA;
 	}
 	return XKV_R_ERROR;
 }
@@ -660,7 +753,7 @@ static inline __attribute__((always_inline)) int xkv_quick_set(const __u8 *buf, 
 	p++;
 	if (!xkv_quick_num(buf, &p, &exptime))
 		return 0;
-	r->exptime = (__s64)exptime;
+	r->exptime = (__s32)(__u32)exptime; /* memcached's int32, as xkv_parse */
 	r->line_len = p;
 	exptime = (__u64) * (volatile __s64 *)&r->exptime;
 	p = *(volatile __u32 *)&r->line_len;

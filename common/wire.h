@@ -57,6 +57,8 @@ enum xkv_perr {
 	XKV_E_OOM,            /* SERVER_ERROR out of memory storing object */
 	XKV_E_EXPTIME,        /* CLIENT_ERROR invalid exptime argument (touch, gat, gats) */
 	XKV_E_DEL_USAGE,      /* CLIENT_ERROR bad command line format.  Usage: delete ... */
+	XKV_E_HTTP,           /* an HTTP request line: no reply, the connection closed (memcached) */
+	XKV_E_DELTA,          /* CLIENT_ERROR invalid numeric delta argument (incr, decr) */
 	XKV_E__MAX,
 };
 
@@ -71,6 +73,7 @@ enum xkv_perr {
 #define XKV_R_TOO_LARGE   "SERVER_ERROR object too large for cache\r\n"
 #define XKV_R_OOM         "SERVER_ERROR out of memory storing object\r\n"
 #define XKV_R_EXPTIME     "CLIENT_ERROR invalid exptime argument\r\n"
+#define XKV_R_DELTA       "CLIENT_ERROR invalid numeric delta argument\r\n"
 #define XKV_R_DEL_USAGE   "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"
 #define XKV_R_END         "END\r\n"
 #define XKV_R_STORED      "STORED\r\n"

@@ -300,8 +300,11 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 		/* the slow path's: a value above --value-size that the big map
 		 * takes (entry.h), stored there; a key longer than the store's
 		 * (not than memcached's 250), a miss or a refused write */
+		/* ... and a line in error with more after it (memcached answers
+		 * it and goes on with the next line), an HTTP line (silence) */
 		if ((err == XKV_E_TOO_LARGE && cfg.big_chunks && r->bytes <= XKV_BIG_MAX) ||
-		    err == XKV_E_KEY_LONG) {
+		    err == XKV_E_KEY_LONG || err == XKV_E_HTTP ||
+		    (err != XKV_E_NO_CRLF && err != XKV_E_DATA && r->next < tlen)) {
 			stat_inc(st, XKV_STAT_pass_cmd);
 			return XDP_PASS;
 		}

@@ -417,7 +417,7 @@ static int run_frame(struct bin_run *b, struct slow_cmd *c, const struct bin_req
 	case XKV_BIN_NOOP:
 		return put_res(b->out, q, XKV_BIN_OK, 0, NULL, 0, NULL, 0, NULL, 0);
 	case XKV_BIN_VERSION: {
-		const char *v = XKV_PROTO_VERSION "-xdpkv-" XKV_VERSION;
+		const char *v = XKV_PROTO_VERSION;
 		return put_res(b->out, q, XKV_BIN_OK, 0, NULL, 0, NULL, 0, v, (__u32)strlen(v));
 	}
 	case XKV_BIN_QUIT:

@@ -7,6 +7,16 @@
 #include <arpa/inet.h>
 #include "binproto.h"
 
+/* A verdict on the command line alone: memcached answers it and reads the
+ * next line as the next command, and so does a datagram here.  After any
+ * other (a data block of the wrong length, one too large, no \r\n) the
+ * next line is a guess: the datagram ends there. */
+static bool line_error(int err)
+{
+	return err == XKV_E_UNKNOWN || err == XKV_E_FORMAT || err == XKV_E_KEY_BAD ||
+	       err == XKV_E_EXPTIME || err == XKV_E_DEL_USAGE || err == XKV_E_DELTA;
+}
+
 /* What the datagram would do, read before any of it runs, so that a refused
  * datagram changes nothing: the commands up to the first parse error (the
  * ones that would run).  Returns the counter of a silent drop, or -1. */
@@ -24,7 +34,13 @@ static int scan_datagram(struct slow_cmd *c, size_t tlen, bool may_write, int *f
 			/* answering a reply is how two servers talk forever */
 			if (err == XKV_E_UNKNOWN && xkv_reply_shaped(c->buf, c->r))
 				return XKV_STAT_drop_reply;
-			break;
+			/* memcached answers nothing of a datagram with an HTTP line */
+			if (err == XKV_E_HTTP)
+				return XKV_STAT_err_unknown;
+			if (!line_error(err))
+				break;
+			off += c->r->next;
+			continue;
 		}
 		writes |= slow_cmd_writes(c);
 		if (too_many_keys(c))
@@ -92,15 +108,15 @@ static int slow_handle(struct xkv_slow *sl, const struct xkv_slow_src *src, cons
 		goto done;
 	}
 
-	/* Every command in order.  On a parse error the error line is the last
-	 * thing answered: memcached would resynchronise on the next line and go
-	 * on, we stop (after a bad data block the next line is a guess).  A
-	 * reply over the budget stops it too (what ran, ran). */
+	/* Every command in order.  After an error of the line alone the next
+	 * line runs, as memcached goes on; after a bad data block the error
+	 * line is the last thing answered (the next line is a guess).  A reply
+	 * over the budget stops it too (what ran, ran). */
 	size_t off = 0;
 	do {
 		int err;
 		parse_at(&c, off, tlen, &err);
-		if (slow_run(&c, err) < 0)
+		if (slow_run(&c, err) < 0 && (c.over != OVER_NONE || (err && !line_error(err))))
 			break;
 		off += c.r->next;
 	} while (off < tlen);

@@ -165,6 +165,7 @@ int slow_dispatch(struct slow_cmd *c)
 	case XKV_OP_SHUTDOWN: return PUT_LIT(c->out, "ERROR: shutdown not enabled\r\n");
 	case XKV_OP_STATS: return slow_cmd_stats(c);
 	case XKV_OP_LRU_CRAWLER: return slow_cmd_lru_crawler(c);
+	case XKV_OP_SLABS: return slow_cmd_slabs(c);
 	case XKV_OP_FLUSH_ALL: return slow_cmd_flush(c);
 	}
 	return stop(reply_err(c, XKV_E_UNKNOWN));

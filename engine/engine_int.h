@@ -94,6 +94,9 @@ struct xkv_slow {
 	struct xkv_stats stats_base;
 	long conns_total_base, conns_rejected_base;
 	__u32 tcp_max;
+	bool idle_on;                     /* --idle-timeout set (XKV_TCP_IDLE_ON) */
+	__u64 idle_kicks, idle_kicks_base; /* __atomic: closed for --idle-timeout */
+	__u64 flush_cmds, flush_cmds_base; /* __atomic: flush_all and binary flush */
 	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
 	pthread_mutex_t stripe[SLOW_STRIPES];
 	/* Live migration (docs/snapshots.md).  Every request holds the store
@@ -417,6 +420,7 @@ enum { STATS_RESET = 1, STATS_NO_GROUP = 2 };
 int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl);
 /* lru_crawler metadump <all|classes> (crawler.c) */
 int slow_cmd_lru_crawler(struct slow_cmd *c);
+int slow_cmd_slabs(struct slow_cmd *c);
 
 /* migrate_mirror.c */
 /* A write while migrating: mig_write_begin (false: refused and answered,

@@ -127,6 +127,7 @@ int xkv_slow_flush_busy(struct xkv_slow *sl)
  * walk runs here. */
 int flush_run(struct slow_cmd *c, __s64 delay)
 {
+	__atomic_add_fetch(&c->sl->flush_cmds, 1, __ATOMIC_RELAXED); /* stats' cmd_flush */
 	__u64 now = xkv_now_ns();
 	__u64 at = delay ? xkv_expire_ns(delay, now, c->s->cfg.realtime_off_ns) : now;
 	bool at_once = at <= now;

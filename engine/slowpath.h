@@ -17,12 +17,13 @@ extern "C" {
 #ifndef XKV_VERSION
 #error "XKV_VERSION is defined by the build (CMakeLists.txt)"
 #endif
-/* The memcached release whose text protocol the slow path speaks (the
- * classic commands and the meta commands mg, ms, md, ma, me, mn).  "version"
- * answers it first, then xdpkv's own: clients parse a number there
- * (libmemcached refuses a major version 0). */
-#define XKV_PROTO_VERSION "1.4.0"
-#define XKV_VERSION_LINE "VERSION " XKV_PROTO_VERSION "-xdpkv-" XKV_VERSION "\r\n"
+/* The memcached release whose protocol the slow path speaks, as it answers
+ * "version" (text and binary) and stats' "version": clients gate features
+ * on it (libmemcached's memccapable takes the 1.4 branch for a 1.4 and
+ * expects "version foo bar" refused).  xdpkv's own version is stats'
+ * "xdpkv_version" and `xdpkv --version`. */
+#define XKV_PROTO_VERSION "1.6.18"
+#define XKV_VERSION_LINE "VERSION " XKV_PROTO_VERSION "\r\n"
 
 /* Growable byte buffer for reply text. */
 struct xkv_buf {
@@ -245,7 +246,11 @@ int xkv_slow_tcp_admit(struct xkv_slow *sl, const __u8 addr[16], struct xkv_stat
  * total_connections, rejected_connections, max_connections): LISTEN turns
  * them on (max_conns: the limit), OPEN / CLOSE a connection, REJECT one
  * refused over the limit.  Returns the connections open after the event. */
-enum xkv_tcp_event { XKV_TCP_LISTEN, XKV_TCP_OPEN, XKV_TCP_CLOSE, XKV_TCP_REJECT };
+/* XKV_TCP_IDLE_ON: connections are closed after --idle-timeout (stats then
+ * shows idle_kicks, as memcached with idle_timeout set); XKV_TCP_IDLE_KICK:
+ * one was. */
+enum xkv_tcp_event { XKV_TCP_LISTEN, XKV_TCP_OPEN, XKV_TCP_CLOSE, XKV_TCP_REJECT,
+		     XKV_TCP_IDLE_ON, XKV_TCP_IDLE_KICK };
 long xkv_slow_tcp_event(struct xkv_slow *sl, enum xkv_tcp_event ev, unsigned max_conns);
 
 /* Split reply text into datagrams of at most XKV_DGRAM_MAX bytes (frame

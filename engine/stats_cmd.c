@@ -54,12 +54,22 @@ static void stats_reset(struct slow_cmd *c)
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->conns_rejected_base,
 			 __atomic_load_n(&sl->conns_rejected, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->flush_cmds_base, __atomic_load_n(&sl->flush_cmds, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->idle_kicks_base, __atomic_load_n(&sl->idle_kicks, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 }
 
 /* A count since the last stats reset. */
 static __u64 since_reset(__u64 now, __u64 base)
 {
 	return now > base ? now - base : 0;
+}
+
+/* One of struct xkv_slow's own counters (__atomic) since the last reset. */
+static __u64 own_since(const __u64 *now, const __u64 *base)
+{
+	return since_reset(__atomic_load_n(now, __ATOMIC_RELAXED), __atomic_load_n(base, __ATOMIC_RELAXED));
 }
 
 /* Counter i as stats answers it: both slots, since the last reset. */
@@ -141,6 +151,7 @@ static int stats_settings(struct slow_cmd *c)
 	err |= STAT_U(c, "tcpport", tcp ? s->cfg.port : 0);
 	err |= STAT_U(c, "udpport", s->cfg.port);
 	err |= buf_printf(c->out, "STAT verbosity 0\r\nSTAT evictions %s\r\n", evicts ? "on" : "off");
+	err |= PUT_LIT(c->out, "STAT domain_socket NULL\r\n"); /* no unix socket is served */
 	err |= buf_printf(c->out, "STAT cas_enabled yes\r\nSTAT binding_protocol auto-negotiate\r\n"
 			  "STAT auth_enabled_sasl %s\r\n", c->sl->sasl ? "yes" : "no");
 	err |= STAT_U(c, "item_size_max", xkv_val_max(s));
@@ -173,6 +184,15 @@ int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl)
 	return STATS_NO_GROUP;
 }
 
+/* Is stats detail's word on, off or dump?  0 yes. */
+static int detail_word(struct slow_cmd *c)
+{
+	const __u8 *w = tok_ptr(c, 2);
+	__u32 wl = c->r->tok[2].len;
+	return !((wl == 2 && !memcmp(w, "on", 2)) || (wl == 3 && !memcmp(w, "off", 3)) ||
+		 (wl == 4 && !memcmp(w, "dump", 4)));
+}
+
 /* stats [group]: memcached-style lines.  Counters are both slots summed,
  * plus what this process counted but has not pushed to the map yet
  * (*delta), less the base of the last stats reset.
@@ -184,7 +204,16 @@ int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl)
  * conns, extstore, an unknown word): ERROR. */
 int slow_cmd_stats(struct slow_cmd *c)
 {
-	int r = c->r->ntok < 2 ? stats_lines(c) : stats_group(c, tok_ptr(c, 1), c->r->tok[1].len);
+	const struct xkv_req *q = c->r;
+	/* stats detail <on|off|dump>: per-prefix counters are not kept
+	 * (docs/protocol.md); memcached's usage line for the rest */
+	if (q->ntok >= 2 && q->tok[1].len == 6 && !memcmp(tok_ptr(c, 1), "detail", 6)) {
+		STAT(c, err_client);
+		if (q->ntok >= 3 && !detail_word(c))
+			return PUT_LIT(c->out, "SERVER_ERROR per-prefix stats are not kept\r\n");
+		return PUT_LIT(c->out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n");
+	}
+	int r = q->ntok < 2 ? stats_lines(c) : stats_group(c, tok_ptr(c, 1), q->tok[1].len);
 	if (r == STATS_RESET)
 		return PUT_LIT(c->out, "RESET\r\n");
 	if (r == STATS_NO_GROUP) {
@@ -210,7 +239,8 @@ int stats_lines(struct slow_cmd *c)
 	err |= STAT_U(c, "pid", getpid());
 	err |= STAT_U(c, "uptime", (now - slow_start_ns) / 1000000000ull);
 	err |= STAT_U(c, "time", now_realtime_s());
-	err |= buf_printf(c->out, "STAT version %s\r\n", XKV_VERSION);
+	err |= PUT_LIT(c->out, "STAT version " XKV_PROTO_VERSION "\r\n");
+	err |= buf_printf(c->out, "STAT xdpkv_version %s\r\n", XKV_VERSION);
 	err |= buf_printf(c->out, "STAT layout %s\r\n", s->cfg.layout);
 	/* counted off the request path (xkv_slow_count_refresh): its age says how old */
 	__u64 counted = __atomic_load_n(&c->sl->items_ns, __ATOMIC_ACQUIRE);
@@ -237,6 +267,10 @@ int stats_lines(struct slow_cmd *c)
 		err |= STAT_U(c, "map_bytes", mem);
 	for (int i = 0; i < XKV_STAT__MAX; i++)
 		err |= STAT_U(c, xkv_stat_names[i], count_since(c, &fast, &slow, i));
+	struct xkv_slow *sl = c->sl;
+	err |= STAT_U(c, "cmd_flush", own_since(&sl->flush_cmds, &sl->flush_cmds_base));
+	if (__atomic_load_n(&sl->idle_on, __ATOMIC_RELAXED))
+		err |= STAT_U(c, "idle_kicks", own_since(&sl->idle_kicks, &sl->idle_kicks_base));
 
 	/* the share over all time (the split of a reset's base is not kept) */
 	__u64 fast_n = xkv_fast_served(&fast), slow_n = slow.v[XKV_STAT_requests];

@@ -14,18 +14,6 @@ _Static_assert(XKV_STREAM_REQ_MAX <= XKV_PARSE_SPAN, "a stream request must fit 
 
 #define STREAM_SHORT_LINE 2048
 
-/* Is the command word one that a data block follows? */
-static bool storage_word(const struct slow_cmd *c)
-{
-	switch (word_op(c)) {
-	case XKV_OP_SET: case XKV_OP_ADD: case XKV_OP_REPLACE: case XKV_OP_APPEND:
-	case XKV_OP_PREPEND: case XKV_OP_CAS: case XKV_OP_MS:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static bool getlike(__u8 op)
 {
 	return op == XKV_OP_GET || op == XKV_OP_GETS || op == XKV_OP_GAT || op == XKV_OP_GATS;
@@ -160,6 +148,10 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 		STAT(c, drop_reply);
 		return XKV_STREAM_CLOSE;
 	}
+	if (err == XKV_E_HTTP) { /* memcached's defence against cross-protocol posts */
+		STAT(c, err_unknown);
+		return XKV_STREAM_CLOSE;
+	}
 	if (!err && slow_cmd_writes(c) && !rt->write) {
 		STAT(c, drop_write_acl);
 		return XKV_STREAM_CLOSE;
@@ -169,11 +161,9 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	if (err == XKV_E_TOO_LARGE)
 		st->swallow = (__u64)c->r->bytes + 2;
 	/* A storage line refused before its data block was framed (a bad
-	 * key, number or field count): its data would run as commands (a
-	 * value "flush_all" would flush the store; memcached 1.6.18 does run
-	 * it).  Answer, then end the connection. */
-	bool refused_store = err && err != XKV_E_DATA && err != XKV_E_TOO_LARGE &&
-			     err != XKV_E_OOM && err != XKV_E_UNKNOWN && storage_word(c);
+	 * key, number or field count) is answered and the stream goes on at
+	 * the next line, as memcached 1.6.18 goes on: a data block sent after
+	 * it is read as commands there and here. */
 
 	if (!resumed)
 		STAT(c, requests);
@@ -208,7 +198,7 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 	}
 	if (c->out->len > c->out_start && !resumed)
 		STAT(c, replies);
-	return refused_store ? XKV_STREAM_CLOSE : XKV_STREAM_MORE;
+	return XKV_STREAM_MORE;
 }
 
 static int slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_slow_stream *st,
@@ -276,6 +266,12 @@ long xkv_slow_tcp_event(struct xkv_slow *sl, enum xkv_tcp_event ev, unsigned max
 		return __atomic_sub_fetch(&sl->conns_curr, 1, __ATOMIC_RELAXED);
 	case XKV_TCP_REJECT:
 		__atomic_add_fetch(&sl->conns_rejected, 1, __ATOMIC_RELAXED);
+		break;
+	case XKV_TCP_IDLE_ON:
+		__atomic_store_n(&sl->idle_on, true, __ATOMIC_RELAXED);
+		break;
+	case XKV_TCP_IDLE_KICK:
+		__atomic_add_fetch(&sl->idle_kicks, 1, __ATOMIC_RELAXED);
 		break;
 	}
 	return __atomic_load_n(&sl->conns_curr, __ATOMIC_RELAXED);

@@ -149,6 +149,8 @@ struct rm_result {
 				    * names (big-endian), which no model can know (a write
 				    * stamp): 0 here, for the caller to fill from the store */
 	__u32 ntouched;            /* keys the request named (to check the store after) */
+	__u32 rest;                /* bytes after the command line: an error of the line
+				    * alone is then the slow path's (it goes on after it) */
 	struct { __u8 key[XKV_KEY_MAX]; __u32 klen; } touched[RM_TOUCHED_MAX];
 };
 

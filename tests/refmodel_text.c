@@ -51,8 +51,21 @@ static void reply(struct rm_result *r, const char *line)
 	r->action = RM_XDP_TX;
 }
 
+/* An error of the command line with more of the datagram after it: the
+ * slow path answers it and goes on with the next line, as memcached does
+ * (after a bad data block or a value too large to keep, too). */
+static int line_error_passes(struct rm_result *r, const char *line)
+{
+	if (!r->rest || !strcmp(line, XKV_R_DATA) || !strcmp(line, XKV_R_OOM))
+		return 0;
+	pass(r, XKV_STAT_pass_cmd);
+	return 1;
+}
+
 static void client_error(struct rm_result *r, const char *line)
 {
+	if (line_error_passes(r, line))
+		return;
 	count(r, XKV_STAT_err_client);
 	reply(r, line);
 }
@@ -110,6 +123,30 @@ int number(const __u8 *p, __u32 n, __u64 max, __u64 *out)
 			return -1;
 	}
 	*out = (__u64)v;
+	return 0;
+}
+
+/* memcached's safe_strtoul / safe_strtoull: an optional sign, digits; a
+ * negative number refused, -0 is 0. */
+int mc_unsigned(const __u8 *p, __u32 n, __u64 *out)
+{
+	__u32 sign = n > 1 && (p[0] == '+' || p[0] == '-');
+	if (number(p + sign, n - sign, UINT64_MAX, out))
+		return -1;
+	return sign && p[0] == '-' && *out ? -1 : 0;
+}
+
+/* memcached's safe_strtol into an int32_t: strtol's range, then the low
+ * 32 bits; *wide the value before the cut. */
+int mc_int32(const __u8 *p, __u32 n, int64_t *out, int64_t *wide)
+{
+	__u64 v;
+	__u32 sign = n > 1 && (p[0] == '+' || p[0] == '-');
+	int neg = sign && p[0] == '-';
+	if (number(p + sign, n - sign, neg ? (__u64)INT64_MAX + 1 : (__u64)INT64_MAX, &v))
+		return -1;
+	*wide = neg ? (int64_t)(0 - v) : (int64_t)v;
+	*out = (int32_t)(uint32_t)(__u64)*wide;
 	return 0;
 }
 
@@ -239,20 +276,26 @@ static const char *storage_problem(const struct rm_config *c, const struct line 
 
 	int cas = tok_eq(l, 0, "cas"); /* cas <key> <flags> <exptime> <bytes> <unique> */
 
+	int64_t b, wide;
+	(void)noreply;
+	/* memcached 1.6.18: 5 or 6 words (cas: 6 or 7), else ERROR; the last
+	 * one noreply or ignored */
+	*counter = XKV_STAT_err_unknown;
+	if (l->n != 5u + (__u32)cas && l->n != 6u + (__u32)cas)
+		return XKV_R_ERROR;
 	*counter = XKV_STAT_err_client;
-	if (l->n != 5u + (__u32)cas + (__u32)noreply)
-		return XKV_R_FORMAT;
 	if ((kp = key_problem(c, l->p[1], l->len[1])))
 		return kp;
-	if (number(l->p[2], l->len[2], UINT32_MAX, &v))
+	if (mc_unsigned(l->p[2], l->len[2], &v))
 		return XKV_R_FORMAT;
-	*flags = (__u32)v;
-	if (signed_number(l->p[3], l->len[3], exptime))
+	*flags = (__u32)v; /* the low 32 bits, as memcached stores them */
+	if (mc_int32(l->p[3], l->len[3], exptime, &wide))
 		return XKV_R_FORMAT;
-	if (number(l->p[4], l->len[4], UINT32_MAX, &v))
+	/* 0 .. INT_MAX - 2; memcached cuts a wider number to 32 bits (not modelled: refused) */
+	if (mc_int32(l->p[4], l->len[4], &b, &wide) || wide != b || b < 0 || b > INT32_MAX - 2)
 		return XKV_R_FORMAT;
-	*bytes = (__u32)v;
-	if (cas && number(l->p[5], l->len[5], UINT64_MAX, &v))
+	*bytes = (__u32)b;
+	if (cas && mc_unsigned(l->p[5], l->len[5], &v))
 		return XKV_R_FORMAT;
 	if (*bytes > c->val_cap) {
 		*counter = XKV_STAT_err_too_large;
@@ -277,20 +320,21 @@ static const char *slow_problem(const struct rm_config *c, const struct line *l,
 		const char *kp = key_problem(c, l->p[1], l->len[1]);
 		if (kp)
 			return kp;
-		return number(l->p[2], l->len[2], UINT64_MAX, &v) ? XKV_R_FORMAT : NULL;
+		return mc_unsigned(l->p[2], l->len[2], &v) ? XKV_R_DELTA : NULL;
 	}
 	if (tok_eq(l, 0, "flush_all")) {
 		/* memcached: up to 3 words, else ERROR; the delay (unless the
 		 * line is flush_all noreply) must be a signed number */
-		int64_t d;
+		int64_t d, wide;
 		if (l->n > 3)
 			return XKV_R_ERROR;
-		if (l->n != 1u + (__u32)noreply && signed_number(l->p[1], l->len[1], &d))
+		if (l->n != 1u + (__u32)noreply && mc_int32(l->p[1], l->len[1], &d, &wide))
 			return XKV_R_EXPTIME;
 		return NULL;
 	}
 	/* memcached: whatever follows (lru_crawler: the slow path reads it) */
-	if (tok_eq(l, 0, "version") || tok_eq(l, 0, "shutdown") || tok_eq(l, 0, "lru_crawler"))
+	if (tok_eq(l, 0, "version") || tok_eq(l, 0, "shutdown") || tok_eq(l, 0, "lru_crawler") ||
+	    tok_eq(l, 0, "slabs"))
 		return NULL;
 	if (tok_eq(l, 0, "mg")) /* mg <key> <flag>*: the flags are the slow path's */
 		return l->n < 2 ? XKV_R_FORMAT : key_problem(c, l->p[1], l->len[1]);
@@ -319,7 +363,7 @@ static int is_slow(const struct line *l)
 	       tok_eq(l, 0, "cas") || is_get_like(l) || tok_eq(l, 0, "touch") ||
 	       tok_eq(l, 0, "verbosity") || tok_eq(l, 0, "mg") || tok_eq(l, 0, "mn") ||
 	       tok_eq(l, 0, "ms") || tok_eq(l, 0, "md") || tok_eq(l, 0, "ma") || tok_eq(l, 0, "me") ||
-	       tok_eq(l, 0, "shutdown") || tok_eq(l, 0, "lru_crawler");
+	       tok_eq(l, 0, "shutdown") || tok_eq(l, 0, "lru_crawler") || tok_eq(l, 0, "slabs");
 }
 
 /* Commands that change the store (gat and gats change expiries). */
@@ -332,6 +376,8 @@ static int is_write(const struct line *l)
 
 static void error_reply(struct rm_result *r, const char *line, enum xkv_stat counter)
 {
+	if (line_error_passes(r, line))
+		return;
 	count(r, counter);
 	reply(r, line);
 }
@@ -353,10 +399,28 @@ static int reply_word(const __u8 *w, __u32 n)
 }
 
 /* An unknown command: answered ERROR, unless it reads as a reply. */
+/* memcached 1.6.18 closes a connection (a datagram: no answer) whose
+ * unknown command line ends in a token starting "HTTP/" (the last of its
+ * first 23), when the word reaches the end of its dispatch: 2 bytes or
+ * more, not two bytes starting 'm', not starting with a letter one of its
+ * command groups takes (g s a c i d t), not watch or lru. */
+static int http_line(const struct line *l)
+{
+	if (l->n == 0 || l->len[0] < 2 || strchr("gsacidt", l->p[0][0]) ||
+	    (l->p[0][0] == 'm' && l->len[0] == 2) || tok_eq(l, 0, "watch") || tok_eq(l, 0, "lru"))
+		return 0;
+	__u32 last = (l->n < 23 ? l->n : 23) - 1;
+	return last < TOK_MAX && l->len[last] >= 5 && !memcmp(l->p[last], "HTTP/", 5);
+}
+
 static void unknown(struct rm_result *r, const struct line *l)
 {
 	if (l->n > 0 && reply_word(l->p[0], l->len[0])) {
 		discard(r, XKV_STAT_drop_reply);
+		return;
+	}
+	if (http_line(l)) { /* the slow path's: it sends nothing */
+		pass(r, XKV_STAT_pass_cmd);
 		return;
 	}
 	error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
@@ -390,9 +454,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 	}
 	__u32 line_len = (__u32)(nl - t) - 1;
 	__u32 rest = n - line_len - 2;     /* bytes after the command line */
+	r->rest = rest;
 	const __u8 *after = nl + 1;
 	split(t, line_len, &l);
-	int is_get = tok_eq(&l, 0, "get"), is_set = tok_eq(&l, 0, "set");
+	int is_get = tok_eq(&l, 0, "get") || tok_eq(&l, 0, "bget"), is_set = tok_eq(&l, 0, "set");
 	int is_del = tok_eq(&l, 0, "delete");
 	if (!is_get && !is_set && !is_del && !is_slow(&l)) {
 		unknown(r, &l);
@@ -441,7 +506,8 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
 			return;
 		}
-		if (first == 2 && signed_number(l.p[1], l.len[1], &exptime)) {
+		int64_t wide;
+		if (first == 2 && mc_int32(l.p[1], l.len[1], &exptime, &wide)) {
 			CLIENT_ERROR(XKV_R_EXPTIME);
 			return;
 		}
@@ -459,7 +525,15 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		return;
 	}
 	if (!fast_tokens) {
-		client_error(r, XKV_R_FORMAT); /* the parser's tokens end before noreply */
+		/* more words than the fast path tokenizes: too many for a
+		 * classic command (memcached: ERROR); the rest the slow path's */
+		if (is_storage(&l) || is_del || tok_eq(&l, 0, "touch") || tok_eq(&l, 0, "verbosity") ||
+		    tok_eq(&l, 0, "incr") || tok_eq(&l, 0, "decr") || tok_eq(&l, 0, "flush_all")) {
+			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);
+			return;
+		}
+		count(r, XKV_STAT_cmd_other);
+		pass(r, XKV_STAT_pass_cmd);
 		return;
 	}
 	if (tok_eq(&l, 0, "touch") || tok_eq(&l, 0, "verbosity")) {
@@ -479,13 +553,14 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 				KEY_PROBLEM(kp);
 				return;
 			}
-			if (signed_number(l.p[2], l.len[2], &exptime)) {
+			int64_t wide;
+			if (mc_int32(l.p[2], l.len[2], &exptime, &wide)) {
 				CLIENT_ERROR(XKV_R_EXPTIME);
 				return;
 			}
 		} else {
 			__u64 level; /* a level that is no number: memcached's format error */
-			if (number(l.p[1], l.len[1], UINT64_MAX, &level)) {
+			if (mc_unsigned(l.p[1], l.len[1], &level)) {
 				CLIENT_ERROR(XKV_R_FORMAT);
 				return;
 			}
@@ -536,6 +611,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		}
 		if (p && counter == XKV_STAT_err_too_large && c->big_max && bytes <= c->big_max) {
 			pass(r, XKV_STAT_pass_cmd); /* the big map's: serve stores it */
+			return;
+		}
+		if (p && !strcmp(p, XKV_R_ERROR)) { /* a word count memcached does not take: noreply or not */
+			error_reply(r, p, counter);
 			return;
 		}
 		if (p) {

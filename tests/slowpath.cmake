@@ -16,6 +16,7 @@ add_executable(test_slowpath ${CMAKE_CURRENT_SOURCE_DIR}/test_slowpath.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_bigvals.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_migrate.c
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_keycap.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_exact.c
   ${XKV_REFMODEL_SOURCES})
 target_include_directories(test_slowpath PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(test_slowpath PRIVATE xdpkv_core Threads::Threads)

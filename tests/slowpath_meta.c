@@ -121,7 +121,7 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "mg foo l\r\n", "CLIENT_ERROR invalid flag\r\n" },
 	/* ms framing */
 	{ "ms foo 2\r\nabc\r\n", "CLIENT_ERROR bad data chunk\r\n" },
-	{ "ms foo x\r\nab\r\n", "CLIENT_ERROR bad command line format\r\n" },
+	{ "ms foo x\r\nab\r\n", "CLIENT_ERROR bad command line format\r\nERROR\r\n" },
 	{ "ms foo\r\n", "CLIENT_ERROR bad command line format\r\n" },
 	{ "ms big9 99999\r\nab\r\n", "SERVER_ERROR object too large for cache\r\n" },
 	/* md */

@@ -106,6 +106,7 @@ int stat_field(const struct xkv_buf *b, const char *name, char *val, size_t vl);
 void t_stats(struct env *e);
 void t_stats_groups(struct env *e);
 void t_metadump(struct env *e);
+void t_exact(struct env *e); /* slowpath_exact.c */
 void t_oom(void);
 void t_percpu(struct env *e);
 void t_access(struct env *e);

@@ -60,6 +60,7 @@ static int run_unit(const char *only)
 		if (!strcmp(name, "percpu") || !strcmp(name, "lru_percpu"))
 			t_percpu(&e);
 		t_metadump(&e);
+		t_exact(&e);
 		t_stats_groups(&e); /* last: stats reset leaves its base */
 		env_close(&e);
 	}
