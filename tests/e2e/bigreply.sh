@@ -7,7 +7,8 @@
 # above its idle size, every mn is answered within 20 ms at the 99th
 # percentile, serve stops spending CPU on connections that do not read, and
 # a get of 40 keys of the value read in full on a fresh connection is right
-# to the byte.  (docs/security.md, "TCP": what a connection can hold.)
+# to the byte; and a get line of 18,725 keys is answered key by key, as
+# memcached answers it.  (docs/security.md, "TCP": what a connection can hold.)
 #
 #   tests/e2e/bigreply.sh [LAYOUT]      (default hash_map)
 #
@@ -42,6 +43,8 @@ check "a ninth connection's mn: p99 $(field mn_p99_ms) ms (< 20) over $(field mn
 check "serve's CPU in the last second $(field cpu_last_s) s/s (< 0.25: no work for who does not read)" \
 	lt "$(field cpu_last_s)" 0.25
 check "a get of 40 keys of the 1 MB value, read in full: every byte right" [ "$(field read_ok)" = True ]
+check "a get line of 18,725 keys (187,255 bytes): every VALUE, then END, as memcached" \
+	tb_cli $PY "$here/bigreplyclient.py" longline "$TB_SRV_IP4" "$TB_PORT"
 tb_serve_stop || fail=1
 tb_xdpkv detach "$TB_SRV_DEV" >/dev/null || tb_die "detach failed"
 exit $fail

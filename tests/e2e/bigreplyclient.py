@@ -170,19 +170,40 @@ def abuse(a):
     return r
 
 
+def longline(host, port):
+    s = connect(host, port)
+    hits = [0, 5, 4095, 4096, 9999, 18724]
+    for i, h in enumerate(hits):
+        s.sendall(b"set k%08d 0 0 3\r\nv%02d\r\n" % (h, i))
+        if read_until(s, b"\r\n") != b"STORED\r\n":
+            raise SystemExit("set: not STORED")
+    line = b"get" + b"".join(b" k%08d" % i for i in range(18725)) + b"\r\n"
+    s.sendall(line + b"mn\r\n")
+    want = b"".join(b"VALUE k%08d 0 3\r\nv%02d\r\n" % (h, i) for i, h in enumerate(hits))
+    want += b"END\r\nMN\r\n"
+    got = read_until(s, b"MN\r\n")
+    s.close()
+    print("a get line of %d bytes, 18725 keys: %s" % (len(line), "every VALUE, then END" if got == want
+                                                         else "got %r" % got[:200]))
+    return got == want
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["abuse"])
+    p.add_argument("cmd", choices=["abuse", "longline"])
     p.add_argument("host")
     p.add_argument("port", type=int)
-    p.add_argument("pid", type=int)
+    p.add_argument("pid", type=int, nargs="?")
     p.add_argument("--conns", type=int, default=8)
     p.add_argument("--keys", type=int, default=4000)
     p.add_argument("--value", type=int, default=1000000)
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--readers", type=int, default=0)
     p.add_argument("--json", action="store_true")
-    abuse(p.parse_args())
+    a = p.parse_args()
+    if a.cmd == "longline":
+        raise SystemExit(0 if longline(a.host, a.port) else 1)
+    abuse(a)
 
 
 if __name__ == "__main__":
