@@ -278,6 +278,7 @@ static void idle_sweep(struct tcp_worker *w)
 			fprintf(stderr, "xdpkv slow path: TCP %s idle for --idle-timeout: closed\n", who);
 		}
 		xkv_tcp_conn_close(w, c);
+		xkv_slow_tcp_event(t->sl, XKV_TCP_IDLE_KICK, 0); /* stats' idle_kicks */
 	}
 }
 
@@ -462,6 +463,8 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->in_max = (size_t)(o->max_buffer_mib ? o->max_buffer_mib : XKV_MAX_BUFFER_MIB) << 20;
 	t->idle_ns = o->idle_timeout * 1000000000ull;
 	xkv_slow_tcp_event(sl, XKV_TCP_LISTEN, t->max_conns);
+	if (t->idle_ns)
+		xkv_slow_tcp_event(sl, XKV_TCP_IDLE_ON, 0);
 	for (unsigned i = 0; i < t->nthreads && !rc; i++) {
 		struct tcp_worker *w = &t->w[i];
 		struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };

@@ -529,6 +529,11 @@ def cmd_idle(host, port, secs):
     except OSError as e:
         got = repr(e).encode()
     check(got == b"", f"idle: a silent one was closed after --idle-timeout {secs:g} ({got!r})")
+    # memcached shows idle_kicks when an idle timeout is set: the silent one
+    busy.sendall(b"stats\r\n")
+    st = recv_until(busy, b"END\r\n", timeout=2)
+    kicks = [l.split()[2] for l in st.split(b"\r\n") if l.startswith(b"STAT idle_kicks ")]
+    check(kicks and int(kicks[0]) >= 1, f"idle: stats idle_kicks counts it ({kicks})")
     quiet.close()
     busy.close()
 
