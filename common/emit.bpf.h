@@ -13,12 +13,16 @@
 
 /* Resize the frame to the reply's Ethernet and IP headers and l4len bytes
  * after them, and write those headers, addressed back to sc->addr, for
- * protocol proto.  The headers are new, not the request's: TTL/hop limit
+ * protocol proto.  A frame that grows takes the room at its head, or with
+ * tail set at its end when the head has too little (a TCP answer grows at
+ * the head only: the request may come again, and its reply must then fit
+ * the same way; tcpx_xdp.bpf.h).  The headers are new, not the request's:
+ * TTL/hop limit
  * 64, IPv4 DF and an id from this CPU's counter, ECN bits cleared (never
  * echo CE).  0, or -1 with the frame untouched (adjust_* failed before
  * anything was written). */
 static __always_inline int xkv_put_l2l3(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 l4len,
-					__u8 proto)
+					__u8 proto, int tail)
 {
 	struct xkv_addr *a = &sc->addr;
 	__u32 l2l3 = ETH_HLEN + a->l3_len;
@@ -28,7 +32,7 @@ static __always_inline int xkv_put_l2l3(struct xdp_md *ctx, struct xkv_scratch *
 	if (delta > 0) {
 		/* grow at the head first: no tail to clear, and veth frames have
 		 * headroom but no tailroom */
-		if (bpf_xdp_adjust_head(ctx, -delta) && bpf_xdp_adjust_tail(ctx, delta))
+		if (bpf_xdp_adjust_head(ctx, -delta) && (!tail || bpf_xdp_adjust_tail(ctx, delta)))
 			return -1;
 	} else if (delta < 0) {
 		if (bpf_xdp_adjust_tail(ctx, delta) && bpf_xdp_adjust_head(ctx, -delta))
@@ -111,7 +115,7 @@ __attribute__((noinline)) int xkv_emit_frame(struct xdp_md *ctx, struct xkv_scra
 	uh->check = 0;
 	__u16 ck = ~csum_fold((__u32)buf_sum(sc->reply, n, pseudo_sum(sc, a->dst, a->src, udp_len)));
 	uh->check = ck ? ck : 0xffff;
-	if (xkv_put_l2l3(ctx, sc, udp_len, IPPROTO_UDP))
+	if (xkv_put_l2l3(ctx, sc, udp_len, IPPROTO_UDP, 1))
 		return XDP_PASS;
 	if (bpf_xdp_store_bytes(ctx, ETH_HLEN + a->l3_len, sc->reply, n))
 		return XDP_PASS;

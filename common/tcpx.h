@@ -36,6 +36,7 @@ struct xkv_tcpx_key {
 #define XKV_TCPX_F_FIN_C 2u   /* the client sent its FIN */
 #define XKV_TCPX_F_FIN_K 4u   /* the kernel sent its FIN (fin_k: its wire seq + 1) */
 #define XKV_TCPX_F_FIN_K_ACKED 8u /* the client acknowledged it */
+#define XKV_TCPX_F_ANSWERED 16u /* a request was answered here: segments are translated */
 
 struct xkv_tcpx_flow {
 	struct bpf_spin_lock lock;
@@ -47,6 +48,10 @@ struct xkv_tcpx_flow {
 	__u32 r_len;             /* its reply's bytes (r[]) */
 	__u32 r_tsval, r_tsecr;  /* its timestamps (0/0: the flow has none) */
 	__u32 fin_k;             /* with F_FIN_K: the wire seq past the kernel's FIN */
+	__u32 passed_end;        /* wire seq past the client's bytes handed to the kernel so far:
+				  * until its rcv_nxt reaches it some are still on their way
+				  * (GRO, the backlog), and a copy of them must not be answered */
+	__u32 _pad;
 	__u64 answered;          /* requests answered here on this flow */
 	__u8 r[XKV_TCPX_REPLY_MAX]; /* the reply text, kept to send again if it is lost */
 };
@@ -62,6 +67,8 @@ struct xkv_tcpx_seg {
 	__u8 fl, odd;              /* TCP flags; an option the translation does not know */
 	__u8 on;                   /* the reply under way is a TCP segment (xkv_emit_frame) */
 	__u8 r_has_ts;
+	__u8 replay;               /* the reply under way is a replay (tcpx_replay) */
+	__u8 _pad;
 	__u16 r_win;
 	__u32 r_seq, r_ack, r_tsval, r_tsecr;
 	__u32 r_room;              /* reply bytes the segment may carry (MSS, window) */

@@ -9,7 +9,8 @@
 #include <linux/tcp.h>
 #include "tcpx.h"
 
-/* Flows with state: created by the responder before its first answer,
+/* Flows with state: created at a connection's first data segment (before
+ * any answer: what was handed to the kernel is tracked from there),
  * removed when the connection's close is acknowledged both ways, on a RST,
  * on a new SYN for the same addresses, and by serve when it starts. */
 struct {
@@ -56,7 +57,7 @@ struct tcp_sock___xkv {
 
 /* The offsets of a flow, copied under its lock. */
 struct tcpx_offs {
-	__u32 flags, dc_prev, dc, ds_prev, ds, c_start, c_end, s_k, s_wire, r_len;
+	__u32 flags, dc_prev, dc, ds_prev, ds, c_start, c_end, s_k, s_wire, r_len, passed_end;
 };
 
 static __always_inline void tcpx_offs_read(struct xkv_tcpx_flow *f, struct tcpx_offs *o)
@@ -72,6 +73,7 @@ static __always_inline void tcpx_offs_read(struct xkv_tcpx_flow *f, struct tcpx_
 	o->s_k = f->s_k;
 	o->s_wire = f->s_wire;
 	o->r_len = f->r_len;
+	o->passed_end = f->passed_end;
 	bpf_spin_unlock(&f->lock);
 }
 

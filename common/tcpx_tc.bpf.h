@@ -28,52 +28,17 @@ static __always_inline void tcpx_put32(struct __sk_buff *skb, __u32 off, __u32 c
 	bpf_skb_store_bytes(skb, off, &to, sizeof(to), 0);
 }
 
-SEC("tc")
-int xdpkv_tcpx_egress(struct __sk_buff *skb)
+/* The kernel's segment translated (tcpx.h): seq, ack (held while the last
+ * reply is unacknowledged), SACK blocks.  Its new sequence number. */
+static __always_inline __u32 tcpx_translate_out(struct __sk_buff *skb, const struct tcpx_offs *o,
+						 const struct tcphdr *th, __u32 l4, __u32 doff)
 {
-	struct xkv_tcpx_key k = {};
-	__u32 l4, ipl;
-	__u8 hdr[40];
-
-	if (cfg.flags & XKV_CFG_NO_XDP_TCP)
-		return TC_ACT_OK;
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		struct iphdr ip;
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)) || ip.ihl != 5 ||
-		    ip.protocol != IPPROTO_TCP)
-			return TC_ACT_OK;
-		xkv_addr_from_v4(k.peer, &ip.daddr);
-		xkv_addr_from_v4(k.local, &ip.saddr);
-		l4 = ETH_HLEN + 20;
-		ipl = bpf_ntohs(ip.tot_len) - 20;
-	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr ip6;
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)) || ip6.nexthdr != IPPROTO_TCP)
-			return TC_ACT_OK;
-		__builtin_memcpy(k.peer, &ip6.daddr, 16);
-		__builtin_memcpy(k.local, &ip6.saddr, 16);
-		l4 = ETH_HLEN + 40;
-		ipl = bpf_ntohs(ip6.payload_len);
-	} else {
-		return TC_ACT_OK;
-	}
-	struct tcphdr th;
-	if (bpf_skb_load_bytes(skb, l4, &th, sizeof(th)) || th.source != bpf_htons(cfg.port))
-		return TC_ACT_OK;
-	k.pport = th.dest;
-	k.lport = th.source;
-	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &k);
-	if (!f)
-		return TC_ACT_OK;
-	struct tcpx_offs o;
-	tcpx_offs_read(f, &o);
-	__u32 csum = l4 + 16, doff = th.doff * 4;
-	__u8 fl = ((__u8 *)&th)[13];
-	__u32 seq = bpf_ntohl(th.seq);
-	__u32 nseq = tcpx_seq_out(&o, seq);
-	tcpx_put32(skb, l4 + 4, csum, th.seq, bpf_htonl(nseq));
+	__u32 csum = l4 + 16;
+	__u8 fl = ((__u8 *)th)[13], hdr[40];
+	__u32 nseq = tcpx_seq_out(o, bpf_ntohl(th->seq));
+	tcpx_put32(skb, l4 + 4, csum, th->seq, bpf_htonl(nseq));
 	if (fl & 0x10)
-		tcpx_put32(skb, l4 + 8, csum, th.ack_seq, bpf_htonl(tcpx_ack_out(&o, bpf_ntohl(th.ack_seq), 1)));
+		tcpx_put32(skb, l4 + 8, csum, th->ack_seq, bpf_htonl(tcpx_ack_out(o, bpf_ntohl(th->ack_seq), 1)));
 	/* SACK blocks (of the client's stream) */
 	__u32 olen = doff > 20 ? doff - 20 : 0;
 	barrier_var(olen);
@@ -109,8 +74,54 @@ int xdpkv_tcpx_egress(struct __sk_buff *skb)
 		if (e * 4 + 4 > sack_len || at + 4 > 40)
 			break;
 		__builtin_memcpy(&v, &hdr[at & 63], 4);
-		tcpx_put32(skb, l4 + 20 + at, csum, v, bpf_htonl(tcpx_ack_out(&o, bpf_ntohl(v), 0)));
+		tcpx_put32(skb, l4 + 20 + at, csum, v, bpf_htonl(tcpx_ack_out(o, bpf_ntohl(v), 0)));
 	}
+	return nseq;
+}
+
+SEC("tc")
+int xdpkv_tcpx_egress(struct __sk_buff *skb)
+{
+	struct xkv_tcpx_key k = {};
+	__u32 l4, ipl;
+
+	if (cfg.flags & XKV_CFG_NO_XDP_TCP)
+		return TC_ACT_OK;
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)) || ip.ihl != 5 ||
+		    ip.protocol != IPPROTO_TCP)
+			return TC_ACT_OK;
+		xkv_addr_from_v4(k.peer, &ip.daddr);
+		xkv_addr_from_v4(k.local, &ip.saddr);
+		l4 = ETH_HLEN + 20;
+		ipl = bpf_ntohs(ip.tot_len) - 20;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)) || ip6.nexthdr != IPPROTO_TCP)
+			return TC_ACT_OK;
+		__builtin_memcpy(k.peer, &ip6.daddr, 16);
+		__builtin_memcpy(k.local, &ip6.saddr, 16);
+		l4 = ETH_HLEN + 40;
+		ipl = bpf_ntohs(ip6.payload_len);
+	} else {
+		return TC_ACT_OK;
+	}
+	struct tcphdr th;
+	if (bpf_skb_load_bytes(skb, l4, &th, sizeof(th)) || th.source != bpf_htons(cfg.port))
+		return TC_ACT_OK;
+	k.pport = th.dest;
+	k.lport = th.source;
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &k);
+	if (!f)
+		return TC_ACT_OK;
+	struct tcpx_offs o;
+	tcpx_offs_read(f, &o);
+	__u32 doff = th.doff * 4;
+	__u8 fl = ((__u8 *)&th)[13];
+	__u32 nseq = bpf_ntohl(th.seq);
+	if (o.flags & XKV_TCPX_F_ANSWERED)
+		nseq = tcpx_translate_out(skb, &o, &th, l4, doff);
 	int done = 0;
 	if (fl & 0x05) { /* FIN or RST */
 		bpf_spin_lock(&f->lock);

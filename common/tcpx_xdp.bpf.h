@@ -294,7 +294,10 @@ __attribute__((noinline)) int xkv_tcpx_emit(struct xdp_md *ctx, struct xkv_scrat
 			t += *(__u32 *)&p->hdr[i * 4];
 	s = buf_sum(&sc->reply[XKV_TEXT], tlen & 2047, csum_fold32(t));
 	*ck = ~csum_fold((__u32)s);
-	if (xkv_put_l2l3(ctx, sc, l4len, IPPROTO_TCP))
+	/* an answer grows at the head only, so that a replay of it (the same
+	 * request again: the same frame size) grows the same way; a replay
+	 * may take the tail as well */
+	if (xkv_put_l2l3(ctx, sc, l4len, IPPROTO_TCP, p->replay))
 		return XDP_PASS;
 	__u32 at = ETH_HLEN + sc->addr.l3_len;
 	if (bpf_xdp_store_bytes(ctx, at, p->hdr, hl == 32 ? 32 : 20) ||
@@ -369,7 +372,9 @@ static __always_inline int tcpx_replay(struct xdp_md *ctx, struct xkv_scratch *s
 		if (len && len <= XKV_TCPX_REPLY_MAX &&
 		    !bpf_probe_read_kernel(&sc->reply[XKV_TEXT], len, f->r)) {
 			sc->tx.on = 1;
+			sc->tx.replay = 1;
 			act = xkv_tcpx_emit(ctx, sc, len);
+			sc->tx.replay = 0;
 		}
 	}
 	bpf_sk_release(sk);
@@ -437,8 +442,12 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 		return TCPX_REFUSE(refused_shape);
 	if (p->plen > XKV_REQ_MAX)
 		return TCPX_REFUSE(refused_shape);
-	if (f && !(o->flags & XKV_TCPX_F_ACKED))
+	if (!(o->flags & XKV_TCPX_F_ACKED))
 		return TCPX_REFUSE(refused_unacked);
+	/* bytes of it, or after it, handed to the kernel and not yet in
+	 * rcv_nxt (a copy on its way through GRO or the backlog) */
+	if (seq_before(p->seq, o->passed_end))
+		return TCPX_REFUSE(refused_order);
 	__u32 kseq = p->seq - o->dc, kack = tcpx_ack_in(o, p->ack);
 	struct tcp_sock___xkv *tp = NULL;
 	struct bpf_sock *sk = tcpx_sock(ctx, sc, &tp);
@@ -480,19 +489,6 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 	if (n == 0 || bpf_xdp_load_bytes(ctx, p->l4 + p->doff, sc->req, n))
 		return TCPX_REFUSE(refused_shape);
 	p->r_len = 0;
-	if (!f) {
-		/* the state before the first answer; a full table: not answered */
-		__u32 zero = 0;
-		struct tcpx_blank_flow *blank = bpf_map_lookup_elem(&tcpx_blank, &zero);
-		if (!blank || bpf_map_update_elem(&tcpx_flows, &p->key, blank, BPF_NOEXIST))
-			return TCPX_REFUSE(refused_table);
-		f = bpf_map_lookup_elem(&tcpx_flows, &p->key);
-		if (!f)
-			return TCPX_REFUSE(refused_table);
-		bpf_spin_lock(&f->lock);
-		f->flags = XKV_TCPX_F_ACKED; /* nothing injected yet */
-		bpf_spin_unlock(&f->lock);
-	}
 	act = tcpx_run(ctx, sc, st);
 	if (act != XDP_TX)
 		return act;
@@ -514,7 +510,7 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 	f->r_len = rl;
 	f->r_tsval = p->r_tsval;
 	f->r_tsecr = p->r_tsecr;
-	f->flags &= ~XKV_TCPX_F_ACKED;
+	f->flags = (f->flags & ~XKV_TCPX_F_ACKED) | XKV_TCPX_F_ANSWERED;
 	f->answered++;
 	bpf_spin_unlock(&f->lock);
 	stat_inc(st, XKV_STAT_tcpx_answered);
@@ -569,17 +565,37 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 			bpf_map_delete_elem(&tcpx_flows, &p->key);
 		return XDP_PASS;
 	}
+	if (!f && p->plen && !(p->fl & TCPX_RST)) {
+		/* the connection's first data: its state from here on (nothing
+		 * injected yet); a full table: never answered, never translated */
+		struct tcpx_blank_flow *blank = bpf_map_lookup_elem(&tcpx_blank, &zero);
+		if (!blank || bpf_map_update_elem(&tcpx_flows, &p->key, blank, BPF_NOEXIST)) {
+			stat_inc(st, XKV_STAT_tcpx_refused_table);
+			return XDP_PASS;
+		}
+		f = bpf_map_lookup_elem(&tcpx_flows, &p->key);
+		if (!f)
+			return XDP_PASS;
+		bpf_spin_lock(&f->lock);
+		f->flags = XKV_TCPX_F_ACKED;
+		f->passed_end = p->seq;
+		bpf_spin_unlock(&f->lock);
+	}
+	if (!f)
+		return XDP_PASS; /* nothing answered on it: nothing to translate */
 	struct tcpx_offs o = {};
-	if (f) {
+	{
 		if (tcpx_track(f, p)) {
 			tcpx_offs_read(f, &o);
-			tcpx_translate_in(ctx, sc, &o);
+			if (o.flags & XKV_TCPX_F_ANSWERED)
+				tcpx_translate_in(ctx, sc, &o);
 			bpf_map_delete_elem(&tcpx_flows, &p->key);
 			return XDP_PASS;
 		}
 		tcpx_offs_read(f, &o);
 		/* a repeat of the answered request (or a part of it) */
-		if (p->plen && seq_before(p->seq, o.c_end) && seq_before(o.c_start, p->seq + p->plen)) {
+		if (p->plen && (o.flags & XKV_TCPX_F_ANSWERED) && seq_before(p->seq, o.c_end) &&
+		    seq_before(o.c_start, p->seq + p->plen)) {
 			if (!(o.flags & XKV_TCPX_F_ACKED))
 				return tcpx_replay(ctx, sc, st, f, &o);
 			if (!seq_before(o.c_end, p->seq + p->plen)) {
@@ -593,7 +609,14 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 		if (act != XKV_NEXT)
 			return act;
 	}
-	if (f)
+	if (p->plen) {
+		__u32 end = p->seq + p->plen;
+		bpf_spin_lock(&f->lock);
+		if (seq_before(f->passed_end, end))
+			f->passed_end = end;
+		bpf_spin_unlock(&f->lock);
+	}
+	if (o.flags & XKV_TCPX_F_ANSWERED)
 		tcpx_translate_in(ctx, sc, &o);
 	return XDP_PASS;
 }

@@ -21,7 +21,7 @@ int xdpkv(struct xdp_md *ctx)
 
 	if (!q.sc)
 		return XDP_PASS;
-	q.sc->tx.on = 0;
+	q.sc->tx.on = q.sc->tx.replay = 0;
 	if ((act = xkv_tcpx(ctx, q.sc)) != XKV_NEXT) /* TCP (tcpx_xdp.bpf.h) */
 		return act;
 	if ((act = xdp_read_headers(ctx, &q)) != XKV_NEXT)

@@ -120,6 +120,13 @@ endforeach()
 foreach(l ${XKV_E2E_LAYOUTS} lru_percpu set_assoc sieve s3fifo ${XKV_E2E_ARENA})
   xkv_e2e(e2e_tcpxdp_${l} 200 tcpxdp.sh ${l})
 endforeach()
+# The fault test: 32 connections of verified mixed traffic for 20 s while a
+# BPF program on the client's end drops 1 % and duplicates 1 % of the TCP
+# segments each way: 0 wrong replies, no stall, no reset, replies sent again
+# (bench/tcpfault.sh: the same for 10 minutes).
+foreach(l hash_map lru)
+  xkv_e2e(e2e_tcpfault_${l} 120 tcpfault.sh --layout ${l})
+endforeach()
 # One client cannot make serve hold its replies: 8 connections asking 4 GB
 # each without reading, serve's peak RSS and a ninth's mn latency (~10 s).
 # (alone: the latency bound is the server's, not the rest of the suite's)
