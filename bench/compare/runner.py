@@ -361,7 +361,7 @@ class Runner(KernelSteps):
         pt = (s["duration"] + s["warmup"] + 0.35) * s.get("repeat", 1)
         xpt = (s["duration"] + 0.3) * s.get("repeat", 1)
         # the headline's points (headline.py) get spreads: HEADLINE_REPEAT runs at least
-        hr = max(s.get("repeat", 1), HEADLINE_REPEAT)
+        hr = max(s.get("repeat", 1), s.get("headline_repeat", HEADLINE_REPEAT))
         hpt, hxpt = pt * hr / s.get("repeat", 1), xpt * hr / s.get("repeat", 1)
         fractions = sorted(set(s["fractions"]) | {HEADLINE_FRACTION})
         steps = []
