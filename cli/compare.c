@@ -130,10 +130,14 @@ static const struct xo compare_table[] = { XO_END };
 
 const struct cmd cmd_compare = {
 	.name = "compare",
-	.synopsis = "[--quick | --smoke] [--layouts L,...] [--baselines B,...] [--experiments a,...,m] "
+	.synopsis = "[--quick | --smoke] [--layouts L,...] [--baselines B,...] [--experiments a,...,n] "
 		    "[--workload fixed|etc|twitter] [--repeat N] [--gen-cores G] [--out DIR] [--json]",
 	.summary = "compare the layouts with memcached and Redis on a veth testbed (report, plots)",
-	.doc = "Runs bench/compare/compare.py with the arguments as given; "
+	.doc = "Runs bench/compare/compare.py with the arguments as given.  Every report opens "
+	       "with a headline: one row per system (every layout, memcached UDP and TCP, Redis) "
+	       "on the same definitions, and a figure of capacity against bytes per item; "
+	       "--quick runs the experiments it is made of (a,b,f,g,i,m) in about 4 minutes on 2 "
+	       "CPUs.  "
 	       "'xdpkv compare --help' lists them and the experiments (j: scaling with server "
 	       "cores, l: the in-kernel microbenchmark at 1 ... nproc threads, m: hit ratio per "
 	       "byte against libCacheSim).  "
