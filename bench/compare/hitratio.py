@@ -26,6 +26,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 KVEXP_DIR = os.path.join(REPO, "bench", "kvexp")
 SIM = os.path.join(KVEXP_DIR, "hitratio_vs_cachesim.py")
 VENV_PY = os.path.join(REPO, "bench", ".venv", "bin", "python")
+# what installs it there (a source tree's, or the package's under /usr/share/xdpkv)
+SETUP = os.path.join(KVEXP_DIR, "setup-cachesim.sh")
 # the map's bytes may miss the budget by this share, or the budget tolerance
 # the run was given if larger (xkv-kvexp sizes it from whole entries), or by
 # one page: array and arena maps are allocated in whole 4 KiB pages, which
@@ -168,7 +170,7 @@ def merge(sims, lcs_version, python):
     params.pop("key_sizes_hex", None)
     return {"simulator": ("libCacheSim %s and the own models (%s)" % (lcs_version, python)
                           if lcs_version else "the own models only: libCacheSim is not "
-                          "installed (bench/kvexp/setup-cachesim.sh)"),
+                          "installed (%s)" % SETUP),
             "libcachesim_version": lcs_version,
             "params": params, "machine": sims[0]["kvexp"].get("machine"),
             "tolerance": sims[0].get("tolerance"),

@@ -172,10 +172,11 @@ class KernelSteps:
         if self.hr_sim is None:
             self.hr_sim = hitratio.simulator()
             if not self.hr_sim[1]:
-                self.notes.append("m: libCacheSim is not installed (bench/kvexp/setup-cachesim.sh "
-                                  "puts it in bench/.venv): the hit ratios are checked against "
-                                  "the own Python models only, and the figure has no "
-                                  "libCacheSim curves")
+                self.notes.append("m: libCacheSim is not installed (sudo %s puts it in %s): the "
+                                  "hit ratios are checked against the own Python models only, "
+                                  "and the figure has no libCacheSim curves" % (
+                                      hitratio.SETUP,
+                                      os.path.dirname(os.path.dirname(hitratio.VENV_PY))))
         doc = hitratio.run_layout(self.tools["kvexp"], layout, h, self.args.workload,
                                   self.server_cpu, self.logdir, log)
         bad = hitratio.check_doc(doc, layout, h)
