@@ -291,6 +291,9 @@ def plot(plt, res, outdir, made, save, colors):
     if not pts:
         return
     fig, ax = plt.subplots(figsize=(11, 5.5))
+    xspan = max(p[1] for p in pts) or 1
+    yspan = max(p[2]["value"] for p in pts) or 1
+    placed = []  # labels drawn so far: a label near another goes below it
     for r, bpi, cap in pts:
         s = r["system"]
         est = cap.get("estimated")
@@ -301,13 +304,17 @@ def plot(plt, res, outdir, made, save, colors):
                     mfc="white" if est else c, capsize=3,
                     label=s.replace("xdpkv/", "") + (" (estimate)" if est else ""))
         hr = r["hit_ratio"].get("value")
+        near = sum(1 for x, y in placed if abs(x - bpi) < 0.04 * xspan and
+                   abs(y - cap["value"]) < 0.06 * yspan)
+        placed.append((bpi, cap["value"]))
         ax.annotate(s.replace("xdpkv/", "") + ("\nhit %.2f" % hr if hr is not None else ""),
-                    (bpi, cap["value"]), textcoords="offset points", xytext=(6, 4), fontsize=7)
+                    (bpi, cap["value"]), textcoords="offset points",
+                    xytext=(6, 4 - 20 * near), fontsize=7)
     ax.set_xlabel("bytes per item (the kernel's map figure; RSS / used_memory for the "
                   "baselines)")
     ax.set_ylabel("capacity per server core (M requests/s)")
     ax.set_ylim(bottom=0)
-    ax.set_xlim(left=0)
+    ax.set_xlim(0, 1.15 * xspan)  # room for the labels right of the points
     ax.set_title("Capacity against memory per item\nfilled: measured (%s); hollow: 1 / server "
                  "CPU per request (an estimate); hit ratio at a %s budget, Zipf %s" % (
                      XDPGEN_LABEL, h["budget"], h["dist"].replace("zipf", "")), fontsize=9)
