@@ -250,6 +250,8 @@ int xkv_slow_stream(struct xkv_slow *sl, const struct xkv_slow_src *src, struct 
 	xkv_slow_hold(sl);
 	rc = slow_stream(sl, src, st, buf, len, consumed, out, delta);
 	xkv_slow_release(sl);
+	if (rc == XKV_STREAM_CLOSE) /* a reply in parts goes no further */
+		memset(&st->mg, 0, sizeof(st->mg));
 	return rc;
 }
 

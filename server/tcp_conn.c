@@ -312,7 +312,7 @@ bool xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	bool queued = c->out.len > c->out_off, busy = xkv_slow_stream_busy(&c->st);
 	/* a part sent whole: nothing to wait for, the next at the next turn */
 	conn_ready(w, c, busy && !queued && !c->closing);
-	if ((c->closing || c->rd_eof) && !queued && !busy) {
+	if ((c->closing || (c->rd_eof && !busy)) && !queued) {
 		if (conn_may_close(w, c))
 			goto gone; /* a request the peer left half-sent is dropped */
 		return true;

@@ -309,6 +309,22 @@ static void st_write_list(struct env *e)
 	       !xkv_slow_tcp_admit(e->sl, rd.addr, &e->delta) && xkv_slow_tcp_admit(e->sl, wr.addr, &e->delta),
 	       "%s: a source outside the allow list: closed with nothing, refused at connect", e->layout);
 	conn_free(&o);
+
+	/* a trusted client cut off in the middle of a reply in parts: closed,
+	 * the reply not left waiting to go on */
+	xkv_acl_add(&e->s, XKV_ACL_TRUST, &ten, XKV_ACL_USER);
+	struct conn big = { .src = &wr, .st.out_max = 40 };
+	feed(e, &big, "get w w w w w w w w w w\r\n", 25);
+	bool parts = xkv_slow_stream_busy(&big.st) && !big.closed && big.out.len < 10 * 17;
+	xkv_acl_del(&e->s, XKV_ACL_ALLOW, &ten, XKV_ACL_USER);
+	big.out.len = 0;
+	feed(e, &big, NULL, 0);
+	report(parts && big.closed && !big.out.len && !xkv_slow_stream_busy(&big.st),
+	       "%s: a trusted client leaves the allow list in the middle of a reply in parts: closed "
+	       "with nothing more, no part left to run", e->layout);
+	conn_free(&big);
+	xkv_acl_del(&e->s, XKV_ACL_TRUST, &ten, XKV_ACL_USER);
+	xkv_acl_add(&e->s, XKV_ACL_ALLOW, &ten, XKV_ACL_USER);
 	xkv_acl_add(&e->s, XKV_ACL_ALLOW, &any, XKV_ACL_USER);
 }
 
