@@ -280,14 +280,18 @@ static inline int xkv_tok_mc_i32(const __u8 *buf, const struct xkv_tok *t, __s64
 	return 0;
 }
 
-/* memcached's safe_strtoul / safe_strtoull: a sign allowed, a negative
- * number refused (its '-' rule), -0 is 0. */
+/* memcached's safe_strtoul / safe_strtoull: strtoull negates a '-'
+ * number modulo 2^64, and a result that is negative as a signed number is
+ * refused when a '-' was there (-1 is refused, -0 is 0, and
+ * -9223372036854775809 reads as 9223372036854775807). */
 static inline int xkv_tok_mc_u64(const __u8 *buf, const struct xkv_tok *t, __u64 *out)
 {
 	int neg;
-	if (xkv_tok_signed(buf, t, out, &neg) || (neg && *out))
+	if (xkv_tok_signed(buf, t, out, &neg))
 		return -1;
-	return 0;
+	if (neg)
+		*out = 0 - *out;
+	return neg && (__s64)*out < 0 ? -1 : 0;
 }
 
 static inline int xkv_check_key(const struct xkv_req *r, __u32 t)
@@ -456,13 +460,15 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 
 	if (op == XKV_OP_DELETE) {
 		/* delete <key> [0] [noreply]: memcached 1.6.18 answers other
-		 * word counts ERROR, other third and fourth words its usage line */
-		__u32 extra = n - 2 - (__u32)last_noreply;
+		 * word counts ERROR, other third and fourth words its usage line;
+		 * "delete noreply" deletes the key "noreply", with a reply */
 		if (n < 2 || n > 4)
 			return xkv_fail(r, XKV_E_UNKNOWN);
+		int nr = n > 2 && last_noreply;
+		__u32 extra = n - 2 - (__u32)nr;
 		if (extra > 1 || (extra == 1 && !xkv_tok_is(buf, &r->tok[2], "0", 1)))
 			return xkv_fail(r, XKV_E_DEL_USAGE);
-		r->noreply = last_noreply;
+		r->noreply = nr;
 		int e = xkv_check_key(r, 1);
 		return e ? xkv_fail(r, e) : XKV_OK;
 	}

@@ -213,6 +213,12 @@ int slow_cmd_stats(struct slow_cmd *c)
 			return PUT_LIT(c->out, "SERVER_ERROR per-prefix stats are not kept\r\n");
 		return PUT_LIT(c->out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n");
 	}
+	/* stats cachedump <class> <limit>: memcached's line for fewer words;
+	 * the listing itself this store does not make (ERROR below) */
+	if (q->ntok >= 2 && q->ntok < 4 && q->tok[1].len == 9 && !memcmp(tok_ptr(c, 1), "cachedump", 9)) {
+		STAT(c, err_client);
+		return PUT_LIT(c->out, "CLIENT_ERROR bad command line\r\n");
+	}
 	int r = q->ntok < 2 ? stats_lines(c) : stats_group(c, tok_ptr(c, 1), q->tok[1].len);
 	if (r == STATS_RESET)
 		return PUT_LIT(c->out, "RESET\r\n");

@@ -127,13 +127,18 @@ int number(const __u8 *p, __u32 n, __u64 max, __u64 *out)
 }
 
 /* memcached's safe_strtoul / safe_strtoull: an optional sign, digits; a
- * negative number refused, -0 is 0. */
+ * '-' number is 2^64 less its magnitude, refused when that is negative as
+ * an int64 (so -1 is refused, -0 is 0). */
 int mc_unsigned(const __u8 *p, __u32 n, __u64 *out)
 {
 	__u32 sign = n > 1 && (p[0] == '+' || p[0] == '-');
 	if (number(p + sign, n - sign, UINT64_MAX, out))
 		return -1;
-	return sign && p[0] == '-' && *out ? -1 : 0;
+	if (sign && p[0] == '-') {
+		*out = (__u64)0 - *out;
+		return *out > (__u64)INT64_MAX ? -1 : 0;
+	}
+	return 0;
 }
 
 /* memcached's safe_strtol into an int32_t: strtol's range, then the low
@@ -575,6 +580,7 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		/* delete <key> [0] [noreply]: 2 to 4 words, else ERROR; a
 		 * third word that is not 0 (or noreply), or a fourth that is
 		 * not noreply after a 0: memcached's usage line */
+		noreply = l.n > 2 && noreply; /* "delete noreply": the key "noreply" */
 		__u32 args = l.n - 1 - (__u32)noreply;
 		if (l.n < 2 || l.n > 4) {
 			error_reply(r, XKV_R_ERROR, XKV_STAT_err_unknown);

@@ -74,6 +74,12 @@ static void rows_other(struct env *e)
 	    "OK\r\nERROR\r\nOK\r\nERROR\r\nERROR\r\nERROR\r\n", 0);
 	row(e, "slabs reassign", "slabs reassign x 2\r\nslabs reassign 1 1\r\nslabs reassign 1\r\n",
 	    FMT "SAME src and dst class are identical\r\nERROR\r\n", 0);
+	row(e, "delete noreply: a delete of the key noreply, answered", "delete noreply\r\n",
+	    "NOT_FOUND\r\n", 0);
+	row(e, "stats cachedump without its class and limit", "stats cachedump 1\r\n",
+	    "CLIENT_ERROR bad command line\r\n", 0);
+	row(e, "strtoull's modulo: -9223372036854775809 is a delta", "incr nokey -9223372036854775809\r\n",
+	    "NOT_FOUND\r\n", 0);
 	row(e, "stats detail without on|off|dump: its usage line", "stats detail\r\nstats detail foo\r\n",
 	    "CLIENT_ERROR usage: stats detail on|off|dump\r\nCLIENT_ERROR usage: stats detail on|off|dump\r\n",
 	    0);
