@@ -180,13 +180,13 @@ class Tester:
         mn, xn = wire.norm_units(mu, {}), wire.norm_units(xu, {})
         if same(mn, xn):
             return "same", keys, mu, xu
-        if self.a.malformed and xu and xu[-1] == b"<closed>" and mu[-1:] == [b"<closed>"]:
+        if (self.a.malformed or self.a.edge) and xu and xu[-1] == b"<closed>" and mu[-1:] == [b"<closed>"]:
             # both closed: memcached drops the replies it had not sent yet
             # when it closes (conn_closing), so its answers may stop earlier
             k = len(mn[0]) - 1
             if xn[0][:k] == mn[0][:k]:
                 return "closed", keys, mu, xu
-        if self.a.malformed and xu and xu[-1] == b"<closed>":
+        if (self.a.malformed or self.a.edge) and xu and xu[-1] == b"<closed>":
             # xdpkv closed: what it answered before must be memcached's
             # answers (an error line last, before the close, may be its own)
             k = len(xn[0]) - 1
@@ -241,7 +241,7 @@ class Tester:
     def run(self):
         a = self.a
         rng = random.Random(a.seed)
-        g = gen.Gen(rng, value_max=a.value_max, malformed=a.malformed, udp=a.proto == "udp")
+        g = gen.Gen(rng, value_max=a.value_max, malformed=a.malformed, udp=a.proto == "udp", edge=a.edge)
         counts = {"same": 0, "differ": 0, "lossy": 0, "closed": 0, "unstable": 0, "mc_memory": 0,
                   "padded": 0}
         failures = []
@@ -275,8 +275,9 @@ class Tester:
                 print("... %d/%d batches, %d differ (%.0f/s)" % (i + 1, a.batches, counts["differ"],
                                                                  (i + 1) / (now - t0)),
                       file=sys.stderr, flush=True)
-        summary = {"proto": a.proto, "rule": a.rule, "malformed": a.malformed, "seed": a.seed,
-                   "batches": a.batches, "seconds": round(time.monotonic() - t0, 1), **counts}
+        summary = {"proto": a.proto, "rule": a.rule, "malformed": a.malformed, "edge": a.edge,
+                   "seed": a.seed, "batches": a.batches, "seconds": round(time.monotonic() - t0, 1),
+                   **counts, "categories": g.cats}
         if a.json:
             print(json.dumps(summary))
         print("%s %d batches (%s, seed %d%s): %d same, %d differ, %d lossy-only, %d closed by xdpkv, "
@@ -302,6 +303,9 @@ def main():
     p.add_argument("--batches", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--malformed", action="store_true", help="mix in requests that are wrong on purpose")
+    p.add_argument("--edge", action="store_true",
+                   help="mix in the command forms of forms.py (memcached's parser: word counts, "
+                        "number limits, HTTP-like and odd lines, stats, slabs, meta flags)")
     p.add_argument("--rule", choices=["exact", "lossy"], default="exact")
     p.add_argument("--value-max", type=int, default=20000)
     p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")

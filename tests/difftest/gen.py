@@ -14,6 +14,8 @@ is left out.  --malformed adds requests that are wrong on purpose.
 """
 import random
 
+import forms
+
 NKEYS = 10
 # The cas a command carries when the batch has not seen its key's: one no
 # server gives out (a fresh memcached's counter starts at 1, so 1 would
@@ -23,11 +25,13 @@ UNKNOWN_CAS = (1 << 62) + 1
 
 
 class Gen:
-    def __init__(self, rng, value_max=20000, malformed=False, udp=False):
+    def __init__(self, rng, value_max=20000, malformed=False, udp=False, edge=False):
         self.r = rng
         self.value_max = value_max
         self.malformed = malformed
         self.udp = udp
+        self.edge = edge  # mix in forms.py's command forms
+        self.cats = {name: 0 for name in forms.CATEGORIES} if edge else {}
 
     # ---- pieces ----
     def key(self):
@@ -228,6 +232,10 @@ class Gen:
 
     def command(self):
         r = self.r
+        if self.edge and r.random() < 0.2:
+            name = r.choice(list(forms.CATEGORIES))
+            self.cats[name] += 1
+            return forms.CATEGORIES[name](self)
         if self.malformed and r.random() < 0.1:
             return self.c_bad()
         return r.choices(

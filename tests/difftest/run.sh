@@ -10,6 +10,9 @@
 # Per layout, the passes (default tcp,tcp-malformed,udp,regress,bin):
 #   tcp            valid pipelined text + meta streams over TCP
 #   tcp-malformed  the same with requests that are wrong on purpose
+#   tcp-edge       the same with forms.py's command forms (memcached's parser:
+#                  word counts, number limits, HTTP-like and odd lines, stats,
+#                  slabs, every meta flag)
 #   udp            one request per datagram: the XDP fast path and the slow path
 #   regress        issue 17's bugs over TCP (regress.py stream), and with hash_map, on
 #                  a store with --value-size 8, regress.py smallval
@@ -84,6 +87,7 @@ for layout in "${layouts[@]}"; do
 		case $pass in
 		tcp) ;;
 		tcp-malformed) args+=(--malformed) ;;
+		tcp-edge) args+=(--edge) ;;
 		udp) args+=(--proto udp --value-max 1200) ;;
 		*) tb_die "difftest: unknown pass $pass" ;;
 		esac

@@ -36,7 +36,7 @@ layouts=("$@")
 PY=/usr/bin/python3
 $PY -c 'import pymemcache, memcache' ||
 	tb_die "python3-pymemcache and python3-memcache are needed (tests/lib/install-deps.sh)"
-for t in memccp memccat memcrm memcstat memcflush; do
+for t in memccp memccat memcrm memcstat memcflush memccapable; do
 	command -v $t >/dev/null || tb_die "$t missing: install libmemcached-tools (tests/lib/install-deps.sh)"
 done
 VALCAP=2048
@@ -75,6 +75,9 @@ libmemcached() { # the libmemcached tools, from the client namespace
 	sleep 0.3 # the flush walk runs in the background
 	check "memccat after memcflush finds nothing" \
 		bash -c "! nsenter --net=/run/netns/$TB_CLI_NS -- memccat $s blob.bin >/dev/null 2>&1"
+	# libmemcached's conformance cases, as memcached 1.6.18 passes them (27 of 27)
+	check "memccapable -a: every ASCII case passes" \
+		bash -c "nsenter --net=/run/netns/$TB_CLI_NS -- timeout 60 memccapable -h $S4 -p $P -a | grep -q '^All tests passed'"
 }
 
 memcached_tool() { # EVICTIONS PORT: memcached's own monitoring script (Debian's memcached package)
