@@ -33,6 +33,7 @@ LEFT_OUT = {
     "flags or exptime wider than 64 bits": "both refuse; same answer, not generated",
     "a <bytes> of 2147483645": "a 2 GB block both servers wait for: the connection is spent",
     "a meta flag token of several letters (vf)": "memcached reads its first letter, xdpkv refuses it",
+    "ms N in append or prepend mode": "xdpkv creates the item, as later 1.6 releases; 1.6.18 answers NS",
     "stats, stats settings/items/slabs/conns/sizes": "values differ (pid, time, sizes): not comparable",
     "stats cachedump <class> <limit>": "memcached lists a slab class's items; xdpkv has not those classes",
     "stats detail on/off/dump, mg h/l": "per-prefix counters, a fetched bit, a read time: not kept",
@@ -40,6 +41,8 @@ LEFT_OUT = {
     "slabs reassign between classes 3..63": "memcached has ~40 classes, xdpkv 1 or 2",
     "get of a key over 250 bytes in a pipeline": "memcached drops the unsent replies before it",
     "lru_crawler, lru, watch, cache_memlimit, extstore": "subsystems xdpkv has not",
+    "a data block read as commands that starts like a reply (a number, END, STORED, ...)":
+        "the loop guard (docs/security.md): xdpkv answers nothing and closes, memcached ERROR",
     "flush_all with a delay": "it lands in a later batch at a moment each server's clock sees "
                               "differently (tested by hand and in the tcp pass)",
 }
@@ -61,7 +64,10 @@ def storage_fields(g):
     k = r.randrange(10)
     want = 5 if cmd != b"cas" else 6
     n = r.choice([want, want, want + 1, want - 1, want - 2, want + 2, want + 3])
-    v = g.value()[:64]
+    # letters only: a refused line's block is read as commands, and a line
+    # of it that reads as a reply (a number, END, ...) meets the loop guard
+    # (LEFT_OUT); the other passes send any bytes
+    v = bytes(r.choice(b"abcdefghij") for _ in range(r.choice([0, 1, 5, 20, 64])))
     nums = [b"%d" % g.flags(), b"%d" % g.exptime(), b"%d" % len(v), b"1"]
     for i in range(len(nums)):
         if r.random() < 0.35:
@@ -175,7 +181,7 @@ def slabs_forms(g):
 MG_FLAGS = [b"v", b"f", b"t", b"c", b"k", b"s", b"q", b"u", b"O1", b"T100", b"N100", b"R30",
             b"b", b"E5", b"x", b"z", b"!", b"Ox", b"T", b"Tx", b"N"]
 MS_FLAGS = [b"c", b"k", b"q", b"O1", b"F5", b"T100", b"C1", b"I", b"MS", b"ME", b"MA", b"MP", b"MR",
-            b"Mx", b"MSS", b"b", b"E5", b"x", b"F", b"Fx", b"T-1", b"N30"]
+            b"Mx", b"MSS", b"b", b"E5", b"x", b"F", b"Fx", b"T-1"]
 MD_FLAGS = [b"q", b"k", b"O1", b"I", b"T30", b"C1", b"x", b"b", b"Tx", b"E5"]
 MA_FLAGS = [b"v", b"t", b"c", b"k", b"q", b"O1", b"D2", b"N30", b"J5", b"T30", b"C1", b"MI", b"MD",
             b"M+", b"M-", b"Mx", b"Dx", b"Jx", b"x", b"E5", b"b"]
