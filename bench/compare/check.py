@@ -81,6 +81,17 @@ def main():
         check_hitratio(res, rows, md, [l for l in a.layouts.split(",") if l], need)
     if "n" in a.experiments:
         check_tcpscale(rows, md, [b for b in a.baselines.split(",") if b], need)
+    if "g" in a.experiments:
+        for s in [b for b in a.baselines.split(",") if b in ("memcached-udp", "memcached-tcp",
+                                                               "redis")]:
+            rr = [r for r in rows if r["experiment"] == "g" and r["system"] == s]
+            need(len(rr) == 1 and rr[0]["capacity"] > 0 and
+                 rr[0]["keys"] == int(rr[0]["ratio"] * rr[0]["capacity"]) and
+                 rr[0]["readable"] + rr[0]["missing"] == rr[0]["keys"] and
+                 0 <= rr[0]["readable_share"] <= 1,
+                 "(g) %s: filled under its memory limit, %sx that set and read back (%s)" % (
+                     s, rr and rr[0].get("ratio"), rr and {k: rr[0].get(k) for k in (
+                         "capacity", "keys", "readable", "missing")}))
     if "b" in a.experiments:
         check_latency(res, rows, md, ["xdpkv/" + l for l in a.layouts.split(",") if l] +
                       [b for b in a.baselines.split(",") if b], need)

@@ -49,8 +49,9 @@ def spec(system):
                            system == "memcached-tcp" else "bytes_per_item", lambda x: x, False),
         "hit_ratio": ({"experiment": "m", "budget": HEADLINE_BUDGET, "dist": HEADLINE_DIST},
                       "hit_ratio", lambda x: x, False) if xdp else None,
-        "lost_2x": ({"experiment": "g", "kvexp": "lost", "ratio": HEADLINE_RATIO},
-                    "readable_share", lambda x: 1.0 - x, False) if xdp else None,
+        "lost_2x": ({"experiment": "g", "kvexp": "lost", "ratio": HEADLINE_RATIO} if xdp else
+                    {"experiment": "g", "tool": "loadgen", "ratio": HEADLINE_RATIO},
+                    "readable_share", lambda x: 1.0 - x, False),
     }
     return out
 

@@ -141,6 +141,8 @@ BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
 # lost data ((g) kvexp lost), and how many runs its own points get
 HEADLINE_FRACTION, HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_RATIO = 0.5, "1/4", "zipf0.99", 2.0
 HEADLINE_REPEAT = 3
+# (g) for memcached and Redis: the memory limit they are filled under
+LOST_MB = 4
 # (b)'s client modes beside the default (epoll: a reply timed when the client
 # reads it): LOW_CLIENT runs at the common load for every UDP system and the
 # reflector, to measure below the client's own wake-up

@@ -212,7 +212,8 @@ def plot_all(res, outdir):
         ax.grid(axis="y", alpha=0.3)
         save(plt, fig, outdir, "f_memory.png", made)
     g = rows_of(res, "g")
-    lost = [r for r in g if r.get("kvexp") == "lost" and r.get("readable_share") is not None]
+    lost = [r for r in g if (r.get("kvexp") == "lost" or r["tool"] == "loadgen") and
+            r.get("readable_share") is not None]
     stale = [r for r in g if r.get("kvexp") == "stale" and r.get("stale_rate") is not None]
     if lost or stale:
         fig, axs = plt.subplots(1, 2, figsize=(12, 4.2))

@@ -328,6 +328,14 @@ def md_f(res, L):
 
 def md_g(res, L):
     g = rows_of(res, "g")
+    srv = [r for r in g if r["tool"] == "loadgen"]
+    if srv:
+        L.append("\n**memcached and Redis at %gx what they hold** (%s)\n\n" % (
+            srv[0]["ratio"], srv[0]["label"]))
+        L.append(table(["system", "items held", "keys set", "readable", "lost"], [
+            [r["system"], num(r["capacity"]), num(r["keys"]), num(r["readable"]),
+             "%.3f" % (1 - r["readable_share"])] for r in srv]))
+    g = [r for r in g if r["tool"] != "loadgen"]
     for sub in sorted({r.get("kvexp") for r in g}):
         L.append("\n**xkv-kvexp %s**\n\n" % sub)
         L.append(generic_table([r for r in g if r.get("kvexp") == sub]))

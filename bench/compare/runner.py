@@ -14,8 +14,9 @@ import servers
 import session
 import tcpscale
 from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, CLIENT_MODES,
-                         HEADLINE_FRACTION, HEADLINE_REPEAT, KVEXP_EST, LOW_CLIENT, SCALING_LABEL,
-                         SCALING_MIXES, SETUP_EST, SOCKET_LABEL, WORKLOAD_MAX_KEY,
+                         HEADLINE_FRACTION, HEADLINE_RATIO, HEADLINE_REPEAT, KVEXP_EST, LOST_MB,
+                         LOW_CLIENT, SCALING_LABEL, SCALING_MIXES, SETUP_EST, SOCKET_LABEL,
+                         WORKLOAD_MAX_KEY,
                          WORKLOAD_MAX_VALUE, XDPGEN_LABEL, cpu_list, microbench_sizes,
                          microbench_threads, scaling_cores)
 from runner_steps import KernelSteps
@@ -100,7 +101,8 @@ class Runner(KernelSteps):
             rss0 = servers.rss_bytes(pid)
         t = time.time()
         pre = self.loadgen(s, dict(write=100, preload=True, duration=0.05, warmup=0,
-                                   key_size=cfg["key_size"], value_size=cfg["value_size"]))
+                                   key_size=cfg["key_size"], value_size=cfg["value_size"],
+                                   keys=cfg["keys"]))
         s.preload = {"seconds": round(time.time() - t, 3), "rss_before": rss0,
                      "result": pre.get("preload"), "errors": pre.get("errors")}
         perr = (pre.get("preload") or {}).get("errors")
@@ -126,7 +128,7 @@ class Runner(KernelSteps):
         lg = self.tools["loadgen"]
         cmd = [lg, "--server", s.host(), "--port", s.port, "--proto", s.proto,
                "--threads", 1, "--cpus", self.client_cpu,
-               "--keys", self.s["keys"], "--dist", p.get("dist", "uniform"),
+               "--keys", p.get("keys", self.s["keys"]), "--dist", p.get("dist", "uniform"),
                "--write-ratio", p.get("write", BASE_WRITE),
                "--duration", p.get("duration", self.s["duration"]),
                "--warmup", p.get("warmup", self.s["warmup"]), "--json", "--quiet"]
@@ -145,6 +147,8 @@ class Runner(KernelSteps):
             cmd += ["--scan-ratio", p["scan"], "--scan-len", p.get("scan_len", self.s["scan_len"])]
         if p.get("preload"):
             cmd += ["--preload"]
+        if p.get("verify_only"):
+            cmd += ["--verify-only"]
         if s.kind == "reflector":  # the request comes back as it was sent
             cmd += ["--echo"]
         if p.get("client"):  # (b): the client mode that measures below the testbed's floor
@@ -398,6 +402,8 @@ class Runner(KernelSteps):
                 add("h", {"dist": "uniform"}, kind="cpu")
             if "f" in exps:
                 add("f", {}, est=1.0, kind="mem")
+            if "g" in exps and name in ("memcached-udp", "memcached-tcp", "redis"):
+                add("g", {}, est=2 * (3 + self.s["keys"] / 15000), kind="lost")
             if "k" in exps and ((is_xdp and name != "xdpkv/null") or name == "redis"):
                 add("k", {}, est=2.0 + self.s["keys"] / 200000, kind="persist")
             if "b" in exps:
@@ -489,6 +495,9 @@ class Runner(KernelSteps):
         if kind == "mem":
             self.memory_row(s)
             return
+        if kind == "lost":
+            self.lost_row(name, cfg)
+            return
         if kind == "persist":
             label = {"xdpkv": "xdpkv snapshot / restore --json (lz4, the CLI's own timing), "
                               "the preloaded store, no traffic",
@@ -514,6 +523,32 @@ class Runner(KernelSteps):
                 self.notes.append("b: memcached-udp was not measured; the offered loads are "
                                   "fractions of %s's max (%.0f ops/s)" % (s.name, self.ref_max))
             row["is_reference"] = True
+
+    def lost_row(self, name, cfg):
+        """(g) for memcached and Redis, as xkv-kvexp lost does for the maps:
+        under a memory limit of LOST_MB, fill the server to find what it holds
+        (C items), then a fresh one with 2 C keys set once, and get every key
+        once: the share not readable back."""
+        mb = LOST_MB
+        s = self.ensure(name, dict(cfg, keys=max(4 * self.s["keys"], 60000), mem_mb=mb))
+        cap = s.memory().get("live_items") or 0
+        if not cap:
+            raise CompareError("%s: no items held under %d MB" % (name, mb))
+        keys = int(HEADLINE_RATIO * cap)
+        s = self.ensure(name, dict(cfg, keys=keys, mem_mb=mb))
+        r = self.loadgen(s, dict(keys=keys, verify_only=True, duration=0.05, warmup=0,
+                                 key_size=cfg["key_size"], value_size=cfg["value_size"]))
+        got = (r.get("hits") or 0) + (r.get("misses") or 0)
+        if got != keys or r.get("wrong_values"):
+            raise CompareError("%s: %d of %d keys read back, %s wrong" % (
+                name, got, keys, r.get("wrong_values")))
+        self.record("g", s, {"ratio": HEADLINE_RATIO}, {
+            "capacity": cap, "keys": keys, "readable": r["hits"], "missing": r["misses"],
+            "readable_share": round(r["hits"] / keys, 4), "mem_mb": mb},
+            label="the server under a %d MB memory limit: filled to find what it holds, then "
+                  "%gx that many keys set once and every key read back once (socket client)"
+                  % (mb, HEADLINE_RATIO))
+        self.stop_system()
 
     def memory_row(self, s):
         m = s.memory()

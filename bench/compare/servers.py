@@ -499,7 +499,8 @@ class MemcachedSystem(System):
         PassXdp.attach()
         self.cfg = cfg
         item = cfg["key_size"] + cfg["value_size"] + 100
-        mb = max(1024, int(cfg["keys"] * item * 2 / 2**20))
+        # mem_mb: a limit it must evict under ((g)); else room for every key twice
+        mb = cfg.get("mem_mb") or max(1024, int(cfg["keys"] * item * 2 / 2**20))
         wait_free(MC_PORT, "udp")
         wait_free(MC_PORT, "tcp")
         self.proc = tb_bg(self.log, "tb_srv", "memcached", "-U", MC_PORT, "-p", MC_PORT,
@@ -534,7 +535,9 @@ class RedisSystem(System):
         self.proc = tb_bg(self.log, "tb_srv", "redis-server", "--port", REDIS_PORT,
                           "--bind", self.host(), "--save", "", "--appendonly", "no",
                           "--protected-mode", "no", "--daemonize", "no", "--io-threads", 1,
-                          "--dir", env("TB_TMP"), "--logfile", "")
+                          "--dir", env("TB_TMP"), "--logfile", "",
+                          *(("--maxmemory", "%dmb" % cfg["mem_mb"], "--maxmemory-policy",
+                             "allkeys-lru") if cfg.get("mem_mb") else ()))
         wait_bound(self.proc, REDIS_PORT, "tcp", "redis-server", self.log)
 
     def stop(self):
