@@ -335,6 +335,7 @@ struct wr {
 	bool has_cas;            /* store only over the item of this cas unique */
 	bool vivify;             /* append, prepend, incr, decr: a miss creates the item */
 	bool new_ttl;            /* give the item expire_ttl (touch, ma T, mg T, md I T) */
+	bool created_keeps_ttl;  /* ... but not an item the write creates (ma N after T) */
 	bool stale_ok;           /* ms I: a cas below the item's stores the value, stale */
 	__u32 state;             /* the meta state a new item gets (mg N: XKV_ENT_WON) */
 	__u64 cas;

@@ -464,20 +464,25 @@ int slow_cmd_md(struct slow_cmd *c)
 	return meta_line(c, ret > 0 ? "HD" : "NF", "Ok", NULL);
 }
 
-/* ma's return flags: as meta_ret, but memcached 1.6.18 applies N to a
- * vivified item as it meets the token, so a t before the N shows no ttl. */
-static int ma_ret(struct slow_cmd *c, const struct xkv_entry *e, bool created)
+/* ma's return flags: as meta_ret, but memcached 1.6.18 applies T, and N
+ * to a vivified item, as it meets their tokens (a vivified item starts
+ * with no ttl, a hit with its old one: before), so a t shows the ttl the
+ * item had at its place. */
+static int ma_ret(struct slow_cmd *c, const struct xkv_entry *e, bool created, __u64 before,
+		  __u64 T, __u64 N)
 {
 	const struct xkv_req *r = c->r;
-	bool ttl_set = !created;
+	__u64 cur = created ? 0 : before;
 
 	for (__u32 t = 2; t < r->ntok; t++) {
 		const __u8 *p = tok_ptr(c, t);
 		int err = 0;
-		if (*p == 'N')
-			ttl_set = true;
+		if (*p == 'T')
+			cur = T;
+		else if (*p == 'N' && created)
+			cur = N;
 		else if (*p == 't')
-			err = buf_printf(c->out, " t%lld", ttl_set ? (long long)secs_left(e->expire_ns) : -1ll);
+			err = buf_printf(c->out, " t%lld", (long long)secs_left(cur));
 		else if (*p == 'c')
 			err = buf_printf(c->out, " c%llu", (unsigned long long)e->wtime_ns);
 		else if (*p == 'k')
@@ -516,13 +521,29 @@ int slow_cmd_ma(struct slow_cmd *c)
 		w.expire_ns = meta_expire(c, f.N);
 	if (f.has_T)
 		w.expire_ttl = meta_expire(c, f.T);
+	/* of T and N on a created item the later token wins */
+	w.created_keeps_ttl = f.has_T && f.has_N && flag_pos(c, 'N') > flag_pos(c, 'T');
+	/* a t before T shows the ttl the item had: read it first (a write
+	 * between the read and this one shows, as in mg) */
+	__u64 before = 0;
+	bool read_before = false;
+	if (f.has_T && flag_pos(c, 't') && flag_pos(c, 't') < flag_pos(c, 'T')) {
+		struct xkv_item *old = &c->sc->item;
+		if (store_get(c, c->key, c->klen, old) == 1) {
+			before = old->expire_ns;
+			read_before = true;
+		}
+	}
 	int ret = slow_write(c, c->key, c->klen, &w, &e);
 	switch (ret) {
 	case WR_STORED:
 		err = 0;
+		if (!read_before)
+			before = w.created ? 0 : e->expire_ns; /* no T: the incr kept it */
 		if (!f.q || w.created) {
 			err = f.v ? buf_printf(c->out, "VA %u", w.num_len) : PUT_LIT(c->out, "HD");
-			err = err || ma_ret(c, e, w.created) || PUT_LIT(c->out, "\r\n");
+			err = err || ma_ret(c, e, w.created, before, w.expire_ttl, w.expire_ns) ||
+			      PUT_LIT(c->out, "\r\n");
 			if (!err && f.v)
 				err = xkv_buf_put(c->out, w.num, w.num_len) || PUT_LIT(c->out, "\r\n");
 		}

@@ -182,7 +182,7 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		e->expire_ns = cur->expire_ns;
 		e->klen = XKV_ENT_STALE | (cur->state & XKV_ENT_WON);
 	}
-	if (w->new_ttl)
+	if (w->new_ttl && !(w->created && w->created_keeps_ttl))
 		e->expire_ns = w->expire_ttl;
 	return WR_STORED;
 }

@@ -76,6 +76,12 @@ static void rows_other(struct env *e)
 	    FMT "SAME src and dst class are identical\r\nERROR\r\n", 0);
 	row(e, "delete noreply: a delete of the key noreply, answered", "delete noreply\r\n",
 	    "NOT_FOUND\r\n", 0);
+	/* memcached 1.6.18 (observed): ma applies T, and N to a new item, as it
+	 * meets their tokens; a t shows the ttl at its place */
+	row(e, "ma: t before T shows the old ttl, T after it applies",
+	    "ma mk1 N100 J13\r\nma mk1 t T30\r\nma mk1 t\r\n", "HD\r\nHD t100\r\nHD t30\r\n", 0);
+	row(e, "ma on a miss: T then t then N: t shows T's, the later N stays",
+	    "ma nk1 T30 t N50\r\nma nk1 t\r\n", "HD t30\r\nHD t50\r\n", 0);
 	row(e, "stats cachedump without its class and limit", "stats cachedump 1\r\n",
 	    "CLIENT_ERROR bad command line\r\n", 0);
 	row(e, "strtoull's modulo: -9223372036854775809 is a delta", "incr nokey -9223372036854775809\r\n",
