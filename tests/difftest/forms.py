@@ -37,6 +37,8 @@ LEFT_OUT = {
     "stats, stats settings/items/slabs/conns/sizes": "values differ (pid, time, sizes): not comparable",
     "stats cachedump <class> <limit>": "memcached lists a slab class's items; xdpkv has not those classes",
     "stats detail on/off/dump, mg h/l": "per-prefix counters, a fetched bit, a read time: not kept",
+    "b (base64 keys) in the meta forms": "xdpkv decodes strictly (padding, the key rule), "
+                                        "memcached loosely: the answer depends on the key drawn",
     "control bytes and NUL in a line": "the key rule (memcached splits on spaces only)",
     "slabs reassign between classes 3..63": "memcached has ~40 classes, xdpkv 1 or 2",
     "get of a key over 250 bytes in a pipeline": "memcached drops the unsent replies before it",
@@ -196,7 +198,7 @@ def meta_flags(g):
     cmd = r.choice([b"mg", b"ms", b"md", b"ma"])
     table = {b"mg": MG_FLAGS, b"ms": MS_FLAGS, b"md": MD_FLAGS, b"ma": MA_FLAGS}[cmd]
     fl = [r.choice(table) for _ in range(r.randrange(0, 5))]
-    fl = [f for f in fl if f != b"b"] if r.random() < 0.8 else fl
+    fl = [f for f in fl if f != b"b"]  # LEFT_OUT: base64 keys
     parts = [cmd + b" ", k]
     if cmd == b"ms":
         v = g.value()[:40]

@@ -7,7 +7,7 @@
 #
 #   tests/difftest/run.sh [--batches N] [--seed S] [--passes LIST] LAYOUT...
 #
-# Per layout, the passes (default tcp,tcp-malformed,udp,regress,bin):
+# Per layout, the passes (default tcp,tcp-malformed,tcp-edge,udp,regress,bin):
 #   tcp            valid pipelined text + meta streams over TCP
 #   tcp-malformed  the same with requests that are wrong on purpose
 #   tcp-edge       the same with forms.py's command forms (memcached's parser:
@@ -28,7 +28,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/testbed.sh
 . "$here/../lib/testbed.sh"
 
-batches=300 seed=$RANDOM passes=tcp,tcp-malformed,udp,regress,bin
+batches=300 seed=$RANDOM passes=tcp,tcp-malformed,tcp-edge,udp,regress,bin
 while (($#)); do
 	case $1 in
 	--batches) batches=$2; shift 2 ;;
