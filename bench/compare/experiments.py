@@ -105,8 +105,8 @@ FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
                           requests=4, tol=0.02))
 # --quick: every layout and memcached (UDP, TCP) and Redis in about 5 minutes
 # on 2 CPUs: the experiments the headline is made of (QUICK_EXPERIMENTS),
-# 0.8 s points, the headline's own points run HEADLINE_REPEAT times for spreads
-QUICK = dict(keys=50_000, duration=0.8, warmup=0.2, depth=32,
+# 0.6 s points, the headline's own points run HEADLINE_REPEAT times for spreads
+QUICK = dict(keys=50_000, duration=0.6, warmup=0.15, depth=32,
              dists=["uniform"],
              fractions=[0.5],
              writes=[0, 50, 100],
@@ -116,7 +116,7 @@ QUICK = dict(keys=50_000, duration=0.8, warmup=0.2, depth=32,
              mb=dict(entries=1 << 18, keys=2048, min_time=0.02),
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=8192,
                         ratios="0.5,1.0,2.0", stale_keys=1024, rounds=2),
-             hitratio=dict(keys=4096, budgets="1/16,1/4,1", dists="0.99,uniform", seeds="1,2,3",
+             hitratio=dict(keys=4096, budgets="1/16,1/4,1", dists="0.99", seeds="1,2,3",
                            warmup=1, requests=2, tol=0.05))
 QUICK_EXPERIMENTS = "abfgim"
 QUICK_BASELINES = "memcached-udp,memcached-tcp,redis"
@@ -141,8 +141,9 @@ BASE_KEY, BASE_VALUE, BASE_WRITE = 16, 128, 10
 # lost data ((g) kvexp lost), and how many runs its own points get
 HEADLINE_FRACTION, HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_RATIO = 0.5, "1/4", "zipf0.99", 2.0
 HEADLINE_REPEAT = 3
-# (g) for memcached and Redis: the memory limit they are filled under
-LOST_MB = 4
+# (g) for memcached and Redis: the memory limit they are filled under, and
+# the keys that fill it (~3x what 4 MB holds of 16 + 128-byte items)
+LOST_MB, LOST_FILL = 4, 60_000
 # (b)'s client modes beside the default (epoll: a reply timed when the client
 # reads it): LOW_CLIENT runs at the common load for every UDP system and the
 # reflector, to measure below the client's own wake-up

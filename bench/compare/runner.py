@@ -14,11 +14,10 @@ import servers
 import session
 import tcpscale
 from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, CLIENT_MODES,
-                         HEADLINE_FRACTION, HEADLINE_RATIO, HEADLINE_REPEAT, KVEXP_EST, LOST_MB,
-                         LOW_CLIENT, SCALING_LABEL, SCALING_MIXES, SETUP_EST, SOCKET_LABEL,
-                         WORKLOAD_MAX_KEY,
-                         WORKLOAD_MAX_VALUE, XDPGEN_LABEL, cpu_list, microbench_sizes,
-                         microbench_threads, scaling_cores)
+                         HEADLINE_FRACTION, HEADLINE_RATIO, HEADLINE_REPEAT, KVEXP_EST, LOST_FILL,
+                         LOST_MB, LOW_CLIENT, SCALING_LABEL, SCALING_MIXES, SETUP_EST,
+                         SOCKET_LABEL, WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE, XDPGEN_LABEL,
+                         cpu_list, microbench_sizes, microbench_threads, scaling_cores)
 from runner_steps import KernelSteps
 from servers import CompareError, env, run, tb
 from session import log
@@ -217,7 +216,7 @@ class Runner(KernelSteps):
             # the window: inside the measured part of the run
             time.sleep(warm + 0.1 * dur + 0.15)
             pids = s.cpu_pids()
-            q0 = servers.proc_ticks(pids)
+            n0 = servers.proc_ns(pids)
             b0, t0 = servers.cpu_busy_ticks(self.server_cpu)
             c0, ct0 = servers.cpu_busy_ticks(self.client_cpu)
             w0 = time.time()
@@ -226,7 +225,7 @@ class Runner(KernelSteps):
             p1 = servers.prog_stats(s.prog_id, self.client_cpu) if stats_ctx else None
             b1, t1 = servers.cpu_busy_ticks(self.server_cpu)
             c1, ct1 = servers.cpu_busy_ticks(self.client_cpu)
-            q1 = servers.proc_ticks(pids)
+            n1 = servers.proc_ns(pids)
             w1 = time.time()
             th.join(timeout=60 + dur + warm)
             if "e" in box:
@@ -250,8 +249,9 @@ class Runner(KernelSteps):
             res["server_cpu_us_per_req"] = round(busy * 1e6 / res["throughput_ops"], 3)
         # the server's own threads only: other work on the server CPU (a shared
         # machine) is not in it
-        hz = os.sysconf("SC_CLK_TCK")
-        own = (q1 - q0) / hz / (w1 - w0) if w1 > w0 else None
+        # the server's own threads' CPU time from schedstat (ns), not ticks: a
+        # 10 ms tick is a tenth of a short point's window at a low rate
+        own = (n1 - n0) / 1e9 / (w1 - w0) if w1 > w0 and n1 > n0 else None
         res["server_threads_busy"] = round(own, 4) if own is not None else None
         res["server_threads"] = len(pids)
         if own is not None and res["throughput_ops"]:
@@ -262,7 +262,7 @@ class Runner(KernelSteps):
             res["xdp_ns_per_run"] = round(dn / dc, 1) if dc else None
             ops_window = res["throughput_ops"] * (w1 - w0)
             res["xdp_runs_per_req"] = round(dc / ops_window, 3) if ops_window else None
-            own_s = (q1 - q0) / os.sysconf("SC_CLK_TCK")
+            own_s = (n1 - n0) / 1e9
             res["xdp_share_of_server_threads"] = round(dn / 1e9 / own_s, 3) if own_s else None
         after = s.status() if before is not None else None
         if after is not None:
@@ -403,7 +403,7 @@ class Runner(KernelSteps):
             if "f" in exps:
                 add("f", {}, est=1.0, kind="mem")
             if "g" in exps and name in ("memcached-udp", "memcached-tcp", "redis"):
-                add("g", {}, est=2 * (3 + self.s["keys"] / 15000), kind="lost")
+                add("g", {}, est=6 + 2 * LOST_FILL / 40000, kind="lost")
             if "k" in exps and ((is_xdp and name != "xdpkv/null") or name == "redis"):
                 add("k", {}, est=2.0 + self.s["keys"] / 200000, kind="persist")
             if "b" in exps:
@@ -530,7 +530,7 @@ class Runner(KernelSteps):
         (C items), then a fresh one with 2 C keys set once, and get every key
         once: the share not readable back."""
         mb = LOST_MB
-        s = self.ensure(name, dict(cfg, keys=max(4 * self.s["keys"], 60000), mem_mb=mb))
+        s = self.ensure(name, dict(cfg, keys=LOST_FILL, mem_mb=mb))
         cap = s.memory().get("live_items") or 0
         if not cap:
             raise CompareError("%s: no items held under %d MB" % (name, mb))
