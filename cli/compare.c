@@ -136,7 +136,7 @@ const struct cmd cmd_compare = {
 	.doc = "Runs bench/compare/compare.py with the arguments as given.  Every report opens "
 	       "with a headline: one row per system (every layout, memcached UDP and TCP, Redis) "
 	       "on the same definitions, and a figure of capacity against bytes per item; "
-	       "--quick runs the experiments it is made of (a,b,f,g,i,m) in about 4 minutes on 2 "
+	       "--quick runs the experiments it is made of (a,b,f,g,i,m) in 4-6 minutes on 2 "
 	       "CPUs.  "
 	       "'xdpkv compare --help' lists them and the experiments (j: scaling with server "
 	       "cores, l: the in-kernel microbenchmark at 1 ... nproc threads, m: hit ratio per "

@@ -156,7 +156,7 @@ def parse_args(argv):
                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     ap.add_argument("--quick", action="store_true",
                     help="the headline's experiments (%s) for every layout and %s: 50k keys, "
-                         "0.6 s per point, the headline's points 3 times (~4 min on 2 CPUs)" % (
+                         "0.6 s per point, the headline's points 3 times (4-6 min on 2 CPUs)" % (
                              ",".join(QUICK_EXPERIMENTS), QUICK_BASELINES))
     ap.add_argument("--smoke", action="store_true",
                     help="the test suite's setting: tiny and fast (< 90 s); implies --quick's "
