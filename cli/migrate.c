@@ -304,6 +304,12 @@ static int migrate(struct mig_run *m, const struct prior *pr)
 		xerr("migrate: the old program and store stay");
 		goto clear;
 	}
+	/* TCP in XDP: the new programs (on the new store) in the tail-call
+	 * array and on egress; the flows' offsets carry over (tcpx_flows is
+	 * one of the maps reused) */
+	if (!(m->cfg.flags & XKV_CFG_NO_XDP_TCP) &&
+	    tcpx_egress_attach(m->obj, o->ifc.ifindex, err, sizeof(err)))
+		xerr("migrate: %s (TCP is served by the kernel and 'xdpkv serve')", err);
 	/* new TCP connections: the new program's verdict, on the new store */
 	if (m->old_verdict >= 0 && !(m->cfg.flags & XKV_CFG_NO_TCP_FAST)) {
 		if (xkv_tcp_fast_attach(m->obj, err, sizeof(err)))

@@ -83,10 +83,27 @@ int xdpkv_prog_on(int ifindex, unsigned *prog_id, bool *legacy, char *other, siz
 int tcpx_egress_attach(struct bpf_object *obj, int ifindex, char *err, size_t errlen)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_egress");
+	struct bpf_map *progs = bpf_object__find_map_by_name(obj, "tcpx_progs");
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	static const char *const tail[] = { "xdpkv_tcpx", "xdpkv_tcpx_run" }; /* tcpx_xdp.bpf.h */
 
-	if (!p)
-		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no TCP egress program");
+	if (!p || !progs)
+		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no TCP responder");
+	/* the XDP program's tail calls to the responder (the array is pinned:
+	 * it keeps its entries after this process) */
+	for (__u32 i = 0; i < sizeof(tail) / sizeof(tail[0]); i++) {
+		struct bpf_program *x = bpf_object__find_program_by_name(obj, tail[i]);
+		int xfd = x ? bpf_program__fd(x) : -1;
+		if (xfd < 0 || bpf_map_update_elem(bpf_map__fd(progs), &i, &xfd, BPF_ANY)) {
+			int e = xfd < 0 ? -ENOENT : -errno;
+			/* none of a reused array's entries (an older program's, on
+			 * an older store) stays: TCP goes to the kernel */
+			for (__u32 j = 0; j < sizeof(tail) / sizeof(tail[0]); j++)
+				bpf_map_delete_elem(bpf_map__fd(progs), &j);
+			return xkv_errf(err, errlen, e, "cannot put the TCP responder's %s in tcpx_progs: %s",
+					tail[i], xfd < 0 ? "not in the object" : strerror(-e));
+		}
+	}
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = XKV_TC_HANDLE, .priority = XKV_TC_PRIO,
 			    .prog_fd = bpf_program__fd(p), .flags = BPF_TC_F_REPLACE);
 	int e = bpf_tc_hook_create(&hook);
@@ -210,7 +227,8 @@ int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const
 		*how = "swapped in one step (XDP_FLAGS_REPLACE)";
 		return e;
 	}
-	struct xdp_program *prog = xdp_program__from_bpf_obj(obj, "xdp");
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .obj = obj, .prog_name = XKV_PROG_NAME);
+	struct xdp_program *prog = xdp_program__create(&xo);
 	if ((e = (int)libxdp_get_error(prog))) {
 		xerr("attach: libxdp cannot use the BPF object: %s", strerror(-e));
 		xlog_dump();

@@ -14,12 +14,9 @@
 /* Resize the frame to the reply's Ethernet and IP headers and l4len bytes
  * after them, and write those headers, addressed back to sc->addr, for
  * protocol proto.  A frame that grows takes the room at its head, or with
- * tail set at its end when the head has too little (a TCP answer grows at
- * the head only: the request may come again, and its reply must then fit
- * the same way; tcpx_xdp.bpf.h).  The headers are new, not the request's:
- * TTL/hop limit
- * 64, IPv4 DF and an id from this CPU's counter, ECN bits cleared (never
- * echo CE).  0, or -1 with the frame untouched (adjust_* failed before
+ * tail set at its end when the head has too little.  The headers are new,
+ * not the request's: TTL/hop limit 64, IPv4 DF and an id from this CPU's
+ * counter, ECN bits cleared (never echo CE).  0, or -1 with the frame untouched (adjust_* failed before
  * anything was written). */
 static __always_inline int xkv_put_l2l3(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 l4len,
 					__u8 proto, int tail)

@@ -38,6 +38,7 @@
 	X(pass_not_local,  "not addressed to this host (MAC or IP): XDP passes it on, the slow path drops it") \
 	X(pass_csum,       "fast path: passed on, bad IPv4 header or UDP checksum (the kernel drops it)") \
 	X(pass_paused,     "fast path: passed on, a write while snapshot --pause-writes holds them (slow path: refused)") \
+	X(pass_flush,      "fast path: passed on, a flush_all under way (the slow path hides what it removes)") \
 	X(drop_src,        "refused: a source address no host has (multicast, broadcast, loopback, unspecified)") \
 	X(drop_port,       "refused: source port 0, the service port, or below 1024") \
 	X(drop_acl,        "refused: source not in the allow list") \
@@ -54,6 +55,7 @@
 	X(tcp_lost,        "TCP: a request the kernel could not answer nor hand on (never seen)") \
 	X(tcpx_answered,   "TCP requests answered in the driver hook (XDP, sequence translation)") \
 	X(tcpx_replayed,   "TCP XDP: a reply sent again (its request came again, the reply unacknowledged)") \
+	X(tcpx_on_ack,     "TCP XDP: replies sent on the kernel's acknowledgement (their request's ACK was news to it)") \
 	X(tcpx_dup_dropped, "TCP XDP: a repeated request dropped (its reply acknowledged, or none to resend)") \
 	X(tcpx_refused_shape, "TCP XDP: not answered, not one whole get/set/delete (or flags, options, noreply)") \
 	X(tcpx_refused_unacked, "TCP XDP: not answered, the last reply not yet acknowledged") \

@@ -79,6 +79,74 @@ static __always_inline __u32 tcpx_translate_out(struct __sk_buff *skb, const str
 	return nseq;
 }
 
+/* The flow's last reply on the kernel's pure ACK at its place (s_k): the
+ * ACK the kernel sent for the request's duplicate (tcpx_xdp.bpf.h, I5).
+ * Its SACK option becomes NOPs (it would report the request as received
+ * twice), the reply text goes after the header, the lengths and the
+ * pseudo-header sum follow (the kernel's own segments are CHECKSUM_PARTIAL
+ * here: the rest of the sum is the device's).  1 when the reply is on it. */
+static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_tcpx_flow *f,
+					     const struct tcpx_offs *o, __u32 l4, __u32 doff, __u32 ipl,
+					     int v4)
+{
+	__u32 len = o->r_len, csum = l4 + 16;
+	__u8 opt[40];
+
+	if (!len || len > XKV_TCPX_REPLY_MAX || ipl != doff)
+		return 0;
+	__u32 olen = doff - 20;
+	barrier_var(olen);
+	if (olen > 40)
+		return 0;
+	barrier_var(olen);
+	if (olen && !bpf_skb_load_bytes(skb, l4 + 20, opt, olen)) {
+		__u32 i = 0;
+		for (int n = 0; n < 40; n++) {
+			if (i + 1 >= olen)
+				break;
+			__u8 kind = opt[i & 63];
+			if (kind == 0)
+				break;
+			if (kind == 1) {
+				i++;
+				continue;
+			}
+			__u8 ol = opt[(i + 1) & 63];
+			if (ol < 2 || i + ol > olen)
+				break;
+			if (kind == 5) {
+				__u8 nops[40];
+				__builtin_memset(nops, 1, sizeof(nops));
+				__u32 n = ol;
+				barrier_var(n);
+				if (n <= 40)
+					bpf_skb_store_bytes(skb, l4 + 20 + i, nops, n, 0);
+				break;
+			}
+			i += ol;
+		}
+	}
+	__u32 was = skb->len;
+	if (bpf_skb_change_tail(skb, was + len, 0))
+		return 0;
+	if (bpf_skb_store_bytes(skb, l4 + doff, f->r, len, 0)) {
+		bpf_skb_change_tail(skb, was, 0);
+		return 0;
+	}
+	__u16 old_l4 = bpf_htons(doff), new_l4 = bpf_htons(doff + len);
+	bpf_l4_csum_replace(skb, csum, old_l4, new_l4, BPF_F_PSEUDO_HDR | sizeof(__u16));
+	if (v4) {
+		__u16 old_tot = bpf_htons(20 + doff), new_tot = bpf_htons(20 + doff + len);
+		bpf_l3_csum_replace(skb, ETH_HLEN + 10, old_tot, new_tot, sizeof(__u16));
+		bpf_skb_store_bytes(skb, ETH_HLEN + 2, &new_tot, sizeof(new_tot), 0);
+	} else {
+		bpf_skb_store_bytes(skb, ETH_HLEN + 4, &new_l4, sizeof(new_l4), 0);
+	}
+	__u8 fl = 0x18; /* ACK, PSH */
+	bpf_skb_store_bytes(skb, l4 + 13, &fl, 1, 0);
+	return 1;
+}
+
 SEC("tc")
 int xdpkv_tcpx_egress(struct __sk_buff *skb)
 {
@@ -120,6 +188,28 @@ int xdpkv_tcpx_egress(struct __sk_buff *skb)
 	__u32 doff = th.doff * 4;
 	__u8 fl = ((__u8 *)&th)[13];
 	__u32 nseq = bpf_ntohl(th.seq);
+	if ((o.flags & XKV_TCPX_F_ON_ACK) && fl == 0x10 && ipl == doff) {
+		/* a pure ACK (the kernel's of the request's duplicate): the
+		 * reply on it, at the reply's place, acknowledging the request */
+		int mine = 0;
+		bpf_spin_lock(&f->lock);
+		if (f->flags & XKV_TCPX_F_ON_ACK) {
+			f->flags &= ~XKV_TCPX_F_ON_ACK;
+			mine = 1;
+		}
+		bpf_spin_unlock(&f->lock);
+		if (mine && tcpx_reply_on_ack(skb, f, &o, l4, doff, ipl, skb->protocol == bpf_htons(ETH_P_IP))) {
+			__u32 zero = 0;
+			struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
+			if (st)
+				stat_inc(st, XKV_STAT_tcpx_on_ack);
+			__u32 ack = bpf_ntohl(th.ack_seq);
+			ack = seq_before(ack, o.c_end - o.dc) ? o.c_end : tcpx_ack_out(&o, ack, 0);
+			tcpx_put32(skb, l4 + 4, l4 + 16, th.seq, bpf_htonl(o.s_wire));
+			tcpx_put32(skb, l4 + 8, l4 + 16, th.ack_seq, bpf_htonl(ack));
+			return TC_ACT_OK;
+		}
+	}
 	if (o.flags & XKV_TCPX_F_ANSWERED)
 		nseq = tcpx_translate_out(skb, &o, &th, l4, doff);
 	int done = 0;

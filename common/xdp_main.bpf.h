@@ -1,11 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* The XDP program itself: TCP to the service port first (tcpx_xdp.bpf.h),
- * then the UDP request's steps in order (xdp.bpf.h). */
+/* The XDP programs: xdpkv, the one attached, answers UDP (the request's
+ * steps in order, xdp.bpf.h) and hands a TCP segment to xdpkv_tcpx
+ * (tcpx_xdp.bpf.h) by a tail call: verified apart, each within the
+ * verifier's budget, and UDP pays only a look at the IP protocol.  With
+ * attach --no-xdp-tcp the program array stays empty and TCP goes to the
+ * kernel untouched. */
 #ifndef XDPKV_XDP_MAIN_BPF_H
 #define XDPKV_XDP_MAIN_BPF_H
 
 #include "xdp.bpf.h"
 #include "tcpx_xdp.bpf.h"
+
+/* IPv4 or IPv6 carrying TCP: for xdpkv_tcpx. */
+static __always_inline int xdp_is_tcp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+
+	if ((void *)(eth + 1) > data_end)
+		return 0;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		return (void *)(ip + 1) <= data_end && ip->protocol == IPPROTO_TCP;
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		return (void *)(ip6 + 1) <= data_end && ip6->nexthdr == IPPROTO_TCP;
+	}
+	return 0;
+}
 
 /* All refusals come before any parsing, so refused traffic costs little
  * (docs/security.md): the guards, then a bad IPv4 header or UDP checksum
@@ -21,9 +44,11 @@ int xdpkv(struct xdp_md *ctx)
 
 	if (!q.sc)
 		return XDP_PASS;
-	q.sc->tx.on = q.sc->tx.replay = 0;
-	if ((act = xkv_tcpx(ctx, q.sc)) != XKV_NEXT) /* TCP (tcpx_xdp.bpf.h) */
-		return act;
+	q.sc->tx.on = 0;
+	if (xdp_is_tcp(ctx)) {
+		bpf_tail_call(ctx, &tcpx_progs, XKV_TCPX_PROG_SEG);
+		return XDP_PASS; /* no responder (--no-xdp-tcp) */
+	}
 	if ((act = xdp_read_headers(ctx, &q)) != XKV_NEXT)
 		return act;
 	q.st = bpf_map_lookup_elem(&stats, &zero);
@@ -32,6 +57,11 @@ int xdpkv(struct xdp_md *ctx)
 	if (XKV_GUARDED && (act = xdp_check_source(&q)) != XKV_NEXT)
 		return act;
 	stat_inc(q.st, XKV_STAT_requests);
+	/* flush_all under way: the slow path knows what it removes */
+	if (q.h && (q.h->flags & XKV_HOST_FLUSHING)) {
+		stat_inc(q.st, XKV_STAT_pass_flush);
+		return XDP_PASS;
+	}
 	if ((act = xdp_read_request(ctx, &q)) != XKV_NEXT)
 		return act;
 	if (q.sc->req[0] == XKV_BIN_REQ)
@@ -46,6 +76,42 @@ int xdpkv(struct xdp_md *ctx)
 		xkv_op_get(&g);
 	}
 	return xdp_get_reply(ctx, &q, &g);
+}
+
+/* TCP to the service port (tail-called by xdpkv; defined after it, so
+ * that xdpkv is the object's first XDP program). */
+SEC("xdp")
+int xdpkv_tcpx(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!sc)
+		return XDP_PASS;
+	sc->tx.on = sc->tx.on_ack = 0;
+	int act = xkv_tcpx(ctx, sc);
+	return act == XKV_NEXT ? XDP_PASS : act;
+}
+
+/* The request of a segment xdpkv_tcpx found answerable (sc->tx, sc->req). */
+SEC("xdp")
+int xdpkv_tcpx_run(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
+
+	if (!sc || !st)
+		return XDP_PASS;
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
+	if (!f)
+		return XDP_PASS; /* gone meanwhile (a RST): nothing answered, nothing to translate */
+	int act = tcpx_commit(ctx, sc, st, f);
+	if (act != XKV_NEXT)
+		return act;
+	struct tcpx_offs o;
+	tcpx_offs_read(f, &o);
+	return tcpx_pass(ctx, sc, f, &o);
 }
 
 #endif

@@ -50,6 +50,15 @@ static int flush_walk(struct xkv_store *s, __u64 cut)
 	return e;
 }
 
+/* Tell the XDP programs whether a flush is due or walking (the host
+ * entry's XKV_HOST_FLUSHING): meanwhile they pass every request here,
+ * where flushed() hides what the flush removes. */
+static void flush_mark_xdp(struct xkv_slow *sl, int on)
+{
+	if (sl->s && sl->s->host_fd >= 0)
+		xkv_host_flags(sl->s, on ? XKV_HOST_FLUSHING : 0, on ? 0 : XKV_HOST_FLUSHING);
+}
+
 static void *flusher_main(void *arg)
 {
 	struct xkv_slow *sl = arg;
@@ -74,6 +83,7 @@ static void *flusher_main(void *arg)
 		sl->flush_cut = cut;
 		sl->flush_at = 0;
 		sl->flush_mark = 0;
+		flush_mark_xdp(sl, 1); /* a delayed one is due now */
 		pthread_mutex_unlock(&sl->mu);
 		xkv_slow_hold(sl);
 		int e = flush_walk(sl->s, cut);
@@ -86,6 +96,8 @@ static void *flusher_main(void *arg)
 		__atomic_add_fetch(&sl->flush_walks, 1, __ATOMIC_RELEASE);
 		sl->flush_cut = 0;
 		__atomic_store_n(&sl->flush_busy, sl->flush_at != 0, __ATOMIC_RELEASE);
+		if (!sl->flush_at)
+			flush_mark_xdp(sl, 0);
 	}
 	pthread_mutex_unlock(&sl->mu);
 	return NULL;
@@ -110,6 +122,10 @@ static int flush_schedule(struct xkv_slow *sl, __u64 at, __u64 mark)
 		sl->flush_at = at ? at : 1;
 		sl->flush_mark = mark;
 		__atomic_store_n(&sl->flush_busy, 1, __ATOMIC_RELEASE);
+		/* due at once: XDP passes requests on before the OK goes out
+		 * (set and cleared under mu, as flush_at) */
+		if (sl->flush_at <= xkv_now_ns())
+			flush_mark_xdp(sl, 1);
 		pthread_cond_signal(&sl->cv);
 	}
 	pthread_mutex_unlock(&sl->mu);

@@ -188,6 +188,19 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 	struct bpf_program *tcp = bpf_object__find_program_by_name(obj, "xdpkv_tcp");
 	if (tcp && cfg->mode == XKV_MODE_TEST)
 		bpf_program__set_autoload(tcp, false);
+	/* The XDP TCP responder's programs (common/tcpx_*.bpf.h): not for a
+	 * test-mode object, nor with --no-xdp-tcp (the tail calls then find
+	 * nothing and TCP goes to the kernel); the load log for the rest. */
+	static const char *const tcpx[] = { "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_egress" };
+	for (size_t i = 0; i < sizeof(tcpx) / sizeof(tcpx[0]); i++) {
+		struct bpf_program *x = bpf_object__find_program_by_name(obj, tcpx[i]);
+		if (!x)
+			continue;
+		if (cfg->mode == XKV_MODE_TEST || (cfg->flags & XKV_CFG_NO_XDP_TCP))
+			bpf_program__set_autoload(x, false);
+		else
+			bpf_program__set_log_buf(x, log_buf, sizeof(log_buf));
+	}
 	return obj;
 out:
 	bpf_object__close(obj);

@@ -30,6 +30,7 @@ const struct xkv_map_desc xkv_maps[] = {
 	{ "tcp_paid", "tcp_paid", offsetof(struct xkv_store, tcp_paid_fd) },
 	/* TCP answered in XDP (common/tcpx.h) */
 	{ "tcpx_flows", "tcpx_flows", offsetof(struct xkv_store, tcpx_flows_fd) },
+	{ "tcpx_progs", "tcpx_progs", offsetof(struct xkv_store, tcpx_progs_fd) },
 	/* values above --value-size (entry.h, bigval.c) */
 	{ "big", "big", offsetof(struct xkv_store, big_fd) },
 };

@@ -159,7 +159,7 @@ struct xkv_store {
 	/* the TCP fast path (tcpfast.h): connections, their slots, bytes passed, bytes paid */
 	int tcp_socks_fd, tcp_slots_fd, tcp_conns_fd, tcp_paid_fd;
 	/* TCP answered in XDP (common/tcpx.h): the flows it translates */
-	int tcpx_flows_fd;
+	int tcpx_flows_fd, tcpx_progs_fd;
 	/* values above val_cap (bigval.c); -1 where the object has none */
 	int big_fd;
 	int ncpus;              /* libbpf_num_possible_cpus() */

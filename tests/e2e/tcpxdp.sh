@@ -126,7 +126,8 @@ time.sleep(4)' "$S4" "$P" &
 		sleep 0.3
 		tb_serve_stop || true
 		serve
-		check "$layout: the next serve clears them" test "$(flows)" = 0
+		cleared() { local i; for i in $(seq 30); do [[ $(flows) == 0 ]] && return 0; sleep 0.1; done; return 1; }
+		check "$layout: the next serve clears them" cleared
 		wait "$hold" || true
 	fi
 	tb_serve_stop || fail=1

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/* TCP in the driver hook, the segment: a client's segment parsed (headers,
+ * options) into sc->tx, translated in place for the kernel (sequence,
+ * acknowledgement, SACK blocks; tcpx.h has the numbering), the socket it
+ * is for, and a reply frame built from it (xkv_tcpx_emit).  The decisions
+ * are tcpx_xdp.bpf.h's.  Expects prelude.bpf.h and emit.bpf.h. */
+#ifndef XDPKV_TCPX_SEG_BPF_H
+#define XDPKV_TCPX_SEG_BPF_H
+
+#include "emit.bpf.h"
+#include "tcpx_flow.bpf.h"
+
+/* A flow of zeros, to create flows from (never written; bytes, not the
+ * struct: a value holding a spin lock cannot be read as memory). */
+struct tcpx_blank_flow {
+	__u8 b[sizeof(struct xkv_tcpx_flow)];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tcpx_blank_flow);
+} tcpx_blank SEC(".maps");
+
+#define TCPX_ACK 0x10
+#define TCPX_PSH 0x08
+#define TCPX_RST 0x04
+#define TCPX_SYN 0x02
+#define TCPX_FIN 0x01
+
+/* The segment's options, parsed into sc->tx: timestamps and SACK blocks
+ * located; anything else but NOP/EOL marks it odd (translated, never
+ * answered). */
+static __always_inline void tcpx_options(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 at,
+					 __u32 olen)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u8 *b = p->opt;
+
+	p->ts_at = p->sack_at = p->sack_n = 0;
+	__u32 n = olen;
+	barrier_var(n);
+	if (n > 40) {
+		p->odd = 1;
+		return;
+	}
+	barrier_var(n);
+	if (n == 0)
+		return;
+	if (bpf_xdp_load_bytes(ctx, at, b, n)) {
+		p->odd = 1;
+		return;
+	}
+	__u32 i = 0;
+	for (int n = 0; n < 40; n++) {
+		if (i >= olen)
+			break;
+		__u8 kind = b[i & 63];
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= olen) {
+			p->odd = 1;
+			break;
+		}
+		__u8 len = b[(i + 1) & 63];
+		if (len < 2 || i + len > olen) {
+			p->odd = 1;
+			break;
+		}
+		if (kind == 8 && len == 10) {
+			p->ts_at = at + i + 2;
+			__builtin_memcpy(&p->tsval, &b[(i + 2) & 31], 4);
+			__builtin_memcpy(&p->tsecr, &b[(i + 6) & 31], 4);
+			p->tsval = bpf_ntohl(p->tsval);
+			p->tsecr = bpf_ntohl(p->tsecr);
+		} else if (kind == 5 && (len == 10 || len == 18 || len == 26 || len == 34)) {
+			p->sack_at = at + i + 2;
+			p->sack_n = (len - 2) / 8;
+		} else {
+			p->odd = 1; /* MSS, window scale, SACK-permitted outside a SYN; MD5, AO, MPTCP ... */
+		}
+		i += len;
+	}
+}
+
+/* Ethernet, IPv4 without options or IPv6 without extension headers, TCP to
+ * the service port: the segment into sc->tx, the reply's addresses into
+ * sc->addr.  -1: not such a segment. */
+static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	struct xkv_addr *a = &sc->addr;
+	struct tcphdr *th;
+	__u32 ipl;
+
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		if ((void *)(ip + 1) > data_end || ip->ihl != 5 || ip->protocol != IPPROTO_TCP ||
+		    (ip->frag_off & bpf_htons(0x3fff)))
+			return -1;
+		th = (void *)(ip + 1);
+		ipl = bpf_ntohs(ip->tot_len);
+		if (ipl < 40 || (void *)ip + ipl > data_end)
+			return -1;
+		ipl -= 20;
+		a->family = 4;
+		a->l3_len = 20;
+		a->tos = ip->tos;
+		__builtin_memcpy(a->src, &ip->saddr, 4);
+		__builtin_memcpy(a->dst, &ip->daddr, 4);
+		xkv_addr_from_v4(a->src16, &ip->saddr);
+		xkv_addr_from_v4(p->key.local, &ip->daddr);
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_TCP)
+			return -1;
+		th = (void *)(ip6 + 1);
+		ipl = bpf_ntohs(ip6->payload_len);
+		if (ipl < 20 || (void *)(ip6 + 1) + ipl > data_end)
+			return -1;
+		a->family = 6;
+		a->l3_len = 40;
+		a->tos = 0;
+		__builtin_memcpy(&a->v6_first, ip6, 4);
+		__builtin_memcpy(a->src, &ip6->saddr, 16);
+		__builtin_memcpy(a->dst, &ip6->daddr, 16);
+		__builtin_memcpy(a->src16, &ip6->saddr, 16);
+		__builtin_memcpy(p->key.local, &ip6->daddr, 16);
+	} else {
+		return -1;
+	}
+	if ((void *)(th + 1) > data_end || th->dest != bpf_htons(cfg.port))
+		return -1;
+	__u32 doff = th->doff * 4;
+	if (doff < 20 || doff > ipl)
+		return -1;
+	__builtin_memcpy(a->eth_src, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(a->eth_dst, eth->h_dest, ETH_ALEN);
+	a->sport = th->source;
+	a->dport = th->dest;
+	a->trusted = 0;
+	__builtin_memcpy(p->key.peer, a->src16, 16);
+	p->key.pport = th->source;
+	p->key.lport = th->dest;
+	p->key._pad = 0;
+	p->l4 = ETH_HLEN + a->l3_len;
+	p->doff = doff;
+	p->plen = ipl - doff;
+	p->seq = bpf_ntohl(th->seq);
+	p->ack = bpf_ntohl(th->ack_seq);
+	p->win = bpf_ntohs(th->window);
+	p->fl = ((__u8 *)th)[13];
+	p->odd = 0;
+	p->tsval = p->tsecr = 0;
+	tcpx_options(ctx, sc, p->l4 + 20, doff - 20);
+	return 0;
+}
+
+/* The segment, translated in place (sc->tx, the flow's offsets o): seq, ack
+ * and SACK blocks, the checksum updated. */
+static __always_inline void tcpx_translate_in(struct xdp_md *ctx, struct xkv_scratch *sc,
+					      const struct tcpx_offs *o)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct tcphdr *th = data + (p->l4 & 127);
+
+	if ((void *)(th + 1) > data_end)
+		return;
+	__u32 end = p->seq + p->plen;
+	__u32 kseq = p->seq - (seq_before(o->c_start, end) ? o->dc : o->dc_prev);
+	__u32 nseq = bpf_htonl(kseq);
+	csum_replace4(&th->check, th->seq, nseq);
+	th->seq = nseq;
+	if (p->fl & TCPX_ACK) {
+		__u32 nack = bpf_htonl(tcpx_ack_in(o, p->ack));
+		csum_replace4(&th->check, th->ack_seq, nack);
+		th->ack_seq = nack;
+	}
+	for (__u32 b = 0; b < 4; b++) {
+		if (b >= p->sack_n)
+			break;
+		__u32 *e = data + ((p->sack_at + b * 8) & 255);
+		if ((void *)(e + 2) > data_end)
+			break;
+		for (int k = 0; k < 2; k++) {
+			__u32 n = bpf_htonl(tcpx_ack_in(o, bpf_ntohl(e[k])));
+			csum_replace4(&th->check, e[k], n);
+			e[k] = n;
+		}
+	}
+}
+
+/* The socket the segment is for, and its TCP state (BTF), or NULL.  The
+ * reference must be released (bpf_sk_release). */
+static __always_inline struct bpf_sock *tcpx_sock(struct xdp_md *ctx, struct xkv_scratch *sc,
+						  struct tcp_sock___xkv **tpp)
+{
+	struct bpf_sock_tuple t = {};
+	struct xkv_addr *a = &sc->addr;
+	struct bpf_sock *sk;
+
+	if (a->family == 4) {
+		__builtin_memcpy(&t.ipv4.saddr, a->src, 4);
+		__builtin_memcpy(&t.ipv4.daddr, a->dst, 4);
+		t.ipv4.sport = a->sport;
+		t.ipv4.dport = a->dport;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+	} else {
+		__builtin_memcpy(t.ipv6.saddr, a->src, 16);
+		__builtin_memcpy(t.ipv6.daddr, a->dst, 16);
+		t.ipv6.sport = a->sport;
+		t.ipv6.dport = a->dport;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
+	}
+	if (!sk)
+		return NULL;
+	*tpp = (struct tcp_sock___xkv *)bpf_skc_to_tcp_sock(sk);
+	return sk;
+}
+
+/* The TCP header of a reply from sc->tx (seq, ack, window, timestamps)
+ * into sc->tx.hdr: its length. */
+static __always_inline __u32 tcpx_put_hdr(struct xkv_scratch *sc)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	struct tcphdr *h = (struct tcphdr *)p->hdr;
+	__u32 hl = p->r_has_ts ? 32 : 20;
+
+	__builtin_memset(p->hdr, 0, sizeof(p->hdr));
+	h->source = sc->addr.dport;
+	h->dest = sc->addr.sport;
+	h->seq = bpf_htonl(p->r_seq);
+	h->ack_seq = bpf_htonl(p->r_ack);
+	((__u8 *)h)[12] = (hl / 4) << 4;
+	((__u8 *)h)[13] = TCPX_ACK | TCPX_PSH;
+	h->window = bpf_htons(p->r_win);
+	if (p->r_has_ts) {
+		__u32 w0 = bpf_htonl(0x0101080a), v = bpf_htonl(p->r_tsval), e = bpf_htonl(p->r_tsecr);
+		__builtin_memcpy(&p->hdr[20], &w0, 4);
+		__builtin_memcpy(&p->hdr[24], &v, 4);
+		__builtin_memcpy(&p->hdr[28], &e, 4);
+	}
+	return hl;
+}
+
+/* The reply segment: the request frame rewritten into [eth][ip][tcp hdr
+ * sc->tx.hdr][text sc->reply[XKV_TEXT ..)] and sent back.  Global: verified
+ * once.  XDP_PASS, the frame untouched, when it does not fit. */
+__attribute__((noinline)) int xkv_tcpx_emit(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 tlen)
+{
+	if (!ctx || !sc)
+		return XDP_PASS;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	if (tlen == 0 || tlen > p->r_room || tlen > XKV_TCPX_REPLY_MAX)
+		return XDP_PASS;
+	__u32 hl = tcpx_put_hdr(sc);
+	__u32 l4len = hl + tlen;
+	__u16 *ck = (__u16 *)&p->hdr[16];
+	__s64 s = pseudo_sum_proto(sc, sc->addr.dst, sc->addr.src, l4len, IPPROTO_TCP);
+	__u64 t = (__u32)s;
+	for (int i = 0; i < 8; i++)
+		if (i * 4 < hl)
+			t += *(__u32 *)&p->hdr[i * 4];
+	s = buf_sum(&sc->reply[XKV_TEXT], tlen & 2047, csum_fold32(t));
+	*ck = ~csum_fold((__u32)s);
+	/* no room in the frame for the reply (a veth frame has little at its
+	 * tail): the same as when the request's ACK is news to the kernel */
+	if (!p->on_ack && xkv_put_l2l3(ctx, sc, l4len, IPPROTO_TCP, 1))
+		p->on_ack = 1;
+	if (p->on_ack) {
+		p->r_len = tlen; /* kept, sent by the TC program on the kernel's ACK */
+		return XDP_TX;
+	}
+	__u32 at = ETH_HLEN + sc->addr.l3_len;
+	if (bpf_xdp_store_bytes(ctx, at, p->hdr, hl == 32 ? 32 : 20) ||
+	    bpf_xdp_store_bytes(ctx, at + hl, &sc->reply[XKV_TEXT], tlen & 2047))
+		return XDP_DROP; /* the frame is half rewritten: nothing sane to pass on */
+	p->r_len = tlen;
+	return XDP_TX;
+}
+
+#endif
