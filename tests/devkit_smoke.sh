@@ -58,7 +58,7 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 servers = sorted(r["server"] for r in rows)
 print("(t) %d rows, servers %s" % (len(rows), servers))
-ok = servers == ["memcached", "redis", "xdpkv", "xdpkv-nofast"] and \
+ok = servers == ["memcached", "redis", "xdpkv", "xdpkv-nofast", "xdpkv-verdict"] and \
     all(r["ok"] and r["tps"] > 0 and r["server_us_per_req"] > 0 for r in rows)
 sys.exit(0 if ok else 1)
 EOF
