@@ -128,6 +128,29 @@ struct xkv_addr {
 	__u8 _pad[2];
 };
 
+/* The addresses of a request's IPv4 or IPv6 header into a (XDP's UDP and
+ * TCP paths alike). */
+static __always_inline void xkv_addr_ip4(struct xkv_addr *a, const struct iphdr *ip)
+{
+	a->family = 4;
+	a->l3_len = 20;
+	a->tos = ip->tos;
+	__builtin_memcpy(a->src, &ip->saddr, 4);
+	__builtin_memcpy(a->dst, &ip->daddr, 4);
+	xkv_addr_from_v4(a->src16, &ip->saddr);
+}
+
+static __always_inline void xkv_addr_ip6(struct xkv_addr *a, const struct ipv6hdr *ip6)
+{
+	a->family = 6;
+	a->l3_len = 40;
+	a->tos = 0;
+	__builtin_memcpy(&a->v6_first, ip6, 4);
+	__builtin_memcpy(a->src, &ip6->saddr, 16);
+	__builtin_memcpy(a->dst, &ip6->daddr, 16);
+	__builtin_memcpy(a->src16, &ip6->saddr, 16);
+}
+
 /* Per-CPU working memory.  The map's value_size is grown at load time by the
  * entry's data bytes, so entry.data[] holds a whole value. */
 struct xkv_scratch {

@@ -111,12 +111,7 @@ static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc
 		if (ipl < 40 || (void *)ip + ipl > data_end)
 			return -1;
 		ipl -= 20;
-		a->family = 4;
-		a->l3_len = 20;
-		a->tos = ip->tos;
-		__builtin_memcpy(a->src, &ip->saddr, 4);
-		__builtin_memcpy(a->dst, &ip->daddr, 4);
-		xkv_addr_from_v4(a->src16, &ip->saddr);
+		xkv_addr_ip4(a, ip);
 		xkv_addr_from_v4(p->key.local, &ip->daddr);
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
@@ -126,13 +121,7 @@ static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc
 		ipl = bpf_ntohs(ip6->payload_len);
 		if (ipl < 20 || (void *)(ip6 + 1) + ipl > data_end)
 			return -1;
-		a->family = 6;
-		a->l3_len = 40;
-		a->tos = 0;
-		__builtin_memcpy(&a->v6_first, ip6, 4);
-		__builtin_memcpy(a->src, &ip6->saddr, 16);
-		__builtin_memcpy(a->dst, &ip6->daddr, 16);
-		__builtin_memcpy(a->src16, &ip6->saddr, 16);
+		xkv_addr_ip6(a, ip6);
 		__builtin_memcpy(p->key.local, &ip6->daddr, 16);
 	} else {
 		return -1;

@@ -172,6 +172,13 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 			return TCPX_REFUSE(refused_acl);
 		if (q.h && (q.h->flags & XKV_HOST_PAUSE_WRITES) && xkv_op_writes(r->op))
 			return TCPX_REFUSE(refused_shape);
+#ifdef XKV_PERCPU
+		/* a per-CPU store: a set here writes this CPU's copy only, and
+		 * serve's reads on the connection would miss it (the verdict's
+		 * rule, tcp.bpf.h); serve writes every CPU's copy */
+		if (xkv_op_writes(r->op))
+			return TCPX_REFUSE(refused_shape);
+#endif
 		if (r->op == XKV_OP_GET) {
 			xkv_op_get(&g);
 			act = xdp_get_reply(ctx, &q, &g);

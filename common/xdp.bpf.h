@@ -62,12 +62,7 @@ static __always_inline int xdp_read_headers(struct xdp_md *ctx, struct xdp_req *
 			return XDP_PASS; /* malformed; not counted: no stats yet */
 		q->ip4 = ip;
 		q->frame_left = tot - 20;
-		a->family = 4;
-		a->l3_len = 20;
-		a->tos = ip->tos;
-		__builtin_memcpy(a->src, &ip->saddr, 4);
-		__builtin_memcpy(a->dst, &ip->daddr, 4);
-		xkv_addr_from_v4(a->src16, &ip->saddr);
+		xkv_addr_ip4(a, ip);
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 		if ((void *)(ip6 + 1) > data_end)
@@ -83,13 +78,7 @@ static __always_inline int xdp_read_headers(struct xdp_md *ctx, struct xdp_req *
 		if (pl < 8 || (void *)(ip6 + 1) + pl > data_end)
 			return XDP_PASS; /* malformed; not counted: no stats yet */
 		q->frame_left = pl;
-		a->family = 6;
-		a->l3_len = 40;
-		a->tos = 0;
-		__builtin_memcpy(&a->v6_first, ip6, 4);
-		__builtin_memcpy(a->src, &ip6->saddr, 16);
-		__builtin_memcpy(a->dst, &ip6->daddr, 16);
-		__builtin_memcpy(a->src16, &ip6->saddr, 16);
+		xkv_addr_ip6(a, ip6);
 	} else {
 		return XDP_PASS;
 	}

@@ -82,18 +82,7 @@ for layout in "${layouts[@]}"; do
 	if [[ $layout == hash_map ]]; then
 		# the kernel answers a get miss; after `acl del allow` the same
 		# connection's next get must not be answered by anyone
-		d=$(mktemp -d "$TB_TMP/acl.XXXXXX")
-		before=$(tb_counter fast tcp_fast)
-		client aclcut "$S4" "$P" "$d" &
-		cpid=$!
-		for _ in $(seq 300); do [[ -e $d/ready ]] && break; sleep 0.1; done
-		mid=$(tb_counter fast tcp_fast)
-		check "$layout: the kernel answered the allowed get ($before -> $mid)" test "$mid" -gt "$before"
-		tb_xdpkv acl "$TB_SRV_DEV" del allow connected >/dev/null || tb_die "acl del allow failed"
-		touch "$d/go"
-		check "$layout: acl del allow: the open connection is cut off, kernel path too" wait "$cpid"
-		check "$layout: ... the kernel answered nothing more" test "$(tb_counter fast tcp_fast)" = "$mid"
-		tb_xdpkv acl "$TB_SRV_DEV" add allow connected >/dev/null || tb_die "acl add allow failed"
+		check_aclcut "$layout" tcp_fast client aclcut "$S4" "$P"
 		# serve killed with connections open leaves their fast-path slots
 		# (tcp_slots: cookie -> slot in tcp_conns and tcp_paid); the next
 		# serve clears them

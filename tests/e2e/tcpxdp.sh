@@ -98,18 +98,7 @@ sys.exit(not (t["xdp_responder"] is True and t["xdp"] == int(sys.argv[2]) and t[
 	if [[ $layout == hash_map ]]; then
 		# XDP answers a get on an open connection; after `acl del allow` the
 		# same connection's next get must be answered by nobody
-		d=$(mktemp -d "$TB_TMP/acl.XXXXXX")
-		before=$(tb_counter fast tcpx_answered)
-		client aclcut "$S4" "$P" "$d" &
-		cpid=$!
-		for _ in $(seq 300); do [[ -e $d/ready ]] && break; sleep 0.1; done
-		mid=$(tb_counter fast tcpx_answered)
-		check "$layout: XDP answered the allowed gets ($before -> $mid)" test "$mid" -gt "$before"
-		tb_xdpkv acl "$TB_SRV_DEV" del allow connected >/dev/null || tb_die "acl del allow failed"
-		touch "$d/go"
-		check "$layout: acl del allow: the open connection is cut off, XDP too" wait "$cpid"
-		check "$layout: ... XDP answered nothing more" test "$(tb_counter fast tcpx_answered)" = "$mid"
-		tb_xdpkv acl "$TB_SRV_DEV" add allow connected >/dev/null || tb_die "acl add allow failed"
+		check_aclcut "$layout" tcpx_answered client aclcut "$S4" "$P"
 		# flows of a killed serve's connections are cleared by the next serve
 		flows() { bpftool map dump pinned "$TB_PIN_DIR/tcpx_flows" -j | $PY -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 		tb_cli $PY -c 'import socket,sys,time
