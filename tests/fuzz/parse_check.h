@@ -106,6 +106,10 @@ static unsigned pc_walk(const __u8 *buf, __u32 len, const struct pc_cfg *cfg, st
 			   r->op == XKV_OP_VERBOSITY || r->op == XKV_OP_MN || r->op == XKV_OP_MS ||
 			   r->op == XKV_OP_MD || r->op == XKV_OP_MA || r->op == XKV_OP_ME) {
 			k2 = 0; /* no key, or the slow path checks it (meta) */
+		} else if (r->too_many) {
+			k2 = 0; /* more tokens than tok[] holds: a command that is not a
+				 * fixed word count is the slow path's, which parses it
+				 * again with room for them all (parse.h) */
 		}
 		for (__u32 t = k1; t <= k2 && t < nt; t++) {
 			PC_CHECK(r->tok[t].len <= cfg->key_cap, "key token %u of %u bytes, cap %u", t,
