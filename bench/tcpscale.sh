@@ -156,11 +156,6 @@ for i in range(int(sys.argv[1])):
 	echo "$rate"
 }
 
-tcp_segs() { # NS NAME: TCP counter NAME (InSegs, OutSegs) of namespace NS (/proc/net/snmp)
-	ip netns exec "$1" awk -v f="$2" '$1 == "Tcp:" && !h { for (i = 2; i <= NF; i++) c[$i] = i; h = 1; next }
-		$1 == "Tcp:" { print $c[f]; exit }' /proc/net/snmp
-}
-
 run() { # SERVER N
 	local srv=$1 n=$2 pid ct log=$TB_TMP/$1.$2 perfpid='' rc=0 client=memaslap
 	local nc=$((conns * n)) cs=0 ts=0 ng=0 ns=0 rate
@@ -219,7 +214,7 @@ run() { # SERVER N
 	fi
 	local b0 b1 t0 t1 pg ps
 	local segs0 segs1
-	segs0="$(tcp_segs "$TB_SRV_NS" InSegs) $(tcp_segs "$TB_CLI_NS" OutSegs)"
+	segs0="$(tb_tcp_segs "$TB_SRV_NS" InSegs) $(tb_tcp_segs "$TB_CLI_NS" OutSegs)"
 	b0=$(tb_busy "${SCPU[@]}") t0=$EPOCHREALTIME
 	if [[ $client == memaslap ]]; then
 		memaslap "$nc" "$ct" "${duration}s" --verify=0.01 >"$log/memaslap.log" 2>&1 || rc=$?
@@ -232,7 +227,7 @@ run() { # SERVER N
 		wait "$ps" || rc=$?
 	fi
 	b1=$(tb_busy "${SCPU[@]}") t1=$EPOCHREALTIME
-	segs1="$(tcp_segs "$TB_SRV_NS" InSegs) $(tcp_segs "$TB_CLI_NS" OutSegs)"
+	segs1="$(tb_tcp_segs "$TB_SRV_NS" InSegs) $(tb_tcp_segs "$TB_CLI_NS" OutSegs)"
 	[[ -z $perfpid ]] || wait "$perfpid" || true
 	[[ -z $sysc_pid ]] || wait "$sysc_pid" || true
 	local fast='{}'

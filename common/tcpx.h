@@ -48,13 +48,10 @@ struct xkv_tcpx_flow {
 	__u32 c_start, c_end;    /* wire seq of the last answered request, and past it */
 	__u32 s_k, s_wire;       /* its reply's place: kernel seq, wire seq */
 	__u32 r_len;             /* its reply's bytes (r[]) */
-	__u32 r_tsval, r_tsecr;  /* its timestamps (0/0: the flow has none) */
 	__u32 fin_k;             /* with F_FIN_K: the wire seq past the kernel's FIN */
 	__u32 passed_end;        /* wire seq past the client's bytes handed to the kernel so far:
 				  * until its rcv_nxt reaches it some are still on their way
 				  * (GRO, the backlog), and a copy of them must not be answered */
-	__u32 _pad;
-	__u64 answered;          /* requests answered here on this flow */
 	__u8 r[XKV_TCPX_REPLY_MAX]; /* the reply text, kept to send again if it is lost */
 };
 

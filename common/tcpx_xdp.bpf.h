@@ -194,8 +194,7 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 /* I2-I5 on the socket, then the request run; on XDP_TX the flow takes the
  * answer as its new correction point. */
 static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *sc,
-				       struct xkv_stats *st, struct xkv_tcpx_flow *f,
-				       const struct tcpx_offs *o)
+				       struct xkv_stats *st, const struct tcpx_offs *o)
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
 	if (p->odd || (p->fl & ~TCPX_PSH) != TCPX_ACK)
@@ -286,11 +285,8 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 	f->c_start = p->seq;
 	f->c_end = p->seq + p->plen;
 	f->r_len = rl;
-	f->r_tsval = p->r_tsval;
-	f->r_tsecr = p->r_tsecr;
 	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK)) | XKV_TCPX_F_ANSWERED |
 		   (p->on_ack ? XKV_TCPX_F_ON_ACK : 0);
-	f->answered++;
 	bpf_spin_unlock(&f->lock);
 	stat_inc(st, XKV_STAT_tcpx_answered);
 	if (!p->on_ack)
@@ -405,7 +401,7 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 		}
 	}
 	if (p->plen && !(p->fl & (TCPX_FIN | TCPX_RST))) {
-		int act = tcpx_answer(ctx, sc, st, f, &o);
+		int act = tcpx_answer(ctx, sc, st, &o);
 		if (act != XKV_NEXT)
 			return act;
 	}

@@ -38,10 +38,6 @@ tb_up "${E2E_PREFIX:-xx$$}"
 S4=$TB_SRV_IP4 P=$TB_PORT
 client() { tb_cli $PY "$here/tcpfastclient.py" "$@"; }
 serve() { tb_serve_tcp_start "$@"; }
-segs() { # NS NAME: TCP counter NAME (InSegs, OutSegs) of namespace NS
-	ip netns exec "$1" awk -v f="$2" '$1 == "Tcp:" && !h { for (i = 2; i <= NF; i++) c[$i] = i; h = 1; next }
-		$1 == "Tcp:" { print $c[f]; exit }' /proc/net/snmp
-}
 egress_prog() { tb_srv tc filter show dev "$TB_SRV_DEV" egress 2>/dev/null | grep -c 'name xdpkv_tcpx_egre' || true; }
 
 for layout in "${layouts[@]}"; do
@@ -75,10 +71,10 @@ for layout in "${layouts[@]}"; do
 	check "$layout: memccat returns it byte for byte" cmp -s "$dir/blob.bin" "$dir/got.bin"
 	# memaslap over TCP: 16 connections, a verified 10 % of the gets
 	x0=$(tb_counter fast tcpx_answered) u0=$(tb_counter slow tcp_slow)
-	si0=$(segs "$TB_SRV_NS" InSegs) co0=$(segs "$TB_CLI_NS" OutSegs)
+	si0=$(tb_tcp_segs "$TB_SRV_NS" InSegs) co0=$(tb_tcp_segs "$TB_CLI_NS" OutSegs)
 	tb_cli memcaslap -s "$S4:$P" -T 1 -c 16 -t 2s -X 128 --verify=0.1 >"$TB_TMP/memaslap.log" 2>&1 || true
 	x1=$(tb_counter fast tcpx_answered) u1=$(tb_counter slow tcp_slow)
-	si1=$(segs "$TB_SRV_NS" InSegs) co1=$(segs "$TB_CLI_NS" OutSegs)
+	si1=$(tb_tcp_segs "$TB_SRV_NS" InSegs) co1=$(tb_tcp_segs "$TB_CLI_NS" OutSegs)
 	ops=$(grep -oP 'Run time:.*?Ops:\s*\K\d+' "$TB_TMP/memaslap.log" | tail -1 || true)
 	check "$layout: memaslap over TCP ran (${ops:-no} ops)" test "${ops:-0}" -gt 1000
 	check "$layout: ... no verification failure" \

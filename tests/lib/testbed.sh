@@ -25,6 +25,8 @@
 #                            or slow), after the slow path's next push (0.3 s)
 #   tb_busy CPU...           busy jiffies of these CPUs so far (/proc/stat: all
 #                            but idle and iowait, whoever spent them)
+#   tb_tcp_segs NS NAME      TCP counter NAME (InSegs, OutSegs) of namespace NS
+#                            (/proc/net/snmp)
 #   tb_serve_start [ARGS]    start `xdpkv serve DEV` in the background and wait
 #                            until its port answers; tb_serve_stop stops it
 #   tb_pin_napi              make the server veth's NAPI threaded and pin its
@@ -252,6 +254,11 @@ tb_wait_listen() {
 }
 
 # tb_serve_start with 2 TCP worker threads, then wait for its TCP listener too.
+tb_tcp_segs() {
+	ip netns exec "$1" awk -v f="$2" '$1 == "Tcp:" && !h { for (i = 2; i <= NF; i++) c[$i] = i; h = 1; next }
+		$1 == "Tcp:" { print $c[f]; exit }' /proc/net/snmp
+}
+
 tb_busy() {
 	awk -v l=" $* " '$1 ~ /^cpu[0-9]+$/ && index(l, " " substr($1, 4) " ") {
 		s += $2 + $3 + $4 + $7 + $8 + $9 } END { print s + 0 }' /proc/stat
