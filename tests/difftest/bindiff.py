@@ -33,6 +33,7 @@ import struct
 import sys
 import time
 
+import binforms
 import binwire
 import freshmc
 import gen
@@ -50,9 +51,12 @@ class BinGen:
     is 0, an int (stale on purpose), or "real" (this server's last cas for
     the slot, resolved when sent)."""
 
-    def __init__(self, rng, value_max):
+    def __init__(self, rng, value_max, edge=False, known=False):
         self.r = rng
+        self.known = known  # with edge: binforms.KNOWN's frames too
         self.g = gen.Gen(rng, value_max=value_max)
+        self.edge = edge  # mix in binforms.py's frames
+        self.cats = {name: 0 for name in binforms.CATEGORIES} if edge else {}
 
     def cas(self):
         return self.r.choice([0, 0, 0, "real", "real", 12345])
@@ -62,6 +66,10 @@ class BinGen:
 
     def command(self):
         r = self.r
+        if self.edge and r.random() < 0.15:
+            name = r.choice(list(binforms.CATEGORIES))
+            self.cats[name] += 1
+            return binforms.CATEGORIES[name](self)
         k = r.randrange(gen.NKEYS)
         kind = r.choices(["get", "store", "cat", "delete", "arith", "touch", "misc"],
                          [25, 25, 8, 8, 14, 10, 3])[0]
@@ -106,15 +114,19 @@ class Side:
         def flush_seg():
             rs = self.conn.exchange(b"".join(seg))
             for x in rs:
-                if not isinstance(x, str) and x.cas and batch[x.opaque][1] is not None:
+                if (not isinstance(x, str) and x.cas and x.opaque < len(batch)
+                        and batch[x.opaque][1] is not None):
                     lastcas[batch[x.opaque][1]] = x.cas
-            got.extend(binwire.norm(rs, casmap))
+            got.extend(collapse_stats(binwire.norm(rs, casmap), batch))
             seg.clear()
             return rs and isinstance(rs[-1], str)
 
         for i, (op, k, ext, val, cas) in enumerate(batch):
-            if cas == "real" and seg and flush_seg():
+            if (cas == "real" or op == "edge") and seg and flush_seg():
                 return got
+            if op == "edge":  # binforms.py: the frame is its own
+                seg.append(ext(keys[k] if k is not None else b"", i))
+                continue
             c = lastcas.get(k, gen.UNKNOWN_CAS) if cas == "real" else cas
             seg.append(binwire.frame(OPS[op], keys[k] if k is not None else b"", ext, val, i, c))
             if op in ("quit", "quitq"):  # the last: the server closes after it
@@ -127,6 +139,20 @@ class Side:
 
     def cleanup(self, keys):
         self.conn.exchange(b"".join(binwire.frame(OPS["deleteq"], k) for k in keys))
+
+
+def collapse_stats(rs, batch):
+    """The stat responses of a binforms stat whose values differ between
+    servers (collapse): one ("stats",) for the named ones, the empty one kept."""
+    out = []
+    for x in rs:
+        if (isinstance(x, tuple) and x[5] < len(batch) and batch[x[5]][0] == "edge" and batch[x[5]][3]
+                and x[0] == 0x10 and x[1] == 0 and x[3]):
+            if out[-1:] != [("stats",)]:
+                out.append(("stats",))
+            continue
+        out.append(x)
+    return out
 
 
 def trial(mc, xk, batch, keys, rule):
@@ -180,12 +206,16 @@ def main():
     p.add_argument("--timeout", type=float, default=2.0)
     p.add_argument("--show", type=int, default=5)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--edge", action="store_true",
+                   help="mix in binforms.py's frames (lengths, extras, opcodes, STAT keys, magic)")
+    p.add_argument("--known", action="store_true",
+                   help="with --edge, also the frames xdpkv is known to answer otherwise (binforms.KNOWN)")
     p.add_argument("--only", type=int, default=-1, help="run batch N of the seed alone, and print both sides")
     a = p.parse_args()
     rng = random.Random(a.seed)
     keyrng = random.Random(a.seed ^ 0xB1)
     prefix = "b%x" % random.Random().randrange(1 << 32)
-    g = BinGen(rng, a.value_max)
+    g = BinGen(rng, a.value_max, a.edge, a.known)
     try:
         mc, xk = Side(hostport(a.mc), a.timeout), Side(hostport(a.xkv), a.timeout)
         counts = {"same": 0, "differ": 0, "lossy": 0, "unstable": 0, "mc_memory": 0}
@@ -216,13 +246,17 @@ def main():
                 j = next((n for n, (u, w) in enumerate(zip(m, x)) if u != w), min(len(m), len(x)))
                 print("DIFF batch %d (seed %d): %s\n  first difference at response %d:\n"
                       "  memcached %r\n  xdpkv     %r"
-                      % (i, a.seed, [c[0] for c in batch], j, m[j] if j < len(m) else "(no more)",
-                         x[j] if j < len(x) else "(no more)"), flush=True)
+                      % (i, a.seed, [c[0] if c[0] != "edge" else c[2](b"K", n)[:60]
+                                      for n, c in enumerate(batch)], j,
+                         m[j] if j < len(m) else "(no more)", x[j] if j < len(x) else "(no more)"),
+                      flush=True)
     except OSError as e:
         print("bindiff: %s" % e, file=sys.stderr)
         return 2
-    summary = {"proto": "binary", "rule": a.rule, "seed": a.seed, "batches": a.batches,
-               "seconds": round(time.monotonic() - t0, 1), **counts}
+    summary = {"proto": "binary", "rule": a.rule, "edge": a.edge, "known": a.known, "seed": a.seed,
+               "batches": a.batches, "seconds": round(time.monotonic() - t0, 1), **counts}
+    if a.edge:
+        summary["categories"] = g.cats
     if a.json:
         print(json.dumps(summary))
     print("%s %d binary batches (seed %d): %d same, %d differ, %d lossy-only, %d unstable "

@@ -14,10 +14,14 @@ NOOP = 0x0A
 SYNC_OPAQUE = 0xFFFFFFFF
 
 
-def frame(op, key=b"", ext=b"", val=b"", opaque=0, cas=0):
-    """One request frame."""
-    return HDR.pack(0x80, op, len(key), len(ext), 0, 0, len(ext) + len(key) + len(val),
-                    opaque, cas) + ext + key + val
+def frame(op, key=b"", ext=b"", val=b"", opaque=0, cas=0, magic=0x80, keylen=None, extlen=None,
+          bodylen=None):
+    """One request frame; keylen, extlen, bodylen (and magic) put other
+    numbers in the header than the frame's own (binforms.py)."""
+    kl = len(key) if keylen is None else keylen
+    el = len(ext) if extlen is None else extlen
+    bl = len(ext) + len(key) + len(val) if bodylen is None else bodylen
+    return HDR.pack(magic, op, kl, el, 0, 0, bl, opaque, cas) + ext + key + val
 
 
 class Res:

@@ -36,6 +36,7 @@ import random
 import sys
 import time
 
+import binwire
 import freshmc
 import gen
 import wire
@@ -61,9 +62,14 @@ class Side:
                 out.append(p)
             elif p[0] == "key":
                 out.append(keys[p[1]])
-            else:
+            elif p[0] == "cas":
                 out.append(cas.get(p[1], b"%d" % gen.UNKNOWN_CAS))
         return b"".join(out)
+
+    def raw_units(self, cmd, keys):
+        """A command of forms_conn's RAW kinds on a connection of its own."""
+        data, end = self.conn.raw(self.render(cmd, keys, {}))
+        return reply_units(data, cmd[0][1]) + [end]
 
     def run(self, batch, keys):
         """The batch's reply units (a <closed> or <timeout> marker ends them early)."""
@@ -74,15 +80,15 @@ class Side:
                 text = self.conn.exchange_one(self.render(cmd, keys, cas))
                 if text is None:
                     return got + [b"<timeout>"]
-                us, rest = wire.units(text)
-                us += [rest] if rest else []
+                us = reply_units(text, cmd[0][1] if is_raw(cmd) else "text")
                 cas.update(wire.cas_seen(us, keys))
                 got += us
             return got
         seg = []
         for i, cmd in enumerate(batch + [None]):
             needs_cas = cmd is not None and any(isinstance(p, tuple) and p[0] == "cas" for p in cmd)
-            if seg and (cmd is None or needs_cas):
+            raw = cmd is not None and is_raw(cmd)
+            if seg and (cmd is None or needs_cas or raw):
                 data = b"".join(self.render(c, keys, cas) for c in seg) + b"mn\r\n"
                 mns = 1 + sum(1 for c in seg if makes_mn(c))
                 us = self.conn.exchange(data, mns)
@@ -91,7 +97,9 @@ class Side:
                     return got + us
                 got += us[:-1]  # the segment's own MN
                 seg = []
-            if cmd is not None:
+            if raw:
+                got += self.raw_units(cmd, keys)
+            elif cmd is not None:
                 seg.append(cmd)
         return got
 
@@ -104,6 +112,20 @@ class Side:
         us = self.conn.exchange(data, 1)
         if us[-1:] != [wire.MN]:
             self.conn.close()
+
+
+def is_raw(cmd):
+    """Is cmd one of forms_conn's, sent on a connection (or in a datagram) of its own?"""
+    return isinstance(cmd[0], tuple) and cmd[0][0] == "raw"
+
+
+def reply_units(data, kind):
+    """A reply as units: text ones (wire.units, a cut tail last), or for
+    binary ones, each response normalised (binwire.norm) as one unit."""
+    if kind == "bin":
+        return [b"BIN %r\r\n" % (r,) for r in binwire.norm(binwire.parse(data), {})]
+    us, rest = wire.units(data)
+    return us + ([rest] if rest else [])
 
 
 def makes_mn(cmd):
@@ -249,7 +271,8 @@ class Tester:
     def run(self):
         a = self.a
         rng = random.Random(a.seed)
-        g = gen.Gen(rng, value_max=a.value_max, malformed=a.malformed, udp=a.proto == "udp", edge=a.edge)
+        g = gen.Gen(rng, value_max=a.value_max, malformed=a.malformed, udp=a.proto == "udp", edge=a.edge,
+                    known=a.known)
         counts = {"same": 0, "differ": 0, "lossy": 0, "closed": 0, "unstable": 0, "mc_memory": 0,
                   "padded": 0}
         failures = []
@@ -284,7 +307,7 @@ class Tester:
                                                                  (i + 1) / (now - t0)),
                       file=sys.stderr, flush=True)
         summary = {"proto": a.proto, "rule": a.rule, "malformed": a.malformed, "edge": a.edge,
-                   "seed": a.seed, "batches": a.batches, "seconds": round(time.monotonic() - t0, 1),
+                   "known": a.known, "seed": a.seed, "batches": a.batches, "seconds": round(time.monotonic() - t0, 1),
                    **counts, "categories": g.cats}
         if a.json:
             print(json.dumps(summary))
@@ -314,6 +337,9 @@ def main():
     p.add_argument("--edge", action="store_true",
                    help="mix in the command forms of forms.py (memcached's parser: word counts, "
                         "number limits, HTTP-like and odd lines, stats, slabs, meta flags)")
+    p.add_argument("--known", action="store_true",
+                   help="with --edge, also the forms xdpkv is known to answer otherwise "
+                        "(forms.KNOWN, forms_conn.KNOWN)")
     p.add_argument("--rule", choices=["exact", "lossy"], default="exact")
     p.add_argument("--value-max", type=int, default=20000)
     p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")

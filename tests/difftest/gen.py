@@ -25,13 +25,15 @@ UNKNOWN_CAS = (1 << 62) + 1
 
 
 class Gen:
-    def __init__(self, rng, value_max=20000, malformed=False, udp=False, edge=False):
+    def __init__(self, rng, value_max=20000, malformed=False, udp=False, edge=False, known=False):
         self.r = rng
+        self.known = known  # with edge: the forms xdpkv is known to answer otherwise (KNOWN)
         self.value_max = value_max
         self.malformed = malformed
         self.udp = udp
         self.edge = edge  # mix in forms.py's command forms
-        self.cats = {name: 0 for name in forms.CATEGORIES} if edge else {}
+        self.categories = forms.categories(udp) if edge else {}
+        self.cats = {name: 0 for name in self.categories}
 
     # ---- pieces ----
     def key(self):
@@ -233,9 +235,9 @@ class Gen:
     def command(self):
         r = self.r
         if self.edge and r.random() < 0.2:
-            name = r.choice(list(forms.CATEGORIES))
+            name = r.choice(list(self.categories))
             self.cats[name] += 1
-            return forms.CATEGORIES[name](self)
+            return self.categories[name](self)
         if self.malformed and r.random() < 0.1:
             return self.c_bad()
         return r.choices(

@@ -5,18 +5,26 @@
 # UDP replies keep their order) side by side in the server namespace, the
 # tester in the client namespace.
 #
-#   tests/difftest/run.sh [--batches N] [--seed S] [--passes LIST] LAYOUT...
+#   tests/difftest/run.sh [--batches N] [--seed S] [--passes LIST] [--known] LAYOUT...
 #
-# Per layout, the passes (default tcp,tcp-malformed,tcp-edge,udp,regress,bin):
+# Per layout, the passes (default tcp,tcp-malformed,tcp-edge,udp,udp-edge,
+# regress,bin,bin-edge):
 #   tcp            valid pipelined text + meta streams over TCP
 #   tcp-malformed  the same with requests that are wrong on purpose
-#   tcp-edge       the same with forms.py's command forms (memcached's parser:
-#                  word counts, number limits, HTTP-like and odd lines, stats,
-#                  slabs, every meta flag)
+#   tcp-edge       the same with the command forms of forms.py (memcached's
+#                  parser: word counts, number limits, HTTP-like and odd lines,
+#                  stats, slabs, every meta flag) and forms_conn.py (long lines
+#                  and multi-gets, keys at 250 bytes, what a connection starts
+#                  with: binary, cut short, HTTP), counts per category
 #   udp            one request per datagram: the XDP fast path and the slow path
+#   udp-edge       the same with the forms that exist over UDP (forms_conn.UDP)
 #   regress        issue 17's bugs over TCP (regress.py stream), and with hash_map, on
 #                  a store with --value-size 8, regress.py smallval
 #   bin            random binary-protocol streams over TCP (bindiff.py)
+#   bin-edge       the same with binforms.py's frames (lengths, extras, opcodes,
+#                  STAT keys, bad magic), counts per category
+# --known: the edge passes also send the forms xdpkv is known to answer
+# otherwise (forms.KNOWN, binforms.KNOWN): what is left for the engine to fix.
 # hash_map and lru are compared exactly; array_fnv, set_assoc, sieve, s3fifo
 # and arena (lossy) may answer a miss where memcached hits; percpu and lru_percpu are
 # not run (a set on one CPU is invisible to a get on another).
@@ -28,13 +36,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/testbed.sh
 . "$here/../lib/testbed.sh"
 
-batches=300 seed=$RANDOM passes=tcp,tcp-malformed,tcp-edge,udp,regress,bin
+batches=300 seed=$RANDOM passes=tcp,tcp-malformed,tcp-edge,udp,udp-edge,regress,bin,bin-edge known=()
 while (($#)); do
 	case $1 in
 	--batches) batches=$2; shift 2 ;;
 	--seed) seed=$2; shift 2 ;;
 	--passes) passes=$2; shift 2 ;;
-	-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--known) known=(--known); shift ;;
+	-h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "difftest: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -67,10 +76,12 @@ for layout in "${layouts[@]}"; do
 	tb_serve_tcp_start
 	IFS=, read -r -a plist <<<"$passes"
 	for pass in "${plist[@]}"; do
-		if [[ $pass == bin ]]; then
-			echo "== $layout bin ($batches batches, seed $seed)"
+		if [[ $pass == bin || $pass == bin-edge ]]; then
+			echo "== $layout $pass ($batches batches, seed $seed)"
+			bargs=()
+			[[ $pass == bin-edge ]] && bargs=(--edge "${known[@]}")
 			out=$(tb_cli /usr/bin/python3 "$here/bindiff.py" --mc "$S4:$MP" --mc-recheck --xkv "$S4:$P" \
-				--batches "$batches" --seed "$seed" --rule "$rule" --json) || fail=1
+				--batches "$batches" --seed "$seed" --rule "$rule" --json "${bargs[@]}") || fail=1
 			printf '%s\n' "$out" | grep -v '^{'
 			if [[ -n ${DIFFTEST_JSON:-} ]]; then
 				printf '%s\n' "$out" | grep '^{' | sed "s/^{/{\"layout\": \"$layout\", /" >>"$DIFFTEST_JSON"
@@ -87,8 +98,9 @@ for layout in "${layouts[@]}"; do
 		case $pass in
 		tcp) ;;
 		tcp-malformed) args+=(--malformed) ;;
-		tcp-edge) args+=(--edge) ;;
+		tcp-edge) args+=(--edge "${known[@]}") ;;
 		udp) args+=(--proto udp --value-max 1200) ;;
+		udp-edge) args+=(--proto udp --value-max 1200 --edge "${known[@]}") ;;
 		*) tb_die "difftest: unknown pass $pass" ;;
 		esac
 		echo "== $layout $pass ($batches batches, seed $seed)"

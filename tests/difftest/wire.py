@@ -104,6 +104,38 @@ class Tcp:
             buf += chunk
 
 
+    def raw(self, data):
+        """data on a connection of its own, half-closed after it: every byte
+        the server sends until it closes, and how it ended (<raw-closed>,
+        or <raw-timeout> when it kept the connection open past the timeout)."""
+        s = socket.create_connection(self.addr, timeout=self.timeout)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        got = b""
+        try:
+            try:
+                s.sendall(data)
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass  # it closed before taking everything: read what it said
+            deadline = time.monotonic() + self.timeout
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return got, b"<raw-timeout>"
+                s.settimeout(left)
+                try:
+                    chunk = s.recv(1 << 20)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    chunk = b""  # a reset: it closed with bytes unread
+                if not chunk:
+                    return got, b"<raw-closed>"
+                got += chunk
+        finally:
+            s.close()
+
+
 class Udp:
     """memcached's UDP framing: an 8-byte header (request id, sequence,
     datagram count, reserved) on every datagram; one request per datagram.
@@ -236,6 +268,9 @@ def norm_units(us, casmap):
                     if n >= 0:
                         secs.append(n)
                         t[i] = b"t#"
+                elif f.startswith(b"l") and f[1:].isdigit():
+                    secs.append(int(f[1:]))  # mg l: seconds since the last access
+                    t[i] = b"l#"
                 elif f.startswith(b"s") and f[1:].isdigit() and body is not None:
                     t[i] = b"s%d" % len(body)
             out.append(b" ".join(t) + (b"|" + body if body is not None else b""))
