@@ -79,6 +79,10 @@ def main():
         check_microbench(res, rows, md, [l for l in a.layouts.split(",") if l], need)
     if "m" in a.experiments:
         check_hitratio(res, rows, md, [l for l in a.layouts.split(",") if l], need)
+        check_hitratio_head(rows, ["xdpkv/" + l for l in a.layouts.split(",") if l] +
+                            [b for b in a.baselines.split(",") if b in ("memcached-udp",
+                                                                       "memcached-tcp", "redis")],
+                            need)
     if "n" in a.experiments:
         check_tcpscale(rows, md, [b for b in a.baselines.split(",") if b], need)
     if "g" in a.experiments:
@@ -152,6 +156,14 @@ def check_latency(res, rows, md, systems, need):
                          what, rr and rr[0].get("lat_p50_us"), rr and rr[0].get("lat_p99_us")))
                 need(rr and sorted((rr[0].get("lost_at") or {})) == sorted(losses.STAGES),
                      "%s: drops recorded at every stage" % what)
+                if rr:  # every run of the point: each unanswered request has a stage
+                    r = rr[0]
+                    las = r.get("lost_at_runs") or [r.get("lost_at")]
+                    ts = r.get("timeouts_runs") or [r.get("timeouts")]
+                    need(len(las) == len(ts) and all(losses.unattributed(la or {}, t) == 0
+                                                     for la, t in zip(las, ts)),
+                         "%s: every unanswered request attributed to a stage (timeouts %s, "
+                         "drops %s)" % (what, ts, [sum((la or {}).values()) for la in las]))
     need("testbed's floor" in md and "Client mode %s" % LOW_CLIENT in md,
          "report.md has (b)'s floor and the %s client's table" % LOW_CLIENT)
     if any(r.get("timeouts") for r in b):
@@ -206,6 +218,33 @@ def check_scaling(res, rows, md, layouts, need):
          "report.md has (j) with the ratios and its plot")
 
 
+def check_hitratio_head(rows, systems, need):
+    """The headline's hit ratio point: one row per system, every seed's
+    sequence the same for every system (hitratio.c's checksum, regenerated in
+    Python for the baselines), no wrong value, the budget a quarter of the
+    working set."""
+    hh = [r for r in rows if r["experiment"] == "m" and r.get("point") == "headline"]
+    fnv = {}
+    for s in systems:
+        rr = [r for r in hh if r["system"] == s]
+        need(len(rr) == 1, "(m) headline point: one row for %s (%d)" % (s, len(rr)))
+        if len(rr) != 1:
+            continue
+        r = rr[0]
+        need(r.get("wrong") == 0 and len(r.get("seeds") or []) >= 3 and
+             all(0 <= x["hit_ratio"] <= 1 and x["hits"] + x["misses"] == x.get("requests")
+                 for x in r["seeds"]) and r.get("hit_ratio") in r.get("hit_ratio_runs", []),
+             "(m) headline %s: >= 3 seeds, hits + misses = requests, no wrong value, the "
+             "median seed's hit ratio (%s)" % (s, r.get("hit_ratio_runs")))
+        need(r.get("budget_bytes") and abs(4 * r["budget_bytes"] - r["working_set_bytes"]) < 4,
+             "(m) headline %s: the budget is 1/4 of the working set (%s of %s B)" % (
+                 s, r.get("budget_bytes"), r.get("working_set_bytes")))
+        for x in r.get("seeds") or []:
+            fnv.setdefault(x["seed"], set()).add(x.get("trace_fnv"))
+    need(fnv and all(len(v) == 1 for v in fnv.values()),
+         "(m) headline: every system got the same request sequence per seed (%s)" % fnv)
+
+
 def check_hitratio(res, rows, md, layouts, need):
     h = res.get("config", {}).get("hitratio") or {}
     budgets = [b for b in h.get("budgets", "").split(",") if b]
@@ -215,7 +254,7 @@ def check_hitratio(res, rows, md, layouts, need):
     need(budgets and dists and nseeds >= 3, "(m) budgets, distributions and >= 3 seeds recorded")
     hr = res.get("hitratio") or {}
     need(hr.get("simulator") and hr.get("points"), "(m) simulators and points in results.json")
-    m = [r for r in rows if r["experiment"] == "m"]
+    m = [r for r in rows if r["experiment"] == "m" and r.get("point") != "headline"]
     wb = (hr.get("params") or {}).get("working_set_bytes") or 0
     # exact models: the layout's own placement and policy (LRU maps excepted:
     # the kernel's LRU is an approximation, its agreement is reported only)

@@ -47,8 +47,8 @@ def spec(system):
         "bytes_per_item": ({"experiment": "f", "tool": "server"},
                            "rss_growth_per_item" if system == "memcached-udp" or
                            system == "memcached-tcp" else "bytes_per_item", lambda x: x, False),
-        "hit_ratio": ({"experiment": "m", "budget": HEADLINE_BUDGET, "dist": HEADLINE_DIST},
-                      "hit_ratio", lambda x: x, False) if xdp else None,
+        "hit_ratio": ({"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
+                       "dist": HEADLINE_DIST}, "hit_ratio", lambda x: x, False),
         "lost_2x": ({"experiment": "g", "kvexp": "lost", "ratio": HEADLINE_RATIO} if xdp else
                     {"experiment": "g", "tool": "loadgen", "ratio": HEADLINE_RATIO},
                     "readable_share", lambda x: 1.0 - x, False),

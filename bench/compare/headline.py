@@ -93,7 +93,8 @@ def definitions(res):
         "p99_low_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": LOW_CLIENT},
         "timeouts": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
         "bytes_per_item": {"experiment": "f", "tool": "server"},
-        "hit_ratio": {"experiment": "m", "budget": HEADLINE_BUDGET, "dist": HEADLINE_DIST},
+        "hit_ratio": {"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
+                      "dist": HEADLINE_DIST},
         "lost_2x": {"experiment": "g", "ratio": HEADLINE_RATIO, "layouts": "kvexp lost",
                     "memcached, redis": "tool loadgen (a memory limit)"},
     }
@@ -170,14 +171,11 @@ def build_row(res, system):
     else:
         out["bytes_per_item"] = cell(rows, f, "rss_growth_per_item", "RSS growth over the "
                                      "preload / items")
-    m = find(rows, system, "m", budget=HEADLINE_BUDGET, dist=HEADLINE_DIST) if xdp else None
+    m = find(rows, system, "m", point="headline", budget=HEADLINE_BUDGET, dist=HEADLINE_DIST)
     if m is not None:
-        out["hit_ratio"] = cell(rows, m, "hit_ratio", "cache-aside, %s of the working set's "
-                                "bytes (the kernel's figure for the map), Zipf 0.99; spread "
-                                "over the seeds" % HEADLINE_BUDGET)
+        out["hit_ratio"] = cell(rows, m, "hit_ratio", rows[m].get("label") or "?")
     else:
-        out["hit_ratio"] = missing(need("m") or ("not measured: (m) sizes BPF maps only"
-                                                 if not xdp else "no (m) row"))
+        out["hit_ratio"] = missing(need("m") or "no headline (m) row")
     g = (find(rows, system, "g", kvexp="lost", ratio=HEADLINE_RATIO) if xdp else
          find(rows, system, "g", tool="loadgen", ratio=HEADLINE_RATIO))
     if g is not None and not xdp:
@@ -236,22 +234,29 @@ def md(res, L):
              "in brackets (n runs per cell: the headline's points run %s times); **†** marks an "
              "estimate rather than a measurement. The *common load* is %s requests/s (%g × %s's "
              "max from (a)), the same offered rate for every system. The hit ratio is at a "
-             "memory budget of %s of the working set's bytes, Zipf %s. The figure below "
+             "memory budget of %s of a 4 MiB working set (29,128 keys of 16 + 128 bytes: "
+             "1 MiB), Zipf %s, cache-aside, the same request sequences for every system, each "
+             "in its own memory accounting (the kernel's figure for a map, memcached's -m, "
+             "Redis's maxmemory above its used_memory when empty). The figure below "
              "places each system by capacity against bytes per item.\n\n" % (
                  max([c.get("n", 1) for r in h["rows"] for c in r.values()
                       if isinstance(c, dict)] or [1]),
                  "{:,}".format(cl["requests_per_s"]) if cl["requests_per_s"] else "?",
                  cl["fraction"], cl["of"] or "?", h["budget"], h["dist"].replace("zipf", "")))
-    floor = [(r.get("client") or "epoll", r.get("lat_p50_us"), r.get("lat_p99_us"))
-             for r in res["rows"] if r["system"] == "reflector" and r["experiment"] == "b" and
-             r.get("fraction") == cl["fraction"]]
+    floor = [r for r in res["rows"] if r["system"] == "reflector" and r["experiment"] == "b"
+             and r.get("fraction") == cl["fraction"]]
+
+    def spread(r, f):
+        v, runs = r.get(f), [x for x in r.get(f + "_runs") or [] if x is not None]
+        if v is None:
+            return "?"
+        return "%.0f" % v + (" (%.0f–%.0f)" % (min(runs), max(runs)) if len(runs) > 1 else "")
     if floor:
         L.append("The testbed's own floor at the same load (the bare XDP reflector sending each "
                  "request back, no server): %s.\n\n" % "; ".join(
                      "%s client p50 %s µs, p99 %s µs" % (
-                         c if c != "epoll" else "default (epoll)",
-                         "%.0f" % p50 if p50 is not None else "?",
-                         "%.0f" % p99 if p99 is not None else "?") for c, p50, p99 in floor))
+                         r.get("client") or "default (epoll)", spread(r, "lat_p50_us"),
+                         spread(r, "lat_p99_us")) for r in floor))
     head = ["system"] + ["%s (%s)" % (c["heading"], c["unit"]) if c["unit"] else c["heading"]
                          for c in h["columns"]]
     body = [[r["system"]] + [fmt(r[c["key"]], c["key"]) for c in h["columns"]]

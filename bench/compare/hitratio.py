@@ -64,17 +64,17 @@ def n_list(v):
 
 
 def estimate(h):
-    """Seconds of one layout: the simulators' start (~1.5 s, libCacheSim's
-    import), store loads (~0.25 s per budget: 0.75 s for three budgets of a
-    4096-key run, measured on the 2-vCPU VM), requests at ~180 k/s through
-    BPF_PROG_TEST_RUN and the simulators at ~1.1 M/s (the same VM: 664 s and
-    103 s for 5 layouts x 23.6 M requests)."""
+    """Seconds of one layout: the simulators' start, store loads (~0.2 s per
+    budget), requests at ~180 k/s through BPF_PROG_TEST_RUN and the simulators
+    at ~1.1 M/s (the 2-vCPU VM: 664 s and 103 s for 5 layouts x 23.6 M
+    requests; a quick run's layout, three budgets of a 4096-key run, took
+    1.4 s on the quiet VM)."""
     req = (n_list(h["budgets"]) * n_list(h["dists"]) * n_list(h["seeds"]) *
            (h["warmup"] + h["requests"]) * h["keys"])
-    return 1.5 + 0.25 * n_list(h["budgets"]) + req / 180000 + req / 1100000
+    return 0.1 + 0.2 * n_list(h["budgets"]) + req / 180000 + req / 1100000
 
 
-def run_layout(kvexp, layout, h, workload, cpu, logdir, log):
+def run_layout(kvexp, layout, h, workload, cpu, logdir, log, name=None):
     cmd = [kvexp, "hitratio", "--json", "--layouts", layout] + kvexp_args(h, workload, cpu)
     try:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -87,9 +87,10 @@ def run_layout(kvexp, layout, h, workload, cpu, logdir, log):
             log("  (m) " + line[2:].rstrip())
     out = p.stdout.read()
     p.wait()
-    with open(os.path.join(logdir, "hitratio-%s.json" % layout), "w") as f:
+    name = name or layout  # the logs' name: hitratio-NAME.json, .log
+    with open(os.path.join(logdir, "hitratio-%s.json" % name), "w") as f:
         f.write(out)
-    with open(os.path.join(logdir, "hitratio-%s.log" % layout), "w") as f:
+    with open(os.path.join(logdir, "hitratio-%s.log" % name), "w") as f:
         f.write(" ".join(cmd) + "\n" + "".join(err))
     if p.returncode:
         raise CompareError("xkv-kvexp hitratio exited with %d: %s" % (

@@ -71,3 +71,9 @@ def delta(before, after, late):
 def describe(lost):
     """'3 server socket, 2 late' for a report cell."""
     return ", ".join("%d %s" % (lost[k], NAMES[k]) for k in STAGES if lost.get(k))
+
+
+def unattributed(lost, timeouts):
+    """Unanswered requests that no stage counted (0 when every one has a place;
+    the counters include the warm-up, so they may count more)."""
+    return max(0, (timeouts or 0) - sum(lost.get(k, 0) for k in STAGES))

@@ -259,16 +259,22 @@ def md_b(res, L):
                  num(r.get("timeouts"))] for r in spin]
         L.append(table(["system", "p50 (µs)", "p99 (µs)", "p50 above the floor (µs)",
                         "timeouts"], body))
-    lost = [r for r in b if r.get("timeouts") or any((r.get("lost_at") or {}).values())]
+    # every run of a row (a repeated point keeps each run's timeouts and drops)
+    runs = [(r, i, t, (r.get("lost_at_runs") or [r.get("lost_at")])[i] if r.get("lost_at_runs")
+             else r.get("lost_at")) for r in b
+            for i, t in enumerate(r.get("timeouts_runs") or [r.get("timeouts")])]
+    lost = [x for x in runs if x[2] or any((x[3] or {}).values())]
     if lost:
         import losses
         L.append("\n**Where unanswered requests were dropped** (each stage's own drop counter "
                  "over the run, warm-up included; `late replies`: replies that came after their "
-                 "request's timeout):\n\n")
+                 "request's timeout; every run of a repeated point):\n\n")
         body = [[r["system"], "%.0f %%" % (100 * r["fraction"]), r.get("client") or "epoll",
-                 num(r.get("timeouts")), losses.describe(r.get("lost_at") or {}) or
-                 "no stage counted a drop"] for r in lost]
-        L.append(table(["system", "load", "client", "timeouts", "dropped at"], body))
+                 "%d of %d" % (i + 1, len(r.get("timeouts_runs") or [1])), num(t),
+                 losses.describe(la or {}) or "no stage counted a drop",
+                 num(losses.unattributed(la or {}, t))] for r, i, t, la in lost]
+        L.append(table(["system", "load", "client", "run", "timeouts", "dropped at",
+                        "not counted at any stage"], body))
 
 
 def md_c(res, L):

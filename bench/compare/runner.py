@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import hitratio
+import hitratio_head
 import losses
 import servers
 import session
@@ -27,7 +28,7 @@ from session import log
 
 # a repeated socket-client point keeps each run's value of these (FIELD_runs)
 RUN_FIELDS = ("lat_p50_us", "lat_p99_us", "server_cpu_us_per_req",
-              "server_threads_us_per_req", "timeouts")
+              "server_threads_us_per_req", "timeouts", "lost_at")
 
 class Runner(KernelSteps):
     def __init__(self, args, settings, tl, outdir):
@@ -111,7 +112,7 @@ class Runner(KernelSteps):
         if s.kind == "xdpkv":
             st = s.status()
             s.preload["live"] = st.get("live")
-        self.done_est += 2 + self.s["keys"] / 80000
+        self.done_est += start_est(self.s)
         self.preloads.append(dict(system=name, key_size=cfg["key_size"],
                                   value_size=cfg["value_size"], keys=cfg["keys"],
                                   seconds=s.preload["seconds"], live=s.preload.get("live")))
@@ -359,11 +360,12 @@ class Runner(KernelSteps):
         """Steps: (system, cfg, exp, params, est_seconds, function)."""
         exps = self.args.experiments
         s = self.s
-        # seconds per run, measured (a quick run on the 2-vCPU VM): a socket-client
-        # point takes its warm-up and duration and ~0.35 s more (the client's
-        # start in the netns, two status reads); an in-kernel generator point ~0.3 s more
-        pt = (s["duration"] + s["warmup"] + 0.35) * s.get("repeat", 1)
-        xpt = (s["duration"] + 0.3) * s.get("repeat", 1)
+        # seconds per run, measured (a quick run on the quiet 2-vCPU VM): a
+        # socket-client point takes its warm-up and duration and ~0.22 s more (the
+        # client's start in the netns, two status reads); an in-kernel generator
+        # point ~0.13 s more
+        pt = (s["duration"] + s["warmup"] + 0.22) * s.get("repeat", 1)
+        xpt = (s["duration"] + 0.13) * s.get("repeat", 1)
         # the headline's points (headline.py) get spreads: HEADLINE_REPEAT runs at least
         hr = max(s.get("repeat", 1), s.get("headline_repeat", HEADLINE_REPEAT))
         hpt, hxpt = pt * hr / s.get("repeat", 1), xpt * hr / s.get("repeat", 1)
@@ -403,7 +405,7 @@ class Runner(KernelSteps):
             if "f" in exps:
                 add("f", {}, est=1.0, kind="mem")
             if "g" in exps and name in ("memcached-udp", "memcached-tcp", "redis"):
-                add("g", {}, est=6 + 2 * LOST_FILL / 40000, kind="lost")
+                add("g", {}, est=5 + 2 * LOST_FILL / 40000, kind="lost")
             if "k" in exps and ((is_xdp and name != "xdpkv/null") or name == "redis"):
                 add("k", {}, est=2.0 + self.s["keys"] / 200000, kind="persist")
             if "b" in exps:
@@ -414,8 +416,10 @@ class Runner(KernelSteps):
                         add("b", {"fraction": fr})
                 if name.startswith("xdpkv/") or name == "memcached-udp":
                     # the busy-polling client at the common load (UDP: the
-                    # socket client's receive; TCP's client does not spin)
-                    add("b", {"fraction": HEADLINE_FRACTION, "client": LOW_CLIENT})
+                    # socket client's receive; TCP's client does not spin),
+                    # as often as the headline's other points (its spread)
+                    add("b", {"fraction": HEADLINE_FRACTION, "client": LOW_CLIENT, "runs": hr},
+                        est=hpt)
             if "c" in exps:
                 for w in s["writes"]:
                     add("c", {"write": w})
@@ -436,10 +440,16 @@ class Runner(KernelSteps):
         if "b" in exps:
             # the testbed's own floor: the bare reflector sends each request
             # back, through the same veth, NAPI threads and client socket
+            # (the common load's as often as the headline's points)
             for fr in fractions:
                 for client in (None, LOW_CLIENT):
-                    steps.append(("reflector", self.cfg(), "b", dict(
-                        {"fraction": fr}, **({"client": client} if client else {})), pt, "lg"))
+                    if fr != HEADLINE_FRACTION and client:
+                        continue
+                    p = dict({"fraction": fr}, **({"client": client} if client else {}))
+                    if fr == HEADLINE_FRACTION:
+                        p["runs"] = hr
+                    steps.append(("reflector", self.cfg(), "b", p,
+                                  hpt if fr == HEADLINE_FRACTION else pt, "lg"))
         if "l" in exps:
             # last: it needs no server (the testbed's stay stopped), the null
             # store first (the floor), then every layout
@@ -454,6 +464,12 @@ class Runner(KernelSteps):
             for name in ["xdpkv/" + l for l in self.args.layouts]:
                 steps.append((name, self.cfg(), "m", {}, hitratio.estimate(self.s["hitratio"]),
                               "hitratio"))
+            # the headline's: every system at one budget, a 4 MiB working set
+            # (measured on the 2-vCPU VM: ~1 s a layout, the baselines beside them)
+            head = ["xdpkv/" + l for l in self.args.layouts] + [
+                b for b in self.args.baselines if b in hitratio_head.BASELINES]
+            steps.append(("every system", self.cfg(), "m", {"point": "headline"},
+                          hitratio_head.estimate(self.s["hitratio"], head), "hitratio-head"))
         return steps
 
     def scaling_steps(self, name):
@@ -476,6 +492,12 @@ class Runner(KernelSteps):
             return
         if kind == "hitratio":
             self.hitratio_step(name)
+            return
+        if kind == "hitratio-head":
+            self.hitratio_head_step(params["systems"] if "systems" in params else
+                                    ["xdpkv/" + l for l in self.args.layouts] +
+                                    [b for b in self.args.baselines
+                                     if b in hitratio_head.BASELINES])
             return
         if kind == "tcpscale":
             self.tcpscale_step(name, params["threads"])
@@ -616,7 +638,7 @@ class Runner(KernelSteps):
                                   "libbenchmark-dev), or this package was built without it: "
                                   "not measured")
         if not self.tools["kvexp"]:
-            steps = [st for st in steps if st[5] != "hitratio"]
+            steps = [st for st in steps if st[5] not in ("hitratio", "hitratio-head")]
             if "m" in self.args.experiments:
                 self.notes.append("m: xkv-kvexp was not built: the hit ratio is not measured")
         if self.args.workload != "fixed":
@@ -639,8 +661,8 @@ class Runner(KernelSteps):
         self.steps_total = len(steps) + len(kv)
         # a server start: ~2 s, then the preload (measured: 100k keys in 0.4-2.2 s)
         starts = len(set((st[0], str(st[1])) for st in steps
-                         if st[5] not in ("microbench", "hitratio", "tcpscale")))
-        self.total_est = sum(st[4] for st in steps) + starts * (2 + self.s["keys"] / 80000)
+                         if st[5] not in ("microbench", "hitratio", "hitratio-head", "tcpscale")))
+        self.total_est = sum(st[4] for st in steps) + starts * start_est(self.s)
         self.total_est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
         log("plan: %d measurements, estimated %s, %s with the testbed and the report" % (
             self.steps_total, fmt_s(self.total_est), fmt_s(self.total_est + SETUP_EST)))
@@ -724,6 +746,12 @@ def path_share(before, after):
         if k in cf:
             out[k] = cf[k] - cb.get(k, 0)
     return out
+
+
+def start_est(s):
+    """Seconds a server start takes with its preload (measured on the quiet
+    2-vCPU VM: ~3.3 s with 50k keys, the attach, pinning and waits ~2.5 s)."""
+    return 2.5 + s["keys"] / 60000
 
 
 def fmt_s(s):

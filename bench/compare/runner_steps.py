@@ -188,3 +188,55 @@ class KernelSteps:
         self.hr_sims.append(sim)
         for sysname, params, res in hitratio.rows(sim, self.args.workload):
             self.record("m", sysname, params, res, tool="kvexp", label=hitratio.LABEL)
+
+    def hitratio_head_step(self, systems):
+        """The headline's hit ratio for every system at one budget and Zipf
+        0.99 on a 4 MiB working set (hitratio_head.py): the layouts in one
+        xkv-kvexp hitratio run on the server CPU, memcached and Redis replayed
+        side by side on both CPUs at the same time (no timing is measured)."""
+        import threading
+
+        import hitratio_head as hh
+        self.stop_system()  # in-process and loopback, no testbed traffic
+        h = self.s["hitratio"]
+        layouts = [s.split("/", 1)[1] for s in systems if s.startswith("xdpkv/")]
+        base = [s for s in systems if s in hh.BASELINES]
+        seeds = [int(x) for x in h["seeds"].split(",")]
+        box = {}
+
+        def kv():
+            try:
+                hp = dict(h, keys=hh.KEYS, budgets=hh.BUDGET, dists=str(hh.ALPHA))
+                doc = hitratio.run_layout(self.tools["kvexp"], ",".join(layouts), hp,
+                                          "fixed", self.server_cpu, self.logdir, log,
+                                          name="headline")
+                bad = [b for l in layouts for b in hitratio.check_doc(
+                    {"subcommand": doc.get("subcommand"), "results": [
+                        r for r in doc.get("results") or [] if r.get("layout") == l]}, l, hp)]
+                box["kv"] = CompareError("; ".join(bad[:6])) if bad else doc
+            except CompareError as e:
+                box["kv"] = e
+        th = threading.Thread(target=kv) if layouts and self.tools["kvexp"] else None
+        if th:
+            th.start()
+        res = hh.run_baselines(base, [self.server_cpu, self.client_cpu], seeds, h["warmup"],
+                               h["requests"], log) if base else {}
+        if th:
+            th.join()
+            res.update({"xdpkv/" + l: box["kv"] if isinstance(box["kv"], Exception) else
+                        hh.layouts_result(box["kv"], l) for l in layouts})
+        params = {"point": "headline", "budget": hh.BUDGET, "dist": "zipf%g" % hh.ALPHA,
+                  "keys": hh.KEYS}
+        bad = []
+        for s in systems:
+            r = res.get(s)
+            if isinstance(r, Exception) or r is None:
+                bad.append("%s: %s" % (s, r or "no result"))
+                continue
+            kind = "xdpkv" if s.startswith("xdpkv/") else s.split("-")[0]
+            self.record("m", s, params, r, tool="kvexp" if kind == "xdpkv" else "replay",
+                        label=hh.LABEL[kind] % hh.KEYS)
+            if r.get("wrong"):
+                bad.append("%s: %d wrong values" % (s, r["wrong"]))
+        if bad:
+            raise CompareError("the headline's hit ratio: " + "; ".join(bad[:6]))
