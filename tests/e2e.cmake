@@ -187,6 +187,10 @@ set_tests_properties(bigvals_bench_smoke PROPERTIES
 foreach(l hash_map lru set_assoc)
   xkv_e2e(difftest_short_${l} 300 ../difftest/run.sh --batches 200 --seed 1 ${l})
 endforeach()
+# the tester's own check: two memcacheds, one with a past of its own, answer
+# every edge form alike (a form whose answer is memcached's history has no place)
+add_test(NAME difftest_self COMMAND ${CMAKE_SOURCE_DIR}/tests/difftest/selfcheck.sh --batches 300 --seed 1)
+set_tests_properties(difftest_self PROPERTIES TIMEOUT 120 LABELS e2e)
 # memcached's binary protocol: python-binary-memcached (PyPI) and memjs (npm)
 # against memcached 1.6.18 and every layout; SASL PLAIN refused on every path
 # from raw sockets, served once authenticated (issue 20)
