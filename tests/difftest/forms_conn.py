@@ -67,7 +67,7 @@ def long_lines(g):
     187 KB line) and lines past the 2048 bytes a non-get line may reach
     without its newline (memcached closes; sent on their own connection)."""
     r = g.r
-    kinds = {"get": 10, "huge": 1, "gat": 3, "spaces": 2}
+    kinds = {"get": 10, "huge": 1, "gat": 3, "spaces": 2, "near": 3}
     if g.known:
         kinds["long_other"] = 4
     kind = r.choices(list(kinds), list(kinds.values()))[0]
@@ -82,6 +82,11 @@ def long_lines(g):
         n = r.choice([100, 200, 2500] if g.known else [100, 200])
         parts = _get_line(g, n, r.choice([b"gat 0", b"gats 100"])) + [b"\r\n"]
         return [RAW_TEXT] + parts if n == 2500 else parts
+    if kind == "near":
+        # at the limit: 2048 bytes before the newline (\r the last of them)
+        # is as far as a line may go whatever its reads (LEFT_OUT: beyond)
+        return [r.choice([b"x" * 2047, b"version" + b" " * 2040, b"mn " + b"y" * 2044,
+                          b"verbosity 1" + b" " * 2036, b"touch " + b"t" * 2041]) + b"\r\n"]
     if kind == "long_other":
         return [RAW_TEXT, r.choice([
             b"x" * OVER_BUFFER + b"\r\n",
