@@ -103,10 +103,10 @@ FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
             hitratio=dict(keys=32768, budgets="1/64,1/32,1/16,1/8,1/4,1/2,1,2",
                           dists="0.6,0.9,0.99,1.2,uniform", seeds="1,2,3", warmup=2,
                           requests=4, tol=0.02))
-# --quick: every layout and memcached (UDP, TCP) and Redis in about 5 minutes
+# --quick: every layout and memcached (UDP, TCP) and Redis in about 4 minutes
 # on 2 CPUs: the experiments the headline is made of (QUICK_EXPERIMENTS),
-# 0.6 s points, the headline's own points run HEADLINE_REPEAT times for spreads
-QUICK = dict(keys=50_000, duration=0.6, warmup=0.15, depth=32,
+# 0.5 s points, the headline's own points run HEADLINE_REPEAT times for spreads
+QUICK = dict(keys=50_000, duration=0.5, warmup=0.15, depth=32,
              dists=["uniform"],
              fractions=[0.5],
              writes=[0, 50, 100],

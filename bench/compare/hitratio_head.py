@@ -58,8 +58,8 @@ def estimate(h, systems):
     request, server and client on one CPU, the systems on both CPUs)."""
     n = (h["warmup"] + h["requests"]) * KEYS * len(h["seeds"].split(","))
     lay = sum(1 for s in systems if s.startswith("xdpkv/")) * n / (9 * KEYS)
-    base = sum(1 for s in systems if s in BASELINES) * n * 25e-6 / 2
-    return 1 + max(lay, base)
+    base = sum(COST[s] for s in systems if s in BASELINES) * n / (3 * KEYS)
+    return 1 + (lay + base) / 2
 
 
 def key_of(i):
@@ -268,18 +268,28 @@ def result(seeds):
             "wrong": sum(s["wrong"] for s in seeds)}
 
 
-def run_baselines(systems, cpus, seeds, warmup, requests, log):
-    """The baselines side by side: system i on cpus[i % len(cpus)] (threads:
-    each waits on its own subprocesses).  {system: result or exception}."""
-    import threading
-    res = {}
+# a replay's seconds per seed alone on a CPU (the 2-vCPU VM, 3 x KEYS
+# requests): what places them
+COST = {"memcached-udp": 3.5, "redis": 4.0, "memcached-tcp": 2.0}
 
-    def one(i, s):
+
+def run_baselines(systems, cpus, seeds, warmup, requests, log, busy=None):
+    """The baselines side by side, each on the CPU with the least work given
+    so far (cpus in order; busy: seconds of other work already on each, e.g.
+    the layouts' kvexp run), dearest first; threads, each waiting on its own
+    subprocesses.  {system: result or exception}."""
+    import threading
+    res, load, where = {}, dict(busy or {}), {}
+    for s in sorted(systems, key=lambda s: -COST.get(s, 5)):
+        c = min(cpus, key=lambda c: load.get(c, 0))
+        where[s], load[c] = c, load.get(c, 0) + COST.get(s, 5) * len(seeds)
+
+    def one(s):
         try:
-            res[s] = run_system(s, cpus[i % len(cpus)], seeds, warmup, requests, log)
+            res[s] = run_system(s, where[s], seeds, warmup, requests, log)
         except Exception as e:  # noqa: BLE001 - the caller reports it
             res[s] = e
-    th = [threading.Thread(target=one, args=(i, s)) for i, s in enumerate(systems)]
+    th = [threading.Thread(target=one, args=(s,)) for s in systems]
     for t in th:
         t.start()
     for t in th:
