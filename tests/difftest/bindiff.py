@@ -131,7 +131,8 @@ class Side:
             seg.append(binwire.frame(OPS[op], keys[k] if k is not None else b"", ext, val, i, c))
             if op in ("quit", "quitq"):  # the last: the server closes after it
                 # the responses before the quit's, then the quit's own (or none), then the close
-                got.extend(binwire.norm(binwire.parse(self.conn.send_to_close(b"".join(seg))), casmap))
+                got.extend(collapse_stats(binwire.norm(binwire.parse(self.conn.send_to_close(b"".join(seg))),
+                                                       casmap), batch))
                 return got + ["<closed>"]
         if seg:
             flush_seg()

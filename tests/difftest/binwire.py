@@ -80,6 +80,8 @@ class Conn:
                 if not b:
                     break
                 got += b
+        except (ConnectionResetError, BrokenPipeError):
+            pass  # closed with bytes of ours unread (after an error frame): a close
         except OSError:
             got += b"<timeout>"
         self.close()
