@@ -27,10 +27,14 @@ from experiments import (HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION,  # n
 BASELINES = ("memcached-udp", "memcached-tcp", "redis")
 
 
-def spec(system):
+def spec(system, rows=()):
     """column -> (parameters the source row must have, field, f(x), estimated);
-    None: the column has no source for this system."""
+    None: the column has no source for this system.  rows: the run's, for
+    the baselines' bytes per item (three fresh servers' where the run has
+    them, else the testbed server's)."""
     xdp = system.startswith("xdpkv/")
+    fpoint = not xdp and any(r.get("system") == system and r.get("experiment") == "f" and
+                             r.get("point") == "headline" for r in rows)
     b = {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None}
     low = dict(b, client=LOW_CLIENT)
     out = {
@@ -44,7 +48,8 @@ def spec(system):
         "p50_low_us": (low, "lat_p50_us", lambda x: x, False),
         "p99_low_us": (low, "lat_p99_us", lambda x: x, False),
         "timeouts": (b, "timeouts", lambda x: x, False),
-        "bytes_per_item": ({"experiment": "f", "tool": "server"},
+        "bytes_per_item": ({"experiment": "f", "point": "headline"} if fpoint else
+                           {"experiment": "f", "tool": "server"},
                            "rss_growth_per_item" if system == "memcached-udp" or
                            system == "memcached-tcp" else "bytes_per_item", lambda x: x, False),
         "hit_ratio": ({"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
@@ -92,7 +97,7 @@ def check(res, md, need):
             if not isinstance(cl, dict):
                 need(False, "%s: the cell is there" % what)
                 continue
-            sp = spec(s).get(k)
+            sp = spec(s, rows).get(k)
             text = printed[j] if printed and j < len(printed) else None
             source = [i for i, r in enumerate(rows) if sp and matches(r, s, sp[0]) and
                       r.get(sp[1]) is not None]

@@ -92,7 +92,9 @@ def definitions(res):
         "p50_low_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": LOW_CLIENT},
         "p99_low_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": LOW_CLIENT},
         "timeouts": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
-        "bytes_per_item": {"experiment": "f", "tool": "server"},
+        "bytes_per_item": {"experiment": "f", "tool": "server",
+                           "memcached, redis": "point headline (three fresh servers) if the "
+                                               "run has it"},
         "hit_ratio": {"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
                       "dist": HEADLINE_DIST},
         "lost_2x": {"experiment": "g", "ratio": HEADLINE_RATIO, "layouts": "kvexp lost",
@@ -160,12 +162,19 @@ def build_row(res, system):
         out["p99_us"] = cell(rows, b, "lat_p99_us", "socket client, " + at)
         out["timeouts"] = cell(rows, b, "timeouts", "requests with no reply within the "
                                "client's timeout, " + at)
-    f = find(rows, system, "f", tool="server")
+    # the baselines: three fresh servers' figures where the run has them (the
+    # headline's (f) point), else the testbed server's one
+    fh = None if xdp else find(rows, system, "f", point="headline")
+    f = fh if fh is not None else find(rows, system, "f", tool="server")
     if f is None:
         out["bytes_per_item"] = missing(need("f") or "no (f) row")
+    elif fh is not None:
+        out["bytes_per_item"] = cell(rows, f, "bytes_per_item" if system == "redis" else
+                                     "rss_growth_per_item", rows[f].get("label") or "?")
     elif xdp:
         out["bytes_per_item"] = cell(rows, f, "bytes_per_item", "the kernel's figure for the "
-                                     "map (memlock) / live items, after the preload")
+                                     "map (memlock) / live items, after the preload (the "
+                                     "kernel's accounting of that map: one value)")
     elif system == "redis":
         out["bytes_per_item"] = cell(rows, f, "bytes_per_item", "INFO used_memory / keys")
     else:

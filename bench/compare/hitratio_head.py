@@ -42,6 +42,10 @@ KEY_SIZE, VALUE_SIZE = 16, 128
 KEYS = 4 * (1 << 20) // (KEY_SIZE + VALUE_SIZE) + 1  # 29,128: 1/4 of it is 1 MiB
 BUDGET, ALPHA = "1/4", 0.99
 BASELINES = ("memcached-udp", "memcached-tcp", "redis")
+MEM_LABEL = {"memcached": "three fresh memcached servers (-m 1024, on loopback) each preloaded with "
+                           "the run's %d keys: RSS growth over the preload / items",
+             "redis": "three fresh Redis servers (on loopback) each preloaded with the run's %d "
+                      "keys: INFO used_memory / keys"}
 LABEL = {"xdpkv": "xkv-kvexp hitratio, %d keys (4 MiB), the map sized to 1/4 of it by the "
                   "kernel's figure (memlock), Zipf 0.99, cache-aside; spread over the seeds",
          "memcached": "a fresh memcached per seed, -m 1 (item memory, 1 MiB = 1/4 of the "
@@ -52,14 +56,15 @@ LABEL = {"xdpkv": "xkv-kvexp hitratio, %d keys (4 MiB), the map sized to 1/4 of 
                   "request at a time, cache-aside; spread over the seeds"}
 
 
-def estimate(h, systems):
+def estimate(h, systems, memory=False):
     """Seconds: the layouts' kvexp run (~1 s a layout at 3 x KEYS requests a
-    seed, measured on the 2-vCPU VM) beside the baselines' replays (~25 us a
-    request, server and client on one CPU, the systems on both CPUs)."""
+    seed, measured on the 2-vCPU VM) beside the baselines' replays (COST, the
+    systems on both CPUs) and, with memory, their three preloads (~2 s)."""
     n = (h["warmup"] + h["requests"]) * KEYS * len(h["seeds"].split(","))
     lay = sum(1 for s in systems if s.startswith("xdpkv/")) * n / (9 * KEYS)
+    nb = sum(1 for s in systems if s in BASELINES)
     base = sum(COST[s] for s in systems if s in BASELINES) * n / (3 * KEYS)
-    return 1 + (lay + base) / 2
+    return 1 + (lay + base + (2 * nb if memory else 0)) / 2
 
 
 def key_of(i):
@@ -181,11 +186,18 @@ def wait_port(port, udp, proc, what):
     raise RuntimeError("%s does not listen on %d" % (what, port))
 
 
-def start_server(system, cpu):
+def start_server(system, cpu, limit=True):
     """(process, port, what it was given); memcached also listens on TCP
-    (stats_port) for its stats."""
+    (stats_port) for its stats.  limit False: no memory limit (memcached
+    -m 1024, Redis none), for the bytes per item."""
     port, pin = free_port(), ["taskset", "-c", str(cpu)]
     budget = KEYS * (KEY_SIZE + VALUE_SIZE) // 4
+    if system == "redis" and not limit:
+        p = subprocess.Popen(pin + ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                                    "--save", "", "--appendonly", "no", "--protected-mode",
+                                    "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(port, False, p, "redis-server")
+        return p, port, {"stats_port": port}
     if system == "redis":
         p = subprocess.Popen(pin + ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                                     "--save", "", "--appendonly", "no", "--protected-mode",
@@ -198,7 +210,8 @@ def start_server(system, cpu):
         return p, port, {"maxmemory": used + budget, "used_memory_empty": used,
                          "policy": "allkeys-lru", "stats_port": port}
     tcp = free_port() if system == "memcached-udp" else port
-    args = ["memcached", "-m", "1", "-I", "512k", "-t", "1", "-l", "127.0.0.1", "-u", "root",
+    mem = ["-m", "1", "-I", "512k"] if limit else ["-m", "1024"]
+    args = ["memcached", *mem, "-t", "1", "-l", "127.0.0.1", "-u", "root",
             "-c", "64", "-p", str(tcp), "-U", str(port) if system == "memcached-udp" else "0"]
     p = subprocess.Popen(pin + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, system == "memcached-udp", p, "memcached")
@@ -258,6 +271,65 @@ def run_system(system, cpu, seeds, warmup, requests, log):
     return result(out)
 
 
+def rss(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def preload(system, port, keys):
+    """Every key 0..keys-1 set once, pipelined in batches (memcached: noreply
+    sets, then an mn; Redis: SETs, every reply read)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        f = s.makefile("rb")
+        for a in range(0, keys, 500):
+            ids = range(a, min(keys, a + 500))
+            if system == "redis":
+                s.sendall(b"".join(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (
+                    KEY_SIZE, key_of(i), VALUE_SIZE, value_of(i)) for i in ids))
+                for _ in ids:
+                    if f.readline() != b"+OK\r\n":
+                        raise RuntimeError("redis: a preload SET was refused")
+            else:
+                s.sendall(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (
+                    key_of(i), VALUE_SIZE, value_of(i)) for i in ids) + b"mn\r\n")
+                if f.readline() != b"MN\r\n":
+                    raise RuntimeError("memcached: the preload got an error")
+
+
+def memory_samples(system, cpu, keys, runs=3):
+    """Bytes per item of `runs` fresh servers, each preloaded with every key
+    of the run's key space (the (f) definitions: memcached's RSS growth over
+    the preload per item, Redis's INFO used_memory per key)."""
+    out = []
+    for _ in range(runs):
+        p, port, given = start_server(system, cpu, limit=False)
+        try:
+            sp = given["stats_port"]
+            r0 = rss(p.pid)
+            u0 = info_field(Redis(sp).cmd(b"INFO", b"memory"), b"used_memory") \
+                if system == "redis" else None
+            preload(system, sp, keys)
+            st = server_stats(system, given)
+            one = {"live": st["live"], "rss_before": r0, "rss": rss(p.pid)}
+            if system == "redis":
+                one["used_memory"] = st["used_memory"]
+                one["used_memory_empty"] = u0
+                one["bytes_per_item"] = round(st["used_memory"] / st["live"], 1)
+            else:
+                one["rss_growth_per_item"] = round((one["rss"] - r0) / st["live"], 1)
+            out.append(one)
+        finally:
+            p.terminate()
+            p.wait(timeout=10)
+    field = "bytes_per_item" if system == "redis" else "rss_growth_per_item"
+    vals = [o[field] for o in out]
+    return {field: sorted(vals)[len(vals) // 2], field + "_runs": vals, "samples": out,
+            "items_loaded": keys, "key_size": KEY_SIZE, "value_size": VALUE_SIZE}
+
+
 def result(seeds):
     hr = [s["hit_ratio"] for s in seeds]
     med = sorted(hr)[len(hr) // 2]
@@ -273,7 +345,7 @@ def result(seeds):
 COST = {"memcached-udp": 3.5, "redis": 4.0, "memcached-tcp": 2.0}
 
 
-def run_baselines(systems, cpus, seeds, warmup, requests, log, busy=None):
+def run_baselines(systems, cpus, seeds, warmup, requests, log, busy=None, mem_keys=None):
     """The baselines side by side, each on the CPU with the least work given
     so far (cpus in order; busy: seconds of other work already on each, e.g.
     the layouts' kvexp run), dearest first; threads, each waiting on its own
@@ -287,6 +359,12 @@ def run_baselines(systems, cpus, seeds, warmup, requests, log, busy=None):
     def one(s):
         try:
             res[s] = run_system(s, where[s], seeds, warmup, requests, log)
+            if mem_keys:  # then the bytes per item, on the same CPU
+                res[s]["memory"] = memory_samples(s, where[s], mem_keys)
+                log("  (f) headline %s: %s bytes per item (%s)" % (
+                    s, res[s]["memory"].get("bytes_per_item") or
+                    res[s]["memory"].get("rss_growth_per_item"), "RSS growth per item"
+                    if s != "redis" else "used_memory per key"))
         except Exception as e:  # noqa: BLE001 - the caller reports it
             res[s] = e
     th = [threading.Thread(target=one, args=(s,)) for s in systems]

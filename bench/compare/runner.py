@@ -469,7 +469,8 @@ class Runner(KernelSteps):
             head = ["xdpkv/" + l for l in self.args.layouts] + [
                 b for b in self.args.baselines if b in hitratio_head.BASELINES]
             steps.append(("every system", self.cfg(), "m", {"point": "headline"},
-                          hitratio_head.estimate(self.s["hitratio"], head), "hitratio-head"))
+                          hitratio_head.estimate(self.s["hitratio"], head, "f" in exps),
+                          "hitratio-head"))
         return steps
 
     def scaling_steps(self, name):

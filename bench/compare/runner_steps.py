@@ -221,8 +221,11 @@ class KernelSteps:
             th.start()
         # the kvexp run is on the server CPU: the baselines go where it is not first
         kv_s = len(layouts) * (h["warmup"] + h["requests"]) / 3.0 if th else 0
+        # with (f): the baselines' bytes per item too, three fresh servers each
+        mem = self.s["keys"] if "f" in self.args.experiments else None
         res = hh.run_baselines(base, [self.client_cpu, self.server_cpu], seeds, h["warmup"],
-                               h["requests"], log, busy={self.server_cpu: kv_s}) if base else {}
+                               h["requests"], log, busy={self.server_cpu: kv_s},
+                               mem_keys=mem) if base else {}
         if th:
             th.join()
             res.update({"xdpkv/" + l: box["kv"] if isinstance(box["kv"], Exception) else
@@ -236,8 +239,12 @@ class KernelSteps:
                 bad.append("%s: %s" % (s, r or "no result"))
                 continue
             kind = "xdpkv" if s.startswith("xdpkv/") else s.split("-")[0]
+            mem = r.pop("memory", None)
             self.record("m", s, params, r, tool="kvexp" if kind == "xdpkv" else "replay",
                         label=hh.LABEL[kind] % hh.KEYS)
+            if mem:
+                self.record("f", s, {"point": "headline"}, mem, tool="replay",
+                            label=hh.MEM_LABEL[kind] % mem["items_loaded"])
             if r.get("wrong"):
                 bad.append("%s: %d wrong values" % (s, r["wrong"]))
         if bad:
