@@ -342,7 +342,7 @@ def result(seeds):
 
 # a replay's seconds per seed alone on a CPU (the 2-vCPU VM, 3 x KEYS
 # requests): what places them
-COST = {"memcached-udp": 3.5, "redis": 4.0, "memcached-tcp": 2.0}
+COST = {"memcached-udp": 2.0, "redis": 3.0, "memcached-tcp": 2.0}
 
 
 def run_baselines(systems, cpus, seeds, warmup, requests, log, busy=None, mem_keys=None):

@@ -403,7 +403,7 @@ class Runner(KernelSteps):
             if "h" in exps:
                 add("h", {"dist": "uniform"}, kind="cpu")
             if "f" in exps:
-                add("f", {}, est=1.0, kind="mem")
+                add("f", {}, est=0.1, kind="mem")  # a status read: ~0.1 s
             if "g" in exps and name in ("memcached-udp", "memcached-tcp", "redis"):
                 add("g", {}, est=5 + 2 * LOST_FILL / 40000, kind="lost")
             if "k" in exps and ((is_xdp and name != "xdpkv/null") or name == "redis"):
