@@ -22,23 +22,95 @@ struct xkv_entry {
 	__u32 seq;       /* array_fnv sequence counter: odd while a writer is inside */
 	__u32 flags;     /* client flags, round-trip as u32 */
 	__u32 len;       /* value bytes */
-	__u32 klen;      /* low 16 bits: key bytes (array_fnv compares them with the stored
-			  * key); above: the meta state (XKV_ENT_STALE, XKV_ENT_WON) */
+	__u32 klen;      /* low 8 bits: key bytes (array_fnv compares them with the stored
+			  * key); above: the item's state (XKV_ENT_STATE, below) */
 	__u8 data[];     /* [key (array_fnv only)] value, padded to 8 */
 };
 #define XKV_ENTRY_HDR ((__u32)sizeof(struct xkv_entry))
 
-/* The meta protocol's per-item state (memcached's ITEM_STALE and
- * ITEM_TOKEN_SENT), in klen's upper bits: keys are at most 250 bytes, and
- * every writer that stores klen afresh (an XDP set, any slow-path write
- * that makes a new item) clears them, as a new item in memcached starts
- * without them.  Only the slow path sets them: md I / ms I mark an item
- * stale, mg marks that it sent the win token (W).  A pinned store from
- * before them reads as "no state". */
-#define XKV_ENT_KLEN 0xffffu          /* klen & this: the key's length */
+/* The per-item state in klen's upper bits (keys are at most 250 bytes, so
+ * bits 0-7 hold the key's length): every writer that stores klen afresh
+ * (an XDP set, any slow-path write that makes a new item) clears them, as a
+ * new item in memcached starts without them; a write that keeps the item
+ * (touch, an incr that fits, md I's mark) keeps them.  A pinned store from
+ * before them reads as "no state".
+ * - the meta protocol's (memcached's ITEM_STALE and ITEM_TOKEN_SENT), set
+ *   by the slow path only: md I / ms I mark an item stale, mg marks that it
+ *   sent the win token (W);
+ * - the reads' (memcached's ITEM_FETCHED and ITEM_ACTIVE and its time of
+ *   last access, for mg's h and l): every path that reads an item for a
+ *   client, the XDP programs too, calls xkv_access_bump (below). */
+#define XKV_ENT_KLEN 0xffu            /* klen & this: the key's length */
+#define XKV_ENT_FETCHED (1u << 8)     /* read once (ITEM_FETCHED): mg h answers 1 */
+#define XKV_ENT_ACTIVE (1u << 9)      /* read twice (ITEM_ACTIVE): the access time was set */
 #define XKV_ENT_STALE (1u << 16)      /* invalidated (md I, ms I): mg answers X */
 #define XKV_ENT_WON (1u << 17)        /* a client got the win token (W): mg answers Z */
-#define XKV_ENT_STATE (XKV_ENT_STALE | XKV_ENT_WON)
+#define XKV_ENT_ATIME_SHIFT 18        /* bits 18-31: the last access, xkv_atime_enc */
+#define XKV_ENT_ATIME (0x3fffu << XKV_ENT_ATIME_SHIFT)
+#define XKV_ENT_READ (XKV_ENT_FETCHED | XKV_ENT_ACTIVE)
+#define XKV_ENT_ACCESS (XKV_ENT_READ | XKV_ENT_ATIME)
+#define XKV_ENT_STATE (XKV_ENT_STALE | XKV_ENT_WON | XKV_ENT_ACCESS)
+
+/* The last access, as seconds after the item's write (its stamp,
+ * wtime_ns): exact to 8,191 s, then in minutes to ~5.7 days, then held
+ * there (l then answers the time since that).  memcached's l counts from
+ * its own item time, which a read moves at most as the rules below do. */
+#define XKV_ATIME_EXACT 8192u
+#define XKV_ATIME_MAX 0x3fffu
+static inline __u32 xkv_atime_enc(__u64 secs)
+{
+	if (secs < XKV_ATIME_EXACT)
+		return (__u32)secs;
+	__u64 m = (secs - XKV_ATIME_EXACT) / 60;
+	return m < XKV_ATIME_MAX - XKV_ATIME_EXACT ? XKV_ATIME_EXACT + (__u32)m : XKV_ATIME_MAX;
+}
+static inline __u64 xkv_atime_dec(__u32 v)
+{
+	return v < XKV_ATIME_EXACT ? v : XKV_ATIME_EXACT + (__u64)(v - XKV_ATIME_EXACT) * 60;
+}
+
+/* Whole seconds from the write stamp w to now (monotonic ns). */
+static inline __u64 xkv_secs_since(__u64 w, __u64 now)
+{
+	return now > w ? (now - w) / 1000000000ull : 0;
+}
+
+/* mg's l: seconds since the item was last accessed (written, or read as
+ * the rules below record it). */
+static inline __u64 xkv_access_age(__u32 klen, __u64 wtime, __u64 now)
+{
+	__u64 since = xkv_secs_since(wtime, now);
+	__u64 at = xkv_atime_dec(klen >> XKV_ENT_ATIME_SHIFT);
+	return since > at ? since - at : 0;
+}
+
+/* How often a read moves the access time of an item read before: at most
+ * once this many seconds (memcached's ITEM_UPDATE_INTERVAL). */
+#define XKV_ATIME_EVERY 60u
+
+/* A read of the item (klen word k, write stamp w) at now: the klen word it
+ * leaves (k itself when the read changes nothing, the common case).  As
+ * memcached 1.6's segmented LRU (items.c, do_item_bump): the first read
+ * sets FETCHED; the second sets ACTIVE and takes the time; after that the
+ * time moves at most once a minute (memcached's LRU maintainer clears
+ * ACTIVE at its own pace, and the next read takes the time again).  So an
+ * item is written at most twice by its first reads and once a minute
+ * after.  now matters only when FETCHED is set (a coarse clock will do
+ * for the once-a-minute check). */
+static inline __u32 xkv_access_bump(__u32 k, __u64 w, __u64 now)
+{
+	if (!(k & XKV_ENT_FETCHED))
+		return k | XKV_ENT_FETCHED;
+	__u64 d = now > w ? now - w : 0;
+	__u32 at = (k & XKV_ENT_ATIME) >> XKV_ENT_ATIME_SHIFT;
+	/* the common case, an item read often: no division */
+	if ((k & XKV_ENT_ACTIVE) && d < (xkv_atime_dec(at) + XKV_ATIME_EVERY) * 1000000000ull)
+		return k;
+	__u32 n = xkv_atime_enc(d / 1000000000ull);
+	if ((k & XKV_ENT_ACTIVE) && n == at)
+		return k;
+	return (k & ~XKV_ENT_ATIME) | XKV_ENT_ACTIVE | (n << XKV_ENT_ATIME_SHIFT);
+}
 
 /* value_size of the store map for a layout */
 #define XKV_ENTRY_SIZE(key_in_value, key_cap, val_cap) \

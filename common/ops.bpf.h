@@ -109,8 +109,26 @@ miss:
 	return 0;
 }
 
+/* A hit, read for a client: the item's read state moved in place (entry.h,
+ * xkv_access_bump, memcached's fetch), by a compare-and-swap of its klen
+ * word that a writer meanwhile wins.  Written by an item's first two reads
+ * and then at most once a minute; the clock is read only for an item read
+ * before (a coarse one once it is ACTIVE: the once-a-minute check). */
+static __always_inline void get_access(struct get_ctx *g, struct xkv_entry *e)
+{
+	__u32 k = READ_ONCE_U32(e->klen);
+	__u64 now = 0;
+
+	if (k & XKV_ENT_FETCHED)
+		now = g->now ? g->now
+		    : (k & XKV_ENT_ACTIVE) ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
+	__u32 n = xkv_access_bump(k, e->wtime_ns, now);
+	if (n != k)
+		__sync_val_compare_and_swap(&e->klen, k, n);
+}
+
 /* After the item's value is copied: 1 when no writer came meanwhile (a
- * hit, counted in g), else 0 (get_busy). */
+ * hit, counted in g, its read marked: get_access), else 0 (get_busy). */
 static __always_inline int get_intact(struct get_ctx *g, struct xkv_entry *e, __u32 seq)
 {
 	barrier();
@@ -119,6 +137,7 @@ static __always_inline int get_intact(struct get_ctx *g, struct xkv_entry *e, __
 		return 0;
 	}
 	g->sc->tally.hits++;
+	get_access(g, e);
 	return 1;
 }
 

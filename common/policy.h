@@ -63,10 +63,15 @@ struct xkv_host {
 #define XKV_HOST_FLUSHING 512u /* a flush_all is due or walking the store: XDP passes every
 				* request to the slow path, which hides what the flush
 				* removes until the walk is done (engine/flush.c) */
+#define XKV_HOST_DETAIL 1024u /* stats detail on: XDP and the TCP verdict pass every request
+				* to the slow path, which counts it by key prefix
+				* (engine/detail.c) */
+/* What sends every request to the slow path. */
+#define XKV_HOST_SLOW_ALL (XKV_HOST_FLUSHING | XKV_HOST_DETAIL)
 /* The bits that belong to snapshot and migrate, not to the host sync. */
 #define XKV_HOST_HOLD (XKV_HOST_PAUSE_WRITES | XKV_HOST_MIGRATING)
 /* ... and the ones the host sync leaves as they are */
-#define XKV_HOST_KEEP (XKV_HOST_HOLD | XKV_HOST_AUTH | XKV_HOST_FLUSHING)
+#define XKV_HOST_KEEP (XKV_HOST_HOLD | XKV_HOST_AUTH | XKV_HOST_SLOW_ALL)
 
 /* local_addrs (HASH): key = 16-byte address (as above), value = __u8 prefix
  * length of the subnet it was configured with (0..128, mapped for IPv4). */

@@ -39,6 +39,7 @@
 	X(pass_csum,       "fast path: passed on, bad IPv4 header or UDP checksum (the kernel drops it)") \
 	X(pass_paused,     "fast path: passed on, a write while snapshot --pause-writes holds them (slow path: refused)") \
 	X(pass_flush,      "fast path: passed on, a flush_all under way (the slow path hides what it removes)") \
+	X(pass_detail,     "fast path: passed on, stats detail is on (the slow path counts each key prefix)") \
 	X(drop_src,        "refused: a source address no host has (multicast, broadcast, loopback, unspecified)") \
 	X(drop_port,       "refused: source port 0, the service port, or below 1024") \
 	X(drop_acl,        "refused: source not in the allow list") \

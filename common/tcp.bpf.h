@@ -224,6 +224,10 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 	 * the connection at its next request, as it does for its own */
 	if (XKV_GUARDED && !acl_allowed(sc))
 		return TCP_ONE_PASS;
+	/* a flush_all under way, stats detail on: userspace answers (as XDP) */
+	struct xkv_host *hf = bpf_map_lookup_elem(&host, &zero);
+	if (!hf || (hf->flags & XKV_HOST_SLOW_ALL))
+		return TCP_ONE_PASS;
 	__u32 next = r->next;
 	if (r->op == XKV_OP_GET) {
 		struct get_ctx g = { .sc = sc, .st = st, .o = o };

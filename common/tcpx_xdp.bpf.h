@@ -146,9 +146,10 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 	if (XKV_GUARDED) {
 		if (!q.h || (q.h->flags & XKV_HOST_AUTH))
 			return TCPX_REFUSE(refused_acl);
-		if (q.h->flags & XKV_HOST_FLUSHING) {
-			stat_inc(st, XKV_STAT_pass_flush);
-			return XKV_NEXT; /* flush_all under way: serve knows what it removes */
+		if (q.h->flags & XKV_HOST_SLOW_ALL) { /* as xdpkv()'s */
+			stat_inc(st, q.h->flags & XKV_HOST_FLUSHING ? XKV_STAT_pass_flush
+								     : XKV_STAT_pass_detail);
+			return XKV_NEXT;
 		}
 		if (!acl_allowed(sc))
 			return TCPX_REFUSE(refused_acl);

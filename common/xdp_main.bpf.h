@@ -57,9 +57,10 @@ int xdpkv(struct xdp_md *ctx)
 	if (XKV_GUARDED && (act = xdp_check_source(&q)) != XKV_NEXT)
 		return act;
 	stat_inc(q.st, XKV_STAT_requests);
-	/* flush_all under way: the slow path knows what it removes */
-	if (q.h && (q.h->flags & XKV_HOST_FLUSHING)) {
-		stat_inc(q.st, XKV_STAT_pass_flush);
+	/* flush_all under way (the slow path knows what it removes), stats
+	 * detail on (the slow path counts every request) */
+	if (q.h && (q.h->flags & XKV_HOST_SLOW_ALL)) {
+		stat_inc(q.st, q.h->flags & XKV_HOST_FLUSHING ? XKV_STAT_pass_flush : XKV_STAT_pass_detail);
 		return XDP_PASS;
 	}
 	if ((act = xdp_read_request(ctx, &q)) != XKV_NEXT)

@@ -69,7 +69,7 @@ int big_rmw(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 		/* memcached keeps the item's flags and expiry */
 		w2.mode = WR_REPLACE;
 		w2.new_ttl = inval && w->new_ttl;
-		w2.state = inval ? XKV_ENT_STALE : 0;
+		w2.state = inval ? XKV_ENT_STALE | (it->state & XKV_ENT_READ) : 0;
 		w2.has_cas = true;
 		w2.cas = it->wtime_ns;
 		w2.data = buf;

@@ -350,6 +350,20 @@ static int run_stat(struct bin_run *b, struct slow_cmd *c, const struct bin_req 
 	int ret;
 
 	STAT(c, cmd_other);
+	if (q->keylen >= 6 && !memcmp(q->key, "detail", 6)) {
+		/* on, off: the end alone; dump: one value "detailed" first */
+		ret = xkv_exec_detail(c, q->key + 6, q->keylen - 6u, &lines);
+		if (ret == 0 && lines.len)
+			ret = put_res(b->out, q, XKV_BIN_OK, 0, NULL, 0, (const __u8 *)"detailed", 8,
+				      lines.p, (__u32)lines.len);
+		xkv_buf_free(&lines);
+		if (ret == 1) {
+			STAT(c, err_unknown);
+			return put_err(b->out, q, XKV_BIN_ENOENT, NULL);
+		}
+		return ret ? put_err(b->out, q, XKV_BIN_ENOMEM, NULL)
+			   : put_res(b->out, q, XKV_BIN_OK, 0, NULL, 0, NULL, 0, NULL, 0);
+	}
 	ret = xkv_exec_stats(c, q->key, q->keylen, &lines);
 	if (ret == 1) {
 		xkv_buf_free(&lines);

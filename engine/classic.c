@@ -50,6 +50,8 @@ int get_one(struct slow_cmd *c, const __u8 *key, __u32 klen, struct wr *w, const
 		}
 	} else {
 		ret = store_get_val(c, key, klen, it, val, want);
+		if (ret == 1)
+			read_bump(c, key, klen, it->state, it->wtime_ns);
 	}
 	if (ret == 0)
 		STAT(c, get_misses);
@@ -67,7 +69,7 @@ int slow_cmd_get(struct slow_cmd *c)
 	__u8 op = r->op;
 	bool with_cas = op == XKV_OP_GETS || op == XKV_OP_GATS;
 	bool touch = op == XKV_OP_GAT || op == XKV_OP_GATS;
-	struct wr w = { .mode = WR_TOUCH, .new_ttl = true };
+	struct wr w = { .mode = WR_TOUCH, .new_ttl = true, .bump = true };
 
 	if (touch)
 		w.expire_ttl = xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns);
@@ -90,6 +92,7 @@ int slow_cmd_get(struct slow_cmd *c)
 			return -1; /* its value would put the reply over the budget (c->over) */
 		if (ret < 0)
 			return stop(reply_store_errno(c, ret));
+		detail_count(c, key, klen, DETAIL_GET, ret == 1);
 		if (ret == 0)
 			continue;
 		__u32 len = it->len;
@@ -123,6 +126,7 @@ int slow_cmd_store(struct slow_cmd *c)
 	struct xkv_req *r = c->r;
 	struct xkv_entry *e;
 
+	detail_count(c, tok_ptr(c, 1), r->tok[1].len, DETAIL_SET, false);
 	if (r->bytes > xkv_val_max(c->s)) /* the parser checked it too */
 		return reply_err(c, XKV_E_TOO_LARGE);
 	struct wr w = {
@@ -140,7 +144,7 @@ int slow_cmd_touch(struct slow_cmd *c)
 {
 	struct xkv_req *r = c->r;
 	struct xkv_entry *e;
-	struct wr w = { .mode = WR_TOUCH, .new_ttl = true,
+	struct wr w = { .mode = WR_TOUCH, .new_ttl = true, .bump = true,
 			.expire_ttl = xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns) };
 
 	int ret = slow_write(c, tok_ptr(c, 1), r->tok[1].len, &w, &e);
@@ -152,6 +156,7 @@ int slow_cmd_touch(struct slow_cmd *c)
 
 int slow_cmd_delete(struct slow_cmd *c)
 {
+	detail_count(c, tok_ptr(c, 1), c->r->tok[1].len, DETAIL_DEL, false);
 	int ret = slow_delete(c, tok_ptr(c, 1), c->r->tok[1].len, false, 0);
 	if (ret < 0)
 		return reply_store_errno(c, ret);

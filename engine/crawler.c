@@ -48,9 +48,9 @@ static __u64 unix_secs(const struct slow_cmd *c, __u64 mono_ns)
 	return t > 0 ? (__u64)t / 1000000000ull : 0;
 }
 
-/* One item's line: key=<uri> exp=<unix time, -1: none> la=<its last
- * write: no access time is kept> cas=<cas unique> fetch=no cls=<1|2>
- * size=<bytes it takes here>. */
+/* One item's line: key=<uri> exp=<unix time, -1: none> la=<unix time of
+ * its last access> cas=<cas unique> fetch=<yes|no> cls=<1|2> size=<bytes
+ * it takes here>. */
 static int md_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_entry *e,
 		    const __u8 *val)
 {
@@ -73,9 +73,11 @@ static int md_visit(void *arg, const __u8 *key, __u32 klen, const struct xkv_ent
 		     (big ? (__u64)(e->len + XKV_BIG_CHUNK - 1) / XKV_BIG_CHUNK * XKV_BIG_CHUNK : 0);
 	long long exp = e->expire_ns ? (long long)unix_secs(c, e->expire_ns) : -1;
 	if (PUT_LIT(c->out, "key=") || put_uri(c->out, key, klen) ||
-	    buf_printf(c->out, " exp=%lld la=%llu cas=%llu fetch=no cls=%u size=%llu\n", exp,
-		       (unsigned long long)unix_secs(c, e->wtime_ns & ~XKV_STAMP_ID_MASK),
-		       (unsigned long long)e->wtime_ns, cls, (unsigned long long)size)) {
+	    buf_printf(c->out, " exp=%lld la=%llu cas=%llu fetch=%s cls=%u size=%llu\n", exp,
+		       (unsigned long long)(unix_secs(c, e->wtime_ns & ~XKV_STAMP_ID_MASK) +
+					    xkv_atime_dec(e->klen >> XKV_ENT_ATIME_SHIFT)),
+		       (unsigned long long)e->wtime_ns, e->klen & XKV_ENT_FETCHED ? "yes" : "no",
+		       cls, (unsigned long long)size)) {
 		w->stop = -1;
 		return 1;
 	}

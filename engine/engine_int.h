@@ -70,6 +70,14 @@ struct big_old {
 
 #define SLOW_HOLD_SLOTS 64 /* reader slots of the store lock (hold.c) */
 
+/* stats detail's per-prefix counters (detail.c) */
+struct detail_prefix;
+struct slow_detail {
+	pthread_mutex_t mu;
+	int on;                                 /* __atomic: stats detail on */
+	struct detail_prefix *bucket[256];      /* memcached's buckets (under mu) */
+};
+
 struct xkv_slow {
 	struct xkv_store *s;
 	struct xkv_slow_limits lim;
@@ -97,6 +105,7 @@ struct xkv_slow {
 	bool idle_on;                     /* --idle-timeout set (XKV_TCP_IDLE_ON) */
 	__u64 idle_kicks, idle_kicks_base; /* __atomic: closed for --idle-timeout */
 	__u64 flush_cmds, flush_cmds_base; /* __atomic: flush_all and binary flush */
+	struct slow_detail detail;         /* stats detail */
 	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
 	pthread_mutex_t stripe[SLOW_STRIPES];
 	/* Live migration (docs/snapshots.md).  Every request holds the store
@@ -277,6 +286,10 @@ int store_get_val(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_it
 int entry_val(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_entry *e,
 	      const __u8 **val);
 int store_del(struct slow_cmd *c, const void *key, __u32 klen);
+/* A client's read of the item (its state and write stamp, as store_get
+ * read them): its read state moved (entry.h, xkv_access_bump) where that
+ * changes it. */
+void read_bump(struct slow_cmd *c, const void *key, __u32 klen, __u32 state, __u64 wtime);
 
 /* The parser checks the first 32 tokens' keys (its control-character mask
  * has 32 bits); the rest of a long multi-get is checked here by the same
@@ -324,7 +337,8 @@ int answer(struct slow_cmd *c, const char *line);
  * layout allows: docs/protocol.md, "Atomicity"). */
 enum wr_mode { WR_SET, WR_ADD, WR_REPLACE, WR_APPEND, WR_PREPEND, WR_TOUCH, WR_INCR, WR_DECR,
 	       WR_INVALIDATE, /* md I: the item stays, stale, with a new cas */
-	       WR_MARK_WON    /* mg: note that the win token went out (cas kept) */ };
+	       WR_MARK_WON,   /* mg: note that the win token went out (cas kept) */
+	       WR_ACCESS      /* a read's mark (bump): the item as it is, its read state moved */ };
 /* set_if's verdicts (>0); WR_STORED: stored */
 enum wr_out { WR_STORED, WR_NOT_STORED, WR_EXISTS, WR_NOT_FOUND, WR_NON_NUMERIC, WR_TOO_LARGE,
 	      WR_NEED_BIG /* internal: append/prepend to or into a big value (big_rmw) */ };
@@ -337,6 +351,8 @@ struct wr {
 	bool new_ttl;            /* give the item expire_ttl (touch, ma T, mg T, md I T) */
 	bool created_keeps_ttl;  /* ... but not an item the write creates (ma N after T) */
 	bool stale_ok;           /* ms I: a cas below the item's stores the value, stale */
+	bool bump;               /* touch, gat, WR_ACCESS: the write is a read too
+				  * (xkv_access_bump); mg's T bumps after its reply */
 	__u32 state;             /* the meta state a new item gets (mg N: XKV_ENT_WON) */
 	__u64 cas;
 	const __u8 *data;        /* set, add, replace, append, prepend */
@@ -498,5 +514,22 @@ void slow_acl_tok_unmap(struct xkv_slow *sl);
 /* A datagram's checks (the XDP program's, then the lists and the rate
  * limit): 0 to go on, or the counter of a silent drop (-1: not counted). */
 int slow_admit(struct xkv_slow *sl, const struct xkv_slow_src *src, struct xkv_rights *rt);
+
+/* detail.c: stats detail's per-prefix counters (memcached's stats_prefix.c) */
+enum detail_what { DETAIL_GET, DETAIL_SET, DETAIL_DEL };
+void detail_init(struct slow_detail *d);
+void detail_destroy(struct slow_detail *d);
+/* stats reset: every prefix goes */
+void detail_clear(struct slow_detail *d);
+/* A key's get (hit or not), set or delete, counted under its prefix while
+ * detail is on. */
+void detail_count(struct slow_cmd *c, const __u8 *key, __u32 klen, enum detail_what what, bool hit);
+/* on/off: the counting, and the fast path's handing over (XKV_HOST_DETAIL) */
+void detail_switch(struct xkv_slow *sl, bool on);
+/* Every prefix's line, then END.  0 or -1 (memory). */
+int detail_dump(struct xkv_slow *sl, struct xkv_buf *out);
+/* stats detail's word w (n bytes): on, off (0), dump (its lines into out:
+ * 0 or -1); 1 for any other word. */
+int detail_cmd(struct xkv_slow *sl, const __u8 *w, __u32 n, struct xkv_buf *out);
 
 #endif

@@ -104,7 +104,7 @@ static void exec_mig_end(struct slow_cmd *c, bool mirroring, const __u8 *key, __
 int xkv_exec_get(struct slow_cmd *c, const __u8 *key, __u32 klen, bool touch, __s64 exptime,
 		 struct xkv_exec_item *out)
 {
-	struct wr w = { .mode = WR_TOUCH, .new_ttl = true };
+	struct wr w = { .mode = WR_TOUCH, .new_ttl = true, .bump = true };
 	struct xkv_item *it = &c->sc->item;
 	bool mirroring = false;
 	int ret;
@@ -118,6 +118,8 @@ int xkv_exec_get(struct slow_cmd *c, const __u8 *key, __u32 klen, bool touch, __
 	}
 	ret = get_one(c, key, klen, touch ? &w : NULL, &out->val, VAL_ALL);
 	exec_mig_end(c, mirroring, key, klen);
+	if (ret >= 0)
+		detail_count(c, key, klen, DETAIL_GET, ret == 1);
 	out->len = it->len;
 	out->flags = it->flags;
 	out->cas = it->wtime_ns;
@@ -133,6 +135,8 @@ int xkv_exec_write(struct slow_cmd *c, const __u8 *key, __u32 klen, const struct
 		[XKV_EX_INCR] = WR_INCR, [XKV_EX_DECR] = WR_DECR,
 	};
 	struct xkv_entry *e = NULL;
+	if (x->mode != XKV_EX_INCR && x->mode != XKV_EX_DECR)
+		detail_count(c, key, klen, DETAIL_SET, false);
 	int ret = exec_may_write(c);
 
 	if (ret)
@@ -160,6 +164,7 @@ int xkv_exec_write(struct slow_cmd *c, const __u8 *key, __u32 klen, const struct
 
 int xkv_exec_delete(struct slow_cmd *c, const __u8 *key, __u32 klen, __u64 cas)
 {
+	detail_count(c, key, klen, DETAIL_DEL, false);
 	int ret = exec_may_write(c);
 
 	if (ret)
@@ -179,6 +184,18 @@ int xkv_exec_flush(struct slow_cmd *c, __s64 delay)
 	if (c->sl->mig_state == MIG_MIRROR) /* a walk of two stores: not while copying */
 		return XKV_EX_MIGRATING;
 	return flush_run(c, delay);
+}
+
+int xkv_exec_detail(struct slow_cmd *c, const __u8 *rest, __u32 n, struct xkv_buf *dump)
+{
+	/* memcached compares " on", " off", " dump" as prefixes of the rest */
+	static const char *const words[] = { " on", " off", " dump" };
+	for (int i = 0; i < 3; i++) {
+		size_t wl = strlen(words[i]);
+		if (n >= wl && !memcmp(rest, words[i], wl))
+			return detail_cmd(c->sl, (const __u8 *)words[i] + 1, (__u32)wl - 1, dump);
+	}
+	return 1;
 }
 
 int xkv_exec_stats(struct slow_cmd *c, const __u8 *group, __u32 glen, struct xkv_buf *lines)

@@ -206,6 +206,11 @@ static int meta_ret(struct slow_cmd *c, const char *which, const struct xkv_entr
 		case 't': err = buf_printf(c->out, " t%lld", (long long)secs_left(ttl_at(c, t, e))); break;
 		case 'c': err = buf_printf(c->out, " c%llu", e ? (unsigned long long)e->wtime_ns : 0ull); break;
 		case 's': err = buf_printf(c->out, " s%u", e->len); break;
+		case 'h': err = buf_printf(c->out, " h%d", !!(e->klen & XKV_ENT_FETCHED)); break;
+		case 'l':
+			err = buf_printf(c->out, " l%llu", (unsigned long long)xkv_access_age(
+								e->klen, e->wtime_ns, xkv_now_ns()));
+			break;
 		case 'k':
 			err = PUT_LIT(c->out, " k") || meta_key_put(c) || (c->key_b && PUT_LIT(c->out, " b"));
 			break;
@@ -230,7 +235,8 @@ static __u64 meta_expire(struct slow_cmd *c, __s64 secs)
 }
 
 /* mg <key> <flag>*: v (value), f, t, c, k, s, O, q (a miss says nothing),
- * u (no LRU bump: accepted, there is none), T<ttl> (touch: new expiry, cas
+ * h (read before: 0 or 1), l (seconds since the last access), u (this read
+ * leaves the item's read state as it is: entry.h), T<ttl> (touch: new expiry, cas
  * kept), N<ttl> (a miss creates an empty item with that ttl and answers
  * for it with W: this client won the right to fill it), R<secs> (a hit
  * with less ttl left wins the token too).  A hit answers "VA <bytes>" with
@@ -246,7 +252,7 @@ int slow_cmd_mg(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	const char *bad = meta_flags(c, 2, "vftcksqOuTNbR", &f);
+	const char *bad = meta_flags(c, 2, "vftcksqOuTNbRhl", &f);
 	if (bad)
 		return reply_err_line(c, bad);
 	const __u8 *key = c->key;
@@ -342,7 +348,7 @@ int slow_cmd_mg(struct slow_cmd *c)
 	size_t start = c->out->len;
 	err = f.v ? buf_printf(c->out, "VA %u", e->len) : PUT_LIT(c->out, "HD");
 	if (!err)
-		err = meta_ret(c, "ftcksO", e);
+		err = meta_ret(c, "ftcksOhl", e);
 	if (!err && !won && (st & XKV_ENT_WON))
 		err = PUT_LIT(c->out, " Z");
 	if (!err && (st & XKV_ENT_STALE))
@@ -359,6 +365,10 @@ int slow_cmd_mg(struct slow_cmd *c)
 			err = -1;
 		}
 	}
+	/* the read's mark after the reply, which shows the state before it
+	 * (memcached bumps a locked mg late); u: none */
+	if (!err && !f.seen['u'])
+		read_bump(c, key, klen, e->klen, e->wtime_ns);
 	free(e);
 	return err;
 }
@@ -558,9 +568,9 @@ int slow_cmd_ma(struct slow_cmd *c)
 }
 
 /* me <key>: memcached's debug line, with what this store knows of an item:
- * "ME <key> exp=<seconds left, -1: none> la=0 cas=<cas> fetch=no cls=0
- * size=<value bytes>" (there is no last access, fetch bit or slab class
- * here: la, fetch and cls are fixed); a miss EN. */
+ * "ME <key> exp=<seconds left, -1: none> la=<seconds since its last
+ * access> cas=<cas> fetch=<yes|no> cls=0 size=<value bytes>" (there is no
+ * slab class here: cls is fixed); a miss EN.  Not a read: no bump. */
 int slow_cmd_me(struct slow_cmd *c)
 {
 	struct xkv_item *it = &c->sc->item;
@@ -576,7 +586,10 @@ int slow_cmd_me(struct slow_cmd *c)
 	if (ret == 0)
 		return PUT_LIT(c->out, "EN\r\n");
 	return PUT_LIT(c->out, "ME ") || meta_key_put(c) ||
-	       buf_printf(c->out, " exp=%lld la=0 cas=%llu fetch=no cls=0 size=%u\r\n",
-			  (long long)secs_left(it->expire_ns), (unsigned long long)it->wtime_ns, it->len)
+	       buf_printf(c->out, " exp=%lld la=%llu cas=%llu fetch=%s cls=0 size=%u\r\n",
+			  (long long)secs_left(it->expire_ns),
+			  (unsigned long long)xkv_access_age(it->state, it->wtime_ns, xkv_now_ns()),
+			  (unsigned long long)it->wtime_ns,
+			  it->state & XKV_ENT_FETCHED ? "yes" : "no", it->len)
 		       ? -1 : 0;
 }

@@ -98,6 +98,7 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		case WR_TOUCH:
 		case WR_INVALIDATE:
 		case WR_MARK_WON:
+		case WR_ACCESS:
 			return WR_NOT_FOUND;
 		case WR_INCR:
 		case WR_DECR:
@@ -150,7 +151,7 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		 * (stale, token sent) stays; a longer one is a new item
 		 * (do_add_delta: item_alloc, item_replace), which has none */
 		if (cur && (__u32)n <= cur->len)
-			e->klen = cur->state;
+			e->klen = cur->state & ~XKV_ENT_ATIME; /* and its time is now */
 	} else if (cur && (w->mode == WR_APPEND || w->mode == WR_PREPEND)) {
 		if ((__u64)cur->len + w->bytes > cap)
 			return WR_NEED_BIG; /* or too large: big_rmw says */
@@ -160,7 +161,8 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		e->len = cur->len + w->bytes;
 		e->flags = cur->flags;    /* memcached keeps the item's flags and expiry */
 		e->expire_ns = cur->expire_ns;
-	} else if (w->mode == WR_TOUCH || w->mode == WR_MARK_WON || w->mode == WR_INVALIDATE) {
+	} else if (w->mode == WR_TOUCH || w->mode == WR_MARK_WON || w->mode == WR_INVALIDATE ||
+		   w->mode == WR_ACCESS) {
 		/* big: the chunks stay (the cas is kept; invalidate's are not big) */
 		memcpy(e->data, cur->data, xkv_inline_len(cur->len, cap));
 		e->len = cur->len;
@@ -168,9 +170,15 @@ static int wr_decide(void *arg, const struct xkv_item *cur, struct xkv_entry *e)
 		e->expire_ns = cur->expire_ns;
 		if (w->mode != WR_INVALIDATE)
 			e->wtime_ns = cur->wtime_ns; /* a touch keeps the cas, as memcached */
-		e->klen = w->mode == WR_TOUCH	   ? cur->state
+		/* a read (touch, gat, a read's own mark) moves the read state
+		 * (entry.h); md I: stale, the token may go out again, and its
+		 * new cas starts the access time again (memcached keeps the
+		 * item's time there: docs/protocol.md) */
+		__u32 read = w->bump ? xkv_access_bump(cur->state, cur->wtime_ns, xkv_now_ns())
+				     : cur->state;
+		e->klen = w->mode == WR_TOUCH || w->mode == WR_ACCESS ? read
 			  : w->mode == WR_MARK_WON ? cur->state | XKV_ENT_WON
-						   : XKV_ENT_STALE; /* the token may go out again */
+						   : XKV_ENT_STALE | (cur->state & XKV_ENT_READ);
 	} else {
 		if (w->bytes) /* an empty value may have no data pointer */
 			memcpy(e->data, w->data, xkv_inline_len(w->bytes, cap)); /* big: in chunks already */

@@ -36,6 +36,11 @@ int xkv_exec_run(struct xkv_slow *sl, const struct xkv_slow_src *src, bool udp,
 		 struct xkv_rights_kept *kept, struct xkv_buf *out, struct xkv_stats *delta,
 		 xkv_exec_fn fn, void *arg);
 
+/* stats detail over the binary protocol (key "detail on", "detail off",
+ * "detail dump": rest is what follows "detail"): 0 done (dump: its lines
+ * in *dump), 1 another word, -1 memory. */
+int xkv_exec_detail(struct slow_cmd *c, const __u8 *rest, __u32 n, struct xkv_buf *dump);
+
 /* The store's configuration and limits, for the run's checks. */
 const struct xkv_config *xkv_exec_cfg(const struct slow_cmd *c);
 __u32 xkv_exec_val_max(const struct slow_cmd *c);

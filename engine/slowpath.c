@@ -49,6 +49,7 @@ struct xkv_slow *xkv_slow_new(struct xkv_store *s, const struct xkv_slow_limits 
 	pthread_mutex_init(&sl->big_mu, NULL);
 	pthread_mutex_init(&sl->wr_mu, NULL);
 	pthread_mutex_init(&sl->old_mu, NULL);
+	detail_init(&sl->detail);
 	sl->old = calloc(SLOW_BIG_OLD_MAX, sizeof(*sl->old)); /* NULL: chunks go at once */
 	sl->old_max = (__u64)s->cfg.big_chunks * XKV_BIG_CHUNK / 4;
 	if (sl->old_max > SLOW_BIG_OLD_BYTES)
@@ -88,6 +89,9 @@ void xkv_slow_free(struct xkv_slow *sl)
 	xkv_rl_destroy(&sl->rl);
 	free(sl->old);
 	pthread_mutex_destroy(&sl->old_mu);
+	if (__atomic_load_n(&sl->detail.on, __ATOMIC_RELAXED))
+		detail_switch(sl, false); /* the fast path answers again */
+	detail_destroy(&sl->detail);
 	free(sl);
 }
 

@@ -58,6 +58,7 @@ static void stats_reset(struct slow_cmd *c)
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->idle_kicks_base, __atomic_load_n(&sl->idle_kicks, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
+	detail_clear(&sl->detail); /* and stats detail's prefixes, as memcached */
 }
 
 /* A count since the last stats reset. */
@@ -184,15 +185,6 @@ int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl)
 	return STATS_NO_GROUP;
 }
 
-/* Is stats detail's word on, off or dump?  0 yes. */
-static int detail_word(struct slow_cmd *c)
-{
-	const __u8 *w = tok_ptr(c, 2);
-	__u32 wl = c->r->tok[2].len;
-	return !((wl == 2 && !memcmp(w, "on", 2)) || (wl == 3 && !memcmp(w, "off", 3)) ||
-		 (wl == 4 && !memcmp(w, "dump", 4)));
-}
-
 /* stats [group]: memcached-style lines.  Counters are both slots summed,
  * plus what this process counted but has not pushed to the map yet
  * (*delta), less the base of the last stats reset.
@@ -205,12 +197,15 @@ static int detail_word(struct slow_cmd *c)
 int slow_cmd_stats(struct slow_cmd *c)
 {
 	const struct xkv_req *q = c->r;
-	/* stats detail <on|off|dump>: per-prefix counters are not kept
-	 * (docs/protocol.md); memcached's usage line for the rest */
+	/* stats detail <on|off|dump> (detail.c; words after it are
+	 * ignored, as there); memcached's usage line for the rest */
 	if (q->ntok >= 2 && q->tok[1].len == 6 && !memcmp(tok_ptr(c, 1), "detail", 6)) {
+		int r = q->ntok >= 3 ? detail_cmd(c->sl, tok_ptr(c, 2), q->tok[2].len, c->out) : 1;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return tok_ptr(c, 2)[0] == 'd' ? 0 : PUT_LIT(c->out, "OK\r\n");
 		STAT(c, err_client);
-		if (q->ntok >= 3 && !detail_word(c))
-			return PUT_LIT(c->out, "SERVER_ERROR per-prefix stats are not kept\r\n");
 		return PUT_LIT(c->out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n");
 	}
 	/* stats cachedump <class> <limit>: memcached's line for fewer words;

@@ -624,6 +624,10 @@ int xkv_serve(struct xkv_store *s, const struct xkv_serve_opts *o, char *err, si
 		goto out_fd;
 	}
 	xkv_slow_set_sasl(st->sl, o->sasl);
+	/* stats detail starts off: a serve that died with it on left the
+	 * fast path handing every request over */
+	if (s->host_fd >= 0)
+		xkv_host_flags(s, 0, XKV_HOST_DETAIL);
 	rc = keeper_start(&keeper, &keeper_th);
 	if (rc) {
 		xkv_errf(err, errlen, rc, "cannot start the housekeeping thread: %s", strerror(-rc));

@@ -35,13 +35,12 @@ DIFFERS = {
     b"mg viv2 v t\r\n": "follows from ms MA N40",
     b"ma viv2\r\n": "follows from ms MA N40",
     b"mg Zm9v b v k f\r\n": "k of a b key: xdpkv answers it encoded, then b",
-    b"me Zm9v b\r\n": "me: la, fetch, cls fixed, size the value's bytes",
-    b"me dbg\r\n": "me: la, fetch, cls fixed, size the value's bytes",
+    b"me Zm9v b\r\n": "me: cls fixed, size the value's bytes",
+    b"me dbg\r\n": "me: cls fixed, size the value's bytes",
+    b"me he\r\n": "me: cls fixed, size the value's bytes",
     b"me Zm9v x\r\n": "me takes b only (memcached ignores other flags)",
     b"mg Z=9v b\r\n": "base64 decoding is strict (padding only at the end)",
     b"mg YQk= b v\r\n": "a decoded key must pass the key rule too",
-    b"mg foo h\r\n": "h: no read bit is kept (docs/protocol.md)",
-    b"mg foo l\r\n": "l: no read time is kept (docs/protocol.md)",
     b"ms foo 2\r\nabc\r\n": "a bad data chunk: memcached reads the rest of the block as a command (ERROR)",
 }
 # not sent: memcached (1 MiB items) would wait for the whole block

@@ -111,6 +111,7 @@ struct rm_item {
 	__u64 cas;       /* cas unique (the slow-path model; see rm_cas_fn) */
 	int stale;       /* md I / ms I: mg answers X (memcached's ITEM_STALE) */
 	int won;         /* mg sent the win token W: later ones answer Z (ITEM_TOKEN_SENT) */
+	int fetched;     /* read by a client since it was made: mg h answers 1 (ITEM_FETCHED) */
 };
 
 /* A source network's token bucket for the rate limit. */

@@ -130,6 +130,8 @@ static void meta_out(struct rm_text *t, const char *code, const char *which, con
 		out_put(t, &f, 1);
 		switch (f) {
 		case 'f': out_u64(t, it->flags); break;
+		case 'h': out_u64(t, (__u64)it->fetched); break;
+		case 'l': out_u64(t, 0); break; /* compared as a number of any value */
 		case 's': out_u64(t, it->len); break;
 		case 'c': out_u64(t, it ? it->cas : 0); break; /* ms's refusals: c0 (memcached) */
 		case 't': out_s64(t, it->expire == RM_NEVER ? -1 : it->expire - now); break;
@@ -155,7 +157,7 @@ int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn ca
 		    void *arg, struct rm_text *t)
 {
 	struct mreq m;
-	if (meta_begin(s, l, 2, "bvftcksqOuTNR", 0, &m, t))
+	if (meta_begin(s, l, 2, "bvftcksqOuTNRhl", 0, &m, t))
 		return 0;
 	struct rm_item *it = present(s, m.key, m.klen, now);
 	int won = 0;
@@ -187,9 +189,11 @@ int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn ca
 	char code[24] = "HD";
 	if (m.has['v'])
 		snprintf(code, sizeof(code), "VA %u", it->len);
-	meta_out(t, code, "ftcksO", &m, it, now, tail);
+	meta_out(t, code, "ftcksOhl", &m, it, now, tail);
 	if (m.has['v'])
 		meta_value(t, it);
+	if (!m.has['u']) /* the read, after the reply that shows the state before it */
+		it->fetched = 1;
 	return 0;
 }
 
@@ -359,9 +363,9 @@ int model_me(struct rm_store *s, const struct line *l, int64_t now, struct rm_te
 	meta_key_out(t, &m);
 	out_str(t, " exp=");
 	out_s64(t, it->expire == RM_NEVER ? -1 : it->expire - now);
-	out_str(t, " la=0 cas=");
+	out_str(t, " la=0 cas="); /* la: compared as a number of any value */
 	out_u64(t, it->cas);
-	out_str(t, " fetch=no cls=0 size=");
+	out_str(t, it->fetched ? " fetch=yes cls=0 size=" : " fetch=no cls=0 size=");
 	out_u64(t, it->len);
 	out_str(t, "\r\n");
 	return 0;

@@ -194,6 +194,7 @@ static int model_get(struct rm_store *s, const struct line *l, int64_t now, stru
 		out_str(t, "\r\n");
 		out_put(t, it->val, it->len);
 		out_str(t, "\r\n");
+		it->fetched = 1;
 		if (gat) /* after the read: a negative exptime shows it once */
 			it->expire = expiry(exptime, now);
 	}
@@ -290,10 +291,11 @@ static int model_put_number(struct rm_store *s, struct rm_item *it, const __u8 *
 {
 	/* memcached changes a number that fits in place: stale and the token
 	 * stay; a longer number is a new item, without them */
-	int keep = n <= it->len, stale = it->stale, won = it->won;
+	int keep = n <= it->len, stale = it->stale, won = it->won, fetched = it->fetched;
 	it = model_store(s, it->key, it->klen, it->flags, it->expire, d, n, now);
 	it->stale = keep && stale;
 	it->won = keep && won;
+	it->fetched = keep && fetched;
 	return 0;
 }
 
@@ -331,8 +333,10 @@ static int model_touch(struct rm_store *s, const struct line *l, int64_t now, st
 	if ((l->n != 3 && !noreply) || signed_number(l->p[2], l->len[2], &exptime))
 		return model_fault(t, "model: a malformed touch", l);
 	struct rm_item *it = present(s, l->p[1], l->len[1], now);
-	if (it)
+	if (it) {
 		it->expire = expiry(exptime, now);
+		it->fetched = 1; /* memcached's touch reads the item */
+	}
 	model_answer(t, noreply, it ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
 	return 0;
 }

@@ -346,7 +346,7 @@ enum put_res put(struct rm_store *s, const void *key, __u32 klen, __u32 flags,
 	memcpy(it->val, val, len);
 	it->len = len;
 	it->flags = flags;
-	it->stale = it->won = 0; /* a new item: not stale, no token out */
+	it->stale = it->won = it->fetched = 0; /* a new item: not stale, no token out, unread */
 	it->expire = expiry(exptime, now);
 	it->used = ++s->clock;
 	it->wrote = it->used;

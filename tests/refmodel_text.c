@@ -205,6 +205,7 @@ void split(const __u8 *p, __u32 n, struct line *l)
 void used(struct rm_store *s, struct rm_item *it)
 {
 	it->used = ++s->clock;
+	it->fetched = 1;
 	if (s->cfg.kind == RM_SET_ASSOC) {
 		__u8 *ref = &set_state(s, set_of(s, it->key, it->klen))->ref[it->way];
 		if (s->cfg.policy != RM_S3FIFO)

@@ -25,7 +25,7 @@ check "a Maintainer" test -n "$(field Maintainer)"
 check "a Description with a long part" test "$(field Description | wc -l)" -ge 2
 deps=$(field Depends)
 echo "Depends: $deps"
-for p in libc6 libbpf1 libxdp1 libcap2 libzstd1 liblz4-1 libxxhash0 adduser; do
+for p in libc6 libbpf1 libxdp1 libcap2 libzstd1 liblz4-1 libxxhash0 libmurmurhash2 adduser; do
 	check "Depends names $p" grep -Eq "(^|, )$p( |,|$)" <<<"$deps"
 done
 files=$(dpkg-deb -c "$deb" | awk '{print $6}')
