@@ -137,15 +137,15 @@ def check_latency(res, rows, md, systems, need):
     """(b): every system at every load, the reflector's floor beside them
     (its echoes received), the low-floor client mode for every UDP system and
     the floor, latencies in range, and every row's drops per stage recorded."""
-    from experiments import HEADLINE_FRACTION, LOW_CLIENT
+    from experiments import HEADLINE_FRACTION, LOW_CLIENT, LOW_FRACTION
     import losses
     b = [r for r in rows if r["experiment"] == "b"]
-    fr = sorted({r["fraction"] for r in b})
+    fr = sorted({r["fraction"] for r in b if not r.get("client")})  # the default client's loads
     need(HEADLINE_FRACTION in fr, "(b) runs at the common load %s (%s)" % (HEADLINE_FRACTION, fr))
     for s in systems + ["reflector"]:
         udp = s.startswith("xdpkv/") or s in ("memcached-udp", "reflector")
         for mode in (None, LOW_CLIENT) if udp else (None,):
-            for f in fr if mode is None else (HEADLINE_FRACTION,):
+            for f in fr if mode is None else (LOW_FRACTION,):
                 rr = [r for r in b if r["system"] == s and r.get("client") == mode and
                       r["fraction"] == f]
                 what = "(b) %s, %s client, %.0f %%" % (s, mode or "default", 100 * f)

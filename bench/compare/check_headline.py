@@ -22,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from experiments import (HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION,  # noqa: E402
-                         HEADLINE_RATIO, LOW_CLIENT)
+                         HEADLINE_RATIO, LOW_CLIENT, LOW_FRACTION)
 
 BASELINES = ("memcached-udp", "memcached-tcp", "redis")
 
@@ -36,7 +36,7 @@ def spec(system, rows=()):
     fpoint = not xdp and any(r.get("system") == system and r.get("experiment") == "f" and
                              r.get("point") == "headline" for r in rows)
     b = {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None}
-    low = dict(b, client=LOW_CLIENT)
+    low = dict(b, client=LOW_CLIENT, fraction=LOW_FRACTION)
     out = {
         "capacity": ({"experiment": "a", "tool": "xdpgen", "dist": "uniform"},
                      "throughput_ops", lambda x: x / 1e6, False) if xdp else None,

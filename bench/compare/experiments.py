@@ -161,6 +161,13 @@ CLIENT_TEXT = {"spin": "busy-polling client (xkv-loadgen --spin: it polls its so
                          "timed when the client's network stack receives it, SO_TIMESTAMPNS, "
                          "not when the client wakes up and reads it)"}
 LOW_CLIENT = "spin"
+# ... at LOW_FRACTION of the reference's max, not at the common load: the
+# server CPU halts between requests too, and at half of memcached's max the
+# lighter server (an XDP layout) halts between requests where memcached's CPU
+# stays busy, so only the lighter one pays the wake-up (measured: at 86 k/s
+# memcached-udp's spin p50 was 20 us, hash_map's 24; at 20 k/s 31 and 18).
+# At a fifth of it every server's CPU idles between requests.
+LOW_FRACTION = 0.2
 
 # seconds outside the measurements: the testbed's set-up before them, the
 # report and plots after them, the tear-down (~6 s measured on the quiet 2-vCPU VM)

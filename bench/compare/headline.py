@@ -9,7 +9,7 @@ cannot drift from the experiments.  Also the headline figure: capacity
 against bytes per item, hit ratio written beside each layout."""
 
 from experiments import (CLIENT_TEXT, HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION,
-                         HEADLINE_RATIO, LOW_CLIENT, XDPGEN_LABEL)
+                         HEADLINE_RATIO, LOW_CLIENT, LOW_FRACTION, XDPGEN_LABEL)
 
 PNG = "headline.png"
 
@@ -20,8 +20,8 @@ COLUMNS = (
     ("cpu_us", "server CPU per request at the common load", "µs"),
     ("p50_us", "p50 at the common load", "µs"),
     ("p99_us", "p99 at the common load", "µs"),
-    ("p50_low_us", "p50 at the common load, " + LOW_CLIENT + " client", "µs"),
-    ("p99_low_us", "p99 at the common load, " + LOW_CLIENT + " client", "µs"),
+    ("p50_low_us", "p50 at the low load, busy-polling client", "µs"),
+    ("p99_low_us", "p99 at the low load, busy-polling client", "µs"),
     ("timeouts", "requests unanswered at the common load", "count"),
     ("bytes_per_item", "bytes per item", "B"),
     ("hit_ratio", "hit ratio at the budget", ""),
@@ -89,8 +89,8 @@ def definitions(res):
         "cpu_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
         "p50_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
         "p99_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
-        "p50_low_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": LOW_CLIENT},
-        "p99_low_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": LOW_CLIENT},
+        "p50_low_us": {"experiment": "b", "fraction": LOW_FRACTION, "client": LOW_CLIENT},
+        "p99_low_us": {"experiment": "b", "fraction": LOW_FRACTION, "client": LOW_CLIENT},
         "timeouts": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
         "bytes_per_item": {"experiment": "f", "tool": "server",
                            "memcached, redis": "point headline (three fresh servers) if the "
@@ -140,13 +140,15 @@ def build_row(res, system):
             "socket client's closed-loop max ((a), uniform keys; the server is not saturated "
             "there, so per-request overheads weigh more than at capacity): an estimate" % own,
             tf="inverse_us", estimated=True)
-    sp = find(rows, system, "b", fraction=HEADLINE_FRACTION, client=LOW_CLIENT)
+    sp = find(rows, system, "b", fraction=LOW_FRACTION, client=LOW_CLIENT)
     if sp is None:
         why = need("b") or ("the %s client mode is UDP only" % LOW_CLIENT if "UDP" not in
                             client_mode(system) else "no %s (b) row" % LOW_CLIENT)
         out["p50_low_us"] = out["p99_low_us"] = missing(why)
     else:
-        at = "%s, at the common load" % CLIENT_TEXT[LOW_CLIENT]
+        at = "%s, at %s requests/s (%g x %s's max: every server's CPU idles between requests)" % (
+            CLIENT_TEXT[LOW_CLIENT], "%.0f k" % (LOW_FRACTION * ref / 1000) if ref else "?",
+            LOW_FRACTION, res["config"].get("reference_system") or "?")
         out["p50_low_us"] = cell(rows, sp, "lat_p50_us", at)
         out["p99_low_us"] = cell(rows, sp, "lat_p99_us", at)
     b = find(rows, system, "b", fraction=HEADLINE_FRACTION, client=None)
@@ -253,7 +255,8 @@ def md(res, L):
                  "{:,}".format(cl["requests_per_s"]) if cl["requests_per_s"] else "?",
                  cl["fraction"], cl["of"] or "?", h["budget"], h["dist"].replace("zipf", "")))
     floor = [r for r in res["rows"] if r["system"] == "reflector" and r["experiment"] == "b"
-             and r.get("fraction") == cl["fraction"]]
+             and ((r.get("fraction") == cl["fraction"] and not r.get("client")) or
+                  (r.get("fraction") == LOW_FRACTION and r.get("client") == LOW_CLIENT))]
 
     def spread(r, f):
         v, runs = r.get(f), [x for x in r.get(f + "_runs") or [] if x is not None]
@@ -261,10 +264,11 @@ def md(res, L):
             return "?"
         return "%.0f" % v + (" (%.0f–%.0f)" % (min(runs), max(runs)) if len(runs) > 1 else "")
     if floor:
-        L.append("The testbed's own floor at the same load (the bare XDP reflector sending each "
-                 "request back, no server): %s.\n\n" % "; ".join(
-                     "%s client p50 %s µs, p99 %s µs" % (
-                         r.get("client") or "default (epoll)", spread(r, "lat_p50_us"),
+        L.append("The testbed's own floor (the bare XDP reflector sending each request back, no "
+                 "server): %s.\n\n" % "; ".join(
+                     "%s client at %g x the max, p50 %s µs, p99 %s µs" % (
+                         r.get("client") or "default (epoll)", r["fraction"],
+                         spread(r, "lat_p50_us"),
                          spread(r, "lat_p99_us")) for r in floor))
     head = ["system"] + ["%s (%s)" % (c["heading"], c["unit"]) if c["unit"] else c["heading"]
                          for c in h["columns"]]

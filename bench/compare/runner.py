@@ -16,6 +16,7 @@ import session
 import tcpscale
 from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, CLIENT_MODES,
                          HEADLINE_FRACTION, HEADLINE_RATIO, HEADLINE_REPEAT, KVEXP_EST, LOST_FILL,
+                         LOW_FRACTION,
                          LOST_MB, LOW_CLIENT, SCALING_LABEL, SCALING_MIXES, SETUP_EST,
                          SOCKET_LABEL, WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE, XDPGEN_LABEL,
                          cpu_list, microbench_sizes, microbench_threads, scaling_cores)
@@ -418,7 +419,7 @@ class Runner(KernelSteps):
                     # the busy-polling client at the common load (UDP: the
                     # socket client's receive; TCP's client does not spin),
                     # as often as the headline's other points (its spread)
-                    add("b", {"fraction": HEADLINE_FRACTION, "client": LOW_CLIENT, "runs": hr},
+                    add("b", {"fraction": LOW_FRACTION, "client": LOW_CLIENT, "runs": hr},
                         est=hpt)
             if "c" in exps:
                 for w in s["writes"]:
@@ -441,15 +442,13 @@ class Runner(KernelSteps):
             # the testbed's own floor: the bare reflector sends each request
             # back, through the same veth, NAPI threads and client socket
             # (the common load's as often as the headline's points)
-            for fr in fractions:
-                for client in (None, LOW_CLIENT):
-                    if fr != HEADLINE_FRACTION and client:
-                        continue
-                    p = dict({"fraction": fr}, **({"client": client} if client else {}))
-                    if fr == HEADLINE_FRACTION:
-                        p["runs"] = hr
-                    steps.append(("reflector", self.cfg(), "b", p,
-                                  hpt if fr == HEADLINE_FRACTION else pt, "lg"))
+            # (and the busy-polling client's, at its own load)
+            for fr, client in [(f, None) for f in fractions] + [(LOW_FRACTION, LOW_CLIENT)]:
+                p = dict({"fraction": fr}, **({"client": client} if client else {}))
+                if fr == HEADLINE_FRACTION or client:
+                    p["runs"] = hr
+                steps.append(("reflector", self.cfg(), "b", p, hpt if "runs" in p else pt,
+                              "lg"))
         if "l" in exps:
             # last: it needs no server (the testbed's stay stopped), the null
             # store first (the floor), then every layout
