@@ -97,7 +97,10 @@ class BinGen:
 
     def batch(self):
         n = self.r.choice([1, 3, 5, 8, 12, 20, 30])
-        b = [self.command() for _ in range(n)]
+        b = []
+        for _ in range(n):
+            c = self.command()
+            b += c if isinstance(c, list) else [c]  # binforms: a form of several frames
         if self.r.random() < 0.03:
             b.append((self.r.choice(["quit", "quitq"]), None, b"", b"", 0))
         return b

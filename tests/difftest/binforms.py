@@ -115,6 +115,28 @@ def stat_keys(g):
     return _edge(None, lambda _k, o: frame(0x10, key, opaque=o), key in COLLAPSE)
 
 
+def detail(g):
+    """STAT detail on/off/dump (memcached reads them by prefix): a dump
+    only after a reset, on one key slot (forms_state.py says why)."""
+    r = g.r
+    if r.random() < 0.3:
+        key = r.choice([b"detail on", b"detail off", b"detail onx", b"detail off now"])
+        return _edge(None, lambda _k, o: frame(0x10, key, opaque=o))
+    k = r.randrange(10)
+    ext = struct.pack(">II", 0, 0)
+    out = [_edge(None, lambda _k, o: frame(0x10, b"reset", opaque=o)),
+           _edge(None, lambda _k, o, on=r.choice([b"detail on", b"detail off"]): frame(0x10, on, opaque=o))]
+    for _ in range(r.randrange(1, 6)):
+        out.append(r.choice([("set", k, ext, b"v", 0), ("get", k, b"", b"", 0), ("getk", k, b"", b"", 0),
+                             ("delete", k, b"", b"", 0), ("append", k, b"", b"w", 0),
+                             ("add", k, ext, b"a", 0), ("touch", k, b"\0\0\0\0", b"", 0),
+                             ("gat", k, b"\0\0\0\0", b"", 0), ("getq", k, b"", b"", 0),
+                             ("incr", k, struct.pack(">QQI", 1, 0, 0), b"", 0)]))
+    out.append(_edge(None, lambda _k, o: frame(0x10, b"detail dump", opaque=o)))
+    out.append(_edge(None, lambda _k, o: frame(0x10, b"detail off", opaque=o)))
+    return out
+
+
 def bad_magic(g):
     """A frame whose magic is not 0x80 where a request should start (a
     response's 0x81, text, zero): memcached closes without a word.  It
@@ -130,4 +152,5 @@ CATEGORIES = {
     "unknown_ops": unknown_ops,
     "stat_keys": stat_keys,
     "bad_magic": bad_magic,
+    "detail": detail,
 }

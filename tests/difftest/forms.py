@@ -11,6 +11,7 @@ must answer alike are made: what xdpkv answers otherwise by design
 reason in LEFT_OUT.
 """
 import forms_conn
+import forms_state
 
 # Numbers at and past each limit memcached's readers have: int32 (safe_strtol
 # stores into an int32_t), uint32, INT_MAX - 2 for <bytes>, long and
@@ -37,7 +38,9 @@ LEFT_OUT = {
     "ms N in append or prepend mode": "xdpkv creates the item, as later 1.6 releases; 1.6.18 answers NS",
     "stats, stats settings/items/slabs/conns/sizes": "values differ (pid, time, sizes): not comparable",
     "stats cachedump <class> <limit>": "memcached lists a slab class's items; xdpkv has not those classes",
-    "stats detail on/off/dump, mg h/l": "per-prefix counters, a fetched bit, a read time: not kept",
+    "stats detail dump without a stats reset before it, or over several key prefixes":
+        "it lists every prefix since the last reset (memcached's outlives a layout's run), "
+        "in the order of memcached's hash table",
     "b (base64 keys) in the meta forms": "xdpkv decodes strictly (padding, the key rule), "
                                         "memcached loosely: the answer depends on the key drawn",
     "control bytes and NUL in a line": "the key rule (memcached splits on spaces only)",
@@ -202,7 +205,7 @@ def slabs_forms(g):
                       b"slabs reassign 1 x\r\n", b"slabs reassign 1 2 3\r\n"])]
 
 
-MG_FLAGS = [b"v", b"f", b"t", b"c", b"k", b"s", b"q", b"u", b"O1", b"T100", b"N100", b"R30",
+MG_FLAGS = [b"v", b"f", b"t", b"c", b"k", b"s", b"q", b"u", b"h", b"l", b"O1", b"T100", b"N100", b"R30",
             b"b", b"E5", b"x", b"z", b"!", b"Ox", b"T", b"Tx", b"N"]
 MS_FLAGS = [b"c", b"k", b"q", b"O1", b"F5", b"T100", b"C1", b"I", b"MS", b"ME", b"MA", b"MP", b"MR",
             b"Mx", b"MSS", b"b", b"E5", b"x", b"F", b"Fx", b"T-1"]
@@ -254,7 +257,7 @@ KNOWN = dict(forms_conn.KNOWN, **{
 
 def categories(udp):
     """The categories of a pass: these, and forms_conn's for TCP or UDP."""
-    return dict(CATEGORIES, **(forms_conn.UDP if udp else forms_conn.TCP))
+    return dict(CATEGORIES, **(forms_conn.UDP if udp else forms_conn.TCP), **forms_state.CATEGORIES)
 
 
 CATEGORIES = {

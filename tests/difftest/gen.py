@@ -9,12 +9,13 @@ cas is known).  Keys are bound to real strings only when a batch is sent,
 so a batch can be replayed (and shrunk) on fresh keys.
 
 Only requests both servers must answer alike are generated; what differs
-by design (docs/protocol.md: me, mg h/l, base64 keys, ms N in append mode)
+by design (docs/protocol.md: me, base64 keys, ms N in append mode)
 is left out.  --malformed adds requests that are wrong on purpose.
 """
 import random
 
 import forms
+import forms_state
 
 NKEYS = 10
 # The cas a command carries when the batch has not seen its key's: one no
@@ -111,7 +112,7 @@ class Gen:
     def c_mg(self):
         r = self.r
         k = r.randrange(NKEYS)
-        fl = [f for f in (b"v", b"f", b"t", b"c", b"k", b"s", b"q") if r.random() < 0.4]
+        fl = [f for f in (b"v", b"f", b"t", b"c", b"k", b"s", b"q", b"h", b"l", b"u") if r.random() < 0.4]
         if r.random() < 0.5:
             fl.append(self.opaque())
         if r.random() < 0.1:
@@ -247,7 +248,12 @@ class Gen:
 
     def batch(self):
         n = self.r.choice([1, 3, 5, 8, 12, 20, 30])
-        return [self.command() for _ in range(n)]
+        out = []
+        for _ in range(n):
+            c = self.command()
+            # forms_state: a form of several commands
+            out += c[1:] if c[0] == forms_state.MULTI else [c]
+        return out
 
 
 def key_names(rng, tag):
