@@ -286,10 +286,6 @@ int store_get_val(struct slow_cmd *c, const void *key, __u32 klen, struct xkv_it
 int entry_val(struct slow_cmd *c, const void *key, __u32 klen, const struct xkv_entry *e,
 	      const __u8 **val);
 int store_del(struct slow_cmd *c, const void *key, __u32 klen);
-/* A client's read of the item (its state and write stamp, as store_get
- * read them): its read state moved (entry.h, xkv_access_bump) where that
- * changes it. */
-void read_bump(struct slow_cmd *c, const void *key, __u32 klen, __u32 state, __u64 wtime);
 
 /* The parser checks the first 32 tokens' keys (its control-character mask
  * has 32 bits); the rest of a long multi-get is checked here by the same
@@ -382,6 +378,10 @@ int write_once(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 /* Delete key under its stripe lock, if the item's cas is cas (has_cas).
  * 1 deleted, 0 absent, WR_EXISTS (cas differs), <0 -errno. */
 int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has_cas, __u64 cas);
+/* write.c: a client's read of the item (its state and write stamp, as
+ * store_get read them): its read state moved (entry.h, xkv_access_bump)
+ * where that changes it, by one more write of the item. */
+void read_bump(struct slow_cmd *c, const void *key, __u32 klen, __u32 state, __u64 wtime);
 /* A stored value as memcached's incr reads it: 0, or -1 (not a number). */
 int mc_number(const __u8 *p, __u32 n, __u64 *out);
 /* incr / decr of v: incr wraps at 2^64, decr stops at 0 (memcached). */

@@ -57,22 +57,3 @@ int store_del(struct slow_cmd *c, const void *key, __u32 klen)
 {
 	return RETRY_BUSY(c->s->L->del(c->s, key, klen));
 }
-
-/* A client's read of the item (its klen word state and write stamp
- * wtime, as store_get read them): its read state moved
- * as memcached's fetch moves it (entry.h, xkv_access_bump), when that
- * changes anything: by its first two reads and then at most once a
- * minute.  One more write of the same item (its cas kept), lost to any
- * write meanwhile, as memcached's flags are to a new item. */
-void read_bump(struct slow_cmd *c, const void *key, __u32 klen, __u32 state, __u64 wtime)
-{
-	/* not while a flush walks (its check reads into the thread's item,
-	 * which holds the reply being made) nor on the benchmarks' null store */
-	if (!c->s->L->set_if || xkv_slow_flush_busy(c->sl) ||
-	    xkv_access_bump(state, wtime, xkv_now_ns()) == state)
-		return;
-	struct wr w = { .mode = WR_ACCESS, .bump = true, .has_cas = true, .cas = wtime };
-	struct xkv_entry *e;
-	if (slow_write(c, key, klen, &w, &e) == 0)
-		free(e);
-}
