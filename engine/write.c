@@ -24,7 +24,6 @@ int slow_write(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 	       struct xkv_entry **out)
 {
 	struct xkv_store *s = c->s;
-	struct xkv_item *it = &c->sc->item;
 	struct xkv_entry *e = xkv_entry_make(s, 0, 0, NULL, 0);
 	int ret;
 
@@ -34,10 +33,20 @@ int slow_write(struct slow_cmd *c, const void *key, __u32 klen, struct wr *w,
 	w->s = s;
 	pthread_mutex_t *mu = stripe_of(c->sl, key, klen);
 	pthread_mutex_lock(mu);
-	/* flush_all's cut: an item written before it reads as gone */
-	if (xkv_slow_flush_busy(c->sl) && store_get(c, key, klen, it) == 0 &&
-	    RETRY_BUSY(s->L->get(s, key, klen, it)) == 1)
-		RETRY_BUSY(s->L->del(s, key, klen));
+	/* flush_all's cut: an item written before it reads as gone (read
+	 * into an item of its own: the thread's may hold a reply being made,
+	 * whose read this write marks: read_bump) */
+	if (xkv_slow_flush_busy(c->sl)) {
+		struct xkv_item *it = malloc(sizeof(*it));
+		if (!it) {
+			pthread_mutex_unlock(mu);
+			free(e);
+			return -ENOMEM;
+		}
+		if (store_get(c, key, klen, it) == 0 && RETRY_BUSY(s->L->get(s, key, klen, it)) == 1)
+			RETRY_BUSY(s->L->del(s, key, klen));
+		free(it);
+	}
 	ret = write_once(c, key, klen, w, e);
 	if (ret == WR_NEED_BIG)
 		ret = big_rmw(c, key, klen, w, e);
@@ -94,10 +103,9 @@ int slow_delete(struct slow_cmd *c, const void *key, __u32 klen, bool has_cas, _
  * write meanwhile, as memcached's flags are to a new item. */
 void read_bump(struct slow_cmd *c, const void *key, __u32 klen, __u32 state, __u64 wtime)
 {
-	/* not while a flush walks (its check reads into the thread's item,
-	 * which holds the reply being made) nor on the benchmarks' null store */
-	if (!c->s->L->set_if || xkv_slow_flush_busy(c->sl) ||
-	    xkv_access_bump(state, wtime, xkv_now_ns()) == state)
+	/* not on the benchmarks' null store (its write reads into the
+	 * thread's item, which holds the reply being made) */
+	if (!c->s->L->set_if || xkv_access_bump(state, wtime, xkv_now_ns()) == state)
 		return;
 	struct wr w = { .mode = WR_ACCESS, .bump = true, .has_cas = true, .cas = wtime };
 	struct xkv_entry *e;

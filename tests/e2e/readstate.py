@@ -129,6 +129,12 @@ for k, what in ((a, "a (mg's second read)"), (b, "b (XDP's second get)"), (c, "c
           b"2" if age(r[1]) in (1, 2, 3) else b"%d" % age(r[1]))
 both("mg d u l: 4 s after its write", b"mg %s u l\r\n" % d, ages=True)
 
+# reads while a flush_all is still walking the store: marked as ever
+f = key("f")
+both("flush_all, then a new item read three times", b"flush_all\r\nset %s 0 0 1\r\nv\r\n"
+     b"mg %s h\r\nmg %s h\r\nget %s\r\nmg %s h\r\n" % (f, f, f, f, f),
+     ends=(b"END\r\nHD h1\r\n", b"END\r\nHD h0\r\n"))
+
 # stats detail: counts by prefix (the key up to its first ':')
 both("stats detail on", b"stats detail on\r\n")
 p = RUN.encode()
