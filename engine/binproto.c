@@ -364,7 +364,14 @@ static int run_stat(struct bin_run *b, struct slow_cmd *c, const struct bin_req 
 		return ret ? put_err(b->out, q, XKV_BIN_ENOMEM, NULL)
 			   : put_res(b->out, q, XKV_BIN_OK, 0, NULL, 0, NULL, 0, NULL, 0);
 	}
-	ret = xkv_exec_stats(c, q->key, q->keylen, &lines);
+	/* memcached takes "reset" and "settings" as prefixes of the key
+	 * (proto_bin.c's strncmp): "reset now", "settingsx" are those groups */
+	__u32 glen = q->keylen;
+	if (glen >= 5 && !memcmp(q->key, "reset", 5))
+		glen = 5;
+	else if (glen >= 8 && !memcmp(q->key, "settings", 8))
+		glen = 8;
+	ret = xkv_exec_stats(c, q->key, glen, &lines);
 	if (ret == 1) {
 		xkv_buf_free(&lines);
 		STAT(c, err_unknown);

@@ -176,7 +176,7 @@ def bin_stat(port, key):
 
 # (not "detail" alone: memcached compares past the key, so the bytes left
 # in its read buffer by an earlier request decide)
-for k in (b"detail on", b"detail dump", b"detail off", b"detail x", b"detailx on"):
+for k in (b"detail on", b"detail dump", b"detail off", b"detail x", b"detailx on", b"resetx", b"reset now"):
     r = [bin_stat(port, k) for port in (MC, XKV)]
     if k == b"detail on":
         both("set %s:b (counted: detail on over binary)" % RUN, b"set %s:b 0 0 1\r\nv\r\n" % p)
