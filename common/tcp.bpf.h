@@ -225,8 +225,8 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 	if (XKV_GUARDED && !acl_allowed(sc))
 		return TCP_ONE_PASS;
 	/* a flush_all under way, stats detail on: userspace answers (as XDP) */
-	struct xkv_host *hf = bpf_map_lookup_elem(&host, &zero);
-	if (!hf || (hf->flags & XKV_HOST_SLOW_ALL))
+	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
+	if (!h || (h->flags & XKV_HOST_SLOW_ALL))
 		return TCP_ONE_PASS;
 	__u32 next = r->next;
 	if (r->op == XKV_OP_GET) {
@@ -254,8 +254,7 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 #endif
 	/* set, delete: userspace closes on a write from outside the write
 	 * list and refuses writes under snapshot --pause-writes */
-	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
-	if (!h || (h->flags & XKV_HOST_PAUSE_WRITES) || !acl_has(sc, &acl_write))
+	if ((h->flags & XKV_HOST_PAUSE_WRITES) || !acl_has(sc, &acl_write))
 		return TCP_ONE_PASS;
 	xkv_load_key(sc, 1);
 	__u64 now = bpf_ktime_get_ns();
