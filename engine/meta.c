@@ -12,6 +12,10 @@
 #define META_MAX_TOKENS 19       /* memcached: 20 with its end marker */
 #define META_OPAQUE_MAX 32
 
+/* meta_flags' answer to an opaque token too long: the commands' own check,
+ * told apart from the flag errors (md and ma answer those alike) */
+static const char R_OPAQUE_LONG[] = "CLIENT_ERROR opaque token too long\r\n";
+
 /* The flags of one meta command, read once (memcached's preparse). */
 struct mflags {
 	bool seen[128];
@@ -29,11 +33,19 @@ static struct xkv_tok tok_arg(const struct xkv_tok *t)
 	return a;
 }
 
-/* Read the flags from token first on; allowed: the letters this command
- * takes.  NULL, or the error line (memcached's). */
-static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allowed, struct mflags *f)
+/* The flags from token first on, as memcached 1.6.18's _meta_flag_preparse
+ * reads them for all four commands: every letter any meta command takes
+ * is accepted by each (each then uses its own and ignores the rest), by
+ * its first byte whatever follows it; a byte seen twice (or one >= 127)
+ * and an unknown letter end the reading at once, a bad argument marks the
+ * line wrong and reading goes on (the last such message stands; F's keeps
+ * the command's own).  An opaque token too long is the command's own check,
+ * after these.  NULL, or the error line. */
+static const char *meta_flags(struct slow_cmd *c, __u32 first, struct mflags *f)
 {
 	const struct xkv_req *r = c->r;
+	const char *bad = NULL, *opaque = NULL;
+	bool has_error = false;
 	__u64 v;
 
 	memset(f, 0, sizeof(*f));
@@ -43,58 +55,69 @@ static const char *meta_flags(struct slow_cmd *c, __u32 first, const char *allow
 		const struct xkv_tok *tk = &r->tok[t];
 		struct xkv_tok a = tok_arg(tk);
 		__u8 ch = *tok_ptr(c, t);
-		bool arg = strchr("OCDJTNFMR", ch) != NULL;
 
-		if (!ch || ch >= 128 || !strchr(allowed, ch) || (!arg && tk->len != 1))
-			return R_INVALID_FLAG;
-		if (f->seen[ch])
+		if (ch >= 127 || f->seen[ch])
 			return "CLIENT_ERROR duplicate flag\r\n";
 		f->seen[ch] = true;
 		switch (ch) {
+		case 'b': case 'l': case 'h': case 'P': case 'L': case 'k': case 's': case 't':
+		case 'c': case 'f': case 'u': case 'I':
+			break;
 		case 'q': f->q = true; break;
 		case 'v': f->v = true; break;
 		case 'O':
 			if (tk->len > META_OPAQUE_MAX)
-				return "CLIENT_ERROR opaque token too long\r\n";
+				opaque = R_OPAQUE_LONG;
 			break;
 		case 'C':
 			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->C))
-				return R_BAD_TOKEN;
-			f->has_C = true;
+				bad = R_BAD_TOKEN, has_error = true;
+			else
+				f->has_C = true;
 			break;
 		case 'D':
 			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->D))
-				return "CLIENT_ERROR invalid numeric delta value\r\n";
-			f->has_D = true;
+				bad = "CLIENT_ERROR invalid numeric delta value\r\n", has_error = true;
+			else
+				f->has_D = true;
 			break;
 		case 'J':
 			if (xkv_tok_u64(c->buf, &a, ~0ULL, &f->J))
-				return "CLIENT_ERROR invalid numeric initial value\r\n";
-			f->has_J = true;
+				bad = "CLIENT_ERROR invalid numeric initial value\r\n", has_error = true;
+			else
+				f->has_J = true;
 			break;
 		case 'T':
 		case 'N':
 		case 'R': {
 			__s64 *n = ch == 'T' ? &f->T : ch == 'N' ? &f->N : &f->R;
 			if (xkv_tok_s64(c->buf, &a, n) || *n < INT32_MIN || *n > INT32_MAX)
-				return R_BAD_TOKEN;
-			*(ch == 'T' ? &f->has_T : ch == 'N' ? &f->has_N : &f->has_R) = true;
+				bad = R_BAD_TOKEN, has_error = true;
+			else
+				*(ch == 'T' ? &f->has_T : ch == 'N' ? &f->has_N : &f->has_R) = true;
 			break;
 		}
 		case 'F':
-			if (xkv_tok_u64(c->buf, &a, 0xffffffffULL, &v))
-				return XKV_R_FORMAT;
-			f->F = (__u32)v;
-			f->has_F = true;
+			if (xkv_tok_u64(c->buf, &a, 0xffffffffULL, &v)) {
+				has_error = true;
+			} else {
+				f->F = (__u32)v;
+				f->has_F = true;
+			}
 			break;
 		case 'M':
 			if (tk->len != 2)
-				return "CLIENT_ERROR incorrect length for M token\r\n";
-			f->M = (char)c->buf[(tk->off + 1) & XKV_PMASK];
+				bad = "CLIENT_ERROR incorrect length for M token\r\n", has_error = true;
+			else
+				f->M = (char)c->buf[(tk->off + 1) & XKV_PMASK];
 			break;
+		default:
+			return R_INVALID_FLAG;
 		}
 	}
-	return NULL;
+	if (has_error)
+		return bad ? bad : XKV_R_FORMAT;
+	return opaque;
 }
 
 /* The key of a meta command (token 1) into c->key: as it is, or, with the
@@ -114,8 +137,10 @@ static int meta_key(struct slow_cmd *c, int *err)
 	c->key = tok_ptr(c, 1);
 	c->klen = r->tok[1].len;
 	c->key_b = false;
-	for (__u32 t = 2; t < r->ntok && t < META_MAX_TOKENS; t++)
-		c->key_b |= r->tok[t].len == 1 && *tok_ptr(c, t) == 'b';
+	/* any flag starting with b (memcached's preparse); me: b alone, second */
+	bool me = r->op == XKV_OP_ME;
+	for (__u32 t = 2; t < r->ntok && t < META_MAX_TOKENS && (!me || t == 2); t++)
+		c->key_b |= *tok_ptr(c, t) == 'b' && (!me || r->tok[t].len == 1);
 	if (!c->key_b) {
 		e = key_verdict(c, 1);
 	} else if (c->klen > XKV_KEY_MAX) {
@@ -126,8 +151,9 @@ static int meta_key(struct slow_cmd *c, int *err)
 					    XKV_B64_STRICT);
 		if (n <= 0) { /* md and ma answer every flag error so, as memcached */
 			bool md_ma = r->op == XKV_OP_MD || r->op == XKV_OP_MA;
-			*err = reply_err_line(c, md_ma ? "CLIENT_ERROR invalid or duplicate flag\r\n"
-						       : "CLIENT_ERROR error decoding key\r\n");
+			*err = reply_err_line(c, me      ? XKV_R_FORMAT
+						 : md_ma ? "CLIENT_ERROR invalid or duplicate flag\r\n"
+							 : "CLIENT_ERROR error decoding key\r\n");
 			return -1;
 		}
 		c->key = c->key_buf;
@@ -252,7 +278,7 @@ int slow_cmd_mg(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	const char *bad = meta_flags(c, 2, "vftcksqOuTNbRhl", &f);
+	const char *bad = meta_flags(c, 2, &f);
 	if (bad)
 		return reply_err_line(c, bad);
 	const __u8 *key = c->key;
@@ -388,8 +414,8 @@ int slow_cmd_ms(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	const char *bad = meta_flags(c, 3, "FTCMNqOkcIb", &f);
-	if (bad)
+	const char *bad = meta_flags(c, 3, &f);
+	if (bad && bad != R_OPAQUE_LONG)
 		return reply_err_line(c, bad);
 	struct wr w = { .mode = WR_SET, .has_cas = f.has_C, .cas = f.C, .data = c->data,
 			.bytes = r->bytes, .flags = f.F, .expire_ns = f.has_T ? meta_expire(c, f.T) : 0,
@@ -402,6 +428,8 @@ int slow_cmd_ms(struct slow_cmd *c)
 	case 'R': w.mode = WR_REPLACE; break;
 	default: return reply_err_line(c, "CLIENT_ERROR invalid mode for ms M token\r\n");
 	}
+	if (bad) /* memcached: after the mode */
+		return reply_err_line(c, bad);
 	/* N: append and prepend create a missing item, with that ttl; the other
 	 * modes ignore it (memcached) */
 	w.vivify = f.has_N && (w.mode == WR_APPEND || w.mode == WR_PREPEND);
@@ -446,8 +474,10 @@ int slow_cmd_md(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	if (meta_flags(c, 2, "CqOkbIT", &f))
-		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+	const char *bad = meta_flags(c, 2, &f);
+	if (bad)
+		return reply_err_line(c, bad == R_OPAQUE_LONG ? bad
+						       : "CLIENT_ERROR invalid or duplicate flag\r\n");
 	int ret;
 	if (f.seen['I']) {
 		struct wr w = { .mode = WR_INVALIDATE, .has_cas = f.has_C, .cas = f.C, .new_ttl = f.has_T,
@@ -517,8 +547,10 @@ int slow_cmd_ma(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	if (meta_flags(c, 2, "DMNJTCqvtcOkb", &f))
-		return reply_err_line(c, "CLIENT_ERROR invalid or duplicate flag\r\n");
+	const char *bad = meta_flags(c, 2, &f);
+	if (bad)
+		return reply_err_line(c, bad == R_OPAQUE_LONG ? bad
+						       : "CLIENT_ERROR invalid or duplicate flag\r\n");
 	/* C0 compares nothing (memcached's do_add_delta) */
 	struct wr w = { .mode = WR_INCR, .delta = f.has_D ? f.D : 1, .initial = f.J, .vivify = f.has_N,
 			.has_cas = f.has_C && f.C, .cas = f.C, .new_ttl = f.has_T };
@@ -578,8 +610,7 @@ int slow_cmd_me(struct slow_cmd *c)
 
 	if (meta_key(c, &err))
 		return err;
-	if (c->r->ntok > 2u + c->key_b) /* memcached reads b only */
-		return reply_err_line(c, R_INVALID_FLAG);
+	/* memcached reads b alone as the third word and ignores the rest */
 	int ret = store_get(c, c->key, c->klen, it);
 	if (ret < 0)
 		return reply_store_errno(c, ret);

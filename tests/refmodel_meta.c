@@ -20,73 +20,87 @@ struct mreq {
 
 /* Read the key and flags.  NULL, or the error line to answer. */
 static const char *meta_read(const struct rm_config *cfg, const struct line *l, __u32 first,
-			     const char *takes, int one_error, struct mreq *m)
+			     int me, int one_error, struct mreq *m)
 {
 	const char *dup = one_error ? "CLIENT_ERROR invalid or duplicate flag\r\n"
 				    : "CLIENT_ERROR duplicate flag\r\n";
 	const char *inval = one_error ? dup : "CLIENT_ERROR invalid flag\r\n";
-	const char *bad_tok = one_error ? dup : "CLIENT_ERROR bad token in command line format\r\n";
 
 	memset(m, 0, sizeof(*m));
 	m->l = l;
 	m->first = first;
 	m->key = l->p[1];
 	m->klen = l->len[1];
+	/* b: any flag starting with it; me reads b alone, as its third word */
 	for (__u32 i = first; i < l->n; i++)
-		m->b |= l->len[i] == 1 && l->p[i][0] == 'b';
+		m->b |= me ? i == 2 && l->len[i] == 1 && l->p[i][0] == 'b' : l->p[i][0] == 'b';
 	if (m->b) {
 		/* base64 as RFC 4648 defines it: the standard alphabet, = padding */
 		int n = (int)xkv_b64_decode(l->p[1], l->len[1], m->kbuf, sizeof(m->kbuf),
 					    XKV_B64_STRICT);
 		if (n <= 0)
-			return one_error ? dup : "CLIENT_ERROR error decoding key\r\n";
+			return me ? "CLIENT_ERROR bad command line format\r\n"
+			       : one_error ? dup : "CLIENT_ERROR error decoding key\r\n";
 		m->key = m->kbuf;
 		m->klen = (__u32)n;
 	}
 	const char *kp = key_problem(cfg, m->key, m->klen);
 	if (kp)
 		return kp;
+	if (me)
+		return NULL; /* its other words are not read */
+	/* every letter a meta command takes, for all four, each by its first
+	 * byte: a repeat ends the reading, so does a letter not here; a bad
+	 * argument is remembered and reading goes on (memcached 1.6.18) */
+	const char *wrong = NULL, *opaque = NULL;
+	int any_wrong = 0;
 	for (__u32 i = first; i < l->n; i++) {
 		__u8 f = l->p[i][0];
 		const __u8 *a = l->p[i] + 1;
 		__u32 an = l->len[i] - 1;
-		int with_arg = f && strchr("OCDJTNFMR", f);
-		if (f >= 128 || !f || !strchr(takes, f) || (!with_arg && an))
-			return inval;
-		if (m->has[f])
+		if (f >= 127 || m->has[f])
 			return dup;
 		m->has[f] = 1;
-		if (f == 'C' && number(a, an, UINT64_MAX, &m->C))
-			return bad_tok;
-		if (f == 'D' && number(a, an, UINT64_MAX, &m->D))
-			return one_error ? dup : "CLIENT_ERROR invalid numeric delta value\r\n";
-		if (f == 'J' && number(a, an, UINT64_MAX, &m->J))
-			return one_error ? dup : "CLIENT_ERROR invalid numeric initial value\r\n";
+		if (!f || !strchr("bNTRlOPLkstcfvhuqFCMJDI", f))
+			return inval;
+		const char *w = NULL;
+		int bad = 0;
+		if (f == 'C' && (bad = number(a, an, UINT64_MAX, &m->C)))
+			w = "CLIENT_ERROR bad token in command line format\r\n";
+		if (f == 'D' && (bad = number(a, an, UINT64_MAX, &m->D)))
+			w = "CLIENT_ERROR invalid numeric delta value\r\n";
+		if (f == 'J' && (bad = number(a, an, UINT64_MAX, &m->J)))
+			w = "CLIENT_ERROR invalid numeric initial value\r\n";
 		if ((f == 'T' || f == 'N' || f == 'R') &&
-		    signed_number(a, an, f == 'T' ? &m->T : f == 'N' ? &m->N : &m->R))
-			return bad_tok;
+		    (bad = signed_number(a, an, f == 'T' ? &m->T : f == 'N' ? &m->N : &m->R)))
+			w = "CLIENT_ERROR bad token in command line format\r\n";
 		if (f == 'F') {
 			__u64 v;
-			if (number(a, an, UINT32_MAX, &v))
-				return "CLIENT_ERROR bad command line format\r\n";
-			m->F = (__u32)v;
+			if ((bad = number(a, an, UINT32_MAX, &v)) == 0)
+				m->F = (__u32)v;
 		}
 		if (f == 'M') {
-			if (an != 1)
-				return one_error ? dup : "CLIENT_ERROR incorrect length for M token\r\n";
-			m->M = (char)a[0];
+			if ((bad = an != 1))
+				w = "CLIENT_ERROR incorrect length for M token\r\n";
+			else
+				m->M = (char)a[0];
 		}
 		if (f == 'O' && l->len[i] > 32)
-			return one_error ? dup : "CLIENT_ERROR opaque token too long\r\n";
+			opaque = "CLIENT_ERROR opaque token too long\r\n";
+		any_wrong |= bad;
+		if (w)
+			wrong = w;
 	}
-	return NULL;
+	if (any_wrong)
+		return one_error ? dup : wrong ? wrong : "CLIENT_ERROR bad command line format\r\n";
+	return opaque;
 }
 
 /* meta_read, answering its error: 1 when answered */
-static int meta_begin(struct rm_store *s, const struct line *l, __u32 first, const char *takes,
+static int meta_begin(struct rm_store *s, const struct line *l, __u32 first, int me,
 		      int one_error, struct mreq *m, struct rm_text *t)
 {
-	const char *err = meta_read(&s->cfg, l, first, takes, one_error, m);
+	const char *err = meta_read(&s->cfg, l, first, me, one_error, m);
 	if (err)
 		out_str(t, err);
 	return err != NULL;
@@ -157,7 +171,7 @@ int model_mg(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn ca
 		    void *arg, struct rm_text *t)
 {
 	struct mreq m;
-	if (meta_begin(s, l, 2, "bvftcksqOuTNRhl", 0, &m, t))
+	if (meta_begin(s, l, 2, 0, 0, &m, t))
 		return 0;
 	struct rm_item *it = present(s, m.key, m.klen, now);
 	int won = 0;
@@ -204,9 +218,10 @@ int model_ms(struct rm_store *s, const struct line *l, const __u8 *data, int64_t
 	__u64 bytes;
 	if (l->n < 3 || number(l->p[2], l->len[2], 0x7ffffffd, &bytes))
 		return model_fault(t, "model: a malformed ms line", l);
-	const char *err = meta_read(&s->cfg, l, 3, "bFTCMNqOkcI", 0, &m);
+	const char *err = meta_read(&s->cfg, l, 3, 0, 0, &m);
 	char mode = m.M; /* upper case only (memcached 1.6.18) */
-	if (!err && m.M && !strchr("SEAPR", mode))
+	/* the mode is checked before the opaque token's length */
+	if ((!err || !strncmp(err, "CLIENT_ERROR opaque", 19)) && m.M && !strchr("SEAPR", mode))
 		err = "CLIENT_ERROR invalid mode for ms M token\r\n";
 	if (err) {
 		out_str(t, err);
@@ -267,7 +282,7 @@ int model_md(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn ca
 		    void *arg, struct rm_text *t)
 {
 	struct mreq m;
-	if (meta_begin(s, l, 2, "bCqOkIT", 1, &m, t))
+	if (meta_begin(s, l, 2, 0, 1, &m, t))
 		return 0;
 	struct rm_item *it = present(s, m.key, m.klen, now);
 	if (it && m.has['C'] && it->cas != m.C) {
@@ -296,7 +311,7 @@ int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn ca
 		    void *arg, struct rm_text *t)
 {
 	struct mreq m;
-	const char *err = meta_read(&s->cfg, l, 2, "bDMNJTCqvtcOk", 1, &m);
+	const char *err = meta_read(&s->cfg, l, 2, 0, 1, &m);
 	if (!err && m.M && !strchr("ID+-", m.M)) /* upper case only (memcached 1.6.18) */
 		err = "CLIENT_ERROR invalid mode for ma M token\r\n";
 	if (err) {
@@ -352,7 +367,7 @@ int model_ma(struct rm_store *s, const struct line *l, int64_t now, rm_cas_fn ca
 int model_me(struct rm_store *s, const struct line *l, int64_t now, struct rm_text *t)
 {
 	struct mreq m;
-	if (meta_begin(s, l, 2, "b", 0, &m, t))
+	if (meta_begin(s, l, 2, 1, 0, &m, t))
 		return 0;
 	struct rm_item *it = present(s, m.key, m.klen, now);
 	if (!it) {

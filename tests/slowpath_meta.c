@@ -49,7 +49,7 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "mg old v\r\n", "EN\r\n" },
 	{ "mg\r\n", "CLIENT_ERROR bad command line format\r\n" },
 	{ "mg foo v x\r\n", "CLIENT_ERROR invalid flag\r\n" },
-	{ "mg foo vf\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "mg foo vf\r\n", "VA 3\r\nbar\r\n" }, /* a flag is its first byte */
 	{ "mg foo v v\r\n", "CLIENT_ERROR duplicate flag\r\n" },
 	{ "mg foo R30\r\n", "HD\r\n" }, /* no ttl: R never wins */
 	{ "mg foo Rx\r\n", "CLIENT_ERROR bad token in command line format\r\n" },
@@ -104,7 +104,7 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "md YmluMQ== b k O1\r\n", "NF kYmluMQ== b O1\r\n" },
 	{ "mg bin1 v\r\n", "EN\r\n" },
 	{ "me Zm9v b\r\n", "ME Zm9v exp=-1 la=0 cas={c:foo} fetch=yes cls=0 size=1\r\n" },
-	{ "me Zm9v x\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "me Zm9v x\r\n", "EN\r\n" }, /* me reads b alone as its third word */
 	{ "mg Zm9v= b\r\n", "CLIENT_ERROR error decoding key\r\n" },
 	{ "mg Zm$v b\r\n", "CLIENT_ERROR error decoding key\r\n" },
 	{ "mg Z=9v b\r\n", "CLIENT_ERROR error decoding key\r\n" },
@@ -112,6 +112,23 @@ static const struct meta_fixture meta_fixtures[] = {
 	{ "md Zm9 b\r\n", "CLIENT_ERROR invalid or duplicate flag\r\n" },
 	{ "mg YQk= b v\r\n", "CLIENT_ERROR bad key\r\n" },
 	{ "mg Zm9v b b\r\n", "CLIENT_ERROR duplicate flag\r\n" },
+	/* a flag another meta command takes: each of the four accepts every
+	 * letter of any of them and ignores those it has no use for; bad
+	 * arguments are still errors (the last message stands, F's is the
+	 * command's own), an unknown letter ends the reading */
+	{ "ms oth 1 v t f s u R30 J5 D2 P L\r\nx\r\n", "HD\r\n" },
+	{ "mg oth F5 C1 I MS J5 D2 P L s v\r\n", "VA 1 s1\r\nx\r\n" },
+	{ "ma oth f s u R30 F5 I P L\r\n",
+	  "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n" },
+	{ "mg oth Fx\r\n", "CLIENT_ERROR bad command line format\r\n" },
+	{ "mg oth Fx Tx\r\n", "CLIENT_ERROR bad token in command line format\r\n" },
+	{ "mg oth Tx Fx\r\n", "CLIENT_ERROR bad token in command line format\r\n" },
+	{ "mg oth Tx x\r\n", "CLIENT_ERROR invalid flag\r\n" },
+	{ "ms oth 1 Oxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Mx\r\nz\r\n", "CLIENT_ERROR invalid mode for ms M token\r\n" },
+	{ "md oth Oxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n", "CLIENT_ERROR opaque token too long\r\n" },
+	{ "md oth v t f s c u N30 R30 J5 D2 F5 MS P L\r\n", "HD\r\n" },
+	{ "md oth Mx\r\n", "NF\r\n" },
+	{ "mg oth v\r\n", "EN\r\n" },
 	/* not served: E (explicit cas) */
 	{ "mg foo E5\r\n", "CLIENT_ERROR invalid flag\r\n" },
 	{ "ms foo 1 E5\r\nq\r\n", "CLIENT_ERROR invalid flag\r\n" },
