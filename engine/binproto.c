@@ -377,6 +377,11 @@ static int run_stat(struct bin_run *b, struct slow_cmd *c, const struct bin_req 
 		STAT(c, err_unknown);
 		return put_err(b->out, q, XKV_BIN_ENOENT, NULL);
 	}
+	/* sizes_enable, sizes_disable: memcached sends their one value and no
+	 * empty response after it */
+	bool empty_end = ret != 2;
+	if (!empty_end)
+		ret = 0;
 	for (size_t i = 0; !ret && i < lines.len;) {
 		const __u8 *l = lines.p + i, *end = memchr(l, '\n', lines.len - i);
 		size_t n = end ? (size_t)(end - l) + 1 : lines.len - i;
@@ -391,8 +396,9 @@ static int run_stat(struct bin_run *b, struct slow_cmd *c, const struct bin_req 
 			      (__u32)(ve - v));
 	}
 	xkv_buf_free(&lines);
-	return ret ? put_err(b->out, q, XKV_BIN_ENOMEM, NULL)
-		   : put_res(b->out, q, XKV_BIN_OK, 0, NULL, 0, NULL, 0, NULL, 0);
+	if (ret)
+		return put_err(b->out, q, XKV_BIN_ENOMEM, NULL);
+	return empty_end ? put_res(b->out, q, XKV_BIN_OK, 0, NULL, 0, NULL, 0, NULL, 0) : 0;
 }
 
 /* SASL PLAIN (sasl.c): list, auth, step. */
@@ -500,6 +506,17 @@ static int one_frame(struct bin_run *b, struct slow_cmd *c)
 	__u8 op = loud_op(q.op, &quiet);
 	int hv = head_check(op, q.extlen, q.keylen, q.bodylen);
 
+	/* memcached reads the header, extras and key before it looks at any
+	 * of them: a head still coming is waited for, whatever it says */
+	if (n < head) {
+		if (b->st && b->st->no_room) { /* a key and extras the server cannot hold */
+			b->close = true;
+			return -1;
+		}
+		if (b->st)
+			b->st->need = head; /* serve_tcp reads on until then (slowpath.h) */
+		return 0;
+	}
 	if (hv == HEAD_UNKNOWN || hv == HEAD_INVALID || (xkv_slow_sasl(b->sl) && !b->authed &&
 							 !auth_free(op))) {
 		STAT(c, requests);
@@ -508,15 +525,6 @@ static int one_frame(struct bin_run *b, struct slow_cmd *c)
 				    : hv == HEAD_INVALID ? XKV_BIN_EINVAL : XKV_BIN_AUTH_ERROR, NULL);
 		b->close = true;
 		return -1;
-	}
-	if (n < head && hv != HEAD_NO_OP) {
-		if (b->st && b->st->no_room) { /* a key and extras the server cannot hold */
-			b->close = true;
-			return -1;
-		}
-		if (b->st)
-			b->st->need = head; /* serve_tcp reads on until then (slowpath.h) */
-		return 0;
 	}
 	q.vlen = q.bodylen - q.extlen - q.keylen;
 	/* Refused before the body is read: an opcode memcached does not

@@ -470,6 +470,37 @@ static void t_touch_flush_misc(struct env *e)
 	b.len = 0;
 	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "conns", NULL, 0);
 	report(one(e, &b, &r) && r.status == XKV_BIN_ENOENT, "stat conns: 0x01 (no such group here)");
+	/* sizes_enable, sizes_disable: their one value and no empty response
+	 * after it (memcached's); sizes while enabled: the items written since
+	 * (szb, flags 3: 48 + 3 + 1 + 5 + 2 + 4 + 8 = 71 bytes, bucket 96),
+	 * then the empty response */
+	b.len = 0;
+	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "sizes_enable", NULL, 0);
+	report(one(e, &b, &r) && r.status == 0 && r.keylen == 12 && !memcmp(r.key, "sizes_status", 12) &&
+	       val_is(&r, "enabled"), "stat sizes_enable: sizes_status enabled, no empty response after");
+	b.len = 0;
+	req_set(&b, XKV_BIN_SET, 6, 0, "szb", "hello", 3, 0);
+	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "sizes", NULL, 0);
+	memset(&st, 0, sizeof(st));
+	run(e, &st, &b, &out, NULL);
+	off = 0;
+	ok = next_res(&out, &off, &r) == 1 && r.op == XKV_BIN_SET && r.status == 0;
+	ok &= next_res(&out, &off, &r) == 1 && r.status == 0 && r.keylen == 2 && !memcmp(r.key, "96", 2) &&
+	      val_is(&r, "1");
+	ok &= next_res(&out, &off, &r) == 1 && !r.keylen && !r.vlen && off == out.len;
+	report(ok, "stat sizes while enabled: 96 1 (the item set since), then the empty response");
+	b.len = 0;
+	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "sizes_disable", NULL, 0);
+	report(one(e, &b, &r) && r.status == 0 && r.keylen == 12 && val_is(&r, "disabled"),
+	       "stat sizes_disable: sizes_status disabled, no empty response after");
+	b.len = 0;
+	req(&b, XKV_BIN_STAT, 6, 0, NULL, 0, "sizes", NULL, 0);
+	memset(&st, 0, sizeof(st));
+	run(e, &st, &b, &out, NULL);
+	off = 0;
+	ok = next_res(&out, &off, &r) == 1 && r.keylen == 12 && val_is(&r, "disabled");
+	ok &= next_res(&out, &off, &r) == 1 && !r.keylen && !r.vlen && off == out.len;
+	report(ok, "stat sizes while disabled: sizes_status disabled, then the empty response");
 	b.len = 0;
 	be(ex, 0, 4);
 	req(&b, XKV_BIN_FLUSHQ, 7, 0, ex, 4, NULL, NULL, 0);
@@ -537,6 +568,20 @@ static void t_malformed(struct env *e)
 	off = 0;
 	report(rc == XKV_STREAM_CLOSE && next_res(&out, &off, &r) == 1 && r.status == XKV_BIN_EINVAL,
 	       "a 251-byte key: 0x04, closed");
+	/* memcached reads header, extras and key before it checks them: a
+	 * head still coming gets nothing yet, whatever it says */
+	size_t whole = b.len;
+	b.len = 24 + 10;
+	memset(&st, 0, sizeof(st));
+	rc = run(e, &st, &b, &out, &used);
+	report(rc == XKV_STREAM_MORE && !out.len && !used && st.need == whole,
+	       "a 251-byte key not all in: nothing yet, need %zu (want %zu)", st.need, whole);
+	b.len = 0;
+	xkv_buf_put(&b, "\x80GET /index.html HTTP/1.0\r\n", 28); /* keylen 'ET' = 17748 */
+	memset(&st, 0, sizeof(st));
+	rc = run(e, &st, &b, &out, &used);
+	report(rc == XKV_STREAM_MORE && !out.len && !used && st.need == 24 + 0x4554 + ' ',
+	       "0x80 then text: waits for the head its bytes say (need %zu)", st.need);
 	/* a stat with a value: the body would never be used */
 	b.len = 0;
 	req(&b, XKV_BIN_STAT, 1, 0, NULL, 0, NULL, "xyz", 3);
@@ -549,12 +594,15 @@ static void t_malformed(struct env *e)
 	b.len = 0;
 	req(&b, XKV_BIN_GET, 1, 0, NULL, 0, "abc", NULL, 0);
 	b.p[11] = 1; /* bodylen 1 < keylen 3 */
-	b.len = 25;
+	b.len = 26;
 	memset(&st, 0, sizeof(st));
+	rc = run(e, &st, &b, &out, NULL);
+	report(rc == XKV_STREAM_MORE && !out.len, "key longer than the body, the key not all in: nothing yet");
+	b.len = 27;
 	rc = run(e, &st, &b, &out, NULL);
 	off = 0;
 	report(rc == XKV_STREAM_CLOSE && next_res(&out, &off, &r) == 1 && r.status == XKV_BIN_UNKNOWN,
-	       "key longer than the body: 0x81, closed");
+	       "key longer than the body, once the key is in: 0x81, closed");
 	/* a value over the limit, then a noop: the value's bytes are skipped */
 	size_t big = xkv_val_max(&e->s) + 1;
 	char *v = malloc(big + 1);
