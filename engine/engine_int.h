@@ -106,6 +106,7 @@ struct xkv_slow {
 	__u64 idle_kicks, idle_kicks_base; /* __atomic: closed for --idle-timeout */
 	__u64 flush_cmds, flush_cmds_base; /* __atomic: flush_all and binary flush */
 	struct slow_detail detail;         /* stats detail */
+	__u64 sizes_from;                  /* __atomic: stats sizes_enable's mark (sizes.c); 0: off */
 	/* every slow-path write of a key holds its stripe (key hash % SLOW_STRIPES) */
 	pthread_mutex_t stripe[SLOW_STRIPES];
 	/* Live migration (docs/snapshots.md).  Every request holds the store
@@ -431,10 +432,14 @@ int slow_cmd_stats(struct slow_cmd *c);
 /* The lines of stats ("STAT <name> <value>\r\n" each, no END) into c->out.
  * 0, or -1 without memory. */
 int stats_lines(struct slow_cmd *c);
-/* The lines of stats <group> (settings, items, slabs, sizes; reset) into
- * c->out: 0, STATS_RESET, STATS_NO_GROUP, or -1 without memory. */
-enum { STATS_RESET = 1, STATS_NO_GROUP = 2 };
+/* The lines of stats <group> (settings, items, slabs, sizes; reset;
+ * sizes_enable, sizes_disable) into c->out: 0, STATS_RESET, STATS_NO_GROUP,
+ * STATS_NO_END (lines that memcached ends with no END), or -1 without memory. */
+enum { STATS_RESET = 1, STATS_NO_GROUP = 2, STATS_NO_END = 3 };
 int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl);
+/* stats sizes, sizes_enable, sizes_disable (sizes.c): as stats_group */
+enum sizes_what { SIZES_LIST, SIZES_ENABLE, SIZES_DISABLE };
+int stats_sizes(struct slow_cmd *c, enum sizes_what what);
 /* lru_crawler metadump <all|classes> (crawler.c) */
 int slow_cmd_lru_crawler(struct slow_cmd *c);
 int slow_cmd_slabs(struct slow_cmd *c);

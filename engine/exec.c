@@ -204,5 +204,5 @@ int xkv_exec_stats(struct slow_cmd *c, const __u8 *group, __u32 glen, struct xkv
 	c->out = lines;
 	int ret = glen ? stats_group(c, group, glen) : stats_lines(c);
 	c->out = out;
-	return ret == STATS_RESET ? 0 : ret == STATS_NO_GROUP ? 1 : ret;
+	return ret == STATS_RESET ? 0 : ret == STATS_NO_GROUP ? 1 : ret == STATS_NO_END ? 2 : ret;
 }

@@ -95,7 +95,9 @@ int xkv_exec_flush(struct slow_cmd *c, __s64 delay);
 
 /* stats' lines ("STAT <name> <value>\r\n" each, no END) into lines; with a
  * group (glen > 0), that group's (settings, items, slabs, sizes; reset:
- * done, no lines).  0, 1 (no such group here), or -1 without memory. */
+ * done, no lines; sizes_enable, sizes_disable).  0, 1 (no such group
+ * here), 2 (the lines of a group memcached ends with no END and no empty
+ * binary response: sizes_enable, sizes_disable), or -1 without memory. */
 int xkv_exec_stats(struct slow_cmd *c, const __u8 *group, __u32 glen, struct xkv_buf *lines);
 
 #ifdef __cplusplus

@@ -165,7 +165,9 @@ static int stats_settings(struct slow_cmd *c)
 
 /* The lines of stats <group> (no END) into c->out, for the text command
  * and binproto.c's stat with a key: 0; STATS_RESET (done: no lines);
- * STATS_NO_GROUP (none of the groups below); -1 without memory. */
+ * STATS_NO_END (sizes_enable, sizes_disable: memcached ends their line
+ * with no END, and with no empty response over binary); STATS_NO_GROUP
+ * (none of the groups below); -1 without memory. */
 int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl)
 {
 #define IS(s) (wl == sizeof(s) - 1 && !memcmp(w, s, wl))
@@ -176,7 +178,11 @@ int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl)
 	if (IS("slabs"))
 		return stats_classes(c, true) ? -1 : 0;
 	if (IS("sizes"))
-		return PUT_LIT(c->out, "STAT sizes_status disabled\r\n") ? -1 : 0;
+		return stats_sizes(c, SIZES_LIST);
+	if (IS("sizes_enable"))
+		return stats_sizes(c, SIZES_ENABLE);
+	if (IS("sizes_disable"))
+		return stats_sizes(c, SIZES_DISABLE);
 	if (IS("reset")) {
 		stats_reset(c);
 		return STATS_RESET;
@@ -192,7 +198,8 @@ int stats_group(struct slow_cmd *c, const __u8 *w, __u32 wl)
  * passed on); slow_path_requests = datagrams the slow path served;
  * fast_path_share = fast / (fast + slow) in percent.  The groups memcached
  * 1.6.18 has and this store can answer: settings, items, slabs, sizes,
- * reset (words after the group are ignored, as there); others (detail,
+ * sizes_enable, sizes_disable, reset (words after the group are ignored,
+ * as there); others (detail,
  * conns, extstore, an unknown word): ERROR. */
 int slow_cmd_stats(struct slow_cmd *c)
 {
@@ -217,6 +224,8 @@ int slow_cmd_stats(struct slow_cmd *c)
 	int r = q->ntok < 2 ? stats_lines(c) : stats_group(c, tok_ptr(c, 1), q->tok[1].len);
 	if (r == STATS_RESET)
 		return PUT_LIT(c->out, "RESET\r\n");
+	if (r == STATS_NO_END)
+		return 0;
 	if (r == STATS_NO_GROUP) {
 		STAT(c, err_unknown);
 		return PUT_LIT(c->out, XKV_R_ERROR);

@@ -192,7 +192,8 @@ endforeach()
 add_test(NAME difftest_self COMMAND ${CMAKE_SOURCE_DIR}/tests/difftest/selfcheck.sh --batches 300 --seed 1)
 set_tests_properties(difftest_self PROPERTIES TIMEOUT 120 LABELS e2e)
 # what memcached keeps of an item's reads (mg h and l, me's la and fetch) and
-# stats detail's prefixes, against memcached itself, over TCP and through XDP
+# stats detail's prefixes and stats sizes' histogram, against memcached itself, over
+# TCP and through XDP
 xkv_e2e(e2e_readstate 120 readstate.sh hash_map lru set_assoc array_fnv ${XKV_E2E_ARENA})
 # memcached's binary protocol: python-binary-memcached (PyPI) and memjs (npm)
 # against memcached 1.6.18 and every layout; SASL PLAIN refused on every path

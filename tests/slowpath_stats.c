@@ -112,6 +112,41 @@ void t_stats(struct env *e)
 	xkv_buf_free(&out);
 }
 
+/* stats sizes_enable / sizes_disable (engine/sizes.c): memcached's one
+ * line, no END.  Enabled, the items written since, in 32-byte buckets of
+ * memcached's item size, 48 + key + 1 + value + 2 (+ 4 with flags) + 8:
+ * sz:a (5 bytes) 68 -> 96, sz:b (100) 163 -> 192, sz:c (33) 96 -> 96,
+ * sz:d (33, flags 1) 100 -> 128, g1 (2) 63 -> 64; what was written before
+ * the enable and an expired item not counted (tests/e2e/readstate.py
+ * compares with memcached itself). */
+#define D10 "0123456789"
+#define D33 D10 D10 D10 "012"
+static void stats_sizes_steps(struct env *e)
+{
+	static const char *const steps[][2] = {
+		{ "stats sizes_enabled\r\n", "ERROR\r\n" },
+		{ "stats sizes_enable extra words\r\n", "STAT sizes_status enabled\r\n" },
+		{ "stats sizes\r\n", "END\r\n" },
+		{ "set sz:a 0 0 5\r\nhello\r\nset sz:b 0 0 100\r\n" D10 D10 D10 D10 D10 D10 D10 D10 D10 D10
+		  "\r\nset sz:c 0 0 33\r\n" D33 "\r\nset sz:d 1 0 33\r\n" D33 "\r\nset sz:e 0 -1 1\r\nx\r\n",
+		  "STORED\r\nSTORED\r\nSTORED\r\nSTORED\r\nSTORED\r\n" },
+		{ "stats sizes\r\n", "STAT 96 2\r\nSTAT 128 1\r\nSTAT 192 1\r\nEND\r\n" },
+		{ "stats sizes_enable\r\n", "STAT sizes_status enabled\r\n" }, /* keeps its mark */
+		{ "delete sz:a\r\nset g1 0 0 2\r\n11\r\n", "DELETED\r\nSTORED\r\n" },
+		{ "stats sizes\r\n", "STAT 64 1\r\nSTAT 96 1\r\nSTAT 128 1\r\nSTAT 192 1\r\nEND\r\n" },
+		{ "stats sizes_disable x\r\n", "STAT sizes_status disabled\r\n" },
+		{ "stats sizes\r\n", "STAT sizes_status disabled\r\nEND\r\n" },
+		{ "stats sizes_enable\r\n", "STAT sizes_status enabled\r\n" },
+		{ "stats sizes\r\n", "END\r\n" }, /* from zero again */
+		{ "stats sizes_disable\r\n", "STAT sizes_status disabled\r\n" },
+		{ "delete sz:b\r\ndelete sz:c\r\ndelete sz:d\r\n", "DELETED\r\nDELETED\r\nDELETED\r\n" },
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		expect_n(e, NULL, steps[i][0], strlen(steps[i][0]), steps[i][1], strlen(steps[i][1]));
+}
+#undef D10
+#undef D33
+
 /* stats <group>: memcached's groups this store answers (settings, items,
  * slabs, sizes, reset), others ERROR.  Run last on a layout's store: stats
  * reset leaves its base behind. */
@@ -159,6 +194,7 @@ void t_stats_groups(struct env *e)
 	if (!ok)
 		print_escaped("stats slabs", out.p, out.len, 2000);
 	EXPECT(e, "stats sizes\r\n", "STAT sizes_status disabled\r\nEND\r\n");
+	stats_sizes_steps(e);
 	/* stats detail: per-prefix counts while on (memcached's stats_prefix.c;
 	 * tests/e2e/readstate.sh checks them against memcached itself) */
 	EXPECT(e, "stats detail dump\r\n", "END\r\n");

@@ -13,7 +13,9 @@ took its time (the write, the second read).  l and la may differ by one
 second (memcached's clock ticks in whole seconds); everything else must
 be the same bytes.  Then stats detail: per-prefix counts over TCP and UDP
 (every request then goes to xdpkv's slow path, which counts it), the dump
-compared line for line, order included.  Exit 0 when every reply matches.
+compared line for line, order included.  Then stats sizes_enable, sizes
+and sizes_disable, text and binary: memcached's size histogram of the
+items stored since the enable.  Exit 0 when every reply matches.
 """
 import re
 import socket
@@ -154,31 +156,72 @@ both("stats detail: usage", b"stats detail\r\n")
 both("stats detail ON: usage", b"stats detail ON\r\n")
 both("stats reset clears it", b"stats reset\r\nstats detail dump\r\n", ends=(b"END\r\n",))
 
+# stats sizes: memcached's histogram of the items stored since
+# sizes_enable, in 32-byte buckets of its item size (xdpkv walks its store
+# for it); the items from before (o1, o2), touch's (keeps the cas) not
+# counted, incr's (a new cas) and an XDP set's counted; one memcached serves
+# every layout's run, so it starts disabled
+o1, o2, s1, s2, s3 = key("o1"), key("o2"), key("s1"), key("s2"), key("s3")
+both("stats sizes_disable (no END)", b"stats sizes_disable\r\n")
+both("set o1, o2 before the enable", b"set %s 0 0 2\r\n10\r\nset %s 0 0 2\r\n10\r\n" % (o1, o2),
+     ends=(b"STORED\r\nSTORED\r\n",))
+both("stats sizes while disabled", b"stats sizes\r\n", ends=(b"END\r\n",))
+both("stats sizes_enabled: not a group", b"stats sizes_enabled\r\n")
+both("stats sizes_enable x (no END)", b"stats sizes_enable x\r\n")
+both("stats sizes: none stored since", b"stats sizes\r\n", ends=(b"END\r\n",))
+both("set s1 (5 bytes)", b"set %s 0 0 5\r\nhello\r\n" % s1)
+both("set s2 (100 bytes, flags 123)", b"set %s 123 0 100\r\n%s\r\n" % (s2, b"x" * 100))
+both("UDP set s3 (XDP's)", b"set %s 0 0 40\r\n%s\r\n" % (s3, b"y" * 40), udp=True)
+both("touch o1, incr o2", b"touch %s 100\r\nincr %s 1\r\n" % (o1, o2), ends=(b"\r\n11\r\n",))
+both("stats sizes: s1, s2, s3, o2", b"stats sizes\r\n", ends=(b"END\r\n",))
+both("UDP stats sizes", b"stats sizes\r\n", udp=True, ends=(b"END\r\n",))
+both("stats sizes_enable again: kept", b"stats sizes_enable\r\n")
+both("delete s1", b"delete %s\r\n" % s1)
+both("stats sizes: s1 gone", b"stats sizes\r\n", ends=(b"END\r\n",))
+both("stats sizes_disable", b"stats sizes_disable\r\n")
+both("stats sizes: disabled", b"stats sizes\r\n", ends=(b"END\r\n",))
 
-def bin_stat(port, key):
-    """A binary STAT with key on a fresh connection: its responses as
-    (status, key, value) up to the end (an empty key), or a lone error."""
+
+def bin_stats(port, keys):
+    """Binary STATs with these keys and a NOOP after them on a fresh
+    connection: every response up to the NOOP's, as (opcode, status, key,
+    value) (memcached ends sizes_enable and sizes_disable with no empty
+    response: nothing else tells where they end)."""
     c = socket.create_connection((HOST, port), timeout=3)
-    c.sendall(struct.pack("!BBHBBHIIQ", 0x80, 0x10, len(key), 0, 0, 0, len(key), 7, 0) + key)
+    for k in keys + [b""]:
+        c.sendall(struct.pack("!BBHBBHIIQ", 0x80, 0x0a if not k else 0x10, len(k), 0, 0, 0, len(k), 9, 0)
+                  + k)
     out, buf = [], b""
     while True:
         while len(buf) < 24:
             buf += c.recv(65536)
-        _, _, kl, el, _, st, bl, _, _ = struct.unpack("!BBHBBHIIQ", buf[:24])
+        _, op, kl, el, _, st, bl, _, _ = struct.unpack("!BBHBBHIIQ", buf[:24])
         while len(buf) < 24 + bl:
             buf += c.recv(65536)
         body, buf = buf[24:24 + bl], buf[24 + bl:]
-        out.append((st, body[el:el + kl], body[el + kl:]))
-        if st or not kl:
+        out.append((op, st, body[el:el + kl], body[el + kl:]))
+        if op == 0x0a:
             c.close()
             return out
+
+
+def bin_both(what, keys):
+    r = [bin_stats(port, keys) for port in (MC, XKV)]
+    check(what, repr(r[0]).encode(), repr(r[1]).encode())
+
+
+bin_both("binary STAT sizes, sizes_enable, sizes", [b"sizes", b"sizes_enable", b"sizes"])
+both("set s1 again, s2 appended", b"set %s 0 0 5\r\nhello\r\nappend %s 0 0 1\r\nz\r\n" % (s1, s2),
+     ends=(b"STORED\r\nSTORED\r\n",))
+bin_both("binary STAT sizes, sizes_enablex, sizes_enable x", [b"sizes", b"sizes_enablex",
+                                                               b"sizes_enable x"])
+bin_both("binary STAT sizes_disable, sizes", [b"sizes_disable", b"sizes"])
 
 
 # (not "detail" alone: memcached compares past the key, so the bytes left
 # in its read buffer by an earlier request decide)
 for k in (b"detail on", b"detail dump", b"detail off", b"detail x", b"detailx on", b"resetx", b"reset now"):
-    r = [bin_stat(port, k) for port in (MC, XKV)]
+    bin_both("binary STAT %r" % k.decode(), [k])
     if k == b"detail on":
         both("set %s:b (counted: detail on over binary)" % RUN, b"set %s:b 0 0 1\r\nv\r\n" % p)
-    check("binary STAT %r" % k.decode(), repr(r[0]).encode(), repr(r[1]).encode())
 sys.exit(1 if failed else 0)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # End-to-end: what memcached keeps of an item's reads (mg h and l, me's la
-# and fetch) and stats detail's per-prefix counts, against memcached 1.6.18
+# and fetch), stats detail's per-prefix counts and stats sizes' histogram
+# (sizes_enable, sizes_disable), against memcached 1.6.18
 # itself: readstate.py sends both the same requests at the same moments,
 # over TCP and over UDP, where xdpkv's XDP program answers the gets and must
 # mark the items as serve does (and, while stats detail is on, hand every
