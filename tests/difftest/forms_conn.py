@@ -24,20 +24,8 @@ import binwire
 
 # Forms xdpkv answers otherwise today (each found by this tester; the
 # engine's to fix): generated only with --known (g.known), so that the
-# suite's short runs pass while they stand.
-KNOWN = {
-    "a line past 16,384 bytes with no newline in its first 2048 that is not a get "
-    "(gat, bget, get<tab>, more than 100 spaces before get, any other)":
-        "memcached closes without a word; xdpkv answers a gat/gats line and a get after "
-        "the spaces, and sends CLIENT_ERROR line too long before closing on the others",
-    "gat/gats with a key over 250 bytes after valid keys":
-        "memcached touches the keys before the long one (their new exptime stays: mg t shows it) "
-        "and answers the format error; xdpkv answers the error and touches nothing "
-        "(the house rule: bad input changes nothing)",
-    "0x80 then a header whose key and extras have not all come (0x80 and 23+ bytes of text)":
-        "memcached waits for the key and extras (and closes at the end of the stream without "
-        "a word); xdpkv answers 0x04 Invalid arguments at once",
-}
+# suite's short runs pass while they stand.  None now.
+KNOWN = {}
 
 RAW_TEXT = ("raw", "text")
 RAW_BIN = ("raw", "bin")
@@ -71,9 +59,7 @@ def long_lines(g):
     187 KB line) and lines past the 2048 bytes a non-get line may reach
     without its newline (memcached closes; sent on their own connection)."""
     r = g.r
-    kinds = {"get": 10, "huge": 1, "gat": 3, "spaces": 2, "near": 3}
-    if g.known:
-        kinds["long_other"] = 4
+    kinds = {"get": 10, "huge": 1, "gat": 3, "spaces": 2, "near": 3, "long_other": 4}
     kind = r.choices(list(kinds), list(kinds.values()))[0]
     if kind == "get":
         n = r.choice([24, 25, 100, 255, 256, 257, 1000, 2000])
@@ -83,7 +69,7 @@ def long_lines(g):
     if kind == "gat":
         # gat and gats are not among the long lines memcached reads on: a
         # short one is an ordinary gat, one past the buffer closes
-        n = r.choice([100, 200, 2500] if g.known else [100, 200])
+        n = r.choice([100, 200, 2500])
         parts = _get_line(g, n, r.choice([b"gat 0", b"gats 100"])) + [b"\r\n"]
         return [RAW_TEXT] + parts if n == 2500 else parts
     if kind == "near":
@@ -101,7 +87,7 @@ def long_lines(g):
             b"GET " + b"k " * 9000 + b"\r\n",
         ])]
     # leading spaces before a long get: up to 100 are skipped, more close
-    sp = r.choice([1, 99, 100, 101, 150] if g.known else [1, 99, 100])
+    sp = r.choice([1, 99, 100, 101, 150])
     line = b" " * sp + b"get " + b" ".join(_miss_keys(3000, r)) + b"\r\n"
     return [RAW_TEXT, line] if sp > 100 else [line]
 
@@ -118,8 +104,7 @@ def key_limits(g):
     if kind == "multi":
         cmd = r.choice([b"get", b"gets", b"gat 0", b"gats 0"])
         before = [b" ", k] if r.random() < 0.7 else []
-        if cmd.startswith(b"gat") and not g.known:
-            before = []  # memcached touches the keys before the long one (KNOWN)
+        # (gat: memcached touches the keys before the long one)
         after = [b" ", ("key", r.randrange(10))] if r.random() < 0.5 else []
         return [b"mn\r\n" + cmd] + before + [b" " + long_key] + after + [b"\r\n"]
     if kind == "single":
@@ -131,8 +116,7 @@ def key_limits(g):
         # (not at 250 bytes: the literal key would be stored, outliving the batch)
         return [r.choice([b"set ", b"add ", b"append "]), b"L" * max(klen, 251), b" 0 0 1\r\nz\r\n"]
     cmd = r.choice([b"mg ", b"md ", b"ma "])
-    # md takes v and ignores it in memcached; xdpkv refuses it (forms.KNOWN)
-    flags = [b"", b" v", b" q"] if cmd != b"md " or g.known else [b"", b" q"]
+    flags = [b"", b" v", b" q"]  # md takes v and ignores it
     return [cmd, long_key, r.choice(flags), b"\r\n"]
 
 
@@ -162,7 +146,8 @@ def first_bytes(g):
             _bin(0x00, miss)[:24 + r.randrange(0, len(miss))],  # its key cut short
             _bin(0x01, miss, bytes(8), b"value")[:-2],         # a set's value cut short
             b"\x80get " + miss + b"\r\n",                      # 0x80, then text
-        ] + ([b"\x80" + b"x" * r.choice([23, 30, 100])] if g.known else []))]
+            b"\x80" + b"x" * r.choice([23, 30, 100]),         # 0x80, a head of text: waits
+        ])]
     return [RAW_TEXT, r.choice([
         b"\x81\x0a" + bytes(22),                           # a response's magic: text
         b"\x7fversion\r\n",
