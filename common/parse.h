@@ -165,6 +165,14 @@ static __attribute__((noinline)) int xkv_parse(const __u8 *buf, __u32 len, struc
 			if (t < first)
 				continue;
 			int e = xkv_check_key(r, t);
+			/* a key over 250 bytes after valid ones: memcached reads
+			 * those first (a gat touches them), then answers the
+			 * format error: the slow path's (the op kept; the fast
+			 * paths pass XKV_E_KEY_LONG on) */
+			if (e == XKV_E_FORMAT && t > first && r->tok[t].len > XKV_KEY_MAX) {
+				r->err = XKV_E_KEY_LONG;
+				return XKV_E_KEY_LONG;
+			}
 			if (e)
 				return xkv_fail(r, e);
 		}

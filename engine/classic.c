@@ -75,17 +75,22 @@ int slow_cmd_get(struct slow_cmd *c)
 		w.expire_ttl = xkv_expire_ns(r->exptime, xkv_now_ns(), c->s->cfg.realtime_off_ns);
 	if (r->too_many) /* more keys than tok[] holds: we do not re-tokenize */
 		return stop(reply_err(c, XKV_E_FORMAT));
-	for (__u32 t = 32; t < r->ntok; t++) {
-		int e = key_verdict(c, t);
-		if (e)
-			return stop(reply_err(c, e));
-	}
+	size_t mark = c->out->len;
 	for (__u32 t = r->key1 + (c->mg ? c->mg->done : 0); t < r->ntok; t++) {
 		if (c->mg && mget_pause(c, t))
 			return 0; /* the rest once out has drained (mget.c) */
 		const __u8 *key = tok_ptr(c, t);
 		__u32 klen = r->tok[t].len;
 		const __u8 *val;
+		/* a key memcached refuses (over 250 bytes; the parser checked
+		 * the first 31) ends the line: the keys before it were read,
+		 * and touched by a gat, as memcached does; their lines are not
+		 * sent, the error is */
+		int bad = t >= 32 || klen > XKV_KEY_MAX ? key_verdict(c, t) : 0;
+		if (bad) {
+			c->out->len = mark;
+			return stop(reply_err(c, bad));
+		}
 		int ret = get_one(c, key, klen, touch ? &w : NULL, &val, VAL_REPLY);
 
 		if (ret == 2)

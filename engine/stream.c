@@ -13,6 +13,7 @@ _Static_assert(XKV_STREAM_REQ_MAX <= XKV_PARSE_SPAN, "a stream request must fit 
 #define R_LINE_LONG "CLIENT_ERROR line too long\r\n"
 
 #define STREAM_SHORT_LINE 2048
+#define STREAM_READ_BUF 16384 /* memcached's read buffer: a line longer never holds its \n there */
 
 static bool getlike(__u8 op)
 {
@@ -33,6 +34,18 @@ static bool multiget_word(const __u8 *p, size_t len)
 			return true;
 	}
 	return false;
+}
+
+/* May a line go on past STREAM_SHORT_LINE bytes without its newline?
+ * memcached 1.6.18 reads on only into a multi-get: at most 100 spaces,
+ * then "get " or "gets " (not gat: try_read_command_ascii). */
+static bool long_line_ok(const __u8 *p, size_t len)
+{
+	size_t i = 0;
+	while (i < len && p[i] == ' ')
+		if (++i > 100)
+			return false;
+	return (len - i >= 4 && !memcmp(p + i, "get ", 4)) || (len - i >= 5 && !memcmp(p + i, "gets ", 5));
 }
 
 /* p[0..src_len) into the parse buffer; bare: the line ends at p[line], a
@@ -69,15 +82,13 @@ static int stream_one(struct slow_cmd *c, const struct xkv_rights *rt, struct xk
 
 	*used = 0;
 	st->need = 0;
-	/* memcached closes a connection whose line passes 2048 bytes unless
-	 * it is a multi-get (only those are that long; anything else is a
-	 * data block being read as commands); gat and gats are multi-gets too */
-	size_t line_len = nl ? (size_t)(nl - p) : len;
-	if (line_len > STREAM_SHORT_LINE && !multiget_word(p, len)) {
-		STAT(c, err_client);
-		PUT_LIT(c->out, R_LINE_LONG);
+	/* memcached closes, without a word, a connection whose line has no
+	 * newline in the first 2048 bytes read, or none in its 16 KiB read
+	 * buffer at all, unless it is a multi-get (long_line_ok: anything
+	 * else that long is a data block being read as commands); a longer
+	 * line whose newline came with it is read as any other */
+	if ((nl ? (size_t)(nl - p) >= STREAM_READ_BUF : len > STREAM_SHORT_LINE) && !long_line_ok(p, len))
 		return XKV_STREAM_CLOSE;
-	}
 	if (!nl) {
 		if (len < lmax + 2 && !st->no_room) {
 			if (len > XKV_STREAM_LINE_MAX)

@@ -680,6 +680,23 @@ void t_touch(struct env *e)
 	r1 = item_of(e, "t", &it);
 	report(!r1 && it.expire_ns == 0, "%s: gats 0: never expires", e->layout);
 	EXPECT(e, "gat 10 nothere\r\n", "END\r\n");
+	/* a key over 250 bytes after valid ones: memcached touches the keys
+	 * before it (not after), sends none of their lines, then the error */
+	char line[400];
+	snprintf(line, sizeof(line), "gat 50 t %0251d t2\r\n", 0);
+	EXPECT(e, "set t2 0 0 1\r\nz\r\n", "STORED\r\n");
+	now = xkv_now_ns();
+	expect_s(e, line, XKV_R_FORMAT);
+	r1 = item_of(e, "t", &it);
+	struct xkv_item it2;
+	int r2 = item_of(e, "t2", &it2);
+	report(!r1 && it.expire_ns >= now + 50000000000ull && !r2 && !it2.expire_ns,
+	       "%s: gat 50 t <251 bytes> t2: t touched (expires in 50 s), t2 not", e->layout);
+	snprintf(line, sizeof(line), "gats 0 t%0*d\r\n", 251, 0);
+	expect_s(e, line, XKV_R_FORMAT);
+	r1 = item_of(e, "t", &it);
+	report(!r1 && it.expire_ns, "%s: gats with its first key over 250 bytes: nothing touched", e->layout);
+	expect_s(e, "gats 0 t\r\n", want);
 	/* a negative exptime: answered, then gone */
 	EXPECT(e, "gat -1 t\r\n", "VALUE t 4 1\r\nx\r\nEND\r\n");
 	EXPECT(e, "get t\r\n", "END\r\n");
