@@ -27,7 +27,9 @@ static __u64 sizes_ntotal(__u32 klen, __u32 len, __u32 flags)
 {
 	return SIZES_ITEM_HDR + klen + 1u + (__u64)len + 2u + (flags ? 4u : 0u) + 8u;
 }
-#define SIZES_NBUCKETS ((SIZES_ITEM_HDR + XKV_KEY_MAX + 1u + XKV_BIG_MAX + 2u + 12u) / SIZES_BUCKET + 2u)
+/* buckets enough for the largest item: a longest key, a largest value */
+#define SIZES_NBUCKETS \
+	((SIZES_ITEM_HDR + XKV_KEY_MAX + 1u + XKV_BIG_MAX + 2u + 12u) / SIZES_BUCKET + 2u)
 
 struct sizes_walk {
 	struct xkv_slow *sl;
