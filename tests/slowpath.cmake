@@ -49,7 +49,9 @@ add_test(NAME meta_vs_memcached COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/meta
   ${CMAKE_CURRENT_SOURCE_DIR}/slowpath_meta.c)
 set_tests_properties(meta_vs_memcached PROPERTIES TIMEOUT 60)
 # memcached's binary protocol (engine/binproto.c), every layout, in-process.
-add_executable(test_binproto ${CMAKE_CURRENT_SOURCE_DIR}/test_binproto.c)
+add_executable(test_binproto ${CMAKE_CURRENT_SOURCE_DIR}/test_binproto.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/binproto_test.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/binproto_conn.c)
 target_link_libraries(test_binproto PRIVATE xdpkv_core)
 add_test(NAME binproto_unit COMMAND test_binproto)
 set_tests_properties(binproto_unit PROPERTIES TIMEOUT 120)
