@@ -9,6 +9,7 @@ set(XKV_REFMODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/refmodel_meta.c)
 add_executable(test_fixtures
   ${CMAKE_CURRENT_LIST_DIR}/test_fixtures.c
+  ${CMAKE_CURRENT_LIST_DIR}/fixtures_settings.c
   ${CMAKE_CURRENT_LIST_DIR}/fixtures_run.c
   ${CMAKE_CURRENT_LIST_DIR}/fixtures_bin.c
   ${CMAKE_CURRENT_LIST_DIR}/fixtures_cases_slots.c

@@ -26,7 +26,6 @@
 #define SBX(q, mod, a, c) { q, a, NULL, mod, W(c), 0, sizeof(q) - 1, 0 }
 #define B_FOO_FLAGS "\x00\x00\x00\x05"
 #define Q33 "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq" /* KEY_CAP + 1 */
-static const struct seed K = { "k", 7, 0, "orig", 0 };
 
 static const struct fixture bin_rows[] = {
 	{ "binary get hit", BOTH, { S("foo", 5, 0, "bar") },

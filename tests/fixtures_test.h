@@ -62,6 +62,8 @@ struct step {
 #define SBIG(k, n) { k, 0, 0, NULL, n }
 #define ST(t, a, r) { t, a, r }
 #define ROWS(a) a, (int)(sizeof(a) / sizeof(a[0]))
+#define SM(t, mod, a, r) { t, a, r, mod }                /* with a step modifier */
+#define SX(t, mod, a, r, c) { t, a, r, mod, W(c) }       /* ... and the counter it moves */
 
 struct fixture {
 	const char *name;
@@ -72,6 +74,8 @@ struct fixture {
 	void (*mod)(struct pb *b);               /* applied to every request frame */
 	int keep;                                /* store must equal the seeds after */
 };
+
+static const struct seed K = { "k", 7, 0, "orig", 0 }; /* the key errors must not hurt */
 
 /* One load of the program per table: the settings that are rodata. */
 struct table {
@@ -124,6 +128,8 @@ extern const char *const write_nets[];
 extern const char *const trust_nets[];
 extern const char *const tcp_peer_addrs[];
 extern const struct table tables[];
+extern const struct table setting_tables[]; /* fixtures_settings.c: the load-time settings */
+extern const int n_setting_tables;
 extern const struct table bin_tables[]; /* fixtures_bin.c: the binary protocol */
 extern const int n_bin_tables;
 /* frame modifiers the tables share (test_fixtures.c) */
@@ -131,6 +137,20 @@ void mod_total2(struct pb *b);
 void from_reader(struct pb *b);   /* may read, may not write, not trusted */
 void from_stranger(struct pb *b); /* outside the allow list */
 void udp_csum_bad(struct pb *b);
+void mod_seq1(struct pb *b);
+void mod_csum0(struct pb *b);
+void from_tcp_peer(struct pb *b);
+void from_neighbour(struct pb *b);
+void to_other_mac(struct pb *b);
+void to_other_ip(struct pb *b);
+void sport0(struct pb *b);
+void sport_service(struct pb *b);
+void sport1(struct pb *b);
+void sport53(struct pb *b);
+void ip_csum_bad(struct pb *b);
+void udp_csum_partial(struct pb *b);
+void stranger_bad_csum(struct pb *b);
+void reader_sport53(struct pb *b);
 int64_t unix_now(void);
 void fail(struct where *w, const char *fmt, ...);
 void request_frame(struct pb *b, int fam, int idx);

@@ -15,12 +15,11 @@
  *
  *     test_fixtures [--layout NAME] [-v]
  */
-/* This file: the fixture tables (data) and main. */
+/* This file: the default policy's table (data) and main; the tables of the
+ * load-time settings that change the rules are in fixtures_settings.c. */
 #include "fixtures_test.h"
 
 /* ---- the table ------------------------------------------------------------------ */
-
-static const struct seed K = { "k", 7, 0, "orig", 0 }; /* the key errors must not hurt */
 
 /* payload generators */
 static void gen_get23(struct pb *b, int64_t now)
@@ -137,7 +136,7 @@ static void gen_empty(struct pb *b, int64_t now)
 }
 
 /* frame modifiers */
-static void mod_seq1(struct pb *b) { b->seq = 1; b->total = 2; }
+void mod_seq1(struct pb *b) { b->seq = 1; b->total = 2; }
 void mod_total2(struct pb *b) { b->total = 2; }
 static void mod_total0(struct pb *b) { b->total = 0; }
 static void mod_df(struct pb *b) { pb_ipv4_frag(b, 0x4000); }
@@ -161,7 +160,7 @@ static void mod_udp_long(struct pb *b) { pb_udp_len(b, 8 + 8 + (int)b->payload_l
 static void mod_udp_short(struct pb *b) { pb_udp_len(b, 8 + 4); }
 static void mod_udp_trunc_text(struct pb *b) { pb_udp_len(b, 8 + 8 + (int)b->payload_len_bytes - 4); }
 static void mod_trailer(struct pb *b) { b->trailer = 6; }
-static void mod_csum0(struct pb *b) { pb_udp_csum(b, PB_CSUM_ZERO); }
+void mod_csum0(struct pb *b) { pb_udp_csum(b, PB_CSUM_ZERO); }
 
 /* ---- who is who: the policy every table runs under ----
  * pktbuild's default frame goes from the client 10.0.0.1 / fd00::1 to this
@@ -177,10 +176,10 @@ const char *const trust_nets[] = { "10.0.0.0/24", "fd00::/64", NULL };
 void from_reader(struct pb *b) { pb_src(b, "10.0.1.1", "fd00:0:0:1::1"); }
 /* a reader with an open TCP connection to the slow path (tcp_peers) */
 const char *const tcp_peer_addrs[] = { "10.0.1.7", "fd00:0:0:1::7", NULL };
-static void from_tcp_peer(struct pb *b) { pb_src(b, "10.0.1.7", "fd00:0:0:1::7"); }
+void from_tcp_peer(struct pb *b) { pb_src(b, "10.0.1.7", "fd00:0:0:1::7"); }
 void from_stranger(struct pb *b) { pb_src(b, "192.0.2.1", "2001:db8::1"); }
-static void from_neighbour(struct pb *b) { pb_src(b, "10.0.0.9", "fd00::9"); } /* client's /24 */
-static void to_other_mac(struct pb *b) { memcpy(b->eth_dst, (__u8[6]){ 2, 0, 0, 0, 0, 3 }, 6); }
+void from_neighbour(struct pb *b) { pb_src(b, "10.0.0.9", "fd00::9"); } /* client's /24 */
+void to_other_mac(struct pb *b) { memcpy(b->eth_dst, (__u8[6]){ 2, 0, 0, 0, 0, 3 }, 6); }
 static void to_broadcast(struct pb *b) { memset(b->eth_dst, 0xff, 6); }
 static void to_multicast(struct pb *b)
 {
@@ -190,7 +189,7 @@ static void to_multicast(struct pb *b)
 	pb_dst(b, "224.0.0.251", "ff02::fb");
 }
 static void to_multicast_ip(struct pb *b) { pb_dst(b, "224.0.0.251", "ff02::fb"); }
-static void to_other_ip(struct pb *b) { pb_dst(b, "10.0.0.3", "fd00::3"); }
+void to_other_ip(struct pb *b) { pb_dst(b, "10.0.0.3", "fd00::3"); }
 /* equal to this host's address but in one 32-bit word (the first, for IPv6) */
 static void to_near_ip(struct pb *b) { pb_dst(b, "10.0.1.2", "fd01::2"); }
 static void from_multicast(struct pb *b) { pb_src(b, "224.0.0.1", "ff02::1"); }
@@ -198,17 +197,17 @@ static void from_broadcast(struct pb *b) { pb_src(b, "255.255.255.255", "ff05::1
 static void from_loopback(struct pb *b) { pb_src(b, "127.0.0.1", "::1"); }
 static void from_unspecified(struct pb *b) { pb_src(b, "0.0.0.0", "::"); }
 static void from_mapped(struct pb *b) { pb_src(b, "10.0.0.1", "::ffff:10.0.0.1"); }
-static void sport0(struct pb *b) { b->sport = 0; }
-static void sport_service(struct pb *b) { b->sport = XKV_DEFAULT_PORT; }
-static void sport1(struct pb *b) { b->sport = 1; }
-static void sport53(struct pb *b) { b->sport = 53; }
+void sport0(struct pb *b) { b->sport = 0; }
+void sport_service(struct pb *b) { b->sport = XKV_DEFAULT_PORT; }
+void sport1(struct pb *b) { b->sport = 1; }
+void sport53(struct pb *b) { b->sport = 53; }
 static void sport1023(struct pb *b) { b->sport = 1023; }
 static void sport1024(struct pb *b) { b->sport = 1024; }
-static void ip_csum_bad(struct pb *b) { pb_ip_csum(b, 0xbad); }
+void ip_csum_bad(struct pb *b) { pb_ip_csum(b, 0xbad); }
 void udp_csum_bad(struct pb *b) { pb_udp_csum(b, PB_CSUM_BAD); }
-static void udp_csum_partial(struct pb *b) { pb_udp_csum(b, PB_CSUM_PARTIAL); }
-static void stranger_bad_csum(struct pb *b) { from_stranger(b); udp_csum_bad(b); }
-static void reader_sport53(struct pb *b) { from_reader(b); sport53(b); }
+void udp_csum_partial(struct pb *b) { pb_udp_csum(b, PB_CSUM_PARTIAL); }
+void stranger_bad_csum(struct pb *b) { from_stranger(b); udp_csum_bad(b); }
+void reader_sport53(struct pb *b) { from_reader(b); sport53(b); }
 /* congestion experienced, DSCP EF, a short TTL: none of it goes back */
 static void mod_ecn(struct pb *b)
 {
@@ -217,21 +216,6 @@ static void mod_ecn(struct pb *b)
 	b->ttl = 3;
 	b->hop_limit = 3;
 }
-
-/* "get big", padded with spaces to n bytes of text (the amplification
- * cap's boundary: the SERVER_ERROR reply is 8 + 55 bytes of UDP payload) */
-static void gen_get_big(struct pb *b, __u32 n)
-{
-	pb_text(b, "get big");
-	for (__u32 i = 7; i + 2 < n; i++)
-		pb_text(b, " ");
-	pb_text(b, "\r\n");
-}
-static void gen_get_big55(struct pb *b, int64_t now) { gen_get_big(b, 55); }
-static void gen_get_big54(struct pb *b, int64_t now) { gen_get_big(b, 54); }
-
-#define SM(t, mod, a, r) { t, a, r, mod }                /* with a step modifier */
-#define SX(t, mod, a, r, c) { t, a, r, mod, W(c) }       /* ... and the counter it moves */
 
 static const struct fixture fixtures[] = {
 	/* ---- served by the fast path ---- */
@@ -624,123 +608,9 @@ static const struct fixture fixtures[] = {
 	  { SX("get b\r\n", from_reader, TX, XKV_R_AMP, amp_capped) } },
 };
 
-/* --allow-low-ports */
-static const struct fixture low_ports_rows[] = {
-	{ "source port 53 is served", BOTH, { K }, { SM("get k\r\n", sport53, TX, NULL) } },
-	{ "source port 1 is served", BOTH, { K }, { SM("get k\r\n", sport1, TX, NULL) } },
-	{ "source port 0 still", BOTH, { K }, { SX("get k\r\n", sport0, DROP, NULL, drop_port) },
-	  NULL, NULL, 1 },
-	{ "source port 11211 still", BOTH, { K },
-	  { SX("get k\r\n", sport_service, DROP, NULL, drop_port) }, NULL, NULL, 1 },
-	{ "the allow list still", BOTH, { K },
-	  { SX("get k\r\n", from_stranger, DROP, NULL, drop_acl) }, NULL, NULL, 1 },
-};
-
-/* XKV_CFG_CSUM_PARTIAL: a veth peer's CHECKSUM_PARTIAL frames */
-static const struct fixture csum_partial_rows[] = {
-	{ "pseudo-header-only UDP checksum is served", BOTH, {},
-	  { SM("set k 0 0 1\r\nx\r\n", udp_csum_partial, TX, XKV_R_STORED),
-	    SM("get k\r\n", udp_csum_partial, TX, "VALUE k 0 1\r\nx\r\nEND\r\n") } },
-	{ "bad UDP checksum still", BOTH, { K },
-	  { SX("get k\r\n", udp_csum_bad, PASS, NULL, pass_csum) }, NULL, NULL, 1 },
-	{ "IPv6 UDP checksum 0 still", FAM6, { K },
-	  { SX("get k\r\n", mod_csum0, PASS, NULL, pass_csum) }, NULL, NULL, 1 },
-	{ "full UDP checksum", BOTH, { K }, { ST("get k\r\n", TX, NULL) } },
-};
-
-/* --strict: trust lifts no cap */
-static const struct fixture strict_rows[] = {
-	{ "large value to a trusted source", BOTH, { SBIG("big", 500) },
-	  { SX("get big\r\n", NULL, TX, XKV_R_AMP, amp_capped) } },
-	{ "large value to a source with an open TCP connection", BOTH, { SBIG("big", 500) },
-	  { SX("get big\r\n", from_tcp_peer, TX, XKV_R_AMP, amp_capped) } },
-	{ "short reply to a trusted source", BOTH, { K }, { ST("get k\r\n", TX, NULL) } },
-};
-
-/* --max-amplification 1: even the SERVER_ERROR line may be too long */
-static const struct fixture amp1_rows[] = {
-	{ "large value to an untrusted source", BOTH, { SBIG("big", 500) },
-	  { SX("get big\r\n", from_reader, DROP, NULL, drop_amp) } },
-	{ "SERVER_ERROR of exactly the request's size", BOTH, { SBIG("big", 500) },
-	  { SX(NULL, from_reader, TX, XKV_R_AMP, amp_capped) }, gen_get_big55 },
-	{ "SERVER_ERROR one byte over the request's size", BOTH, { SBIG("big", 500) },
-	  { SX(NULL, from_reader, DROP, NULL, drop_amp) }, gen_get_big54 },
-	{ "error reply longer than the request", BOTH, { K },
-	  { SX("x\r\n", from_reader, DROP, NULL, drop_amp) }, NULL, NULL, 1 },
-	{ "short reply to an untrusted source", BOTH, { K },
-	  { SM("get nokey\r\n", from_reader, TX, "END\r\n") } },
-	/* a TCP connection from the address lifts no cap: UDP sources can be spoofed */
-	{ "large value to a reader with an open TCP connection", BOTH, { SBIG("big", 500) },
-	  { SX("get big\r\n", from_tcp_peer, DROP, NULL, drop_amp) } },
-	{ "large value to a trusted source", BOTH, { SBIG("big", 500) },
-	  { ST("get big\r\n", TX, NULL) } },
-};
-
-/* snapshot --pause-writes: every write passes to the slow path (which
- * refuses it), reads are served; the write list still comes first */
-static const struct fixture paused_rows[] = {
-	{ "get served", BOTH, { K }, { ST("get k\r\n", TX, NULL) } },
-	{ "set, delete, incr, add pass on", BOTH, { K },
-	  { SX("set k 0 0 1\r\nx\r\n", NULL, PASS, NULL, pass_paused),
-	    SX("delete k\r\n", NULL, PASS, NULL, pass_paused),
-	    SX("incr k 1\r\n", NULL, PASS, NULL, pass_paused),
-	    SX("add n 0 0 1\r\nx\r\n", NULL, PASS, NULL, pass_paused),
-	    ST("get k\r\n", TX, NULL) } },
-	{ "a reader's write is still dropped", BOTH, { K },
-	  { SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl) } },
-};
-
-/* --rate-limit 2 --rate-burst 3 */
-static const struct fixture rate_rows[] = {
-	{ "burst of 3, then the /24 or /64 waits", BOTH, { K },
-	  { ST("get k\r\n", TX, NULL), ST("get k\r\n", TX, NULL), ST("get k\r\n", TX, NULL),
-	    SX("get k\r\n", NULL, DROP, NULL, drop_ratelimit),
-	    SX("get k\r\n", from_neighbour, DROP, NULL, drop_ratelimit),
-	    SM("get k\r\n", from_reader, TX, NULL),
-	    /* 600 ms later the /24 or /64 has earned one more */
-	    { "get k\r\n", TX, NULL, NULL, 0, 600 } } },
-	{ "refused writes count against the rate", BOTH, { K },
-	  { SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
-	    SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
-	    SX("set k 0 0 1\r\nx\r\n", from_reader, DROP, NULL, drop_write_acl),
-	    SX("get k\r\n", from_reader, DROP, NULL, drop_ratelimit) }, NULL, NULL, 1 },
-	{ "sources outside the allow list do not", BOTH, { K },
-	  { SX("get k\r\n", from_stranger, DROP, NULL, drop_acl),
-	    SX("get k\r\n", from_stranger, DROP, NULL, drop_acl),
-	    SX("get k\r\n", from_stranger, DROP, NULL, drop_acl),
-	    SX("get k\r\n", from_stranger, DROP, NULL, drop_acl) }, NULL, NULL, 1 },
-};
-
-/* XKV_CFG_UNGUARDED (benchmarks): no access or hygiene check; the silence
- * rules stay */
-static const struct fixture unguarded_rows[] = {
-	{ "a stranger reads and writes", BOTH, { K },
-	  { SM("get k\r\n", from_stranger, TX, "VALUE k 7 4\r\norig\r\nEND\r\n"),
-	    SM("set k 1 0 1\r\nx\r\n", from_stranger, TX, XKV_R_STORED),
-	    SM("delete k\r\n", from_reader, TX, XKV_R_DELETED) } },
-	{ "another host's MAC and IP", BOTH, { K },
-	  { SM("get k\r\n", to_other_mac, TX, NULL), SM("get k\r\n", to_other_ip, TX, NULL) } },
-	{ "source port 53", BOTH, { K }, { SM("get k\r\n", reader_sport53, TX, NULL) } },
-	{ "bad checksums", BOTH, { K }, { SM("get k\r\n", stranger_bad_csum, TX, NULL),
-					 SM("get k\r\n", ip_csum_bad, TX, NULL) } },
-	{ "large value to an untrusted source", BOTH, { SBIG("big", 500) },
-	  { SM("get big\r\n", from_stranger, TX, NULL) } },
-	{ "bad frame header still", BOTH, { K },
-	  { SX("get k\r\n", NULL, DROP, NULL, drop_frame) }, NULL, mod_seq1, 1 },
-	{ "reply-shaped still", BOTH, { K }, { SX("END\r\n", from_stranger, DROP, NULL, drop_reply) },
-	  NULL, NULL, 1 },
-};
-
 const struct table tables[] = {
 	{ "", 0, MAX_AMP, 0, 0, ROWS(fixtures) },
 	{ "addresses in local_addrs", 0, MAX_AMP, 0, 0, ROWS(fixtures), 1 },
-	{ "writes paused", 0, MAX_AMP, 0, 0, ROWS(paused_rows), 0, 1 },
-	{ "low ports", XKV_CFG_LOW_PORTS, MAX_AMP, 0, 0, ROWS(low_ports_rows) },
-	{ "csum partial", XKV_CFG_CSUM_PARTIAL, MAX_AMP, 0, 0, ROWS(csum_partial_rows) },
-	{ "strict", XKV_CFG_STRICT, MAX_AMP, 0, 0, ROWS(strict_rows) },
-	{ "max amp 1", 0, 1, 0, 0, ROWS(amp1_rows) },
-	{ "rate 2/s burst 3", 0, MAX_AMP, 2, 3, ROWS(rate_rows) },
-	{ "unguarded", XKV_CFG_UNGUARDED, MAX_AMP, 0, 0, ROWS(unguarded_rows) },
 };
 
 static void usage(const char *prog)
@@ -792,6 +662,8 @@ int main(int argc, char **argv)
 		r.verbose = verbose;
 		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 			run_table(&r, name, &tables[t]);
+		for (int t = 0; t < n_setting_tables; t++)
+			run_table(&r, name, &setting_tables[t]);
 		for (int t = 0; t < n_bin_tables; t++)
 			run_table(&r, name, &bin_tables[t]);
 		run_layout_cases(&r, name);
