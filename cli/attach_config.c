@@ -47,8 +47,8 @@ static bool iface_is_veth(const char *ifname)
 }
 
 /* --hash-seed / --fnv-unseeded, or a random seed for the layouts that place
- * keys themselves (docs/layouts.md, "Keyed placement").  A re-attach keeps
- * the pinned seed instead (keep_pinned_seed). */
+ * keys themselves (docs/layouts-buckets-arena.md, "Keyed placement").  A
+ * re-attach keeps the pinned seed instead (keep_pinned_seed). */
 static int hash_seed_opt(const struct attach_opts *o, const struct xkv_layout *L, struct xkv_config *cfg)
 {
 	if (o->hash_seed) {

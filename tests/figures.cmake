@@ -1,7 +1,7 @@
-# docs/figures (docs/layouts.md): bench/plot/plot_layouts.py redraws every figure
+# docs/figures (docs/layouts*.md): bench/plot/plot_layouts.py redraws every figure
 # from the data files checked in under docs/ into a fresh temporary folder;
 # the test fails if one of the figures below is missing or empty (PNG and
-# SVG), or if docs/layouts.md shows a figure the script does not draw.
+# SVG), or if one of docs/layouts*.md shows a figure the script does not draw.
 # No root; about 10 s of CPU (fourteen figures), longer on a busy machine.
 #
 #   ctest --test-dir build -R figures_smoke --output-on-failure
@@ -10,6 +10,6 @@ set(XKV_FIGURES memory_per_item lost_keys stale_reads fill_level microbench_thre
   array_fnv_slots lru_lock no_common_lru lru_percpu set_assoc keyed_placement hitratio_mrc_all
   hitratio_mrc_etc)
 add_test(NAME figures_smoke
-  COMMAND sh -c "t=$(mktemp -d) && trap 'rm -rf \"$t\"' EXIT && /usr/bin/python3 \"$0\" --out \"$t\" >/dev/null || exit 1; md=\"$1\"; shift; for f in \"$@\"; do for e in png svg; do test -s \"$t/$f.$e\" || { echo \"figure $f.$e was not drawn\"; exit 1; }; done; done; for f in $(grep -o 'figures/[a-z_]*\\.png' \"$md\" | sort -u); do test -s \"$t/$(basename \"$f\")\" || { echo \"$md shows $f, which bench/plot/plot_layouts.py does not draw\"; exit 1; }; done; echo figures ok"
-          ${CMAKE_SOURCE_DIR}/bench/plot/plot_layouts.py ${CMAKE_SOURCE_DIR}/docs/layouts.md ${XKV_FIGURES})
+  COMMAND sh -c "t=$(mktemp -d) && trap 'rm -rf \"$t\"' EXIT && /usr/bin/python3 \"$0\" --out \"$t\" >/dev/null || exit 1; docs=\"$1\"; shift; for f in \"$@\"; do for e in png svg; do test -s \"$t/$f.$e\" || { echo \"figure $f.$e was not drawn\"; exit 1; }; done; done; for md in \"$docs\"/layouts*.md; do test -s \"$md\" || { echo \"no $md\"; exit 1; }; for f in $(grep -o 'figures/[a-z_]*\\.png' \"$md\" | sort -u); do test -s \"$t/$(basename \"$f\")\" || { echo \"$md shows $f, which bench/plot/plot_layouts.py does not draw\"; exit 1; }; done; done; echo figures ok"
+          ${CMAKE_SOURCE_DIR}/bench/plot/plot_layouts.py ${CMAKE_SOURCE_DIR}/docs ${XKV_FIGURES})
 set_tests_properties(figures_smoke PROPERTIES TIMEOUT 180 LABELS docs)

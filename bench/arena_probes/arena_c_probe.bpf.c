@@ -2,7 +2,7 @@
 /* arena_c_probe.bpf.c: the arena probe's XDP program written in C, for a
  * compiler with BPF address spaces (clang >= 18: __BPF_FEATURE_ADDR_SPACE_CAST).
  * bench/arena_probes/arena_c_probe.c loads it with the system libbpf and reports which step
- * works (docs/layouts.md, "BPF arena: the probe").
+ * works (docs/layouts-buckets-arena.md, "BPF arena: the probe").
  *
  * The arena's base comes from rodata (userspace writes the arena's user
  * address there before load), not from an __arena global: globals in

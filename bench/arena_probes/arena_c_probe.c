@@ -2,8 +2,8 @@
 /* arena_c_probe: can an XDP program written in C use a BPF arena with the
  * toolchain at hand (clang >= 18 for the program, the system libbpf for the
  * loader)?  bench/arena_probes/arena_probe asks the kernel with hand-assembled programs;
- * this asks the compiler and libbpf.  docs/layouts.md ("BPF arena: the
- * probe") records what it printed.
+ * this asks the compiler and libbpf.  docs/layouts-buckets-arena.md ("BPF
+ * arena: the probe") records what it printed.
  *
  * The program (arena_c_probe.bpf.c) reads word 0 of the arena's page 0,
  * writes it back + 1 at word 1, and writes what page 3 (never faulted in)

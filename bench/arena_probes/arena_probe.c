@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* arena_probe: can an XDP program use a BPF arena (BPF_MAP_TYPE_ARENA) on
- * this kernel?  docs/layouts.md ("BPF arena: the probe") records what it
- * printed on the project's machine.
+ * this kernel?  docs/layouts-buckets-arena.md ("BPF arena: the probe")
+ * records what it printed on the project's machine.
  *
  * It needs no compiler with BPF address spaces (the default clang here is 14,
  * which cannot emit the address-space cast; arena_c_probe.c does the same in C

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""The figures of docs/layouts.md, from the data files checked in under docs/:
+"""The figures of docs/layouts*.md, from the data files checked in under docs/:
 
   bench/plot/plot_layouts.py [--docs DIR] [--out DIR]
 

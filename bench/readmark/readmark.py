@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""What marking an item's reads costs serve (docs/layouts.md): N fresh
+"""What marking an item's reads costs serve (docs/layouts-measured.md): N fresh
 items, then three passes of pipelined `mg <key> v` over them, timed each:
 the first read marks the item fetched, the second active with its time
 (each one more write of the item), the third changes nothing (a check of

@@ -9,7 +9,7 @@
 #
 # Defaults: 3 rounds, 20000 items, hash_map lru set_assoc array_fnv;
 # results/readmark-<date>.jsonl.  The XDP side's cost: the microbenchmark's
-# get_hit (bench/microbench), before and after (docs/layouts.md).
+# get_hit (bench/microbench), before and after (docs/layouts-measured.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

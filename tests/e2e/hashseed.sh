@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # End-to-end: the keyed placement of array_fnv, the bucketed layouts
-# (set_assoc, sieve, s3fifo) and arena (docs/layouts.md,
+# (set_assoc, sieve, s3fifo) and arena (docs/layouts-buckets-arena.md,
 # "Keyed placement").
 #
 #   tests/e2e/hashseed.sh LAYOUT        (array_fnv, set_assoc, sieve, s3fifo or arena)
