@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The keyed hash that places keys in array_fnv, arena and the bucketed layouts
- * (set_assoc, sieve, s3fifo; docs/layouts.md,
+ * (set_assoc, sieve, s3fifo; docs/layouts-buckets-arena.md,
  * "Keyed placement").  Written once for the XDP programs, the userspace
  * accessors, the tests and the benchmarks.
  *
