@@ -4,6 +4,7 @@
 # then fuzz each target for N seconds, one after the other, on one core.
 # Any crash, sanitizer report, leak or timeout fails the run (exit 1).
 #   tests/fuzz/run.sh [--seconds N] [--only TARGET] [--no-build] [--timeout S]
+#                     [--build-dir DIR]
 # Needs root (the stream, meta and snapshot targets use BPF maps).  What a
 # run found stays under build-fuzz/fuzz-run/<target>/: the grown corpus
 # (corpus/), crash inputs (artifacts/), libFuzzer's log (fuzz-0.log) and the
@@ -11,6 +12,8 @@
 # --timeout: seconds one input may take (libFuzzer's -timeout and
 # -report_slow_units: a slow unit is written only past it; default 25;
 # wall clock: raise it for a long run at low priority on a busy machine).
+# --build-dir: the clang build (default build-fuzz/; the ctest fuzz_short
+# uses its own build dir's name with -fuzz appended, build/ -> build-fuzz/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -25,7 +28,8 @@ while (($#)); do
 	--only) only=$2; shift 2 ;;
 	--no-build) build=0; shift ;;
 	--timeout) tmo=$2; shift 2 ;;
-	*) echo "usage: $0 [--seconds N] [--only TARGET] [--no-build] [--timeout S]" >&2; exit 2 ;;
+	--build-dir) bdir=$(realpath -m "$2"); shift 2 ;;
+	*) echo "usage: $0 [--seconds N] [--only TARGET] [--no-build] [--timeout S] [--build-dir DIR]" >&2; exit 2 ;;
 	esac
 done
 targets=(fuzz_parse fuzz_stream fuzz_meta fuzz_snapshot fuzz_jsonl)
@@ -54,7 +58,7 @@ for t in "${targets[@]}"; do
 	# 1. every seed and every kept crash input, once each
 	mapfile -t inputs < <(find "$here/corpus/$t" "$here/crashes/$t" -type f | sort)
 	if ((${#inputs[@]})) && ! (cd "$run" && "$bin" "${inputs[@]}" >replay.log 2>&1); then
-		echo "FAIL $t: replaying the seeds and kept crashes (build-fuzz/fuzz-run/$t/replay.log):"
+		echo "FAIL $t: replaying the seeds and kept crashes ($run/replay.log):"
 		grep -E "ERROR|runtime error|check failed|stream:|Running:" "$run/replay.log" | tail -5
 		fail=1
 		continue
