@@ -72,7 +72,8 @@
 # TB_XDP_PASS_OBJ (a compiled xdp_pass.bpf.o; compiled on the fly if unset),
 # TB_QUEUES=N (default 1): both veth ends get N receive and N transmit
 # queues, each with its own NAPI instance (bench/README.md, "Many server
-# cores"), TB_VERBOSE=1 to trace the commands.
+# cores"), TB_CTL_ANYCPU=1 to run tb_xdpkv on any CPU (the test suite sets
+# it: see tb_xdpkv), TB_VERBOSE=1 to trace the commands.
 
 TB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TB_REPO=$(cd "$TB_LIB_DIR/../.." && pwd)
@@ -201,7 +202,17 @@ tb_up() {
 
 tb_srv() { tb_run nsenter --net="/run/netns/$TB_SRV_NS" -- taskset -c "$TB_SERVER_CPU" "$@"; }
 tb_cli() { tb_run nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$TB_CLIENT_CPU" "$@"; }
-tb_xdpkv() { tb_srv "$XDPKV" "$@"; }
+# TB_CTL_ANYCPU=1 (the test suite): tb_xdpkv runs on any CPU instead, so that
+# the one-shot commands of tests side by side (attach: the verifier, seconds
+# of CPU) do not all queue on the server CPU; serve, the NAPI thread and the
+# clients keep their CPUs.
+tb_xdpkv() {
+	if [[ ${TB_CTL_ANYCPU:-0} == 1 ]]; then
+		tb_xdpkv_allcpus "$@"
+	else
+		tb_srv "$XDPKV" "$@"
+	fi
+}
 # The CLI in the server's namespace on every CPU, for the commands that split
 # their work over threads (snapshot, restore): tb_xdpkv pins to one CPU.
 tb_xdpkv_allcpus() { tb_run nsenter --net="/run/netns/$TB_SRV_NS" -- "$XDPKV" "$@"; }
