@@ -94,6 +94,8 @@ xkv_e2e(e2e_raw_hash_map_skb 90 raw.sh hash_map skb)
 xkv_e2e(e2e_teardown 90 teardown.sh)
 # The README's main command (bench/quickstart.sh), one second per layout.
 xkv_e2e(e2e_quickstart 120 quickstart.sh)
+# (its cmake --build: not beside cpack in the same build tree, package_deb)
+set_tests_properties(e2e_quickstart PROPERTIES RESOURCE_LOCK build_tree)
 # Outsiders, forged sources, reflection and the two-server loop (issue 6).
 xkv_e2e(e2e_abuse 120 abuse.sh)
 xkv_e2e(e2e_acl 90 acl.sh hash_map)
@@ -168,6 +170,8 @@ set_property(TEST e2e_service_prometheus APPEND PROPERTY ENVIRONMENT
 xkv_e2e(e2e_systemd_unit 120 systemd_unit.sh lru)
 set_property(TEST e2e_systemd_unit APPEND PROPERTY ENVIRONMENT
   "XKV_BUILD_DIR=${CMAKE_BINARY_DIR};XKV_POSTINST=${CMAKE_SOURCE_DIR}/cli/systemd/postinst;CMAKE=${CMAKE_COMMAND}")
+# (its cmake --install: not beside cpack in the same build tree, package_deb)
+set_tests_properties(e2e_systemd_unit PROPERTIES RESOURCE_LOCK build_tree)
 
 # bench/bigvals/bigvals.sh, tiny: it runs, every server answers with checked values,
 # the memory line is there (the numbers are not judged: docs/results.md).

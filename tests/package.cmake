@@ -4,9 +4,12 @@ add_test(NAME package_deb COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/check-deb.
          ${CMAKE_BINARY_DIR} ${CMAKE_INSTALL_PREFIX} ${PROJECT_VERSION})
 add_test(NAME package_man COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/check-man.sh
          $<TARGET_FILE:xdpkv> ${CMAKE_BINARY_DIR}/xdpkv.8)
-# cpack re-runs the install step in the build tree: not beside another test that builds there
+# cpack builds (its preinstall step) and installs in the build tree: not beside
+# another test that builds or installs there (RESOURCE_LOCK build_tree:
+# e2e_quickstart's cmake --build, e2e_systemd_unit's cmake --install;
+# package_compare, the other cpack, runs alone)
 set_tests_properties(package_deb package_man PROPERTIES TIMEOUT 120 LABELS package)
-set_tests_properties(package_deb PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(package_deb PROPERTIES RESOURCE_LOCK build_tree)
 
 # xdpkv compare --smoke from the unpacked .deb (dpkg -x into a temporary
 # root): the scripts' modes, the package's own tools, a checked report.
