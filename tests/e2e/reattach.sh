@@ -169,11 +169,21 @@ cmd
 0 0.1
 1 0.9
 CFG
+a0=${EPOCHREALTIME/./}
 tb_xdpkv attach "$TB_SRV_DEV" --mode native --entries 262144 --key-size 64 --value-size 256 \
 	--binary-keys --port "$TB_PORT" >/dev/null || tb_die "attach for memaslap failed"
+a1=${EPOCHREALTIME/./}
+# memaslap must outlast the two re-attaches below, each about as long as this
+# attach (the same options) and slower beside memaslap's load: 6 times this
+# attach, rounded up, plus 2 s, 10 to 30 s (a fixed 20 s ended before them on a loaded
+# machine; 30 s of sets at that load's rate fit the 262144 entries)
+secs=$(((a1 - a0) * 6 / 1000000 + 3))
+((secs >= 10)) || secs=10
+((secs <= 30)) || secs=30
+echo "attach took $(((a1 - a0) / 1000)) ms: memaslap runs ${secs} s"
 tb_serve_start
 log=$T/memaslap.log
-tb_cli_bg memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$T/memaslap.cfg" -T 1 -c 16 -w 1k -t 20s \
+tb_cli_bg memcaslap -s "$TB_SRV_IP4:$TB_PORT" -U -F "$T/memaslap.cfg" -T 1 -c 16 -w 1k -t "${secs}s" \
 	--verify=0.1 -b >"$log" 2>&1
 mpid=$TB_LAST_PID
 sleep 1
