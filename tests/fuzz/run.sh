@@ -4,7 +4,7 @@
 # then fuzz each target for N seconds, one after the other, on one core.
 # Any crash, sanitizer report, leak or timeout fails the run (exit 1).
 #   tests/fuzz/run.sh [--seconds N] [--only TARGET] [--no-build] [--timeout S]
-#                     [--build-dir DIR]
+#                     [--build-dir DIR] [--nice N]
 # Needs root (the stream, meta and snapshot targets use BPF maps).  What a
 # run found stays under build-fuzz/fuzz-run/<target>/: the grown corpus
 # (corpus/), crash inputs (artifacts/), libFuzzer's log (fuzz-0.log) and the
@@ -14,6 +14,9 @@
 # wall clock: raise it for a long run at low priority on a busy machine).
 # --build-dir: the clang build (default build-fuzz/; the ctest fuzz_short
 # uses its own build dir's name with -fuzz appended, build/ -> build-fuzz/).
+# --nice: the build's and the fuzzers' niceness (default 10; the ctest
+# fuzz_short runs at 0, as the tests beside it: at 10 it got a tenth of a
+# CPU while they ran and took 949 s for 100 s of CPU).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,6 +25,7 @@ secs=20
 tmo=25
 only=
 build=1
+niceness=10
 while (($#)); do
 	case $1 in
 	--seconds) secs=$2; shift 2 ;;
@@ -29,7 +33,8 @@ while (($#)); do
 	--no-build) build=0; shift ;;
 	--timeout) tmo=$2; shift 2 ;;
 	--build-dir) bdir=$(realpath -m "$2"); shift 2 ;;
-	*) echo "usage: $0 [--seconds N] [--only TARGET] [--no-build] [--timeout S] [--build-dir DIR]" >&2; exit 2 ;;
+	--nice) niceness=$2; shift 2 ;;
+	*) echo "usage: $0 [--seconds N] [--only TARGET] [--no-build] [--timeout S] [--build-dir DIR] [--nice N]" >&2; exit 2 ;;
 	esac
 done
 targets=(fuzz_parse fuzz_stream fuzz_meta fuzz_snapshot fuzz_jsonl)
@@ -47,7 +52,7 @@ if ((build)); then
 		cc=$(command -v clang) || { echo "fuzz: needs clang" >&2; exit 1; }
 		cmake -S "$root" -B "$bdir" -G Ninja -DCMAKE_C_COMPILER="$cc" -DXKV_FUZZ=ON >/dev/null
 	fi
-	nice -n 10 ninja -C "$bdir" -j "${JOBS:-$(nproc)}" fuzz_all >/dev/null
+	nice -n "$niceness" ninja -C "$bdir" -j "${JOBS:-$(nproc)}" fuzz_all >/dev/null
 fi
 
 fail=0
@@ -66,7 +71,7 @@ for t in "${targets[@]}"; do
 	# 2. fuzz; new inputs go to build-fuzz only (the seeds stay as they are)
 	rm -f "$run"/artifacts/* "$run"/fuzz-0.log
 	start=$(date +%s)
-	(cd "$run" && /usr/bin/time -f "%U %S" -o "$run/cpu" nice -n 10 "$bin" -jobs=1 -workers=1 \
+	(cd "$run" && /usr/bin/time -f "%U %S" -o "$run/cpu" nice -n "$niceness" "$bin" -jobs=1 -workers=1 \
 		-max_total_time="$secs" -max_len="${maxlen[$t]}" -timeout="$tmo" -report_slow_units="$tmo" -rss_limit_mb=4096 \
 		-artifact_prefix="$run/artifacts/" -print_final_stats=1 \
 		"$run/corpus" "$here/corpus/$t" "$here/crashes/$t" >"$run/run.log" 2>&1) || true
