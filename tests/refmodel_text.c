@@ -491,6 +491,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		}
 		for (__u32 i = 1; i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
+			if (l.len[i] > XKV_KEY_MAX && i > 1) { /* after valid keys: read those first */
+				pass(r, XKV_STAT_pass_cmd);
+				return;
+			}
 			if (kp) {
 				KEY_PROBLEM(kp);
 				return;
@@ -519,6 +523,10 @@ void handle_text(struct rm_store *s, const __u8 *t, __u32 n, int64_t now, int ma
 		}
 		for (__u32 i = first; fast_tokens && i < l.n; i++) {
 			const char *kp = key_problem(c, l.p[i], l.len[i]);
+			if (l.len[i] > XKV_KEY_MAX && i > first) { /* memcached reads (touches) those before */
+				pass(r, XKV_STAT_pass_cmd);
+				return;
+			}
 			if (kp) {
 				KEY_PROBLEM(kp);
 				return;

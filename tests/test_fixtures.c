@@ -76,6 +76,18 @@ static void gen_get_key251(struct pb *b, int64_t now)
 	gen_long_key(b, 251, "get ", "\r\n");
 }
 
+/* a key over 250 after a valid one: memcached reads (gat: touches) the
+ * first, then answers the format error: the slow path's */
+static void gen_get_late251(struct pb *b, int64_t now)
+{
+	gen_long_key(b, 251, "get k ", " k\r\n");
+}
+
+static void gen_gat_late251(struct pb *b, int64_t now)
+{
+	gen_long_key(b, 251, "gat 0 k ", "\r\n");
+}
+
 static void gen_set_key33(struct pb *b, int64_t now)
 {
 	gen_long_key(b, KEY_CAP + 1, "set ", " 0 0 1\r\nx\r\n");
@@ -400,6 +412,10 @@ static const struct fixture fixtures[] = {
 	  NULL, 1 },
 	{ "get key over 250: memcached's format error", BOTH, { K }, { ST(NULL, TX, XKV_R_FORMAT) }, gen_get_key251,
 	  NULL, 1 },
+	{ "get with a key over 250 after a valid one: the slow path's", BOTH, { K }, { ST(NULL, PASS, NULL) },
+	  gen_get_late251, NULL, 1 },
+	{ "gat with a key over 250 after a valid one: the slow path's", BOTH, { K }, { ST(NULL, PASS, NULL) },
+	  gen_gat_late251, NULL, 1 },
 	{ "set key over key_cap: the slow path refuses it", BOTH, { K }, { ST(NULL, PASS, NULL) }, gen_set_key33,
 	  NULL, 1 },
 	{ "delete key over key_cap: the slow path's NOT_FOUND", BOTH, { K }, { ST(NULL, PASS, NULL) }, gen_del_key33,

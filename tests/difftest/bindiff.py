@@ -182,6 +182,22 @@ def fresh_agrees(xk, batch, keys, i, a):
     return freshmc.any_agrees(agrees)
 
 
+ARITH_OPS = (0x05, 0x06, 0x15, 0x16)  # incr, decr, incrq, decrq
+
+
+def mc_reads_past(m, x):
+    """memcached's safe_strtoull looks for a '-' with strchr when a number
+    is 2^63 or more, past the item's end, into whatever memory follows (the
+    next item's bytes, from this very batch): its first differing response
+    is then 0x06 Non-numeric to an incr or decr that xdpkv ran (its own
+    answer at that request: success, or none for a quiet one)."""
+    j = next((n for n, (u, w) in enumerate(zip(m, x)) if u != w), min(len(m), len(x)))
+    if j >= len(m) or not isinstance(m[j], tuple) or m[j][0] not in ARITH_OPS or m[j][1] != 6:
+        return False
+    mine = [r for r in x if isinstance(r, tuple) and r[5] == m[j][5]]
+    return not mine or mine[0][1] == 0
+
+
 def lossy_only(m, x):
     if len(m) != len(x):
         return False
@@ -239,7 +255,14 @@ def main():
                 # counts it (memcached pads a decr's shorter number in place
                 # only while no unsent response holds the item), shown, not failed
                 v = "unstable"
-                print("UNSTABLE batch %d (seed %d): agrees when run again" % (i, a.seed), flush=True)
+                at = next((j for j, (p, q) in enumerate(zip(m, x)) if p != q), min(len(m), len(x)))
+                print("UNSTABLE batch %d (seed %d): agrees when run again\n  first difference at "
+                      "response %d: memcached %r, xdpkv %r" % (i, a.seed, at, m[at:at + 1], x[at:at + 1]),
+                      flush=True)
+            if v == "differ" and mc_reads_past(m, x):
+                v = "mc_memory"
+                print("MC-MEMORY batch %d (seed %d): memcached's 0x06 to an incr of a number >= 2^63 "
+                      "(its strchr past the item)" % (i, a.seed), flush=True)
             if v == "differ" and a.mc_recheck and fresh_agrees(xk, batch, keys, i, a):
                 # a memcached that has served nothing else answers as xdpkv
                 v = "mc_memory"
