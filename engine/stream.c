@@ -20,32 +20,35 @@ static bool getlike(__u8 op)
 	return op == XKV_OP_GET || op == XKV_OP_GETS || op == XKV_OP_GAT || op == XKV_OP_GATS;
 }
 
-/* Does p start (after at most 100 spaces, as memcached) with get, gets,
- * gat or gats and a space? */
-static bool multiget_word(const __u8 *p, size_t len)
+/* Does p start, after at most 100 spaces (memcached's), with one of the
+ * first n of get, gets, gat, gats and a space? */
+static bool multiget_start(const __u8 *p, size_t len, size_t n)
 {
-	size_t i = 0;
-	while (i < len && i <= 100 && p[i] == ' ')
-		i++;
 	static const char *const words[] = { "get ", "gets ", "gat ", "gats " };
-	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++) {
-		size_t n = strlen(words[k]);
-		if (len - i >= n && !memcmp(p + i, words[k], n))
+	size_t i = 0;
+	while (i < len && p[i] == ' ')
+		if (++i > 100)
+			return false;
+	for (size_t k = 0; k < n && k < sizeof(words) / sizeof(words[0]); k++) {
+		size_t w = strlen(words[k]);
+		if (len - i >= w && !memcmp(p + i, words[k], w))
 			return true;
 	}
 	return false;
 }
 
+/* A multi-get line: get, gets, gat or gats. */
+static bool multiget_word(const __u8 *p, size_t len)
+{
+	return multiget_start(p, len, 4);
+}
+
 /* May a line go on past STREAM_SHORT_LINE bytes without its newline?
- * memcached 1.6.18 reads on only into a multi-get: at most 100 spaces,
- * then "get " or "gets " (not gat: try_read_command_ascii). */
+ * memcached 1.6.18 reads on only into get and gets (not gat:
+ * try_read_command_ascii). */
 static bool long_line_ok(const __u8 *p, size_t len)
 {
-	size_t i = 0;
-	while (i < len && p[i] == ' ')
-		if (++i > 100)
-			return false;
-	return (len - i >= 4 && !memcmp(p + i, "get ", 4)) || (len - i >= 5 && !memcmp(p + i, "gets ", 5));
+	return multiget_start(p, len, 2);
 }
 
 /* p[0..src_len) into the parse buffer; bare: the line ends at p[line], a
