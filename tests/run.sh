@@ -4,19 +4,22 @@
 #   sudo tests/run.sh                   the whole suite
 #   sudo tests/run.sh --quick           a cross-section, under 2 minutes
 #   sudo tests/run.sh --tier unit|bpf|e2e
+#   sudo tests/run.sh --tier kernels    the kernel matrix (tests/kernels/run.sh)
 #   sudo tests/run.sh [options] [ctest args…]   e.g. tests/run.sh -R fixtures
 # XKV_TEST_JOBS: tests at a time (default: 3 per core; most wait on the
 # network, clients or a verifier rather than a CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
 sel=()
+kernels=0
 while (($#)); do
 	case $1 in
 	--quick) sel=(-L '^quick$'); shift ;;
 	--tier)
-		[[ ${2:-} =~ ^(unit|bpf|e2e)$ ]] || { echo "tests/run.sh: --tier takes unit, bpf or e2e" >&2; exit 2; }
-		sel=(-L "^$2\$"); shift 2 ;;
+		[[ ${2:-} =~ ^(unit|bpf|e2e|kernels)$ ]] || { echo "tests/run.sh: --tier takes unit, bpf, e2e or kernels" >&2; exit 2; }
+		if [[ $2 == kernels ]]; then kernels=1; else sel=(-L "^$2\$"); fi
+		shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) break ;;
 	esac
@@ -28,6 +31,8 @@ fi
 tests/lib/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
+# not a ctest label: Debian's kernels in VMs and the host's (tests/kernels/run.sh)
+((kernels == 0)) || exec tests/kernels/run.sh --build build "$@"
 cd build
 jobs=${XKV_TEST_JOBS:-$((3 * $(nproc)))}
 rc=0

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The kernel matrix's summary (tests/kernels/run.sh).
+
+    summary.py OUTROOT KERNEL...
+
+OUTROOT/KERNEL/ holds what tests/kernels/guest.sh wrote for one kernel
+(verifier.jsonl, steps.tsv).  Prints, per verify pass (key size, value size,
+binary keys), a table layout x program -> processed instructions per kernel,
+"over: N" past the budget, "refused: REASON" where the kernel refused it
+("skip" for arena on kernels before 6.9, which have no arena maps);
+then each kernel's steps; then every failure, one line each.  Exit status 1
+when anything failed (a refusal, a program over budget, a failed, missing or
+timed-out step), else 0."""
+import json
+import os
+import re
+import sys
+
+# BPF_MAP_TYPE_ARENA: the arena layout cannot load on older kernels (a skip)
+ARENA_SINCE = (6, 9)
+
+
+def load(root, kernel):
+    d = os.path.join(root, kernel)
+    recs = []
+    try:
+        with open(os.path.join(d, "verifier.jsonl")) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    try:
+                        recs.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        pass
+    except FileNotFoundError:
+        pass
+    steps = []
+    try:
+        with open(os.path.join(d, "steps.tsv")) as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) == 3:
+                    steps.append(parts)
+    except FileNotFoundError:
+        pass
+    return recs, steps
+
+
+def cell(r):
+    if not r.get("loaded"):
+        return "refused: " + (r.get("reason") or "?")
+    if r.get("insns", 0) > r.get("budget", 250000):
+        return "over: %d" % r["insns"]
+    return str(r.get("insns", "?"))
+
+
+def kernel_version(label):
+    m = re.search(r"(\d+)\.(\d+)", label)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    root, kernels = sys.argv[1], sys.argv[2:]
+    data = {k: load(root, k) for k in kernels}
+    failures = []
+    passes = []  # (key_size, value_size, binary_keys) in first-seen order
+    table = {}  # pass -> (layout, program) -> kernel -> record
+    for k in kernels:
+        for r in data[k][0]:
+            p = (r.get("key_size"), r.get("value_size"), r.get("binary_keys"))
+            if p not in table:
+                passes.append(p)
+                table[p] = {}
+            table[p].setdefault((r.get("layout"), r.get("program")), {})[k] = r
+    for p in passes:
+        ks, vs, bk = p
+        name = "-k %s -s %s%s" % (ks, vs, " --binary-keys" if bk else "")
+        print("\n== verify %s: processed instructions" % name)
+        rows = [["layout", "program"] + kernels]
+        bad = {}  # (kernel, verdict) -> [layout/program]
+        for lp in sorted(table[p]):
+            row = list(lp)
+            for k in kernels:
+                r = table[p][lp].get(k)
+                c = cell(r) if r else "-"
+                if r and lp[0] == "arena" and kernel_version(k) < ARENA_SINCE and not r.get("loaded"):
+                    c = "skip: no arena before %d.%d" % ARENA_SINCE
+                elif r and c != str(r.get("insns")):
+                    bad.setdefault((k, c), []).append("%s/%s" % lp)
+                row.append(c)
+            rows.append(row)
+        w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            print("  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip())
+        for (k, c), progs in bad.items():
+            failures.append("%s: verify %s: %s: %s" % (k, name, c, " ".join(progs)))
+    print("\n== steps (seconds)")
+    for k in kernels:
+        steps = data[k][1]
+        if not steps:
+            failures.append("%s: no step ran (the VM did not boot or was killed: see %s)" %
+                            (k, os.path.join(root, k + ".console.log")))
+        print("%s: %s" % (k, ", ".join("%s %s (%s)" % (n, s, t) for n, s, t in steps) or "none"))
+        for n, s, t in steps:
+            # a verify pass that ran to its end is judged by its lines above
+            if s == "ok" or (n.startswith("verify") and s in ("fail rc 1", "fail rc 3")):
+                continue
+            failures.append("%s: %s %s (log: %s)" % (k, n, s, os.path.join(root, k, n + ".log")))
+    if failures:
+        print("\n== FAILED (%d)" % len(failures))
+        for f in failures:
+            print("FAIL " + f)
+        return 1
+    print("\n== all passed on %s" % ", ".join(kernels))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
