@@ -112,7 +112,7 @@ int acl_print_list(const struct xkv_store *s, int list, FILE *f, int *n);
 /* ---- the commands ---- */
 extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, cmd_layouts, cmd_get,
 	cmd_set, cmd_del, cmd_load, cmd_import, cmd_snapshot, cmd_restore, cmd_dump, cmd_migrate,
-	cmd_compare;
+	cmd_compare, cmd_verify;
 
 /* compare.c: run bench/compare/compare.py with the arguments after
  * 'compare' as given.  Returns only on failure. */

@@ -5,7 +5,7 @@
 
 const struct cmd *const commands[] = {
 	&cmd_attach, &cmd_detach, &cmd_serve, &cmd_status, &cmd_get, &cmd_set,
-	&cmd_del, &cmd_load, &cmd_snapshot, &cmd_restore, &cmd_migrate, &cmd_dump, &cmd_import, &cmd_acl, &cmd_layouts, &cmd_compare, NULL,
+	&cmd_del, &cmd_load, &cmd_snapshot, &cmd_restore, &cmd_migrate, &cmd_dump, &cmd_import, &cmd_acl, &cmd_layouts, &cmd_verify, &cmd_compare, NULL,
 };
 
 const struct xo global_table[] = {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "cli.h"
@@ -669,6 +670,9 @@ static int run_layouts(void *vo, const struct global_opts *g)
 {
 	struct layouts_opts *o = vo;
 
+	/* what this kernel allows: known only to root (a map is created) */
+	bool probe = geteuid() == 0;
+	char why[200];
 	if (o->json) {
 		printf("[");
 		for (int i = 0; xkv_layouts[i]; i++) {
@@ -679,6 +683,12 @@ static int run_layouts(void *vo, const struct global_opts *g)
 			json_cstr(stdout, L->summary ? L->summary : "");
 			printf(",\"loses\":");
 			json_cstr(stdout, L->loses ? L->loses : "");
+			int av = probe ? xkv_layout_probe(L, why, sizeof(why)) : -1;
+			printf(",\"available\":%s", av < 0 ? "null" : av ? "true" : "false");
+			if (av == 0) {
+				printf(",\"unavailable_reason\":");
+				json_cstr(stdout, why);
+			}
 			printf("}");
 		}
 		printf("]\n");
@@ -689,8 +699,13 @@ static int run_layouts(void *vo, const struct global_opts *g)
 		const struct xkv_layout *L = xkv_layouts[i];
 		printf("%-10s %-16s %s\n", L->name, map_type_str(L->map_type), L->summary ? L->summary : "");
 		printf("%-10s %-16s loses: %s\n", "", "", L->loses ? L->loses : "-");
+		if (probe && xkv_layout_probe(L, why, sizeof(why)) == 0)
+			printf("%-10s %-16s NOT AVAILABLE here: %s\n", "", "", why);
 	}
+	if (!probe)
+		printf("\n(run as root to see which layouts this kernel allows)\n");
 	printf("\nChoose one with: xdpkv --layout NAME attach IFACE (--variant: the same)\n");
+	printf("'xdpkv verify --all' loads every layout's programs and shows the verifier's cost.\n");
 	printf("Benchmarks only: --layout null attaches the handler with no map, a floor that\n"
 	       "answers every get with one fixed value and drops sets (bench/README.md).\n");
 	return EXIT_OK;

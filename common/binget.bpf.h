@@ -95,15 +95,19 @@ static __always_inline void bin_res_hdr(struct xkv_scratch *sc, __u16 status, __
 }
 
 /* The key (sc->key, zero padded) at reply[o]: whole words, the padding
- * past its end overwritten by what follows. */
-static __always_inline void bin_put_key(struct xkv_scratch *sc, __u32 o)
+ * past its end overwritten by what follows.  Global: verified once, not on
+ * each path through a get. */
+__attribute__((noinline)) int xkv_bin_put_key(struct xkv_scratch *sc, __u32 o)
 {
+	if (!sc)
+		return 0;
 	const __u64 *k = (const __u64 *)sc->key;
 	for (__u32 i = 0; i < (XKV_KEY_MAX + 6) / 8; i++) {
 		if (i * 8 >= cfg.key_size)
 			break;
 		*(__u64 *)&sc->reply[(o + i * 8) & XKV_RMASK] = k[i];
 	}
+return 0;
 }
 
 /* A miss's response (not the quiet ones': they send none): 0x0001 with
@@ -115,7 +119,7 @@ static __always_inline __u32 bin_put_miss(struct xkv_scratch *sc, __u32 kl)
 
 	if (kl) {
 		bin_res_hdr(sc, XKV_BIN_ENOENT, kl, 0, kl, 0);
-		bin_put_key(sc, o);
+		xkv_bin_put_key(sc, o);
 		return o + kl;
 	}
 	bin_res_hdr(sc, XKV_BIN_ENOENT, 0, 0, sizeof(XKV_BIN_M_ENOENT) - 1, 0);
@@ -137,7 +141,7 @@ static __always_inline __u32 bin_put_hit(struct xkv_scratch *sc, struct xkv_entr
 	bin_res_hdr(sc, XKV_BIN_OK, kl, 4, 4 + kl + len, e->wtime_ns);
 	*(__be32 *)&sc->reply[XKV_BIN_BODY] = bpf_htonl(e->flags);
 	if (kl)
-		bin_put_key(sc, o);
+		xkv_bin_put_key(sc, o);
 	o += kl;
 	if (len)
 		XKV_STORE_COPY_VALUE(sc, o, e, len);

@@ -364,6 +364,42 @@ static inline const char *xkv_err_line(int err)
 	return XKV_R_ERROR;
 }
 
+struct xkv_qget_walk {
+	const __u8 *buf;
+	__u64 *key;
+	__u32 klen, bad;
+};
+
+/* One 8-byte word of the key (i) into key[i]: bytes past the key zero,
+ * bad set at a special byte inside it.  An xkv_loop step: verified once,
+ * whatever the key's length. */
+static long xkv_qget_word(__u32 i, void *v)
+{
+	struct xkv_qget_walk *c = v;
+	__u32 klen = c->klen;
+	__u64 w = 0;
+
+	if (i >= (XKV_KEY_MAX + 7) / 8)
+		return 1;
+	if (i * 8 < klen) {
+		__builtin_memcpy(&w, &c->buf[(4 + i * 8) & XKV_PMASK], 8);
+		__u32 rem = klen - i * 8;
+		if (rem < 8) { /* bytes past the key: zero in key[], plain here */
+			__u64 m = (1ULL << (rem * 8)) - 1;
+			w &= m;
+			if (xkv_word_special(w | (0x4141414141414141ULL & ~m))) {
+				c->bad = 1;
+				return 1;
+			}
+		} else if (xkv_word_special(w)) {
+			c->bad = 1;
+			return 1;
+		}
+	}
+	c->key[i] = w;
+	return 0;
+}
+
 /* The commonest request, recognised without the tokenizer: is buf[0 .. len)
  * exactly "get <key>\r\n" with one key of 1 .. key_cap plain bytes (none
  * below 0x21, no DEL)?  Returns the key's length (it starts at buf[4]) and
@@ -382,26 +418,12 @@ static inline __attribute__((always_inline)) __u32 xkv_quick_get(const __u8 *buf
 	if (buf[0] != 'g' || buf[1] != 'e' || buf[2] != 't' || buf[3] != ' ' ||
 	    buf[(len - 2) & XKV_PMASK] != '\r' || buf[(len - 1) & XKV_PMASK] != '\n')
 		return 0;
-	__u32 klen = len - 6;
-	for (__u32 i = 0; i < (XKV_KEY_MAX + 7) / 8; i++) {
-		if (i * 8 >= key_size)
-			break;
-		__u64 w = 0;
-		if (i * 8 < klen) {
-			__builtin_memcpy(&w, &buf[(4 + i * 8) & XKV_PMASK], 8);
-			__u32 rem = klen - i * 8;
-			if (rem < 8) { /* bytes past the key: zero in key[], plain here */
-				__u64 m = (1ULL << (rem * 8)) - 1;
-				w &= m;
-				if (xkv_word_special(w | (0x4141414141414141ULL & ~m)))
-					return 0;
-			} else if (xkv_word_special(w)) {
-				return 0;
-			}
-		}
-		key[i] = w;
-	}
-	return klen;
+	struct xkv_qget_walk c = { .buf = buf, .key = key, .klen = len - 6 };
+	__u32 words = key_size / 8;
+	if (words > (XKV_KEY_MAX + 7) / 8)
+		words = (XKV_KEY_MAX + 7) / 8;
+	xkv_loop(words, xkv_qget_word, &c);
+	return c.bad ? 0 : c.klen;
 }
 
 /* Decimal digits at buf[*p ..] (1 .. 10 of them) into *v; *p moves past

@@ -194,27 +194,41 @@ static __always_inline void stat_inc(struct xkv_stats *st, __u32 i)
 #define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))
 #define barrier() asm volatile("" ::: "memory")
 
+/* One 8-byte word (i) of key token t into sc->key, the bytes past the key
+ * zero: an xkv_loop step, verified once whatever the key's length. */
+struct xkv_key_walk {
+	struct xkv_scratch *sc;
+	__u32 off, len;
+};
+
+static long xkv_key_word(__u32 i, void *v)
+{
+	struct xkv_key_walk *c = v;
+	struct xkv_scratch *sc = c->sc;
+	__u32 len = c->len;
+	__u64 w = 0;
+
+	if (!sc || i >= (XKV_KEY_MAX + 6) / 8)
+		return 1;
+	if (i * 8 < len) {
+		w = *(__u64 *)&sc->req[(c->off + i * 8) & (XKV_REQ_MAX - 1)];
+		__u32 rem = len - i * 8;
+		if (rem < 8)
+			w &= (1ULL << (rem * 8)) - 1;
+	}
+	((__u64 *)sc->key)[i] = w;
+	return 0;
+}
+
 /* Copy key token t of the parsed request into sc->key, zero padded to
  * cfg.key_size, one 8-byte word at a time.  Global: verified once. */
 __attribute__((noinline)) int xkv_load_key(struct xkv_scratch *sc, __u32 t)
 {
 	if (!sc || t >= XKV_PARSE_TOKENS)
 		return 0;
-	__u32 off = sc->pr.tok[t].off, len = sc->pr.tok[t].len;
-	__u64 *dst = (__u64 *)sc->key;
-	sc->klen = len;
-	for (__u32 i = 0; i < (XKV_KEY_MAX + 6) / 8; i++) {
-		if (i * 8 >= cfg.key_size)
-			break;
-		__u64 w = 0;
-		if (i * 8 < len) {
-			w = *(__u64 *)&sc->req[(off + i * 8) & (XKV_REQ_MAX - 1)];
-			__u32 rem = len - i * 8;
-			if (rem < 8)
-				w &= (1ULL << (rem * 8)) - 1;
-		}
-		dst[i] = w;
-	}
+	struct xkv_key_walk c = { .sc = sc, .off = sc->pr.tok[t].off, .len = sc->pr.tok[t].len };
+	sc->klen = c.len;
+	xkv_loop(cfg.key_size / 8, xkv_key_word, &c);
 	return 0;
 }
 
@@ -239,6 +253,18 @@ __attribute__((noinline)) int xkv_quick_set_req(struct xkv_scratch *sc, __u32 le
 	sc->pr.key_cap = cfg.key_cap;
 	sc->pr.val_cap = cfg.val_cap;
 	return xkv_quick_set(sc->req, len, &sc->pr, (__u64 *)sc->key, cfg.key_size);
+}
+
+/* The get shortcut (parse.h, xkv_quick_get) over sc->req: the key's length
+ * (packed into sc->key), or 0 to parse.  Global: verified once (its word
+ * loop's exits would otherwise multiply the paths after it). */
+__attribute__((noinline)) __u32 xkv_quick_get_req(struct xkv_scratch *sc, __u32 len)
+{
+	if (!sc)
+		return 0;
+	__u32 k = xkv_quick_get(sc->req, len, cfg.key_cap, (__u64 *)sc->key, cfg.key_size);
+	/* what the callers know of it: a key length */
+	return k <= XKV_KEY_MAX ? k : 0;
 }
 
 /* key_size bytes of a and b equal (both 8-aligned buffers) */

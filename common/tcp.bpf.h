@@ -196,6 +196,10 @@ enum { TCP_ONE_PASS, TCP_ONE_NOREPLY, TCP_ONE_GET, TCP_ONE_WRITE };
 __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o, __u32 flags)
 {
 	__u32 zero = 0;
+	/* used, whatever the layout: where flags decides nothing (a per-CPU
+	 * store never writes here) clang 19 otherwise leaves its register
+	 * unset at the call, and the verifier refuses the call */
+	barrier_var(flags);
 	/* the scratch from its map: with the entry's data after it (a pointer
 	 * argument would cover the struct alone) */
 	struct xkv_scratch *sc = bpf_map_lookup_elem(&tcp_scratch, &zero);

@@ -113,6 +113,58 @@ static __always_inline __u32 tcpx_ack_out(const struct tcpx_offs *o, __u32 ack, 
 	return ack + o->dc;
 }
 
+/* A segment's TCP options walked, one option a bpf_loop() step (verified
+ * once; a bounded loop had the verifier walk every path through its 40
+ * iterations): where the timestamps and the SACK blocks are, and whether
+ * anything else is there.  b: the options, at most 40 bytes, in map memory
+ * readable at any index masked with 63 (4 bytes past it too). */
+struct tcpx_optwalk {
+	const __u8 *b;
+	__u32 i, olen;
+	__u32 ts_at, sack_at; /* offset in b of the option's data, + 1 (0: none) */
+	__u32 sack_n;         /* SACK blocks (of 8 bytes) */
+	__u32 odd;            /* an option the translation does not know, or a broken list */
+};
+
+static long tcpx_opt_step(__u32 idx, void *v)
+{
+	struct tcpx_optwalk *c = v;
+	const __u8 *b = c->b;
+	__u32 i = c->i, olen = c->olen;
+
+	if (!b || i >= olen || i >= 40)
+		return 1;
+	__u8 kind = b[i & 63];
+	if (kind == 0)
+		return 1;
+	if (kind == 1) {
+		c->i = i + 1;
+		return 0;
+	}
+	__u8 len = b[(i + 1) & 63];
+	if (i + 1 >= olen || len < 2 || i + len > olen) {
+		c->odd = 1;
+		return 1;
+	}
+	if (kind == 8 && len == 10)
+		c->ts_at = i + 2 + 1;
+	else if (kind == 5 && (len == 10 || len == 18 || len == 26 || len == 34)) {
+		c->sack_at = i + 2 + 1;
+		c->sack_n = (len - 2) / 8;
+	} else
+		c->odd = 1; /* MSS, window scale, SACK-permitted outside a SYN; MD5, AO, MPTCP ... */
+	c->i = i + len;
+	return 0;
+}
+
+static __always_inline void tcpx_opts_walk(struct tcpx_optwalk *c, const __u8 *b, __u32 olen)
+{
+	__builtin_memset(c, 0, sizeof(*c));
+	c->b = b;
+	c->olen = olen;
+	bpf_loop(40, tcpx_opt_step, c, 0);
+}
+
 /* RFC 1624 incremental update of a 16-bit ones' complement checksum for a
  * 32-bit word changed from `from` to `to` (both in network order). */
 static __always_inline void csum_replace4(__u16 *sum, __u32 from, __u32 to)

@@ -28,14 +28,13 @@ struct {
 #define TCPX_SYN 0x02
 #define TCPX_FIN 0x01
 
-/* The segment's options, parsed into sc->tx: timestamps and SACK blocks
- * located; anything else but NOP/EOL marks it odd (translated, never
- * answered). */
+/* The segment's options (olen bytes at frame offset at), parsed into
+ * sc->tx: timestamps and SACK blocks located; anything else but NOP/EOL
+ * marks it odd (translated, never answered). */
 static __always_inline void tcpx_options(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 at,
 					 __u32 olen)
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
-	__u8 *b = p->opt;
 
 	p->ts_at = p->sack_at = p->sack_n = 0;
 	__u32 n = olen;
@@ -47,43 +46,24 @@ static __always_inline void tcpx_options(struct xdp_md *ctx, struct xkv_scratch 
 	barrier_var(n);
 	if (n == 0)
 		return;
-	if (bpf_xdp_load_bytes(ctx, at, b, n)) {
+	if (bpf_xdp_load_bytes(ctx, at, p->opt, n)) {
 		p->odd = 1;
 		return;
 	}
-	__u32 i = 0;
-	for (int n = 0; n < 40; n++) {
-		if (i >= olen)
-			break;
-		__u8 kind = b[i & 63];
-		if (kind == 0)
-			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= olen) {
-			p->odd = 1;
-			break;
-		}
-		__u8 len = b[(i + 1) & 63];
-		if (len < 2 || i + len > olen) {
-			p->odd = 1;
-			break;
-		}
-		if (kind == 8 && len == 10) {
-			p->ts_at = at + i + 2;
-			__builtin_memcpy(&p->tsval, &b[(i + 2) & 31], 4);
-			__builtin_memcpy(&p->tsecr, &b[(i + 6) & 31], 4);
-			p->tsval = bpf_ntohl(p->tsval);
-			p->tsecr = bpf_ntohl(p->tsecr);
-		} else if (kind == 5 && (len == 10 || len == 18 || len == 26 || len == 34)) {
-			p->sack_at = at + i + 2;
-			p->sack_n = (len - 2) / 8;
-		} else {
-			p->odd = 1; /* MSS, window scale, SACK-permitted outside a SYN; MD5, AO, MPTCP ... */
-		}
-		i += len;
+	struct tcpx_optwalk c;
+	tcpx_opts_walk(&c, p->opt, n);
+	p->odd = !!c.odd;
+	if (c.ts_at) {
+		__u32 v1, v2, t = c.ts_at - 1;
+		p->ts_at = at + t;
+		__builtin_memcpy(&v1, &p->opt[t & 63], 4);
+		__builtin_memcpy(&v2, &p->opt[(t + 4) & 63], 4);
+		p->tsval = bpf_ntohl(v1);
+		p->tsecr = bpf_ntohl(v2);
+	}
+	if (c.sack_at) {
+		p->sack_at = at + c.sack_at - 1;
+		p->sack_n = c.sack_n;
 	}
 }
 
@@ -154,16 +134,19 @@ static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc
 }
 
 /* The segment, translated in place (sc->tx, the flow's offsets o): seq, ack
- * and SACK blocks, the checksum updated. */
-static __always_inline void tcpx_translate_in(struct xdp_md *ctx, struct xkv_scratch *sc,
-					      const struct tcpx_offs *o)
+ * and SACK blocks, the checksum updated.  Global: verified once, not at
+ * each of the responder's exits. */
+__attribute__((noinline)) int xkv_tcpx_translate_in(struct xdp_md *ctx, struct xkv_scratch *sc,
+						    const struct tcpx_offs *o)
 {
+	if (!ctx || !sc || !o)
+		return 0;
 	struct xkv_tcpx_seg *p = &sc->tx;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	struct tcphdr *th = data + (p->l4 & 127);
 
 	if ((void *)(th + 1) > data_end)
-		return;
+		return 0;
 	__u32 end = p->seq + p->plen;
 	__u32 kseq = p->seq - (seq_before(o->c_start, end) ? o->dc : o->dc_prev);
 	__u32 nseq = bpf_htonl(kseq);
@@ -186,6 +169,7 @@ static __always_inline void tcpx_translate_in(struct xdp_md *ctx, struct xkv_scr
 			e[k] = n;
 		}
 	}
+return 0;
 }
 
 /* The socket the segment is for, and its TCP state (BTF), or NULL.  The

@@ -28,104 +28,119 @@ static __always_inline void tcpx_put32(struct __sk_buff *skb, __u32 off, __u32 c
 	bpf_skb_store_bytes(skb, off, &to, sizeof(to), 0);
 }
 
+/* A segment's TCP options: at most 40 bytes, in a buffer where every index
+ * masked with 63 stays inside it, a 4-byte read at one too; per CPU, for
+ * the egress program (a map value: the walk below reads it at variable
+ * offsets). */
+struct tcpx_optbuf {
+	__u8 b[64 + 4];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tcpx_optbuf);
+} tcpx_tc_opts SEC(".maps");
+
+/* The options of the kernel's segment (TCP header at l4, doff bytes) into
+ * ob; their length, 0 when there are none or they cannot be read. */
+static __always_inline __u32 tcpx_opts_load(struct __sk_buff *skb, __u32 l4, __u32 doff,
+					    struct tcpx_optbuf *ob)
+{
+	__u32 olen = doff > 20 ? doff - 20 : 0;
+	barrier_var(olen);
+	if (olen > 40)
+		return 0;
+	barrier_var(olen);
+	if (!olen || bpf_skb_load_bytes(skb, l4 + 20, ob->b, olen))
+		return 0;
+	return olen;
+}
+
+/* The SACK blocks of the kernel's segment (of the client's stream),
+ * kernel -> wire.  Global: verified once. */
+__attribute__((noinline)) int xkv_tcpx_sack_out(struct __sk_buff *skb, const struct tcpx_offs *o,
+						__u32 l4, __u32 doff)
+{
+	__u32 zero = 0;
+	struct tcpx_optbuf *ob = bpf_map_lookup_elem(&tcpx_tc_opts, &zero);
+
+	if (!skb || !o || !ob || l4 > 128)
+		return 0;
+	struct tcpx_optwalk c;
+	__u32 olen = tcpx_opts_load(skb, l4, doff, ob);
+	tcpx_opts_walk(&c, ob->b, olen);
+	if (!c.sack_at)
+		return 0;
+	for (__u32 e = 0; e < 4; e++) {
+		__u32 bo = c.sack_at - 1 + e * 8;
+		if (e >= c.sack_n || bo + 8 > olen || bo + 8 > 40)
+			break;
+		for (__u32 k = 0; k < 2; k++) {
+			__u32 v;
+			__builtin_memcpy(&v, &ob->b[(bo + k * 4) & 63], 4);
+			tcpx_put32(skb, l4 + 20 + bo + k * 4, l4 + 16, v,
+				   bpf_htonl(tcpx_ack_out(o, bpf_ntohl(v), 0)));
+		}
+	}
+	return 0;
+}
+
 /* The kernel's segment translated (tcpx.h): seq, ack (held while the last
  * reply is unacknowledged), SACK blocks.  Its new sequence number. */
 static __always_inline __u32 tcpx_translate_out(struct __sk_buff *skb, const struct tcpx_offs *o,
 						 const struct tcphdr *th, __u32 l4, __u32 doff)
 {
 	__u32 csum = l4 + 16;
-	__u8 fl = ((__u8 *)th)[13], hdr[40];
+	__u8 fl = ((__u8 *)th)[13];
 	__u32 nseq = tcpx_seq_out(o, bpf_ntohl(th->seq));
 	tcpx_put32(skb, l4 + 4, csum, th->seq, bpf_htonl(nseq));
 	if (fl & 0x10)
 		tcpx_put32(skb, l4 + 8, csum, th->ack_seq, bpf_htonl(tcpx_ack_out(o, bpf_ntohl(th->ack_seq), 1)));
-	/* SACK blocks (of the client's stream) */
-	__u32 olen = doff > 20 ? doff - 20 : 0;
-	barrier_var(olen);
-	if (olen > 40)
-		olen = 0;
-	barrier_var(olen);
-	__u32 sack_at = 0, sack_len = 0;
-	if (olen && !bpf_skb_load_bytes(skb, l4 + 20, hdr, olen)) {
-		__u32 i = 0;
-		for (int n = 0; n < 40; n++) {
-			if (i + 1 >= olen)
-				break;
-			__u8 kind = hdr[i & 63];
-			if (kind == 0)
-				break;
-			if (kind == 1) {
-				i++;
-				continue;
-			}
-			__u8 len = hdr[(i + 1) & 63];
-			if (len < 2 || i + len > olen)
-				break;
-			if (kind == 5) {
-				sack_at = i + 2;
-				sack_len = len - 2;
-				break;
-			}
-			i += len;
-		}
-	}
-	for (__u32 e = 0; e < 8; e++) {
-		__u32 at = sack_at + e * 4, v;
-		if (e * 4 + 4 > sack_len || at + 4 > 40)
-			break;
-		__builtin_memcpy(&v, &hdr[at & 63], 4);
-		tcpx_put32(skb, l4 + 20 + at, csum, v, bpf_htonl(tcpx_ack_out(o, bpf_ntohl(v), 0)));
-	}
+	if (doff > 20)
+		xkv_tcpx_sack_out(skb, o, l4, doff);
 	return nseq;
+}
+
+/* The kernel's SACK option (it would report the request as received
+ * twice) turned into NOPs.  Global: verified once. */
+__attribute__((noinline)) int xkv_tcpx_sack_nop(struct __sk_buff *skb, __u32 l4, __u32 doff)
+{
+	__u32 zero = 0;
+	struct tcpx_optbuf *ob = bpf_map_lookup_elem(&tcpx_tc_opts, &zero);
+
+	if (!skb || !ob || l4 > 128)
+		return 0;
+	struct tcpx_optwalk c;
+	__u32 olen = tcpx_opts_load(skb, l4, doff, ob);
+	tcpx_opts_walk(&c, ob->b, olen);
+	if (!c.sack_at || c.sack_at < 3)
+		return 0;
+	__u8 nops[40];
+	__builtin_memset(nops, 1, sizeof(nops));
+	__u32 at = c.sack_at - 3, n = 2 + c.sack_n * 8; /* the whole option: kind, length, blocks */
+	barrier_var(n);
+	if (n >= 2 && n <= 40 && at < 40)
+		bpf_skb_store_bytes(skb, l4 + 20 + at, nops, n, 0);
+	return 0;
 }
 
 /* The flow's last reply on the kernel's pure ACK at its place (s_k): the
  * ACK the kernel sent for the request's duplicate (tcpx_xdp.bpf.h, I5).
- * Its SACK option becomes NOPs (it would report the request as received
- * twice), the reply text goes after the header, the lengths and the
- * pseudo-header sum follow (the kernel's own segments are CHECKSUM_PARTIAL
- * here: the rest of the sum is the device's).  1 when the reply is on it. */
+ * Its SACK option becomes NOPs, the reply text goes after the header, the
+ * lengths and the pseudo-header sum follow (the kernel's own segments are
+ * CHECKSUM_PARTIAL here: the rest of the sum is the device's).  1 when the
+ * reply is on it. */
 static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_tcpx_flow *f,
 					     const struct tcpx_offs *o, __u32 l4, __u32 doff, __u32 ipl,
 					     int v4)
 {
 	__u32 len = o->r_len, csum = l4 + 16;
-	__u8 opt[40];
 
-	if (!len || len > XKV_TCPX_REPLY_MAX || ipl != doff)
+	if (!len || len > XKV_TCPX_REPLY_MAX || ipl != doff || doff > 60)
 		return 0;
-	__u32 olen = doff - 20;
-	barrier_var(olen);
-	if (olen > 40)
-		return 0;
-	barrier_var(olen);
-	if (olen && !bpf_skb_load_bytes(skb, l4 + 20, opt, olen)) {
-		__u32 i = 0;
-		for (int n = 0; n < 40; n++) {
-			if (i + 1 >= olen)
-				break;
-			__u8 kind = opt[i & 63];
-			if (kind == 0)
-				break;
-			if (kind == 1) {
-				i++;
-				continue;
-			}
-			__u8 ol = opt[(i + 1) & 63];
-			if (ol < 2 || i + ol > olen)
-				break;
-			if (kind == 5) {
-				__u8 nops[40];
-				__builtin_memset(nops, 1, sizeof(nops));
-				__u32 n = ol;
-				barrier_var(n);
-				if (n <= 40)
-					bpf_skb_store_bytes(skb, l4 + 20 + i, nops, n, 0);
-				break;
-			}
-			i += ol;
-		}
-	}
+	if (doff > 20)
+		xkv_tcpx_sack_nop(skb, l4, doff);
 	__u32 was = skb->len;
 	if (bpf_skb_change_tail(skb, was + len, 0))
 		return 0;

@@ -233,7 +233,7 @@ static __always_inline int xdp_quick_get(struct xdp_req *q, struct get_ctx *g)
 	struct xkv_scratch *sc = q->sc;
 	struct xkv_req *r = &sc->pr;
 	__u32 qk = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 :
-		   xkv_quick_get(sc->req, q->tlen, cfg.key_cap, (__u64 *)sc->key, cfg.key_size);
+		   xkv_quick_get_req(sc, q->tlen);
 
 	if (!qk)
 		return 0;

@@ -209,6 +209,29 @@ struct bpf_program *xkv_object_prog(struct bpf_object *obj);
  * last lines that fit into buf; returns buf. */
 const char *xkv_object_log_tail(struct bpf_object *obj, char *buf, size_t len);
 
+/* What this kernel's verifier says of one program of a layout (store/verify.c). */
+struct xkv_prog_cost {
+	char name[64];      /* the program's name in the object */
+	int err;            /* 0 loaded, else -errno of the load */
+	unsigned insns;     /* "processed N insns" (0: the verifier never ran) */
+	unsigned time_us;   /* the verifier's own "verification time" */
+	unsigned stack;     /* the deepest frame's stack depth, bytes */
+	unsigned wall_ms;   /* the whole load as this process saw it */
+	char reason[256];   /* a refusal: the verifier's last line, or strerror */
+};
+typedef int (*xkv_verify_fn)(void *arg, const struct xkv_prog_cost *c);
+/* Load each program cfg's configuration would load (cfg finished), alone
+ * and not attached, with the verifier's statistics; fn gets each result in
+ * the object's order (a non-zero return stops).  0, fn's return, or -errno
+ * with a message in err (the object could not be opened). */
+int xkv_verify_layout(const struct xkv_config *cfg, xkv_verify_fn fn, void *arg, char *err, size_t errlen);
+
+/* Can this kernel hold the layout's store (its map created as attach would,
+ * then dropped; kept per process)?  1 yes; 0 no, why holds the kernel's
+ * reason ("this kernel refuses its BPF_MAP_TYPE_ARENA map: ..."); <0 the
+ * probe could not run (not root), message in why. */
+int xkv_layout_probe(const struct xkv_layout *L, char *why, size_t len);
+
 /* Fill s from a loaded object (fds are borrowed, not dup'ed); L may be NULL
  * to look the layout up by cfg.layout. */
 int xkv_store_from_object(struct xkv_store *s, const struct xkv_layout *L, struct bpf_object *obj,
