@@ -195,22 +195,37 @@ static int do_attach(struct attach_opts *o, struct xkv_config *cfg, const struct
 	unsigned id;
 	const char *how = NULL;
 
-	struct bpf_object *obj = xkv_object_open(cfg, err, sizeof(err));
-	if (!obj) {
-		xerr("attach: %s", err);
-		return EXIT_SYS;
+	struct bpf_object *obj = NULL;
+	/* a second try when the kernel refuses an optional program (left out) */
+	for (int tries = 0;; tries++) {
+		obj = xkv_object_open(cfg, err, sizeof(err));
+		if (!obj) {
+			xerr("attach: %s", err);
+			return EXIT_SYS;
+		}
+		if (pr->pins && (rc = reuse_pins(obj, cfg, o, &reused)))
+			goto out;
+		rc = EXIT_SYS;
+		int e = put_prog(obj, &o->ifc, o->mode, pr, xmode, &how);
+		if (!e)
+			break;
+		if (tries) {
+			print_load_failure(obj, e, &o->ifc, o->mode);
+			goto out;
+		}
+		if (attach_load_failed(obj, cfg, e, &o->ifc, o->mode))
+			goto out;
+		bpf_object__close(obj);
 	}
-	if (pr->pins && (rc = reuse_pins(obj, cfg, o, &reused)))
-		goto out;
-	rc = EXIT_SYS;
-	if (put_prog(obj, &o->ifc, o->mode, pr, xmode, &how))
-		goto out;
 	const char *path = attach_path(o->ifc.ifindex, &id);
 	xkv_pin_dir(o->ifc.name, dir, sizeof(dir));
 	struct xkv_store ps;
+	if (!(cfg->flags & XKV_CFG_NO_XDP_TCP) && tcpx_egress_attach(obj, o->ifc.ifindex, err, sizeof(err)))
+		/* an optional feature: the rest goes on without it */
+		printf("attach: left out the TCP responder in the driver hook: %s; TCP is answered by "
+		       "serve ('--no-xdp-tcp' says so and skips it)\n", err);
 	if (xkv_pins_create(obj, o->ifc.name, err, sizeof(err)) ||
 	    (!(cfg->flags & XKV_CFG_NO_TCP_FAST) && xkv_tcp_fast_attach(obj, err, sizeof(err))) ||
-	    (!(cfg->flags & XKV_CFG_NO_XDP_TCP) && tcpx_egress_attach(obj, o->ifc.ifindex, err, sizeof(err))) ||
 	    xkv_store_from_object(&ps, NULL, obj, err, sizeof(err))) {
 		xerr("attach: %s", err);
 		undo_attach(o, pr);

@@ -36,6 +36,13 @@ int keep_pinned_seed(const struct attach_opts *o, const struct prior *pr, struct
  * entries of before that stay).  0 or -errno (err says why). */
 int attach_policy(struct xkv_store *s, const struct attach_opts *o, bool reused, int *kept,
 		  char *err, size_t errlen);
+/* attach_fallback.c: put_prog failed with e.  Loads each program alone to
+ * learn what this kernel refuses: only optional ones (the TCP responder, the
+ * TCP verdict): one line each, their XKV_CFG_NO_* flags into cfg, and 0 (open
+ * and put the object again); the XDP program itself, or nothing refused
+ * (the attach failed): printed, -1. */
+int attach_load_failed(struct bpf_object *obj, struct xkv_config *cfg, int e, const struct xo_iface *ifc,
+		       int mode);
 /* attach_policy.c: the "access:" and "replies:" lines. */
 void print_policy(const struct xkv_store *s, const struct attach_opts *o);
 

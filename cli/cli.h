@@ -163,9 +163,13 @@ struct prior {
 bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, size_t olen);
 /* Put obj's program on ifc: in place of ours (pr) without a moment where
  * neither runs (XDP_FLAGS_REPLACE, or libxdp's dispatcher), or fresh.  *how
- * says which way.  Loads obj when it is not loaded.  0 or -errno (printed). */
+ * says which way.  Loads obj when it is not loaded.  0 or -errno, not
+ * printed: print_load_failure says what failed (attach first asks
+ * attach_load_failed, which tells a refused program from a refused attach). */
 int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const struct prior *pr,
 	     int xmode, const char **how);
+/* What put_prog's failure e was, with the verifier log's tail and a hint. */
+void print_load_failure(struct bpf_object *obj, int e, const struct xo_iface *ifc, int mode);
 /* Take our program (program id `only`, or any when 0) off ifindex.
  * 1 detached, 0 none there, <0 -errno. */
 int detach_ours(int ifindex, unsigned only, unsigned *id_out);

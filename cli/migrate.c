@@ -300,7 +300,8 @@ static int migrate(struct mig_run *m, const struct prior *pr)
 	m->res.evicted = xkv_migrate_evicted(&m->nw, m->res.copied, &m->mirror.st,
 					     m->mirrored ? (long)m->mirror.st.live : m->nw.L->count(&m->nw));
 	/* the new program on the new store, then its maps where the old were */
-	if (put_prog(m->obj, &o->ifc, m->old.cfg.mode, pr, pr->xmode, &m->how)) {
+	if ((e = put_prog(m->obj, &o->ifc, m->old.cfg.mode, pr, pr->xmode, &m->how))) {
+		print_load_failure(m->obj, e, &o->ifc, m->old.cfg.mode);
 		xerr("migrate: the old program and store stay");
 		goto clear;
 	}

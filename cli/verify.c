@@ -103,7 +103,9 @@ static int run_verify(void *vo, const struct global_opts *g)
 			if (o->json) {
 				printf("{\"layout\":");
 				json_cstr(stdout, name);
-				printf(",\"available\":false,\"reason\":");
+				printf(",\"program\":\"-\",\"key_size\":%u,\"value_size\":%u,\"binary_keys\":%s,"
+				       "\"loaded\":false,\"available\":false,\"reason\":", cfg.key_cap, cfg.val_cap,
+				       cfg.flags & XKV_CFG_BINARY_KEYS ? "true" : "false");
 				json_cstr(stdout, why);
 				printf("}\n");
 			} else {

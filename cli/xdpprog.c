@@ -108,12 +108,16 @@ int tcpx_egress_attach(struct bpf_object *obj, int ifindex, char *err, size_t er
 			    .prog_fd = bpf_program__fd(p), .flags = BPF_TC_F_REPLACE);
 	int e = bpf_tc_hook_create(&hook);
 	if (e && e != -EEXIST)
-		return xkv_errf(err, errlen, e, "cannot add a clsact qdisc for the TCP egress program: %s",
-				strerror(-e));
-	e = bpf_tc_attach(&hook, &opts);
-	if (e)
-		return xkv_errf(err, errlen, e, "cannot attach the TCP egress program: %s", strerror(-e));
-	return 0;
+		xkv_errf(err, errlen, e, "cannot add a clsact qdisc for the TCP egress program: %s",
+			 strerror(-e));
+	else if ((e = bpf_tc_attach(&hook, &opts)))
+		xkv_errf(err, errlen, e, "cannot attach the TCP egress program: %s", strerror(-e));
+	else
+		return 0;
+	/* no translation on the way out: nothing may be answered on the way in */
+	for (__u32 j = 0; j < sizeof(tail) / sizeof(tail[0]); j++)
+		bpf_map_delete_elem(bpf_map__fd(progs), &j);
+	return e;
 }
 
 int tcpx_egress_detach(int ifindex)
@@ -164,7 +168,7 @@ bool attach_prior(const struct xo_iface *ifc, struct prior *pr, char *other, siz
 	return leg;
 }
 
-static void print_load_failure(struct bpf_object *obj, int e, const struct xo_iface *ifc, int mode)
+void print_load_failure(struct bpf_object *obj, int e, const struct xo_iface *ifc, int mode)
 {
 	char tail[3072];
 
@@ -208,10 +212,8 @@ int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const
 		/* libxdp will not replace a program it attached alone (-EBUSY):
 		 * the kernel swaps it in one step, XDP_FLAGS_REPLACE naming the
 		 * old one (a concurrent change makes it fail, not clobber) */
-		if ((e = xkv_object_load(obj, err, sizeof(err)))) {
-			xerr("attach: %s", err);
-			return e;
-		}
+		if ((e = xkv_object_load(obj, err, sizeof(err))))
+			return e; /* the caller says why (attach_load_failed) */
 		int old = bpf_prog_get_fd_by_id(pr->id);
 		if (old < 0) {
 			e = -errno;
@@ -222,8 +224,6 @@ int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const
 		__u32 fl = XDP_FLAGS_REPLACE | (xmode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 		e = bpf_xdp_attach(ifc->ifindex, bpf_program__fd(xkv_object_prog(obj)), fl, &ao);
 		close(old);
-		if (e)
-			print_load_failure(obj, e, ifc, mode);
 		*how = "swapped in one step (XDP_FLAGS_REPLACE)";
 		return e;
 	}
@@ -247,8 +247,6 @@ int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const
 			xerr("attach: removing program id %u from the dispatcher: %s", pr->id, strerror(-e));
 		e = e < 0 ? e : 0;
 		*how = "added to libxdp's dispatcher, then the old one removed";
-	} else if (e) {
-		print_load_failure(obj, e, ifc, mode);
 	}
 	xdp_program__close(prog);
 	return e;

@@ -21,7 +21,7 @@ static __always_inline __u32 bin_get_klen(struct xkv_scratch *sc, __u32 tlen)
 {
 	const struct xkv_bin_hdr *h = (const void *)sc->req;
 	__u8 op = h->opcode;
-	__u32 klen = bpf_ntohs(h->keylen);
+	__u32 klen = xkv_ntohs(h->keylen);
 
 	if (op != XKV_BIN_GET && op != XKV_BIN_GETQ && op != XKV_BIN_GETK && op != XKV_BIN_GETKQ)
 		return 0;

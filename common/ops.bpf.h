@@ -30,7 +30,7 @@
  * items are not kernel memory a helper can read (arena) defines its own. */
 #ifndef XKV_STORE_COPY_VALUE
 #define XKV_STORE_COPY_VALUE(sc, o, e, len) \
-	bpf_probe_read_kernel(&(sc)->reply[(o) & XKV_RMASK], (len), &(e)->data[XKV_VOFF])
+	bpf_probe_read_kernel(&(sc)->reply[(o) & XKV_RMASK], XKV_LEN(len, 2047), &(e)->data[XKV_VOFF])
 #endif
 
 /* ---- get ---------------------------------------------------------------- */

@@ -90,6 +90,7 @@ static __attribute__((noinline)) int xkv_http_line(const __u8 *buf, const struct
 	    (f == 'm' && c->len == 2) || xkv_tok_is(buf, c, "watch", 5) || xkv_tok_is(buf, c, "lru", 3))
 		return 0;
 	__u32 last = r->ntok < 23 ? r->ntok - 1 : 22;
+	barrier_var(last); /* the check below stays, on the register indexed with (6.1) */
 	if (last >= XKV_PARSE_TOKENS)
 		return 0;
 	const struct xkv_tok *t = &r->tok[last];

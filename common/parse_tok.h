@@ -17,6 +17,12 @@
 #endif
 #define XKV_PMASK (XKV_PARSE_SPAN - 1)
 
+/* The value as if unknown to the compiler from here on (libbpf's, for
+ * userspace builds too): a check after it stays, on the register used. */
+#ifndef barrier_var
+#define barrier_var(var) asm volatile("" : "=r"(var) : "0"(var))
+#endif
+
 #ifdef __bpf__
 #define xkv_loop(n, cb, ctx) bpf_loop((n), (cb), (ctx), 0)
 #else

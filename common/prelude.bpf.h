@@ -267,6 +267,33 @@ __attribute__((noinline)) __u32 xkv_quick_get_req(struct xkv_scratch *sc, __u32 
 	return k <= XKV_KEY_MAX ? k : 0;
 }
 
+/* A helper's length, 1 .. max (max <= 32768), computed in the register the
+ * call takes: 6.1's verifier takes no lower bound from a "!= 0" check and
+ * keeps no bounds of a 32-bit value saved on the stack, and a range check
+ * clang makes on a copy of the register (v - 1 > max - 1) bounds the copy
+ * only.  v in 1 .. max comes out as it went in; callers check that first. */
+#define XKV_LEN(v, max) ({                                  \
+	__u32 l_ = (v);                                     \
+	barrier_var(l_);                                    \
+	l_ = ((l_ - 1) & 0x7fff) + 1;                       \
+	barrier_var(l_);                                    \
+	if (l_ > (max))                                     \
+		l_ = (max);                                 \
+	barrier_var(l_);                                    \
+	l_;                                                 \
+})
+
+/* A 16-bit wire field (a length) in host order, its bounds (0 .. 65535)
+ * in the register that is used: 6.12's verifier takes a byte swap's result
+ * as any 64-bit value (a packet pointer plus it is refused), and clang drops
+ * a mask it knows to be redundant, hence the barrier. */
+static __always_inline __u32 xkv_ntohs(__u16 v)
+{
+	__u32 x = bpf_ntohs(v);
+	barrier_var(x);
+	return x & 0xffff;
+}
+
 /* key_size bytes of a and b equal (both 8-aligned buffers) */
 static __always_inline int xkv_key_eq(const __u8 *a, const __u8 *b)
 {

@@ -158,7 +158,7 @@ static __always_inline int tcp_set(struct __sk_buff *skb, struct xkv_scratch *sc
 		return 0;
 	xkv_entry_head(sc, now);
 	if (bytes && bpf_skb_load_bytes(skb, (off + r->data_off) & (XKV_REQ_MAX * 2 - 1),
-					&e->data[XKV_VOFF], bytes))
+					&e->data[XKV_VOFF], XKV_LEN(bytes, cfg.val_cap)))
 		return 0;
 	if (xkv_op_set(sc, st))
 		return 0;
@@ -215,7 +215,7 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 		return TCP_ONE_PASS;
 	/* n as it is, in a form whose bounds the verifier sees (1 .. 2048) */
 	n = ((n - 1) & (XKV_REQ_MAX - 1)) + 1;
-	if (bpf_skb_load_bytes(skb, off, sc->req, n))
+	if (bpf_skb_load_bytes(skb, off, sc->req, XKV_LEN(n, XKV_REQ_MAX)))
 		return TCP_ONE_PASS;
 	struct xkv_req *r = &sc->pr;
 	/* a whole request the kernel serves; errors, other commands and a
@@ -397,7 +397,7 @@ int xdpkv_tcp(struct __sk_buff *skb)
 		act = SK_DROP;
 		goto out;
 	}
-	if (bpf_skb_store_bytes(skb, 0, &sc->reply[XKV_TEXT], rlen & 2047, 0)) {
+	if (bpf_skb_store_bytes(skb, 0, &sc->reply[XKV_TEXT], XKV_LEN(rlen, 2047), 0)) {
 		/* not seen: change_tail made the skb writable and this long;
 		 * the request is half overwritten and cannot go anywhere */
 		stat_inc(st, XKV_STAT_tcp_lost);

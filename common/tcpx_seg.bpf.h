@@ -46,7 +46,7 @@ static __always_inline void tcpx_options(struct xdp_md *ctx, struct xkv_scratch 
 	barrier_var(n);
 	if (n == 0)
 		return;
-	if (bpf_xdp_load_bytes(ctx, at, p->opt, n)) {
+	if (bpf_xdp_load_bytes(ctx, at, p->opt, XKV_LEN(n, 40))) {
 		p->odd = 1;
 		return;
 	}
@@ -87,7 +87,7 @@ static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc
 		    (ip->frag_off & bpf_htons(0x3fff)))
 			return -1;
 		th = (void *)(ip + 1);
-		ipl = bpf_ntohs(ip->tot_len);
+		ipl = xkv_ntohs(ip->tot_len);
 		if (ipl < 40 || (void *)ip + ipl > data_end)
 			return -1;
 		ipl -= 20;
@@ -98,7 +98,7 @@ static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc
 		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_TCP)
 			return -1;
 		th = (void *)(ip6 + 1);
-		ipl = bpf_ntohs(ip6->payload_len);
+		ipl = xkv_ntohs(ip6->payload_len);
 		if (ipl < 20 || (void *)(ip6 + 1) + ipl > data_end)
 			return -1;
 		xkv_addr_ip6(a, ip6);
@@ -255,7 +255,7 @@ __attribute__((noinline)) int xkv_tcpx_emit(struct xdp_md *ctx, struct xkv_scrat
 	}
 	__u32 at = ETH_HLEN + sc->addr.l3_len;
 	if (bpf_xdp_store_bytes(ctx, at, p->hdr, hl == 32 ? 32 : 20) ||
-	    bpf_xdp_store_bytes(ctx, at + hl, &sc->reply[XKV_TEXT], tlen & 2047))
+	    bpf_xdp_store_bytes(ctx, at + hl, &sc->reply[XKV_TEXT], XKV_LEN(tlen, XKV_TCPX_REPLY_MAX)))
 		return XDP_DROP; /* the frame is half rewritten: nothing sane to pass on */
 	p->r_len = tlen;
 	return XDP_TX;

@@ -52,7 +52,7 @@ static __always_inline __u32 tcpx_opts_load(struct __sk_buff *skb, __u32 l4, __u
 	if (olen > 40)
 		return 0;
 	barrier_var(olen);
-	if (!olen || bpf_skb_load_bytes(skb, l4 + 20, ob->b, olen))
+	if (!olen || bpf_skb_load_bytes(skb, l4 + 20, ob->b, XKV_LEN(olen, 40)))
 		return 0;
 	return olen;
 }
@@ -116,11 +116,15 @@ __attribute__((noinline)) int xkv_tcpx_sack_nop(struct __sk_buff *skb, __u32 l4,
 	tcpx_opts_walk(&c, ob->b, olen);
 	if (!c.sack_at || c.sack_at < 3)
 		return 0;
-	__u8 nops[40];
+	__u8 nops[66];
 	__builtin_memset(nops, 1, sizeof(nops));
-	__u32 at = c.sack_at - 3, n = 2 + c.sack_n * 8; /* the whole option: kind, length, blocks */
+	/* the whole option: kind, length and the blocks (at most 4: n <= 34),
+	 * its length bounded in the register the call takes (a bounds check
+	 * clang moves to a copy of it leaves 6.12's verifier an unbounded one) */
+	__u32 at = c.sack_at - 3, n = c.sack_n * 8;
 	barrier_var(n);
-	if (n >= 2 && n <= 40 && at < 40)
+	n = (n & 63) + 2;
+	if (at < 40)
 		bpf_skb_store_bytes(skb, l4 + 20 + at, nops, n, 0);
 	return 0;
 }
@@ -144,7 +148,7 @@ static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_t
 	__u32 was = skb->len;
 	if (bpf_skb_change_tail(skb, was + len, 0))
 		return 0;
-	if (bpf_skb_store_bytes(skb, l4 + doff, f->r, len, 0)) {
+	if (bpf_skb_store_bytes(skb, l4 + doff, f->r, XKV_LEN(len, XKV_TCPX_REPLY_MAX), 0)) {
 		bpf_skb_change_tail(skb, was, 0);
 		return 0;
 	}
@@ -178,7 +182,7 @@ int xdpkv_tcpx_egress(struct __sk_buff *skb)
 		xkv_addr_from_v4(k.peer, &ip.daddr);
 		xkv_addr_from_v4(k.local, &ip.saddr);
 		l4 = ETH_HLEN + 20;
-		ipl = bpf_ntohs(ip.tot_len) - 20;
+		ipl = xkv_ntohs(ip.tot_len) - 20;
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr ip6;
 		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)) || ip6.nexthdr != IPPROTO_TCP)
@@ -186,7 +190,7 @@ int xdpkv_tcpx_egress(struct __sk_buff *skb)
 		__builtin_memcpy(k.peer, &ip6.daddr, 16);
 		__builtin_memcpy(k.local, &ip6.saddr, 16);
 		l4 = ETH_HLEN + 40;
-		ipl = bpf_ntohs(ip6.payload_len);
+		ipl = xkv_ntohs(ip6.payload_len);
 	} else {
 		return TC_ACT_OK;
 	}

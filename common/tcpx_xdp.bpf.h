@@ -103,8 +103,10 @@ __attribute__((noinline)) int xkv_tcpx_replay(struct xdp_md *ctx, struct xkv_scr
 	__u32 zero = 0;
 	if (!ctx || !sc || !o)
 		return XDP_PASS;
+	/* the key on the stack: 6.1 takes no map key from an argument's memory */
+	struct xkv_tcpx_key k = sc->tx.key;
 	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
-	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &k);
 	if (!st || !f)
 		return XDP_PASS;
 	struct tcp_sock___xkv *tp = NULL;
@@ -120,7 +122,7 @@ __attribute__((noinline)) int xkv_tcpx_replay(struct xdp_md *ctx, struct xkv_scr
 		tcpx_reply_fields(sc, tp, o->s_wire, tcpx_ack_out(o, tp->rcv_nxt, 0));
 		sc->tx.r_room = XKV_TCPX_REPLY_MAX;
 		if (len && len <= XKV_TCPX_REPLY_MAX &&
-		    !bpf_probe_read_kernel(&sc->reply[XKV_TEXT], len, f->r)) {
+		    !bpf_probe_read_kernel(&sc->reply[XKV_TEXT], XKV_LEN(len, XKV_TCPX_REPLY_MAX), f->r)) {
 			sc->tx.on = 1;
 			act = xkv_tcpx_emit(ctx, sc, len);
 		}
@@ -257,7 +259,7 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 	if (n > XKV_REQ_MAX)
 		return TCPX_REFUSE(refused_shape);
 	barrier_var(n);
-	if (n == 0 || bpf_xdp_load_bytes(ctx, p->l4 + p->doff, sc->req, n))
+	if (n == 0 || bpf_xdp_load_bytes(ctx, p->l4 + p->doff, sc->req, XKV_LEN(n, XKV_REQ_MAX)))
 		return TCPX_REFUSE(refused_shape);
 	p->r_len = 0;
 	/* the request itself in a program of its own (verified apart) */
@@ -285,7 +287,7 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 	if (rl > XKV_TCPX_REPLY_MAX)
 		rl = XKV_TCPX_REPLY_MAX;
 	if (rl)
-		bpf_probe_read_kernel(f->r, rl, &sc->reply[XKV_TEXT]);
+		bpf_probe_read_kernel(f->r, XKV_LEN(rl, XKV_TCPX_REPLY_MAX), &sc->reply[XKV_TEXT]);
 	bpf_spin_lock(&f->lock);
 	f->dc_prev = f->dc;
 	f->dc += p->plen;

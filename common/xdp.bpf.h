@@ -57,7 +57,7 @@ static __always_inline int xdp_read_headers(struct xdp_md *ctx, struct xdp_req *
 			return XDP_PASS;
 		if (udp->dest != bpf_htons(cfg.port))
 			return XDP_PASS;
-		__u32 tot = bpf_ntohs(ip->tot_len);
+		__u32 tot = xkv_ntohs(ip->tot_len);
 		if (tot < 28 || (void *)ip + tot > data_end)
 			return XDP_PASS; /* malformed; not counted: no stats yet */
 		q->ip4 = ip;
@@ -74,7 +74,7 @@ static __always_inline int xdp_read_headers(struct xdp_md *ctx, struct xdp_req *
 			return XDP_PASS;
 		if (udp->dest != bpf_htons(cfg.port))
 			return XDP_PASS;
-		__u32 pl = bpf_ntohs(ip6->payload_len);
+		__u32 pl = xkv_ntohs(ip6->payload_len);
 		if (pl < 8 || (void *)(ip6 + 1) + pl > data_end)
 			return XDP_PASS; /* malformed; not counted: no stats yet */
 		q->frame_left = pl;
@@ -168,7 +168,7 @@ static __always_inline int xdp_read_request(struct xdp_md *ctx, struct xdp_req *
 
 	/* the UDP length must agree with the IP length; the payload is what
 	 * the UDP header claims, never bytes past the end of the frame */
-	__u32 ulen = bpf_ntohs(udp->len);
+	__u32 ulen = xkv_ntohs(udp->len);
 	if (ulen < 8 + XKV_UDP_HDR_LEN || ulen > q->frame_left)
 		goto malformed;
 	__u32 plen = ulen - 8;
@@ -212,7 +212,7 @@ static __always_inline int xdp_read_request(struct xdp_md *ctx, struct xdp_req *
 		stat_inc(st, XKV_STAT_pass_room); /* the kernel checks its checksum */
 		return XDP_PASS;
 	}
-	if (tlen && bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN, sc->req, tlen & (XKV_REQ_MAX * 2 - 1) & 4095))
+	if (tlen && bpf_xdp_load_bytes(ctx, poff + XKV_UDP_HDR_LEN, sc->req, XKV_LEN(tlen, XKV_REQ_MAX)))
 		goto malformed;
 	if (XKV_GUARDED && !udp_csum_ok(sc, udp, fh, tlen)) {
 		stat_inc(st, XKV_STAT_pass_csum);
@@ -300,6 +300,7 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 		/* a command ending in noreply gets no error line either (as
 		 * memcached): the slow path knows which commands read it */
 		__u32 last = r->ntok - 1;
+		barrier_var(last); /* the check below on the register indexed with (6.1) */
 		if (err != XKV_E_UNKNOWN && err != XKV_E_NO_CRLF && !r->too_many && r->ntok > 1 &&
 		    last < XKV_PARSE_TOKENS &&
 		    xkv_tok_is(sc->req, &r->tok[last], "noreply", 7)) {
@@ -413,7 +414,9 @@ static __always_inline int xdp_set(struct xdp_md *ctx, struct xdp_req *q)
 	 * bytes of slack) */
 	__u32 doff = r->data_off;
 	for (__u32 w = 0; w < XKV_REQ_MAX / 8; w++) {
-		if (w * 8 >= bytes)
+		/* val_cap too: 6.1's verifier may have lost bytes' bound (a
+		 * value saved on the stack); a rodata read clang cannot fold */
+		if (w * 8 >= bytes || w * 8 >= cfg.val_cap)
 			break;
 		__u64 v;
 		__builtin_memcpy(&v, &sc->req[(doff + w * 8) & (XKV_REQ_MAX - 1)], 8);

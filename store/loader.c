@@ -184,9 +184,10 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 	bpf_program__set_log_buf(p, log_buf, sizeof(log_buf));
 	/* A test-mode object runs its XDP program through BPF_PROG_TEST_RUN and
 	 * is never attached: its TCP verdict is not loaded (the verifier's work
-	 * halves; the e2e tests load it with every attach). */
+	 * halves; the e2e tests load it with every attach); nor with
+	 * --no-tcp-fast-path, which never attaches it. */
 	struct bpf_program *tcp = bpf_object__find_program_by_name(obj, "xdpkv_tcp");
-	if (tcp && cfg->mode == XKV_MODE_TEST)
+	if (tcp && (cfg->mode == XKV_MODE_TEST || (cfg->flags & XKV_CFG_NO_TCP_FAST)))
 		bpf_program__set_autoload(tcp, false);
 	/* The XDP TCP responder's programs (common/tcpx_*.bpf.h): not for a
 	 * test-mode object, nor with --no-xdp-tcp (the tail calls then find

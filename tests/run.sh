@@ -39,6 +39,12 @@ rc=0
 start=$(date +%s)
 ctest --output-on-failure -j "$jobs" "${sel[@]}" "$@" || rc=$?
 echo "tests/run.sh: $(($(date +%s) - start)) s with $jobs tests at a time"
+# What this kernel lacks, never counted as passed: each SKIP line (a whole
+# test, or one layout inside a test) with its reason, and how many said it.
+if grep -q '^SKIP' Testing/Temporary/LastTest.log 2>/dev/null; then
+	echo "==== skipped on this kernel ($(uname -r)): count, what, why ===="
+	grep -h '^SKIP' Testing/Temporary/LastTest.log | sed 's/^SKIP:\{0,1\} *//' | sort | uniq -c | sort -rn
+fi
 if ((rc != 0)); then
 	# A digest last, where a truncated CI log still shows it: each failed
 	# test's FAIL lines (the checks and the testbed's tb_die).

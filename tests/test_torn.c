@@ -27,6 +27,7 @@
 #include "inproc.h"
 #include "xdpkv.h"
 #include "pktbuild.h"
+#include "layout_skip.h"
 
 #define KEY "torn"
 #define NVER 4
@@ -173,6 +174,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (layout_unavailable(layout))
+		return XKV_TEST_SKIPPED;
 	xkv_config_defaults(&cfg, layout);
 	cfg.entries = 64;
 	cfg.key_cap = 16;

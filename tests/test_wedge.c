@@ -34,6 +34,7 @@
 #include "set_assoc/bucket.h"
 #include "arena/table.h"
 #include "pktbuild.h"
+#include "layout_skip.h"
 
 #define STEAL_MS 200
 #define STR_(x) #x
@@ -192,6 +193,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [--layout array_fnv|set_assoc|sieve|s3fifo|arena]\n", argv[0]);
 		return 2;
 	}
+	if (layout_unavailable(layout))
+		return XKV_TEST_SKIPPED;
 	setenv("XDPKV_SLOT_STEAL_MS", STR(STEAL_MS), 1); /* read when a store opens */
 	xkv_config_defaults(&cfg, layout);
 	if (strcmp(layout, "array_fnv"))

@@ -7,19 +7,15 @@
 OUTROOT/KERNEL/ holds what tests/kernels/guest.sh wrote for one kernel
 (verifier.jsonl, steps.tsv).  Prints, per verify pass (key size, value size,
 binary keys), a table layout x program -> processed instructions per kernel,
-"over: N" past the budget, "refused: REASON" where the kernel refused it
-("skip" for arena on kernels before 6.9, which have no arena maps);
+"over: N" past the budget, "refused: REASON" where the kernel refused it,
+"unavailable: REASON" for a layout whose map the kernel cannot create
+(arena before 6.9, or where BPF arenas are not permitted: a skip, counted);
 then each kernel's steps; then every failure, one line each.  Exit status 1
 when anything failed (a refusal, a program over budget, a failed, missing or
 timed-out step), else 0."""
 import json
 import os
-import re
 import sys
-
-# BPF_MAP_TYPE_ARENA: the arena layout cannot load on older kernels (a skip)
-ARENA_SINCE = (6, 9)
-
 
 def load(root, kernel):
     d = os.path.join(root, kernel)
@@ -48,16 +44,13 @@ def load(root, kernel):
 
 
 def cell(r):
+    if r.get("available") is False:
+        return "unavailable: " + (r.get("reason") or "?")
     if not r.get("loaded"):
         return "refused: " + (r.get("reason") or "?")
     if r.get("insns", 0) > r.get("budget", 250000):
         return "over: %d" % r["insns"]
     return str(r.get("insns", "?"))
-
-
-def kernel_version(label):
-    m = re.search(r"(\d+)\.(\d+)", label)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def main():
@@ -67,6 +60,7 @@ def main():
     root, kernels = sys.argv[1], sys.argv[2:]
     data = {k: load(root, k) for k in kernels}
     failures = []
+    skips = set()
     passes = []  # (key_size, value_size, binary_keys) in first-seen order
     table = {}  # pass -> (layout, program) -> kernel -> record
     for k in kernels:
@@ -87,8 +81,8 @@ def main():
             for k in kernels:
                 r = table[p][lp].get(k)
                 c = cell(r) if r else "-"
-                if r and lp[0] == "arena" and kernel_version(k) < ARENA_SINCE and not r.get("loaded"):
-                    c = "skip: no arena before %d.%d" % ARENA_SINCE
+                if r and r.get("available") is False:
+                    skips.add("%s: %s %s" % (k, lp[0], c))
                 elif r and c != str(r.get("insns")):
                     bad.setdefault((k, c), []).append("%s/%s" % lp)
                 row.append(c)
@@ -110,6 +104,10 @@ def main():
             if s == "ok" or (n.startswith("verify") and s in ("fail rc 1", "fail rc 3")):
                 continue
             failures.append("%s: %s %s (log: %s)" % (k, n, s, os.path.join(root, k, n + ".log")))
+    if skips:
+        print("\n== skipped (%d): layouts these kernels cannot hold" % len(skips))
+        for sk in sorted(skips):
+            print("SKIP " + sk)
     if failures:
         print("\n== FAILED (%d)" % len(failures))
         for f in failures:

@@ -90,6 +90,20 @@ TB_XDEVS=() # their interfaces, "NS DEV IFINDEX": may carry an xdpkv attach
 
 tb_log() { echo "[testbed] $*" >&2; }
 tb_die() { echo "[testbed] FAIL: $*" >&2; exit 1; }
+# tb_skip WHY: this kernel cannot run the test: why, then exit 77, which
+# ctest counts as skipped (SKIP_RETURN_CODE, tests/e2e.cmake); tests/run.sh
+# lists the reasons.
+tb_skip() { echo "SKIP: $*"; exit 77; }
+# tb_need_layout LAYOUT: skip unless this kernel can hold the layout's store
+# ('xdpkv layouts --json' says why not: arena where BPF arenas are missing
+# or not permitted).
+tb_need_layout() {
+	local why
+	why=$("$XDPKV" layouts --json | python3 -c 'import json, sys
+l = {x["name"]: x for x in json.load(sys.stdin)}.get(sys.argv[1])
+print(l.get("unavailable_reason", "") if l and l.get("available") is False else "")' "$1") || return 0
+	[[ -z $why ]] || tb_skip "layout $1 is not available on this kernel ($(uname -r)): $why"
+}
 
 tb_run() {
 	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ $*" >&2
@@ -207,6 +221,10 @@ tb_cli() { tb_run nsenter --net="/run/netns/$TB_CLI_NS" -- taskset -c "$TB_CLIEN
 # of CPU) do not all queue on the server CPU; serve, the NAPI thread and the
 # clients keep their CPUs.
 tb_xdpkv() {
+	# an attach of a layout this kernel lacks: the test is skipped
+	if [[ " $* " == *" attach "* && ( $1 == --variant || $1 == --layout ) ]]; then
+		tb_need_layout "$2"
+	fi
 	if [[ ${TB_CTL_ANYCPU:-0} == 1 ]]; then
 		tb_xdpkv_allcpus "$@"
 	else

@@ -48,7 +48,7 @@ struct {
 				break;                                              \
 			to_[w_] = from_[w_];                                        \
 		}                                                                   \
-		bpf_probe_read_kernel(&(sc)->reply[(o) & XKV_RMASK], (len), to_);   \
+		bpf_probe_read_kernel(&(sc)->reply[(o) & XKV_RMASK], XKV_LEN(len, 2047), to_); \
 	} while (0)
 
 /* The arena as the program reaches it: the user address, cast to the

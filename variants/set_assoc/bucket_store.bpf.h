@@ -151,7 +151,7 @@ static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *s
 	b->tag[w] = (__u16)at.tag;
 	__u32 sz = cfg.key_size + n->len;
 	if (sz <= cfg.entry_size - XKV_ENTRY_HDR)
-		bpf_probe_read_kernel(e->data, sz, n->data);
+		bpf_probe_read_kernel(e->data, XKV_LEN(sz, cfg.entry_size - XKV_ENTRY_HDR), n->data);
 	/* robbed only if this section outlasted XKV_SLOT_STEAL_MS, which it
 	 * cannot; if it ever were, the slow path redoes the store */
 	int ok = slot_unlock(e, own);
