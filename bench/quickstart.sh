@@ -81,8 +81,14 @@ while ((entries < items + 16384 + runtime * 60000)); do entries=$((entries * 2))
 ((entries <= 1 << 26)) || { say "--time $runtime with --items $items needs more than 2^26 entries"; exit 2; }
 say "store capacity $entries entries (memaslap makes a new key with every set)"
 
-layouts=$("$XDPKV" layouts --json | python3 -c 'import json,sys; print(" ".join(l["name"] for l in json.load(sys.stdin)))')
-[[ -n $layouts ]] || { say "xdpkv layouts listed nothing"; exit 1; }
+# the layouts this kernel can hold; the others are skipped with the kernel's reason
+layouts=$("$XDPKV" layouts --json | python3 -c 'import json,sys; print(" ".join(l["name"] for l in json.load(sys.stdin) if l.get("available") is not False))')
+skipped=$("$XDPKV" layouts --json | python3 -c 'import json,sys
+for l in json.load(sys.stdin):
+    if l.get("available") is False:
+        print("%s: %s" % (l["name"], l.get("unavailable_reason", "?")))')
+[[ -n $layouts ]] || { say "xdpkv layouts listed nothing this kernel can hold"; exit 1; }
+[[ -z $skipped ]] || while read -r line; do say "skipped (not available on this kernel): $line"; done <<<"$skipped"
 
 # memaslap's mix (bench/memaslap.cfg): 16-byte keys, 128-byte values, 90 % gets
 cfg=$repo/bench/memaslap.cfg
@@ -159,8 +165,9 @@ for line in sys.stdin:
                 "live_items": num(live), "capacity": num(cap), "map_memory_bytes": num(mem),
                 "bytes_per_entry": num(bpe), "packet_drop": num(drops),
                 "udp_timeout": num(tmo), "verify_failed": num(vf)})
+skipped = [dict(zip(("layout", "reason"), s.split(": ", 1))) for s in sys.argv[1].splitlines() if s]
 print(json.dumps({"value_bytes": 128, "get_ratio": 0.9, "seconds": '"$runtime"',
-                  "preloaded": '"$items"', "layouts": out}, indent=2))'
+                  "preloaded": '"$items"', "layouts": out, "skipped": skipped}, indent=2))' "$skipped"
 else
 	printf '\n%-10s %10s %10s %10s %10s %14s %12s  %s\n' layout TPS fast-path "live items" \
 		capacity "map memory B" "bytes/entry" "drops/timeouts/verify_failed"
@@ -172,6 +179,7 @@ else
 	echo
 	echo "memaslap: ${runtime}s, 1 thread on CPU 0, 16 connections, 16-byte keys, 128-byte values, 90% get;"
 	echo "xdpkv native XDP on veth, NAPI and slow path on CPU 1, $items items preloaded."
+	[[ -z $skipped ]] || { echo "not run, this kernel ($(uname -r)) cannot hold them:"; sed 's/^/  /' <<<"$skipped"; }
 fi
 if ((${#bad[@]})); then
 	say "FAILED: memaslap's workload was not served correctly for: ${bad[*]} (see above)"

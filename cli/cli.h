@@ -177,8 +177,8 @@ int detach_ours(int ifindex, unsigned only, unsigned *id_out);
  * and off it (0 when it was not there). */
 int tcpx_egress_attach(struct bpf_object *obj, int ifindex, char *err, size_t errlen);
 int tcpx_egress_detach(int ifindex);
-/* Which way libxdp attached us (it tries its dispatcher first), in words;
- * *id gets the program id. */
+/* Which way ours is attached, in words (put_prog attaches it alone: a
+ * dispatcher's is an older xdpkv's); *id gets the program id. */
 const char *attach_path(int ifindex, unsigned *id);
 
 #endif

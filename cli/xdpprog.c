@@ -3,6 +3,7 @@
  * (fresh or in place of an earlier one) and taking it off; with it the TC
  * egress program of the XDP TCP responder (common/tcpx_tc.bpf.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -193,8 +194,7 @@ const char *attach_path(int ifindex, unsigned *id)
 	*id = 0;
 	if (!xdpkv_prog_on(ifindex, id, &legacy, NULL, 0))
 		return "unknown (program not found after attach)";
-	return legacy ? "single program (libxdp's dispatcher was not usable here, it fell back)"
-		      : "libxdp dispatcher (multi-program)";
+	return legacy ? "single program" : "libxdp dispatcher (multi-program)";
 }
 
 
@@ -241,6 +241,14 @@ int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const
 			xerr("attach: detaching program id %u: %s", pr->id, strerror(-e));
 		*how = "detached, then the new one attached (--mode changed: a moment without XDP)";
 	}
+	/* Ours tail-calls the TCP responder (tcpx_progs): under libxdp's
+	 * dispatcher it would be an extension program, and the kernel keeps XDP
+	 * programs out of an extension's tail-call array (6.1: the responder's
+	 * programs fail to load, EINVAL) or refuses the extension itself (6.12,
+	 * --no-xdp-tcp too).  So it always goes on alone. */
+	bool alone = !getenv("LIBXDP_SKIP_DISPATCHER");
+	if (alone)
+		setenv("LIBXDP_SKIP_DISPATCHER", "1", 1);
 	if (!(e = e < 0 ? e : xdp_program__attach(prog, ifc->ifindex, xmode, 0)) && pr->ours && !*how) {
 		/* under libxdp's dispatcher: the new one joined it, the old one leaves */
 		if ((e = detach_ours(ifc->ifindex, pr->id, &id)) < 0)
@@ -248,6 +256,8 @@ int put_prog(struct bpf_object *obj, const struct xo_iface *ifc, int mode, const
 		e = e < 0 ? e : 0;
 		*how = "added to libxdp's dispatcher, then the old one removed";
 	}
+	if (alone)
+		unsetenv("LIBXDP_SKIP_DISPATCHER");
 	xdp_program__close(prog);
 	return e;
 }

@@ -212,24 +212,45 @@ static inline int xkv_tok_is(const __u8 *buf, const struct xkv_tok *t, const cha
 	return 1;
 }
 
+/* One digit of a number (c->off + i): an xkv_loop step (verified once; the
+ * bounded loop's three exits an iteration left the verifier 20 levels of
+ * pending branches, too many for 6.12 in the arena object). */
+struct xkv_digits {
+	const __u8 *buf;
+	__u64 v, max;
+	__u32 off, len, bad;
+};
+
+static long xkv_digit_step(__u32 i, void *vc)
+{
+	struct xkv_digits *c = vc;
+
+	if (i >= c->len || i >= 20)
+		return 1;
+	__u8 ch = c->buf[(c->off + i) & XKV_PMASK];
+	if (ch < '0' || ch > '9') {
+		c->bad = 1;
+		return 1;
+	}
+	__u64 d = ch - '0';
+	if (c->v > (c->max - d) / 10) {
+		c->bad = 1;
+		return 1;
+	}
+	c->v = c->v * 10 + d;
+	return 0;
+}
+
 /* Unsigned decimal token; at most 20 digits, overflow of `max` is an error. */
 static inline int xkv_tok_u64(const __u8 *buf, const struct xkv_tok *t, __u64 max, __u64 *out)
 {
-	__u64 v = 0;
 	if (t->len == 0 || t->len > 20)
 		return -1;
-	for (__u32 i = 0; i < 20; i++) {
-		if (i >= t->len)
-			break;
-		__u8 c = buf[(t->off + i) & XKV_PMASK];
-		if (c < '0' || c > '9')
-			return -1;
-		__u64 d = c - '0';
-		if (v > (max - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
+	struct xkv_digits c = { .buf = buf, .max = max, .off = t->off, .len = t->len };
+	xkv_loop(t->len, xkv_digit_step, &c);
+	if (c.bad)
+		return -1;
+	*out = c.v;
 	return 0;
 }
 

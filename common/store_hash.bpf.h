@@ -18,8 +18,10 @@ static __always_inline struct xkv_entry *store_lookup(struct xkv_scratch *sc)
  * the kernel); -EBUSY when the kernel could not take the bucket lock (-EBUSY
  * on re-entry, -EDEADLK/-ETIMEDOUT from the resilient spinlock of 6.15+):
  * the handler passes such a request to the slow path instead of answering
- * SERVER_ERROR. */
-static __always_inline int store_err(long err)
+ * SERVER_ERROR.  The error is read as an int: before 6.5 the map operations
+ * the verifier calls directly returned int, the upper half of the register
+ * undefined (-ENOENT compared as a long missed on 6.1). */
+static __always_inline int store_err(int err)
 {
 	if (!err)
 		return 0;
@@ -32,13 +34,13 @@ static __always_inline int store_set(struct xkv_scratch *sc, struct xkv_stats *s
 	if (!bpf_map_lookup_elem(&store, sc->key))
 		stat_inc(st, XKV_STAT_store_new);
 #endif
-	return store_err(bpf_map_update_elem(&store, sc->key, &sc->entry, BPF_ANY));
+	return store_err((int)bpf_map_update_elem(&store, sc->key, &sc->entry, BPF_ANY));
 }
 
 /* 1 deleted, 0 not there, -EBUSY lock not taken (see store_err) */
 static __always_inline int store_del(struct xkv_scratch *sc, struct xkv_stats *st)
 {
-	long err = bpf_map_delete_elem(&store, sc->key);
+	int err = (int)bpf_map_delete_elem(&store, sc->key); /* an int: store_err */
 
 	if (err == -ENOENT)
 		return 0;

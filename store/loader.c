@@ -202,6 +202,22 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 		else
 			bpf_program__set_log_buf(x, log_buf, sizeof(log_buf));
 	}
+	/* Tests only (tests/e2e/fallback.sh): XDPKV_TEST_REFUSE=NAME[,NAME] has
+	 * the kernel refuse those programs (loaded as socket filters, whose
+	 * helpers they do not have), as an older kernel's verifier would; and
+	 * with a flag no kernel knows, for the XDP program, which libxdp loads
+	 * as XDP whatever its type here. */
+	const char *refuse = getenv("XDPKV_TEST_REFUSE");
+	struct bpf_program *q;
+	if (refuse)
+		bpf_object__for_each_program(q, obj) {
+			size_t n = strlen(bpf_program__name(q));
+			for (const char *r = refuse; (r = strstr(r, bpf_program__name(q))); r += n)
+				if ((r == refuse || r[-1] == ',') && (r[n] == 0 || r[n] == ',')) {
+					bpf_program__set_type(q, BPF_PROG_TYPE_SOCKET_FILTER);
+					bpf_program__set_flags(q, bpf_program__flags(q) | (1u << 31));
+				}
+		}
 	return obj;
 out:
 	bpf_object__close(obj);

@@ -99,6 +99,8 @@ set_tests_properties(e2e_quickstart PROPERTIES RESOURCE_LOCK build_tree)
 # Outsiders, forged sources, reflection and the two-server loop (issue 6).
 xkv_e2e(e2e_abuse 120 abuse.sh)
 xkv_e2e(e2e_acl 90 acl.sh hash_map)
+# attach on a kernel that refuses some programs (XDPKV_TEST_REFUSE): what is left out, said
+xkv_e2e(e2e_fallback 120 fallback.sh hash_map)
 # memcached over TCP (xdpkv serve): pymemcache, python-memcache and the
 # libmemcached tools against every layout; many, slow, half-gone and refused
 # clients, --max-conns, --no-tcp (~20 s).

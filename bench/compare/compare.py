@@ -203,16 +203,22 @@ def parse_args(argv):
     def lst(v):
         return [x.strip() for x in v.split(",") if x.strip()]
     a.known_layouts = ()
+    gone = {}
     if not a.render:  # the registry's, through the CLI that runs us
         try:
-            a.known_layouts = servers.registry_layouts(
-                os.environ.get("XDPKV") or os.path.join(REPO, "build", "cli", "xdpkv"))
+            cli = os.environ.get("XDPKV") or os.path.join(REPO, "build", "cli", "xdpkv")
+            a.known_layouts = servers.registry_layouts(cli)
+            gone = servers.unavailable_layouts(cli)
         except CompareError as e:
             ap.error(str(e))
     a.layouts = lst(a.layouts) if a.layouts is not None else list(a.known_layouts)
     for l in a.layouts:
         if l not in a.known_layouts:
             ap.error("--layouts: unknown layout '%s' (%s)" % (l, ", ".join(a.known_layouts)))
+    # what this kernel cannot hold is skipped, with its reason (results.json,
+    # report.md), never failed
+    a.skipped_layouts = {l: gone[l] for l in a.layouts if l in gone}
+    a.layouts = [l for l in a.layouts if l not in gone]
     a.baselines_given = a.baselines is not None
     if a.baselines is None:
         a.baselines = ("memcached-udp,redis" if a.smoke else QUICK_BASELINES if a.quick
@@ -300,6 +306,8 @@ def inner(a):
     tl = tools(env("XDPKV"))
     r = Runner(a, s, tl, outdir)
     mode = "smoke" if a.smoke else "quick" if a.quick else "full"
+    for l, why in a.skipped_layouts.items():
+        log("skipped layout %s: not available on this kernel: %s" % (l, why))
     log("mode %s, layouts %s, baselines %s, experiments %s, output %s" %
         (mode, ",".join(a.layouts), ",".join(a.baselines) or "-", a.experiments, outdir))
     for t, p in tl.items():
@@ -372,7 +380,7 @@ def inner(a):
         "seconds_to_report": round(time.time() - float(os.environ.get("XKV_CMP_START", t0)), 1),
         "estimated_seconds": round(r.total_est + SETUP_EST),
         "command": "xdpkv compare " + " ".join(sys.argv[2:]),
-        "config": dict(s, layouts=a.layouts, baselines=a.baselines,
+        "config": dict(s, layouts=a.layouts, skipped_layouts=a.skipped_layouts, baselines=a.baselines,
                        experiments=a.experiments, workload=a.workload, base_key_size=BASE_KEY,
                        base_value_size=BASE_VALUE, base_write_ratio=BASE_WRITE,
                        entries="2 x keys (every layout)",

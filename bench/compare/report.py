@@ -571,6 +571,9 @@ def write_md(path, res, pngs, plot_note):
                  c["keys"], sizes, c["base_write_ratio"],
                  c["duration"], c["warmup"], c["entries"]))
     L.append(CONTEXT.format(nproc=m.get("nproc"), scpu=t["server_cpu"], ccpu=t["client_cpu"]))
+    for l, why in (c.get("skipped_layouts") or {}).items():
+        L.append("\nNot run: layout %s, which this kernel (%s) cannot hold: %s.\n" % (
+            l, m.get("kernel"), why))
     if res["notes"] or res["errors"] or plot_note:
         L.append("\n## Notes and errors\n\n")
         for n in res["notes"]:

@@ -41,6 +41,23 @@ def registry_layouts(xdpkv):
         out.append(n)
         out += [a for a, (base, _) in ATTACH_AS.items() if base == n]
     return tuple(out)
+
+
+def unavailable_layouts(xdpkv):
+    """{layout: the kernel's reason} for the layouts this kernel cannot hold
+    (`xdpkv layouts --json` as root: "available": false; arena where BPF
+    arenas are missing or not permitted), their ATTACH_AS names included."""
+    try:
+        p = subprocess.run([xdpkv, "layouts", "--json"], capture_output=True, text=True,
+                           timeout=30)
+        gone = {x["name"]: x.get("unavailable_reason", "?") for x in json.loads(p.stdout)
+                if x.get("available") is False}
+    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired) as e:
+        raise CompareError("cannot list the layouts with %s layouts --json: %s" % (xdpkv, e))
+    for a, (base, _) in ATTACH_AS.items():
+        if base in gone:
+            gone[a] = gone[base]
+    return gone
 BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp", "xdpkv-tcp-kernel")
 MC_PORT = 11211
 REDIS_PORT = 6379
