@@ -220,7 +220,7 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 	struct xkv_req *r = &sc->pr;
 	/* a whole request the kernel serves; errors, other commands and a
 	 * request cut off at the segment's end go to userspace */
-	if (xkv_parse_req(sc, n) || !r->next || r->next > n || r->too_many ||
+	if (xkv_parse_sc(sc, n) || !r->next || r->next > n || r->too_many ||
 	    r->op > XKV_OP_FAST_LAST)
 		return TCP_ONE_PASS;
 	/* the lists may change while a client is connected (acl del): a
