@@ -161,7 +161,7 @@ static long get_one(__u32 i, void *vctx)
 	if (klen > XKV_KEY_MAX)
 		return 1;
 	if (!g->keyed)
-		xkv_load_key(sc, t);
+		xkv_load_key_words(sc, t);
 	g->sc->tally.keys++;
 
 	struct xkv_entry *e;

@@ -215,10 +215,11 @@ static inline int xkv_tok_is(const __u8 *buf, const struct xkv_tok *t, const cha
 /* One digit of a number (c->off + i): an xkv_loop step (verified once; the
  * bounded loop's three exits an iteration left the verifier 20 levels of
  * pending branches, too many for 6.12 in the arena object). */
-struct xkv_digits {
+struct xkv_digits { /* 32 bytes: 6.1 counts each frame of a call chain, rounded to 32 */
 	const __u8 *buf;
 	__u64 v, max;
-	__u32 off, len, bad;
+	__u16 off;
+	__u8 len, bad;
 };
 
 static long xkv_digit_step(__u32 i, void *vc)

@@ -190,6 +190,24 @@ enum { TCP_ONE_PASS, TCP_ONE_NOREPLY, TCP_ONE_GET, TCP_ONE_WRITE };
  *    not grow is resized without allocating), and within one datagram.
  * Global: the verifier checks it once, not once per request of a
  * segment. */
+/* The set or delete in sc->pr done: the end of its reply in sc->reply (o:
+ * where it starts), or 0 to hand the request to userspace.  A frame of its
+ * own: its locals are off the get path's call chain, whose stack 6.1
+ * counts against 512 bytes. */
+static __attribute__((noinline)) __u32 tcp_write(struct __sk_buff *skb, struct xkv_scratch *sc,
+						 struct xkv_stats *st, __u32 off, __u32 o)
+{
+	struct xkv_req *r = &sc->pr;
+
+	xkv_load_key_words(sc, 1); /* inline: a frame less again */
+	__u64 now = bpf_ktime_get_ns();
+	__u32 w = o;
+	barrier_var(w); /* keeps put_lit's mask: o's bound is lost on the stack */
+	if (!(r->op == XKV_OP_DELETE ? tcp_delete(sc, st, now, &w) : tcp_set(skb, sc, st, now, off, &w)))
+		return 0;
+	return w & 0xffff;
+}
+
 #define TCP_ONE_PREFIX 1 /* still in the segment's first run of noreply writes */
 #define TCP_ONE_WRITES 2 /* writes allowed (the credit has room for what they add) */
 
@@ -260,17 +278,14 @@ __attribute__((noinline)) int tcp_one(struct __sk_buff *skb, __u32 off, __u32 o,
 	 * list and refuses writes under snapshot --pause-writes */
 	if ((h->flags & XKV_HOST_PAUSE_WRITES) || !acl_has(sc, &acl_write))
 		return TCP_ONE_PASS;
-	xkv_load_key(sc, 1);
-	__u64 now = bpf_ktime_get_ns();
-	__u32 w = o;
-	barrier_var(w); /* keeps put_lit's mask: o's bound is lost on the stack */
-	if (!(r->op == XKV_OP_DELETE ? tcp_delete(sc, st, now, &w) : tcp_set(skb, sc, st, now, off, &w)))
+	__u32 w = tcp_write(skb, sc, st, off, o);
+	if (!w)
 		return TCP_ONE_PASS;
 	if (r->noreply) {
 		stat_inc(st, XKV_STAT_noreply);
 		return TCP_ONE(TCP_ONE_NOREPLY, next, o);
 	}
-	return TCP_ONE(TCP_ONE_WRITE, next, w & 0xffff);
+	return TCP_ONE(TCP_ONE_WRITE, next, w);
 }
 
 /* The bytes after the segment's first `done` (its noreply writes, done

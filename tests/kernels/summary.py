@@ -3,6 +3,7 @@
 """The kernel matrix's summary (tests/kernels/run.sh).
 
     summary.py OUTROOT KERNEL...
+    summary.py --markdown OUTROOT KERNEL...   the table of docs/kernels.md
 
 OUTROOT/KERNEL/ holds what tests/kernels/guest.sh wrote for one kernel
 (verifier.jsonl, steps.tsv).  Prints, per verify pass (key size, value size,
@@ -53,12 +54,39 @@ def cell(r):
     return str(r.get("insns", "?"))
 
 
+def markdown(data, kernels):
+    """Per program and kernel: the largest processed-instruction count over
+    every layout and verify pass, with the layout and settings that gave it."""
+    best = {}  # program -> kernel -> (insns, layout, settings)
+    for k in kernels:
+        for r in data[k][0]:
+            if not r.get("loaded"):
+                continue
+            cur = best.setdefault(r["program"], {}).get(k)
+            if not cur or r["insns"] > cur[0]:
+                sets = "k%s v%s%s" % (r["key_size"], r["value_size"], " bin" if r["binary_keys"] else "")
+                best[r["program"]][k] = (r["insns"], r["layout"], sets)
+    print("| program | " + " | ".join(kernels) + " |")
+    print("|---|" + "---:|" * len(kernels))
+    for p in sorted(best):
+        cells = []
+        for k in kernels:
+            b = best[p].get(k)
+            cells.append("%s (%s, %s)" % (format(b[0], ","), b[1], b[2]) if b else "-")
+        print("| `%s` | %s |" % (p, " | ".join(cells)))
+    return 0
+
+
 def main():
-    if len(sys.argv) < 3:
+    md = len(sys.argv) > 1 and sys.argv[1] == "--markdown"
+    args = sys.argv[2:] if md else sys.argv[1:]
+    if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    root, kernels = sys.argv[1], sys.argv[2:]
+    root, kernels = args[0], args[1:]
     data = {k: load(root, k) for k in kernels}
+    if md:
+        return markdown(data, kernels)
     failures = []
     skips = set()
     passes = []  # (key_size, value_size, binary_keys) in first-seen order
