@@ -18,7 +18,8 @@
  * Exit 0 when B and C both work in both directions (A cannot: the verifier
  * wants the arena's user address before load), 2 when the probe ran but
  * found fewer ways working, 1 when the probe itself failed, 77 when not
- * root. */
+ * root or when this kernel has no arena maps at all (or does not permit
+ * them: a SKIP line says which). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,6 +111,15 @@ int main(void)
 		fprintf(stderr, "arena_c_probe: needs root (BPF maps and programs)\n");
 		return 77;
 	}
+	void *mm0;
+	int fd0 = arena_probe_create("probe_any", &mm0);
+	if (fd0 < 0) {
+		printf("SKIP arena_c_probe: this kernel refuses BPF_MAP_TYPE_ARENA maps: %s\n", strerror(errno));
+		return 77;
+	}
+	if (mm0 != MAP_FAILED)
+		munmap(mm0, ARENA_PROBE_PAGES * 4096);
+	close(fd0);
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
 	xkv_log_set_level(XKV_LOG_INFO);
 	xkv_log_set_sink(on_print);

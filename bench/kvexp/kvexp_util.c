@@ -148,8 +148,14 @@ const char *kv_registry_layouts(bool shared_only)
 	size_t n = 0;
 	out[0] = 0;
 	for (int i = 0; xkv_layouts[i]; i++) {
+		char why[200];
 		if (shared_only && xkv_map_percpu(xkv_layouts[i]->map_type))
 			continue;
+		/* what this kernel cannot hold is left out of the default list, said */
+		if (xkv_layout_probe(xkv_layouts[i], why, sizeof(why)) == 0) {
+			fprintf(stderr, "# skipped %s: not available on this kernel: %s\n", xkv_layouts[i]->name, why);
+			continue;
+		}
 		int w = snprintf(out + n, sizeof(buf[0]) - n, "%s%s", n ? "," : "", xkv_layouts[i]->name);
 		if (w < 0 || (size_t)w >= sizeof(buf[0]) - n)
 			die("too many layouts for the default list");

@@ -267,8 +267,24 @@ const char *const kLayouts[] = {"null", "null_nochecks", "hash_map", "hash_map_n
 #endif
 };
 
+/* A layout this kernel cannot hold (its map refused: arena where BPF arenas
+ * are missing or not permitted) is not measured: one SKIP line says why. */
+static bool kernel_holds(const char *l)
+{
+	const struct xkv_layout *L = xkv_layout_find(l);
+	char why[200];
+	if (!L || xkv_layout_probe(L, why, sizeof(why)) != 0)
+		return true;
+	fprintf(stderr, "SKIP %s: not available on this kernel: %s\n", l, why); /* stdout: JSON */
+	return false;
+}
+
 void register_all()
 {
+	std::vector<const char *> layouts;
+	for (const char *l : kLayouts)
+		if (kernel_holds(l))
+			layouts.push_back(l);
 	benchmark::RegisterBenchmark("harness/xdp_pass", bm_harness)->UseManualTime();
 	/* gets first (text, then binary): lru sets evict, and gets need their
 	 * keys.  One thread, then 2 … g_max_threads threads with disjoint keys
@@ -278,7 +294,7 @@ void register_all()
 			for (Keys keys : {Keys::Disjoint, Keys::Shared}) {
 				if (threads == 1 && keys == Keys::Shared)
 					continue; /* the same as disjoint */
-				for (const char *l : kLayouts) {
+				for (const char *l : layouts) {
 					std::string name = std::string(op_name(op)) +
 							   (keys == Keys::Shared ? "_shared/" : "/") + l;
 					auto *bm = benchmark::RegisterBenchmark(

@@ -31,6 +31,7 @@ tb_srv_bg memcached -u root -U "$MCP" -p "$MCP" -l "$S4" -m 64 -t 1
 tb_wait_listen "$TB_SRV_NS" "$MCP" 300 || tb_die "memcached did not listen"
 for layout in "${layouts[@]}"; do
 	echo "== $layout"
+	tb_layout_ok "$layout" || continue
 	tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 4096 --port "$P" >/dev/null ||
 		tb_die "xdpkv attach ($layout) failed"
 	tb_serve_tcp_start

@@ -42,6 +42,7 @@ egress_prog() { tb_srv tc filter show dev "$TB_SRV_DEV" egress 2>/dev/null | gre
 
 for layout in "${layouts[@]}"; do
 	echo "== $layout"
+	tb_layout_ok "$layout" || continue
 	unseeded=()
 	[[ $layout == array_fnv ]] && unseeded=(--fnv-unseeded)
 	tb_xdpkv --variant "$layout" attach "$TB_SRV_DEV" --entries 32768 --value-size 2048 \

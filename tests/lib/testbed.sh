@@ -90,20 +90,23 @@ TB_XDEVS=() # their interfaces, "NS DEV IFINDEX": may carry an xdpkv attach
 
 tb_log() { echo "[testbed] $*" >&2; }
 tb_die() { echo "[testbed] FAIL: $*" >&2; exit 1; }
-# tb_skip WHY: this kernel cannot run the test: why, then exit 77, which
-# ctest counts as skipped (SKIP_RETURN_CODE, tests/e2e.cmake); tests/run.sh
-# lists the reasons.
-tb_skip() { echo "SKIP: $*"; exit 77; }
-# tb_need_layout LAYOUT: skip unless this kernel can hold the layout's store
-# ('xdpkv layouts --json' says why not: arena where BPF arenas are missing
-# or not permitted).
-tb_need_layout() {
+# tb_layout_ok LAYOUT: can this kernel hold the layout's store?  If not, a
+# SKIP line with the reason ('xdpkv layouts --json': arena where BPF arenas
+# are missing or not permitted) and status 1: a test over several layouts
+# goes on with the next.
+tb_layout_ok() {
 	local why
-	why=$("$XDPKV" layouts --json | python3 -c 'import json, sys
+	why=$("$XDPKV" layouts --json | /usr/bin/python3 -c 'import json, sys
 l = {x["name"]: x for x in json.load(sys.stdin)}.get(sys.argv[1])
 print(l.get("unavailable_reason", "") if l and l.get("available") is False else "")' "$1") || return 0
-	[[ -z $why ]] || tb_skip "layout $1 is not available on this kernel ($(uname -r)): $why"
+	[[ -z $why ]] && return 0
+	echo "SKIP: layout $1 is not available on this kernel ($(uname -r)): $why"
+	return 1
 }
+# tb_need_layout LAYOUT: the test is skipped (exit 77, which ctest counts as
+# skipped: SKIP_RETURN_CODE, tests/CMakeLists.txt; tests/run.sh lists the
+# reasons) unless this kernel can hold the layout's store.
+tb_need_layout() { tb_layout_ok "$1" || exit 77; }
 
 tb_run() {
 	[[ ${TB_VERBOSE:-0} == 1 ]] && echo "+ $*" >&2
