@@ -62,6 +62,13 @@ int attach_load_failed(struct bpf_object *obj, struct xkv_config *cfg, int e, co
 	struct utsname u;
 
 	uname(&u);
+	const struct xkv_layout *L = xkv_layout_find_any(cfg->layout);
+	if (L && xkv_layout_probe(L, err, sizeof(err)) == 0) {
+		/* not a program: the store itself (arena where arenas are missing) */
+		xerr("attach: layout %s is not available on this kernel (%s): %s", cfg->layout, u.release, err);
+		xhint("'xdpkv layouts' lists the layouts this kernel can hold (docs/kernels.md)");
+		return -1;
+	}
 	if (xkv_verify_layout(cfg, note_refusal, &r, err, sizeof(err)) || !r.n) {
 		/* every program loads alone: the attach itself failed */
 		print_load_failure(obj, e, ifc, mode);

@@ -74,6 +74,10 @@ static int run_verify(void *vo, const struct global_opts *g)
 
 	if ((rc = need_privileges("verify")))
 		return rc;
+	if (!o->all && g->layout && !xkv_layout_find_any(g->layout)) {
+		xerr("verify: unknown layout '%s' (xdpkv layouts lists them)", g->layout);
+		return EXIT_USAGE;
+	}
 	if (!o->json)
 		printf("%-10s %-20s %9s %8s %6s  %s\n", "LAYOUT", "PROGRAM", "INSNS", "MS", "STACK", "RESULT");
 	for (int i = 0; o->all ? !!xkv_layouts[i] : i == 0; i++) {

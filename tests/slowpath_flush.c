@@ -217,10 +217,12 @@ void t_flush(struct env *e)
 	EXPECT(e, "flush_all\r\n", "OK\r\n");
 	EXPECT(e, "get f1 f2\r\n", "END\r\n");
 	EXPECT(e, "delete f1\r\n", "NOT_FOUND\r\n");
-	/* a flushed item does not block add; the walk, maybe still running,
-	 * keeps the new f2: it is stamped after the cut */
-	EXPECT(e, "add f2 0 0 1\r\nn\r\n", "STORED\r\n");
+	/* a flushed item does not block add.  After the walk: the hash-like
+	 * layouts re-read an element just before deleting it, and a write
+	 * between the two may be deleted (docs/protocol.md, "flush_all"), so an
+	 * add during the walk may be lost there (seen on percpu) */
 	int idle = flush_wait(e, 5000);
+	EXPECT(e, "add f2 0 0 1\r\nn\r\n", "STORED\r\n");
 	long c2 = e->s.L->count(&e->s);
 	report(c1 == 2 && !idle && c2 == 1, "%s: flush_all empties the store (%ld -> %ld items, f2 re-added)",
 	       e->layout, c1, c2);
