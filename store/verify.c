@@ -3,7 +3,12 @@
  * program loaded alone (nothing attached), with the verifier's statistics
  * (log level 4: processed instructions, verification time, stack depth), or
  * the reason it was refused (the verifier's last line).  `xdpkv verify`, the
- * suite's verifier budget and the kernel matrix read it. */
+ * suite's verifier budget and the kernel matrix read it.
+ *
+ * For finding where the verifier spends its work (docs/architecture.md,
+ * "Keeping the verifier happy"): XKV_VERIFY_LOG=1 copies each program's log
+ * to stderr, XKV_VERIFY_LEVEL=6 makes it the instruction-by-instruction log
+ * (with XKV_VLOG=BYTES, up to 1 GB, for a program of 100,000s of them). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +22,11 @@
 /* The statistics line comes last, a failed load's reason just before it.  The
  * kernel counts the whole log's size against the buffer even at level 4 and
  * refuses a program whose log would not fit (ENOSPC): a large one. */
-#define VERIFY_LOG_SIZE (getenv("XKV_VLOG") ? (unsigned)atoi(getenv("XKV_VLOG")) : (16u << 20))
+static size_t verify_log_size(void)
+{
+	const char *v = getenv("XKV_VLOG");
+	return v ? strtoul(v, NULL, 0) : 16u << 20;
+}
 
 static void parse_stats(const char *log, struct xkv_prog_cost *c)
 {
@@ -82,7 +91,8 @@ static double now_s(void)
 int xkv_verify_layout(const struct xkv_config *cfg, xkv_verify_fn fn, void *arg, char *err, size_t errlen)
 {
 	const struct xkv_layout *L = xkv_layout_find_any(cfg->layout);
-	char *log = malloc(VERIFY_LOG_SIZE);
+	size_t logsz = verify_log_size();
+	char *log = malloc(logsz);
 	struct bpf_object *obj;
 	struct bpf_program *p;
 	int n = 0, e = 0;
@@ -115,7 +125,7 @@ int xkv_verify_layout(const struct xkv_config *cfg, xkv_verify_fn fn, void *arg,
 			bpf_program__set_autoload(p, me);
 			if (me) {
 				log[0] = 0;
-				bpf_program__set_log_buf(p, log, VERIFY_LOG_SIZE);
+				bpf_program__set_log_buf(p, log, logsz);
 				/* BPF_LOG_STATS; XKV_VERIFY_LEVEL=5 adds every state (debugging) */
 				bpf_program__set_log_level(p, getenv("XKV_VERIFY_LEVEL") ? atoi(getenv("XKV_VERIFY_LEVEL")) : 4);
 			}
@@ -123,7 +133,8 @@ int xkv_verify_layout(const struct xkv_config *cfg, xkv_verify_fn fn, void *arg,
 		double t0 = now_s();
 		c.err = bpf_object__load(obj);
 		c.wall_ms = (unsigned)((now_s() - t0) * 1000);
-		if (getenv("XKV_VERIFY_LOG")) fputs(log, stderr);
+		if (getenv("XKV_VERIFY_LOG"))
+			fputs(log, stderr);
 		parse_stats(log, &c);
 		if (c.err)
 			last_reason(log, c.reason, sizeof(c.reason));
