@@ -107,7 +107,7 @@ __attribute__((noinline)) int xkv_bin_put_key(struct xkv_scratch *sc, __u32 o)
 			break;
 		*(__u64 *)&sc->reply[(o + i * 8) & XKV_RMASK] = k[i];
 	}
-return 0;
+	return 0;
 }
 
 /* A miss's response (not the quiet ones': they send none): 0x0001 with

@@ -169,7 +169,7 @@ __attribute__((noinline)) int xkv_tcpx_translate_in(struct xdp_md *ctx, struct x
 			e[k] = n;
 		}
 	}
-return 0;
+	return 0;
 }
 
 /* The socket the segment is for, and its TCP state (BTF), or NULL.  The
