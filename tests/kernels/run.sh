@@ -26,7 +26,7 @@ repo=$PWD
 usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
 build=build
 kernels="host 6.1 6.12"
-vm_timeout=${XKV_KERNEL_TIMEOUT:-420}
+vm_timeout=${XKV_KERNEL_TIMEOUT:-600}
 while (($#)); do
 	case $1 in
 	--build) build=${2:?}; shift 2 ;;
