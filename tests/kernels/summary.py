@@ -126,6 +126,9 @@ def main():
         if not steps:
             failures.append("%s: no step ran (the VM did not boot or was killed: see %s)" %
                             (k, os.path.join(root, k + ".console.log")))
+        elif not os.path.exists(os.path.join(root, k, "done")):
+            failures.append("%s: stopped after %s, before its last step (the VM's time limit, "
+                            "--timeout?)" % (k, steps[-1][0]))
         print("%s: %s" % (k, ", ".join("%s %s (%s)" % (n, s, t) for n, s, t in steps) or "none"))
         for n, s, t in steps:
             # a verify pass that ran to its end is judged by its lines above
