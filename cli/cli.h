@@ -119,8 +119,12 @@ extern const struct cmd cmd_attach, cmd_acl, cmd_detach, cmd_serve, cmd_status, 
 int compare_exec(int argc, char **argv);
 
 /* snapshot.c: snapshot s to file with the defaults (one thread), one line on
- * stderr saying what happened; `why` names the occasion.  0 or -errno. */
-int snapshot_quiet(struct xkv_store *s, const char *file, const char *why);
+ * stderr saying what happened; `why` names the occasion.  Fewer than
+ * min_items items: the file is not replaced (-ERANGE).  0 or -errno. */
+int snapshot_quiet(struct xkv_store *s, const char *file, const char *why, __u64 min_items);
+/* The items a snapshot file holds, as its header (or, damaged, its blocks)
+ * says: 0 if there is none, UINT64_MAX (said on stderr) if it cannot be read. */
+__u64 snapshot_floor(const char *file);
 /* Restore a snapshot file into s and print what 'xdpkv restore' prints (cmd
  * names the command in errors); restore's exit code. */
 int restore_into(struct xkv_store *s, const char *ifname, const char *file, const char *cmd);
@@ -136,6 +140,7 @@ struct serve_extra {
 	const char *drop_user; /* NULL: keep root (attach --serve must detach afterwards) */
 	unsigned snapshot_every; /* seconds; 0: no periodic snapshot */
 	const char *snapshot_file;
+	bool snapshot_allow_shrink; /* else fewer items than the file held at start: not written */
 	const struct xkv_sasl *sasl; /* --sasl-pwdb */
 };
 /* Serve s until a signal stops it (x: NULL for the defaults); a final

@@ -20,15 +20,27 @@ int serve_stop_signal(void)
 	return stop_flag;
 }
 
+/* --snapshot-file: the file is never replaced by a snapshot of fewer items
+ * than it held when serve started (a store that came up empty after a
+ * failed restore must not overwrite the items it failed to restore), unless
+ * --snapshot-allow-shrink or a flush_all since then said the store may
+ * shrink. */
 struct snap_every {
 	struct xkv_store *s;
 	const char *file;
+	__u64 floor, flushes;
+	bool allow_shrink;
 };
+
+static int snapshot_guarded(struct snap_every *se, const char *why)
+{
+	bool free_ = se->allow_shrink || xkv_slow_flushes() != se->flushes;
+	return snapshot_quiet(se->s, se->file, why, free_ ? 0 : se->floor);
+}
 
 static void snapshot_tick(void *arg)
 {
-	struct snap_every *se = arg;
-	snapshot_quiet(se->s, se->file, "periodic");
+	snapshot_guarded(arg, "periodic");
 }
 
 int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const char *cmd,
@@ -46,6 +58,14 @@ int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const cha
 		.stop = &stop_flag, .ready_fd = -1,
 	};
 	struct snap_every se = { s, x ? x->snapshot_file : NULL };
+	if (se.file) {
+		se.allow_shrink = x->snapshot_allow_shrink;
+		se.flushes = xkv_slow_flushes();
+		se.floor = se.allow_shrink ? 0 : snapshot_floor(se.file);
+		if (se.floor)
+			xinfo("xdpkv: %s holds %llu items: a snapshot of fewer does not replace it", se.file,
+			      (unsigned long long)se.floor);
+	}
 	if (x) {
 		o.limits.max_keys = x->max_keys;
 		o.limits.max_reply = x->max_reply;
@@ -72,7 +92,7 @@ int serve_loop(struct xkv_store *s, const char *ifname, unsigned port, const cha
 	}
 	xinfo("xdpkv: slow path stopped (%s)", stop_flag == SIGTERM ? "SIGTERM" :
 	      stop_flag == SIGHUP ? "SIGHUP" : "SIGINT");
-	if (se.file && snapshot_quiet(s, se.file, "final"))
+	if (se.file && snapshot_guarded(&se, "final"))
 		return EXIT_SYS;
 	return EXIT_OK;
 }
@@ -86,6 +106,7 @@ struct serve_opts {
 	bool keep_privileges, no_tcp, no_tcp_fast;
 	unsigned snapshot_every;
 	const char *snapshot_file;
+	bool snapshot_allow_shrink;
 	const char *sasl_pwdb;
 };
 
@@ -123,6 +144,9 @@ static const struct xo serve_table[] = {
 	  "--snapshot-every seconds; --user must be able to write FILE's directory" },
 	{ "snapshot-every", 0, XO_U32, offsetof(struct serve_opts, snapshot_every), "SECONDS",
 	  "with --snapshot-file: also snapshot this often (one thread, lz4)", 1, 7 * 86400 },
+	{ "snapshot-allow-shrink", 0, XO_BOOL, offsetof(struct serve_opts, snapshot_allow_shrink), NULL,
+	  "with --snapshot-file: let a snapshot of fewer items replace FILE (by default one with "
+	  "fewer items than FILE held when serve started is refused, unless a flush_all came since)" },
 	{ "sasl-pwdb", 'S', XO_STR, offsetof(struct serve_opts, sasl_pwdb), "FILE",
 	  "require SASL PLAIN (memcached -S): user:password lines, a file root owns and only root "
 	  "may read; binary-protocol TCP clients only, XDP and the TCP fast path answer nobody" },
@@ -133,8 +157,9 @@ static int run_serve(void *vo, const struct global_opts *g)
 {
 	struct serve_opts *o = vo;
 	struct xkv_store s;
-	if (o->snapshot_every && !o->snapshot_file) {
-		xerr("serve: --snapshot-every needs --snapshot-file");
+	if ((o->snapshot_every || o->snapshot_allow_shrink) && !o->snapshot_file) {
+		xerr("serve: --%s needs --snapshot-file",
+		     o->snapshot_every ? "snapshot-every" : "snapshot-allow-shrink");
 		return EXIT_USAGE;
 	}
 	int rc = open_pinned(&s, "serve", o->ifc.name);
@@ -157,6 +182,7 @@ static int run_serve(void *vo, const struct global_opts *g)
 		.idle_timeout = o->idle_timeout, .max_buffer_mib = o->max_buffer_mib, .no_tcp = o->no_tcp, .no_tcp_fast = o->no_tcp_fast,
 		.drop_user = o->keep_privileges ? NULL : o->user ? o->user : "nobody",
 		.snapshot_every = o->snapshot_every, .snapshot_file = o->snapshot_file,
+		.snapshot_allow_shrink = o->snapshot_allow_shrink,
 	};
 	rc = serve_loop(&s, o->ifc.name, o->port, "serve", &x);
 	xkv_sasl_free(db);
@@ -168,7 +194,7 @@ const struct cmd cmd_serve = {
 	.name = "serve",
 	.synopsis = "IFACE [--port P] [--max-keys N] [--max-reply BYTES] [--threads N] [--max-conns N] "
 		    "[--no-tcp] [--no-tcp-fast-path]\n       [--user NAME | --keep-privileges] "
-		    "[--snapshot-file FILE [--snapshot-every SECONDS]] [--sasl-pwdb FILE] [-v]",
+		    "[--snapshot-file FILE [--snapshot-every SECONDS] [--snapshot-allow-shrink]] [--sasl-pwdb FILE] [-v]",
 	.summary = "run the userspace slow path for an attached interface",
 	.doc = "Answers, from the pinned maps, what the XDP program passes on (other commands,\n"
 	       "replies too large for one frame, busy slots).  Runs in the foreground and logs to\n"
@@ -186,7 +212,10 @@ const struct cmd cmd_serve = {
 	       "from (docs/security.md, \"TCP\").  --no-tcp turns TCP off.  'attach --serve' listens\n"
 	       "on TCP too, with the defaults.\n\n"
 	       "With --snapshot-file it snapshots the store there when it stops, and with\n"
-	       "--snapshot-every also periodically, while serving (docs/snapshots.md).\n\n"
+	       "--snapshot-every also periodically, while serving (docs/snapshots.md); the file\n"
+	       "replaced stays as FILE.prev.  A snapshot of fewer items than FILE held when serve\n"
+	       "started does not replace it (the final one then exits 3), unless a flush_all came\n"
+	       "since or --snapshot-allow-shrink.\n\n"
 	       "TCP clients may speak memcached's binary protocol too (docs/protocol.md).  With\n"
 	       "--sasl-pwdb (memcached -S) every client must authenticate with SASL PLAIN over the\n"
 	       "binary protocol first: text connections are closed, UDP is dropped (in XDP too) and\n"

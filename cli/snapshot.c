@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "jsonl.h"
+#include "snapfile.h"
 #include "snapshot.h"
 
 /* The default codec: measured in docs/results.md ("Snapshots"). */
@@ -205,14 +206,40 @@ const struct cmd cmd_snapshot = {
 	.run = run_snapshot,
 };
 
-int snapshot_quiet(struct xkv_store *s, const char *file, const char *why)
+__u64 snapshot_floor(const char *file)
 {
-	struct xkv_snap_opts so = { .threads = 1 };
+	struct xkv_snap_reader r;
+	char err[XKV_ERRLEN];
+
+	if (access(file, F_OK) && errno == ENOENT)
+		return 0;
+	/* salvage: a damaged file still says what it held (its header, or
+	 * its blocks' headers) */
+	if (xkv_snap_open(&r, file, true, err, sizeof(err))) {
+		xerr("serve: %s is not a snapshot this xdpkv can read (%s): it is not replaced "
+		     "(move it aside, or --snapshot-allow-shrink)", file, err);
+		return UINT64_MAX;
+	}
+	__u64 n = 0;
+	for (size_t i = 0; i < r.nblk; i++)
+		n += r.blk[i].h.items;
+	if (r.hdr_ok && r.hdr.items > n)
+		n = r.hdr.items;
+	xkv_snap_close(&r);
+	return n;
+}
+
+int snapshot_quiet(struct xkv_store *s, const char *file, const char *why, __u64 min_items)
+{
+	struct xkv_snap_opts so = { .threads = 1, .min_items = min_items };
 	struct xkv_snap_result res;
 	char err[XKV_ERRLEN];
 	xkv_codec_parse(SNAP_DEFAULT_CODEC, &so.codec, &so.level);
 	int e = xkv_snapshot(s, file, &so, &res, err, sizeof(err));
-	if (e)
+	if (e == -ERANGE)
+		xerr("%s snapshot: %s (a flush_all, or serve --snapshot-allow-shrink, lets a smaller "
+		     "store replace it)", why, err);
+	else if (e)
 		xerr("%s snapshot: %s", why, err);
 	else
 		xinfo("xdpkv: %s snapshot: %llu items in %.3f s -> %s", why, (unsigned long long)res.items,

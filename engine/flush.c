@@ -141,9 +141,17 @@ int xkv_slow_flush_busy(struct xkv_slow *sl)
  * runs on the flusher thread when the delay is up (a delay as exptime
  * reads it: seconds, or a unix time past 30 days).  Without a thread, the
  * walk runs here. */
+static __u64 flushes_in_process; /* __atomic: xkv_slow_flushes */
+
+__u64 xkv_slow_flushes(void)
+{
+	return __atomic_load_n(&flushes_in_process, __ATOMIC_RELAXED);
+}
+
 int flush_run(struct slow_cmd *c, __s64 delay)
 {
 	__atomic_add_fetch(&c->sl->flush_cmds, 1, __ATOMIC_RELAXED); /* stats' cmd_flush */
+	__atomic_add_fetch(&flushes_in_process, 1, __ATOMIC_RELAXED);
 	__u64 now = xkv_now_ns();
 	__u64 at = delay ? xkv_expire_ns(delay, now, c->s->cfg.realtime_off_ns) : now;
 	bool at_once = at <= now;

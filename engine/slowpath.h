@@ -79,6 +79,10 @@ long xkv_slow_big_collect(struct xkv_slow *sl, struct xkv_big_census *out);
 long xkv_slow_count_refresh(struct xkv_slow *sl);
 /* 1 while a flush_all is scheduled or running. */
 int xkv_slow_flush_busy(struct xkv_slow *sl);
+/* flush_all and binary flush commands this process took, every slow path
+ * together (serve --snapshot-file: a deliberate flush may shrink the
+ * snapshot) */
+__u64 xkv_slow_flushes(void);
 /* The limits in force (defaults filled in). */
 struct xkv_slow_limits xkv_slow_limits_of(const struct xkv_slow *sl);
 

@@ -363,6 +363,21 @@ int xkv_snap_commit(struct xkv_snap_writer *w, char *err, size_t errlen)
 		xkv_errf(err, errlen, e, "fsync %s: %s", w->tmp, strerror(errno));
 		goto fail;
 	}
+	/* the file replaced stays as FILE.prev (a hard link: FILE itself is
+	 * never missing); the first snapshot has none to keep */
+	char prev[PATH_MAX + 8];
+	snprintf(prev, sizeof(prev), "%s.prev", w->path);
+	if (unlink(prev) && errno != ENOENT) {
+		e = -errno;
+		xkv_errf(err, errlen, e, "removing %s: %s", prev, strerror(errno));
+		goto fail;
+	}
+	if (link(w->path, prev) && errno != ENOENT) {
+		e = -errno;
+		xkv_errf(err, errlen, e, "keeping %s as %s: %s (it is not replaced)", w->path, prev,
+			 strerror(errno));
+		goto fail;
+	}
 	if (rename(w->tmp, w->path)) {
 		e = -errno;
 		xkv_errf(err, errlen, e, "rename %s to %s: %s", w->tmp, w->path, strerror(errno));

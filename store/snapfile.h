@@ -89,8 +89,9 @@ struct xkv_snap_totals {
 	__u64 items, raw_bytes, file_bytes, blocks;
 };
 void xkv_snap_writer_totals(struct xkv_snap_writer *w, struct xkv_snap_totals *t);
-/* Write the header, fsync, rename over the target, fsync the directory; frees w.
- * The target is either the old file or the whole new one at every instant. */
+/* Write the header, fsync, keep the target as TARGET.prev (a hard link),
+ * rename over the target, fsync the directory; frees w.  The target is
+ * either the old file or the whole new one at every instant. */
 int xkv_snap_commit(struct xkv_snap_writer *w, char *err, size_t errlen);
 /* Remove the temp file and free w (the target is left as it was). */
 void xkv_snap_abort(struct xkv_snap_writer *w);

@@ -221,6 +221,12 @@ int xkv_snapshot(struct xkv_store *s, const char *path, const struct xkv_snap_op
 	res->blocks = tot.blocks;
 	res->busy = atomic_load(&c.busy);
 	res->threads = c.nthr;
+	if (tot.items < o->min_items) {
+		e = xkv_errf(err, errlen, -ERANGE, "the store holds %llu items, fewer than the %llu "
+			     "that %s held: it is not replaced", (unsigned long long)tot.items,
+			     (unsigned long long)o->min_items, path);
+		goto fail;
+	}
 	e = xkv_snap_commit(c.w, err, errlen);
 	c.w = NULL;
 	if (e)

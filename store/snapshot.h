@@ -13,6 +13,10 @@ struct xkv_snap_opts {
 	int codec, level;     /* snapshot: enum xkv_codec and zstd's level */
 	bool salvage;         /* restore: restore the intact blocks of a damaged file */
 	__u32 block_bytes;    /* snapshot: uncompressed bytes per block; 0: XKV_SNAP_BLOCK_RAW */
+	/* snapshot: fewer items than this and the file is not replaced (-ERANGE):
+	 * a store that lost its items does not overwrite the snapshot that
+	 * holds them (serve --snapshot-file); 0: any */
+	__u64 min_items;
 	/* About once a second, from the calling thread, while the workers run:
 	 * items and (file) bytes done so far. */
 	void (*progress)(void *arg, __u64 items, __u64 bytes, double secs);

@@ -166,10 +166,15 @@ xkv_e2e(e2e_bigvals_array_fnv 120 bigvals.sh array_fnv)
 xkv_e2e(e2e_service_prometheus 90 service.sh lru)
 set_property(TEST e2e_service_prometheus APPEND PROPERTY ENVIRONMENT
   "XKV_SERVICE=${CMAKE_BINARY_DIR}/systemd/xdpkv-service;XKV_UNIT=${CMAKE_BINARY_DIR}/systemd/xdpkv@.service")
+# A damaged snapshot fails the service's start and stays; serve never
+# replaces a snapshot with fewer items unless told; FILE.prev.
+xkv_e2e(e2e_snapshot_guard 120 snapguard.sh)
+set_property(TEST e2e_snapshot_guard APPEND PROPERTY ENVIRONMENT
+  "XKV_SERVICE=${CMAKE_BINARY_DIR}/systemd/xdpkv-service")
 # The unit itself under a real systemd as PID 1: a systemd-nspawn container
 # (package systemd-container) on the testbed's server namespace, with this
 # build installed as the .deb lays it out (issue 8).
-xkv_e2e(e2e_systemd_unit 120 systemd_unit.sh lru)
+xkv_e2e(e2e_systemd_unit 180 systemd_unit.sh lru)
 set_property(TEST e2e_systemd_unit APPEND PROPERTY ENVIRONMENT
   "XKV_BUILD_DIR=${CMAKE_BINARY_DIR};XKV_POSTINST=${CMAKE_SOURCE_DIR}/cli/systemd/postinst;CMAKE=${CMAKE_COMMAND}")
 # (its cmake --install: not beside cpack in the same build tree, package_deb)

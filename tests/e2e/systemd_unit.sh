@@ -24,7 +24,12 @@
 #  6. systemctl stop: a final snapshot owned by xdpkv, the store stays
 #     attached (XDP answers with no serve); start again keeps it; serve
 #     killed: Restart=on-failure starts it again, the store kept;
-#  7. with XDPKV_PURGE=yes stop detaches; start restores the snapshot.
+#  7. with XDPKV_PURGE=yes stop detaches; start restores the snapshot;
+#  8. a damaged snapshot: the start fails and detaches, so does each restart
+#     by Restart=on-failure, serve never runs, the file stays byte for byte
+#     and restore --salvage still recovers its intact block; with
+#     XDPKV_RESTORE_ARGS=--salvage the start restores that block and keeps
+#     the damaged file as FILE.partial.
 # docs/install.md ("Tested under systemd") says what this cannot test.
 # Environment: XDPKV (the CLI, for the host side), XKV_BUILD_DIR (the build
 # to install into the container), XKV_POSTINST, CMAKE (cmake).  Names carry
@@ -100,8 +105,9 @@ unit=$stage/usr/lib/systemd/system/xdpkv@.service
 conf=$TB_TMP/etc-xdpkv
 mkdir -p "$conf"
 cp "$stage/etc/xdpkv/example.conf" "$conf/"
-write_conf() { # PURGE
-	printf 'XDPKV_LAYOUT=%s\nXDPKV_ATTACH_ARGS=--entries 4096\nXDPKV_PURGE=%s\n' "$layout" "$1" >"$conf/$dev.conf"
+write_conf() { # PURGE [ATTACH_ARGS [RESTORE_ARGS]]
+	printf 'XDPKV_LAYOUT=%s\nXDPKV_ATTACH_ARGS=%s\nXDPKV_PURGE=%s\nXDPKV_RESTORE_ARGS=%s\n' \
+		"$layout" "${2:---entries 4096}" "$1" "${3:-}" >"$conf/$dev.conf"
 }
 write_conf no
 
@@ -302,5 +308,48 @@ check "start restores the snapshot" ctl start "xdpkv@$dev"
 check "... says so" journal_has "xdpkv@$dev" "restoring $snap"
 check "XDP answers every item after the restore" ask check
 check "stop (XDPKV_PURGE=yes) at the end" ctl stop "xdpkv@$dev"
+
+# 8. a damaged snapshot (4,096 items in two blocks, one byte of the second
+# flipped) with the default XDPKV_PURGE=no: the start fails, and so does
+# each restart by Restart=on-failure (restore again, never "still
+# attached"); serve never runs, the file stays byte for byte, and a salvage
+# still restores its intact block.  Then XDPKV_RESTORE_ARGS=--salvage starts.
+tb_xdpkv attach "$dev" --entries 8192 --value-size 512 >/dev/null || tb_die "attach (host)"
+tb_xdpkv load "$dev" --generate 4096 --value-size 300 >/dev/null || tb_die "load (host)"
+tb_xdpkv snapshot "$dev" "$TB_TMP/good.snap" --threads 1 >/dev/null || tb_die "snapshot (host)"
+tb_xdpkv detach "$dev" >/dev/null || tb_die "detach (host)"
+read -r _ b0 b1 rest < <(python3 "$here/snapdamage.py" "$TB_TMP/good.snap" "$TB_TMP/bad.snap" 1)
+check "a damaged snapshot of 4096 items in two blocks ($b0 + $b1)" test -z "$rest" -a "$((b0 + b1))" = 4096
+ct sh -c "cat >$snap && chown xdpkv:xdpkv $snap && chmod 0600 $snap && rm -f $snap.prev" <"$TB_TMP/bad.snap"
+big="--entries 8192 --value-size 512"
+mark=$(ct journalctl --no-pager -u "xdpkv@$dev" | wc -l)
+since_mark() { ct journalctl --no-pager -u "xdpkv@$dev" | tail -n +$((mark + 1)) | grep -- "$1" >/dev/null; }
+write_conf no "$big"
+ctl reset-failed
+check "start with the damaged snapshot fails" not ctl start "xdpkv@$dev"
+restore_failed() { [[ $(ct journalctl --no-pager -u "xdpkv@$dev" | grep -c "restoring $snap failed (exit 3): detached") -ge $1 ]]; }
+tries() { for _ in $(seq 300); do restore_failed "$1" && return 0; sleep 0.1; done; return 1; }
+check "... restore's exit 3: detached" tries 1
+check "Restart=on-failure: the restart restores again and fails again" tries 2
+check "... never 'still attached'" not since_mark "still attached to $dev: re-attaching"
+ctl stop "xdpkv@$dev" || true
+check "stopped: nothing attached" not attached
+check "serve never ran: no final snapshot" not since_mark "final snapshot"
+ct cat "$snap" >"$TB_TMP/after.snap"
+check "the damaged file is there byte for byte" cmp -s "$TB_TMP/after.snap" "$TB_TMP/bad.snap"
+tb_xdpkv attach "$dev" --entries 8192 --value-size 512 >/dev/null || tb_die "attach (host)"
+rc=0; tb_xdpkv restore "$dev" "$TB_TMP/after.snap" --salvage --json >"$TB_TMP/salvage.json" 2>/dev/null || rc=$?
+salvaged=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stored"])' "$TB_TMP/salvage.json")
+check "restore --salvage of it: its intact block's $b0 items (exit $rc, $salvaged stored)" test "$rc/$salvaged" = "1/$b0"
+tb_xdpkv detach "$dev" >/dev/null || tb_die "detach (host)"
+write_conf yes "$big" --salvage
+ctl reset-failed
+check "start with XDPKV_RESTORE_ARGS=--salvage" ctl start "xdpkv@$dev"
+check "... $b0 items" test "$(items)" = "$b0"
+check "... the damaged file kept as $snap.partial" bash -c 'cmp -s <("$@") "$0"' "$TB_TMP/bad.snap" \
+	nsenter --target="$leader" --all -- cat "$snap.partial"
+check "stop: the final snapshot of the $b0 items" ctl stop "xdpkv@$dev"
+ct cat "$snap" >"$TB_TMP/final.snap"
+check "... in $snap" test "$(python3 -c 'import struct,sys; print(struct.unpack_from("<Q", open(sys.argv[1],"rb").read(), 48)[0])' "$TB_TMP/final.snap")" = "$b0"
 ((fail)) && journal_tail
 exit $fail
