@@ -20,6 +20,8 @@ struct xkv_tcp_conn {
 	__u64 kq;      /* reply bytes the kernel queued for the socket's egress */
 	__s64 credit;  /* request bytes the kernel took minus reply bytes it sent:
 			* how far the socket's copied_seq lags (never below 0) */
+	__u64 xdp_ns;  /* the last request the XDP responder answered on it (bpf_ktime_get_ns,
+			* CLOCK_MONOTONIC): serve's --idle-timeout counts it as activity */
 };
 
 #ifndef __bpf__

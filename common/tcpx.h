@@ -23,6 +23,12 @@
 
 #define XKV_TCPX_FLOWS_MAX 65536  /* flows with state; a full table: not answered */
 #define XKV_TCPX_REPLY_MAX 1448   /* a reply in one segment at most (MTU 1500 with timestamps) */
+#define XKV_TCPX_REPLAY_NS 200000000ull /* a kept reply sent again at most this often: the
+					 * kernel's smallest RTO (TCP_RTO_MIN) */
+#define XKV_TCPX_WRITE_REPLY 64   /* room a write's reply needs (its longest, SERVER_ERROR
+				   * ..., with room to spare): checked before the store changes */
+#define XKV_TCPX_LINGER_NS 60000000000ull /* a closed flow kept for its FIN's retransmissions
+					   * (TIME-WAIT's length, TCP_TIMEWAIT_LEN) */
 
 /* The flow: both addresses in policy.h's 16-byte form, the ports as on the
  * wire (peer = the client). */
@@ -52,6 +58,12 @@ struct xkv_tcpx_flow {
 	__u32 passed_end;        /* wire seq past the client's bytes handed to the kernel so far:
 				  * until its rcv_nxt reaches it some are still on their way
 				  * (GRO, the backlog), and a copy of them must not be answered */
+	__u32 ts_recent;         /* TSval of the last request answered here (PAWS: the kernel's
+				  * own ts_recent never saw it) */
+	__u64 cookie;            /* its socket's (SO_COOKIE), the one serve accepted (tcp_slots) */
+	__u64 seen_ns;           /* its last segment (bpf_ktime_get_ns: CLOCK_MONOTONIC) */
+	__u64 replay_ns;         /* its last reply sent (answer or replay): a replay waits
+				  * XKV_TCPX_REPLAY_NS after it */
 	__u8 r[XKV_TCPX_REPLY_MAX]; /* the reply text, kept to send again if it is lost */
 };
 
@@ -74,6 +86,19 @@ struct xkv_tcpx_seg {
 	__u32 r_len;               /* reply bytes sent */
 	__u8 opt[64];
 	__u8 hdr[32];              /* the reply's TCP header */
+	struct {                   /* its socket when it came (xkv_tcpx_look) */
+		__u8 found;        /* XKV_TCPX_SK_* */
+		__u8 served;       /* serve accepted it (its cookie in tcp_slots) */
+		__u8 tstamp_ok;
+		__u8 established;  /* in ESTABLISHED (no FIN either way yet) */
+		__u32 rcv_nxt, rcv_wup, rcv_wnd, snd_una, snd_nxt, max_window, ts_recent;
+		__u64 cookie;
+	} sk;
 };
+
+#define XKV_TCPX_SK_NONE 0     /* no socket: the connection is gone */
+#define XKV_TCPX_SK_CONN 1     /* a connection's socket, synchronized (not a listener) */
+#define XKV_TCPX_SK_TW 2       /* in TIME-WAIT */
+#define XKV_TCPX_SK_OTHER 3    /* a listener, a request socket: not this connection's */
 
 #endif

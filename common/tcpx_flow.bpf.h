@@ -9,10 +9,17 @@
 #include <linux/tcp.h>
 #include "tcpx.h"
 
-/* Flows with state: created at a connection's first data segment (before
- * any answer: what was handed to the kernel is tracked from there),
- * removed when the connection's close is acknowledged both ways, on a RST,
- * on a new SYN for the same addresses, and by serve when it starts. */
+/* Flows with state: created at a connection's first data segment in order
+ * (before any answer: what was handed to the kernel is tracked from
+ * there), and only for a socket serve accepted, from an allowed source,
+ * on a segment the kernel accepts (tcpx_xdp.bpf.h).  A flow dies with its
+ * socket: removed by the responder when a segment finds no socket (or a
+ * new connection's SYN finds the old one gone), by the TC program on the
+ * kernel's RST, and by serve's sweep once serve no longer holds the
+ * connection (at once, or after TIME-WAIT's length when the close was
+ * under way: FIN retransmissions are still translated), and when serve
+ * starts.  A client's RST or SYN never removes one: the kernel decides on
+ * them (RFC 5961). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -40,6 +47,7 @@ struct rb_root___xkv {
 	void *rb_node;
 } __attribute__((preserve_access_index));
 struct tcp_options_received___xkv {
+	__u32 ts_recent;
 	__u16 tstamp_ok : 1;
 	__u16 snd_wscale : 4;
 	__u16 rcv_wscale : 4;
@@ -47,17 +55,24 @@ struct tcp_options_received___xkv {
 struct tcp_sock___xkv {
 	struct inet_connection_sock___xkv inet_conn;
 	__u32 tsoffset, snd_wnd, mss_cache, copied_seq, write_seq;
-	__u32 rcv_nxt, snd_nxt, snd_una, rcv_wnd, rcv_wup;
+	__u32 rcv_nxt, snd_nxt, snd_una, rcv_wnd, rcv_wup, max_window;
 	__u64 tcp_mstamp, bytes_received;
 	struct rb_root___xkv out_of_order_queue;
 	struct tcp_options_received___xkv rx_opt;
 } __attribute__((preserve_access_index));
 
 #define XKV_TCP_ESTABLISHED 1
+#define XKV_TCP_SYN_SENT 2
+#define XKV_TCP_SYN_RECV 3
+#define XKV_TCP_TIME_WAIT 6
+#define XKV_TCP_LISTEN 10
+#define XKV_TCP_NEW_SYN_RECV 12
 
 /* The offsets of a flow, copied under its lock. */
 struct tcpx_offs {
 	__u32 flags, dc_prev, dc, ds_prev, ds, c_start, c_end, s_k, s_wire, r_len, passed_end;
+	__u32 ts_recent;
+	__u64 replay_ns;
 };
 
 static __always_inline void tcpx_offs_read(struct xkv_tcpx_flow *f, struct tcpx_offs *o)
@@ -74,6 +89,8 @@ static __always_inline void tcpx_offs_read(struct xkv_tcpx_flow *f, struct tcpx_
 	o->s_wire = f->s_wire;
 	o->r_len = f->r_len;
 	o->passed_end = f->passed_end;
+	o->ts_recent = f->ts_recent;
+	o->replay_ns = f->replay_ns;
 	bpf_spin_unlock(&f->lock);
 }
 

@@ -133,6 +133,83 @@ static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc
 	return 0;
 }
 
+/* The TCP checksum's payload part, a chunk (in sc->req) a bpf_loop() step. */
+struct tcpx_csum_walk {
+	struct xdp_md *ctx;
+	struct xkv_scratch *sc;
+	__u32 at, left, bad;
+	__u32 sum;
+};
+
+#define TCPX_CSUM_CHUNK 2040 /* bytes a step: a multiple of 8, below XKV_REQ_MAX */
+
+static long tcpx_csum_step(__u32 idx, void *v)
+{
+	struct tcpx_csum_walk *w = v;
+	struct xkv_scratch *sc = w->sc;
+	__u32 n = w->left;
+
+	if (!sc || !n)
+		return 1;
+	if (n > TCPX_CSUM_CHUNK)
+		n = TCPX_CSUM_CHUNK;
+	barrier_var(n);
+	if (bpf_xdp_load_bytes(w->ctx, w->at, sc->req, XKV_LEN(n, TCPX_CSUM_CHUNK))) {
+		w->bad = 1;
+		return 1;
+	}
+	w->sum = (__u32)buf_sum(sc->req, n & 2047, w->sum);
+	w->at += n;
+	w->left -= n;
+	return 0;
+}
+
+/* The segment's IPv4 header checksum and TCP checksum are right, as the
+ * kernel checks them before it takes a segment (or, with
+ * XKV_CFG_CSUM_PARTIAL, the TCP checksum is the pseudo-header sum a local
+ * veth peer's CHECKSUM_PARTIAL frame carries, as on UDP: guards.bpf.h).
+ * The payload is left in sc->req when it fits one chunk.  Global: verified
+ * once. */
+__attribute__((noinline)) int xkv_tcpx_csum_ok(struct xdp_md *ctx, struct xkv_scratch *sc)
+{
+	if (!ctx || !sc)
+		return 0;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u32 w[10];
+
+	if (sc->addr.family == 4) {
+		if (bpf_xdp_load_bytes(ctx, ETH_HLEN, w, 20))
+			return 0;
+		__u64 s4 = 0;
+		for (int i = 0; i < 5; i++)
+			s4 += w[i];
+		if (csum_fold(s4) != 0xffff)
+			return 0;
+	}
+	__u32 doff = p->doff, olen = doff - 20, plen = p->plen;
+	if (doff < 20 || doff > 60 || bpf_xdp_load_bytes(ctx, p->l4, w, 20))
+		return 0;
+	__s64 ps = pseudo_sum_proto(sc, sc->addr.src, sc->addr.dst, doff + plen, IPPROTO_TCP);
+	__u16 check = ((__u16 *)w)[8];
+	if ((cfg.flags & XKV_CFG_CSUM_PARTIAL) && check == csum_fold((__u32)ps))
+		return 1;
+	__u64 t = (__u32)ps;
+	for (int i = 0; i < 5; i++)
+		t += w[i];
+	for (int i = 0; i < 10; i++) {
+		if (i * 4 >= olen)
+			break;
+		__u32 x;
+		__builtin_memcpy(&x, &p->opt[(i * 4) & 63], 4);
+		t += x;
+	}
+	struct tcpx_csum_walk c = { .ctx = ctx, .sc = sc, .at = p->l4 + doff, .left = plen,
+				    .sum = csum_fold32(t) };
+	if (plen)
+		bpf_loop(64, tcpx_csum_step, &c, 0);
+	return !c.bad && !c.left && csum_fold(c.sum) == 0xffff;
+}
+
 /* The segment, translated in place (sc->tx, the flow's offsets o): seq, ack
  * and SACK blocks, the checksum updated.  Global: verified once, not at
  * each of the responder's exits. */

@@ -102,39 +102,39 @@ static __always_inline __u32 tcpx_translate_out(struct __sk_buff *skb, const str
 	return nseq;
 }
 
-/* The kernel's SACK option (it would report the request as received
- * twice) turned into NOPs.  Global: verified once. */
-__attribute__((noinline)) int xkv_tcpx_sack_nop(struct __sk_buff *skb, __u32 l4, __u32 doff)
+/* Where the kernel's options may end for a reply on its pure ACK: after
+ * its timestamps when they come first (NOP NOP TS, tcp_options_write's
+ * order), 20 without options, 0 when they are laid out otherwise.  Its
+ * SACK blocks (the duplicate's D-SACK) go: the reply takes their place, so
+ * the segment is no longer than the MSS the kernel sized the reply for
+ * (mss_cache counts the timestamps alone).  Global: verified once. */
+__attribute__((noinline)) int xkv_tcpx_ack_hdr(struct __sk_buff *skb, __u32 l4, __u32 doff)
 {
 	__u32 zero = 0;
 	struct tcpx_optbuf *ob = bpf_map_lookup_elem(&tcpx_tc_opts, &zero);
 
 	if (!skb || !ob || l4 > 128)
 		return 0;
+	if (doff <= 20)
+		return 20;
 	struct tcpx_optwalk c;
 	__u32 olen = tcpx_opts_load(skb, l4, doff, ob);
-	tcpx_opts_walk(&c, ob->b, olen);
-	if (!c.sack_at || c.sack_at < 3)
+	if (!olen)
 		return 0;
-	__u8 nops[66];
-	__builtin_memset(nops, 1, sizeof(nops));
-	/* the whole option: kind, length and the blocks (at most 4: n <= 34),
-	 * its length bounded in the register the call takes (a bounds check
-	 * clang moves to a copy of it leaves 6.12's verifier an unbounded one) */
-	__u32 at = c.sack_at - 3, n = c.sack_n * 8;
-	barrier_var(n);
-	n = (n & 63) + 2;
-	if (at < 40)
-		bpf_skb_store_bytes(skb, l4 + 20 + at, nops, n, 0);
-	return 0;
+	tcpx_opts_walk(&c, ob->b, olen);
+	if (c.odd)
+		return 0;
+	if (!c.ts_at)
+		return 20;
+	return c.ts_at == 2 + 2 + 1 ? 32 : 0; /* TS's data at 4: NOP NOP TS, 12 bytes */
 }
 
 /* The flow's last reply on the kernel's pure ACK at its place (s_k): the
  * ACK the kernel sent for the request's duplicate (tcpx_xdp.bpf.h, I5).
- * Its SACK option becomes NOPs, the reply text goes after the header, the
- * lengths and the pseudo-header sum follow (the kernel's own segments are
- * CHECKSUM_PARTIAL here: the rest of the sum is the device's).  1 when the
- * reply is on it. */
+ * The header is cut to its timestamps (xkv_tcpx_ack_hdr), the reply text
+ * goes after it, the lengths and the pseudo-header sum follow (the
+ * kernel's own segments are CHECKSUM_PARTIAL here: the rest of the sum is
+ * the device's).  1 when the reply is on it. */
 static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_tcpx_flow *f,
 					     const struct tcpx_offs *o, __u32 l4, __u32 doff, __u32 ipl,
 					     int v4)
@@ -143,26 +143,27 @@ static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_t
 
 	if (!len || len > XKV_TCPX_REPLY_MAX || ipl != doff || doff > 60)
 		return 0;
-	if (doff > 20)
-		xkv_tcpx_sack_nop(skb, l4, doff);
-	__u32 was = skb->len;
-	if (bpf_skb_change_tail(skb, was + len, 0))
+	__u32 hl = xkv_tcpx_ack_hdr(skb, l4, doff);
+	if (hl != 20 && hl != 32)
 		return 0;
-	if (bpf_skb_store_bytes(skb, l4 + doff, f->r, XKV_LEN(len, XKV_TCPX_REPLY_MAX), 0)) {
+	__u32 was = skb->len;
+	if (was < l4 + doff || bpf_skb_change_tail(skb, was - (doff - hl) + len, 0))
+		return 0;
+	if (bpf_skb_store_bytes(skb, l4 + hl, f->r, XKV_LEN(len, XKV_TCPX_REPLY_MAX), 0)) {
 		bpf_skb_change_tail(skb, was, 0);
 		return 0;
 	}
-	__u16 old_l4 = bpf_htons(doff), new_l4 = bpf_htons(doff + len);
+	__u16 old_l4 = bpf_htons(doff), new_l4 = bpf_htons(hl + len);
 	bpf_l4_csum_replace(skb, csum, old_l4, new_l4, BPF_F_PSEUDO_HDR | sizeof(__u16));
 	if (v4) {
-		__u16 old_tot = bpf_htons(20 + doff), new_tot = bpf_htons(20 + doff + len);
+		__u16 old_tot = bpf_htons(20 + doff), new_tot = bpf_htons(20 + hl + len);
 		bpf_l3_csum_replace(skb, ETH_HLEN + 10, old_tot, new_tot, sizeof(__u16));
 		bpf_skb_store_bytes(skb, ETH_HLEN + 2, &new_tot, sizeof(new_tot), 0);
 	} else {
 		bpf_skb_store_bytes(skb, ETH_HLEN + 4, &new_l4, sizeof(new_l4), 0);
 	}
-	__u8 fl = 0x18; /* ACK, PSH */
-	bpf_skb_store_bytes(skb, l4 + 13, &fl, 1, 0);
+	__u8 hb[2] = { (__u8)((hl / 4) << 4), 0x18 }; /* the header's length; ACK, PSH */
+	bpf_skb_store_bytes(skb, l4 + 12, hb, 2, 0);
 	return 1;
 }
 
@@ -231,21 +232,18 @@ int xdpkv_tcpx_egress(struct __sk_buff *skb)
 	}
 	if (o.flags & XKV_TCPX_F_ANSWERED)
 		nseq = tcpx_translate_out(skb, &o, &th, l4, doff);
-	int done = 0;
-	if (fl & 0x05) { /* FIN or RST */
-		bpf_spin_lock(&f->lock);
-		if (fl & 0x01) {
-			f->flags |= XKV_TCPX_F_FIN_K;
-			f->fin_k = nseq + (ipl > doff ? ipl - doff : 0) + 1;
-		}
-		bpf_spin_unlock(&f->lock);
-		done = fl & 0x04;
-	} else if ((o.flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K_ACKED)) ==
-		   (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K_ACKED)) {
-		done = 1; /* the last ACK of a close the server began */
-	}
-	if (done)
+	/* the kernel's FIN recorded; its RST ends the connection, and the
+	 * flow with it.  A close otherwise keeps the flow while the socket
+	 * lasts (TIME-WAIT answers a retransmitted FIN in the kernel's
+	 * numbering): the responder or serve's sweep removes it after. */
+	if (fl & 0x04) {
 		bpf_map_delete_elem(&tcpx_flows, &k);
+	} else if (fl & 0x01) {
+		bpf_spin_lock(&f->lock);
+		f->flags |= XKV_TCPX_F_FIN_K;
+		f->fin_k = nseq + (ipl > doff ? ipl - doff : 0) + 1;
+		bpf_spin_unlock(&f->lock);
+	}
 	return TC_ACT_OK;
 }
 

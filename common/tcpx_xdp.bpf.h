@@ -65,6 +65,84 @@ static __always_inline int tcpx_serve_idle(struct tcp_sock___xkv *tp)
 	return __sync_fetch_and_add(paid, 0) == got;
 }
 
+/* The socket the segment is for, read into sc->tx.sk: which kind it is,
+ * and for a connection's socket what the kernel would check the segment
+ * against (tcpx_acceptable).  The responder decides on this snapshot; an
+ * answer reads the socket again (tcpx_answer).  Global: verified once. */
+__attribute__((noinline)) int xkv_tcpx_look(struct xdp_md *ctx, struct xkv_scratch *sc)
+{
+	if (!ctx || !sc)
+		return 0;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	struct tcp_sock___xkv *tp = NULL;
+
+	__builtin_memset(&p->sk, 0, sizeof(p->sk));
+	struct bpf_sock *sk = tcpx_sock(ctx, sc, &tp);
+	if (!sk)
+		return 0;
+	__u32 state = sk->state;
+	if (state == XKV_TCP_TIME_WAIT) {
+		p->sk.found = XKV_TCPX_SK_TW;
+	} else if (!tp || state == XKV_TCP_LISTEN || state == XKV_TCP_NEW_SYN_RECV ||
+		   state == XKV_TCP_SYN_RECV || state == XKV_TCP_SYN_SENT) {
+		p->sk.found = XKV_TCPX_SK_OTHER;
+	} else {
+		p->sk.found = XKV_TCPX_SK_CONN;
+		p->sk.established = state == XKV_TCP_ESTABLISHED;
+		p->sk.rcv_nxt = tp->rcv_nxt;
+		p->sk.rcv_wup = tp->rcv_wup;
+		p->sk.rcv_wnd = tp->rcv_wnd;
+		p->sk.snd_una = tp->snd_una;
+		p->sk.snd_nxt = tp->snd_nxt;
+		p->sk.max_window = tp->max_window;
+		p->sk.ts_recent = BPF_CORE_READ(tp, rx_opt.ts_recent);
+		p->sk.tstamp_ok = BPF_CORE_READ_BITFIELD(tp, rx_opt.tstamp_ok);
+		__u64 cookie = tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter;
+		p->sk.cookie = cookie;
+		p->sk.served = bpf_map_lookup_elem(&tcp_slots, &cookie) != NULL;
+	}
+	bpf_sk_release(sk);
+	return p->sk.found;
+}
+
+/* What the kernel would accept of the segment on its connection's socket
+ * (sc->tx.sk), its numbers translated with the flow's offsets o: sequence
+ * within the receive window (tcp_sequence), acknowledgement not past what
+ * was sent nor older than the largest window (RFC 5961 3.2, tcp_ack), a
+ * timestamp not older than the newest seen (PAWS: the kernel's ts_recent,
+ * or the last answered request's, which the kernel never saw), and right
+ * checksums.  1: accepted.  Global: verified once. */
+__attribute__((noinline)) int xkv_tcpx_acceptable(struct xdp_md *ctx, struct xkv_scratch *sc,
+						  const struct tcpx_offs *o)
+{
+	if (!ctx || !sc || !o)
+		return 0;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	if (p->sk.found != XKV_TCPX_SK_CONN)
+		return 0;
+	__u32 end = p->seq + p->plen;
+	__u32 kseq = p->seq - (seq_before(o->c_start, end) ? o->dc : o->dc_prev);
+	__u32 kend = kseq + p->plen + (p->fl & TCPX_FIN ? 1 : 0);
+	__u32 used = p->sk.rcv_nxt - p->sk.rcv_wup, wnd = p->sk.rcv_wnd;
+	wnd = used < wnd ? wnd - used : 0;
+	if (seq_before(kend, p->sk.rcv_wup) || seq_before(p->sk.rcv_nxt + wnd, kseq))
+		return 0;
+	if (p->fl & TCPX_ACK) {
+		__u32 kack = tcpx_ack_in(o, p->ack);
+		if (seq_before(p->sk.snd_nxt, kack) ||
+		    seq_before(kack, p->sk.snd_una - p->sk.max_window))
+			return 0;
+	}
+	if (p->sk.tstamp_ok && p->ts_at) {
+		__u32 recent = p->sk.ts_recent;
+		if ((o->flags & XKV_TCPX_F_ANSWERED) && seq_before(recent, o->ts_recent))
+			recent = o->ts_recent;
+		if ((__s32)(recent - p->tsval) > 1)
+			return 0;
+	}
+	return xkv_tcpx_csum_ok(ctx, sc);
+}
+
 #define TCPX_REFUSE(why) ({ stat_inc(st, XKV_STAT_tcpx_##why); XKV_NEXT; })
 
 /* The reply's header fields from the socket: its place in the wire's
@@ -182,6 +260,11 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 			return TCPX_REFUSE(refused_acl);
 		if (q.h && (q.h->flags & XKV_HOST_PAUSE_WRITES) && xkv_op_writes(r->op))
 			return TCPX_REFUSE(refused_shape);
+		/* exactly once: a write runs here only when its reply is sure to
+		 * go out here (a reply that did not fit would send the request
+		 * to serve, which would run it again) */
+		if (xkv_op_writes(r->op) && sc->tx.r_room < XKV_TCPX_WRITE_REPLY)
+			return TCPX_REFUSE(refused_room);
 #ifdef XKV_PERCPU
 		/* a per-CPU store: a set here writes this CPU's copy only, and
 		 * serve's reads on the connection would miss it (the verdict's
@@ -271,6 +354,19 @@ out:
 	return act;
 }
 
+/* An answer on the connection, for serve's --idle-timeout (its slot's
+ * xdp_ns: serve sees no request the responder answered). */
+static __always_inline void tcpx_mark_answer(struct xkv_scratch *sc, __u64 now)
+{
+	__u64 cookie = sc->tx.sk.cookie;
+	__u32 *slot = bpf_map_lookup_elem(&tcp_slots, &cookie);
+	if (!slot)
+		return;
+	struct xkv_tcp_conn *kc = bpf_map_lookup_elem(&tcp_conns, slot);
+	if (kc)
+		kc->xdp_ns = now;
+}
+
 /* The request in sc->req run (tcpx_run); on XDP_TX the flow takes the
  * answer as its new correction point.  The second half of an answer, in
  * its own program (xdpkv_tcpx_run), so that the first half's checks and
@@ -288,6 +384,8 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 		rl = XKV_TCPX_REPLY_MAX;
 	if (rl)
 		bpf_probe_read_kernel(f->r, XKV_LEN(rl, XKV_TCPX_REPLY_MAX), &sc->reply[XKV_TEXT]);
+	__u64 now = bpf_ktime_get_ns();
+	tcpx_mark_answer(sc, now);
 	bpf_spin_lock(&f->lock);
 	f->dc_prev = f->dc;
 	f->dc += p->plen;
@@ -298,6 +396,9 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 	f->c_start = p->seq;
 	f->c_end = p->seq + p->plen;
 	f->r_len = rl;
+	if (p->ts_at)
+		f->ts_recent = p->tsval;
+	f->replay_ns = now;
 	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK)) | XKV_TCPX_F_ANSWERED |
 		   (p->on_ack ? XKV_TCPX_F_ON_ACK : 0);
 	bpf_spin_unlock(&f->lock);
@@ -306,9 +407,9 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 		return XDP_TX;
 	/* to the kernel as bytes it has (below rcv_nxt): it takes the ACK
 	 * and acknowledges the duplicate at once */
-	struct tcpx_offs now;
-	tcpx_offs_read(f, &now);
-	xkv_tcpx_translate_in(ctx, sc, &now);
+	struct tcpx_offs cur;
+	tcpx_offs_read(f, &cur);
+	xkv_tcpx_translate_in(ctx, sc, &cur);
 	return XDP_PASS;
 }
 
@@ -330,31 +431,111 @@ static __always_inline int tcpx_pass(struct xdp_md *ctx, struct xkv_scratch *sc,
 	return XDP_PASS;
 }
 
-/* The client's acknowledgement and FIN into the flow's flags; 1 when the
- * flow is done with (its close acknowledged both ways, or a RST). */
-static __always_inline int tcpx_track(struct xkv_tcpx_flow *f, struct xkv_tcpx_seg *p)
+/* The client's acknowledgement and FIN into the flow's flags (a segment
+ * the kernel accepts: the flow's end is its socket's, never a segment's). */
+static __always_inline void tcpx_track(struct xkv_tcpx_flow *f, struct xkv_tcpx_seg *p)
 {
-	int done = 0;
+	__u64 now = bpf_ktime_get_ns();
 
 	bpf_spin_lock(&f->lock);
 	if ((p->fl & TCPX_ACK) && !seq_before(p->ack, f->s_wire + f->r_len))
 		f->flags |= XKV_TCPX_F_ACKED;
-	if ((p->fl & TCPX_ACK) && (f->flags & XKV_TCPX_F_FIN_K) && !seq_before(p->ack, f->fin_k)) {
-		if (f->flags & XKV_TCPX_F_FIN_C)
-			done = 1; /* the last ACK of a close the client began */
+	if ((p->fl & TCPX_ACK) && (f->flags & XKV_TCPX_F_FIN_K) && !seq_before(p->ack, f->fin_k))
 		f->flags |= XKV_TCPX_F_FIN_K_ACKED;
-	}
 	if (p->fl & TCPX_FIN)
 		f->flags |= XKV_TCPX_F_FIN_C;
+	f->seen_ns = now;
 	bpf_spin_unlock(&f->lock);
-	return done || (p->fl & TCPX_RST);
+}
+
+/* The connection's first data, in order, on a socket serve accepted, from
+ * an allowed source, the kernel accepting it: its flow from here on
+ * (nothing injected yet; what is handed to the kernel is tracked from
+ * p->seq).  NULL: no flow (never answered, never translated). */
+static __always_inline struct xkv_tcpx_flow *tcpx_flow_new(struct xdp_md *ctx, struct xkv_scratch *sc,
+							  struct xkv_stats *st)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u32 zero = 0;
+
+	if (!p->plen || (p->fl & (TCPX_RST | TCPX_FIN | TCPX_SYN)) || !(p->fl & TCPX_ACK))
+		return NULL;
+	if (p->sk.found != XKV_TCPX_SK_CONN || !p->sk.established || !p->sk.served) {
+		stat_inc(st, XKV_STAT_tcpx_refused_socket);
+		return NULL;
+	}
+	if (XKV_GUARDED && !acl_allowed(sc)) {
+		stat_inc(st, XKV_STAT_tcpx_refused_acl);
+		return NULL;
+	}
+	struct tcpx_offs none = {};
+	if (p->seq != p->sk.rcv_nxt || !xkv_tcpx_acceptable(ctx, sc, &none)) {
+		stat_inc(st, XKV_STAT_tcpx_rejected);
+		return NULL;
+	}
+	struct tcpx_blank_flow *blank = bpf_map_lookup_elem(&tcpx_blank, &zero);
+	if (!blank || bpf_map_update_elem(&tcpx_flows, &p->key, blank, BPF_NOEXIST)) {
+		stat_inc(st, XKV_STAT_tcpx_refused_table);
+		return NULL;
+	}
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &p->key);
+	if (!f)
+		return NULL;
+	__u64 now = bpf_ktime_get_ns();
+	bpf_spin_lock(&f->lock);
+	f->flags = XKV_TCPX_F_ACKED;
+	f->passed_end = p->seq;
+	f->cookie = p->sk.cookie;
+	f->seen_ns = now;
+	bpf_spin_unlock(&f->lock);
+	return f;
+}
+
+/* A repeat of the answered request (or a part of it).  Its reply not
+ * acknowledged: sent again, at most once in XKV_TCPX_REPLAY_NS (as the
+ * kernel would retransmit it; copies in between are dropped).  Its reply
+ * acknowledged: a keepalive probe (a byte at most) goes to the kernel as
+ * old data, which it acknowledges; a copy of more is dropped (nothing in
+ * it the kernel lacks).  XKV_NEXT: not a repeat. */
+static __always_inline int tcpx_repeat(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
+				       struct xkv_tcpx_flow *f, const struct tcpx_offs *o)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+
+	if (!p->plen || !(o->flags & XKV_TCPX_F_ANSWERED) || !seq_before(p->seq, o->c_end) ||
+	    !seq_before(o->c_start, p->seq + p->plen))
+		return XKV_NEXT;
+	if (!(o->flags & XKV_TCPX_F_ACKED)) {
+		__u64 now = bpf_ktime_get_ns();
+		int due = 0;
+		bpf_spin_lock(&f->lock);
+		if (now - f->replay_ns >= XKV_TCPX_REPLAY_NS) {
+			f->replay_ns = now;
+			due = 1;
+		}
+		bpf_spin_unlock(&f->lock);
+		if (due)
+			return xkv_tcpx_replay(ctx, sc, o);
+		stat_inc(st, XKV_STAT_tcpx_dup_dropped);
+		return XDP_DROP;
+	}
+	if (p->plen <= 1)
+		return XKV_NEXT;
+	if (!seq_before(o->c_end, p->seq + p->plen)) {
+		stat_inc(st, XKV_STAT_tcpx_dup_dropped);
+		return XDP_DROP;
+	}
+	return XKV_NEXT;
 }
 
 /* A TCP segment to the service port: answered (XDP_TX), a repeat dropped or
- * answered again, or passed on translated.  XKV_NEXT: not TCP to the port.
- * Inline in xdpkv(): a set writes the entry's data past struct xkv_scratch
- * (the map's value is sized at load), which a global function's argument
- * type would not allow. */
+ * answered again, or passed on (translated where a flow has offsets).
+ * XKV_NEXT: not TCP to the port.  Nothing changes on a segment the kernel
+ * would not accept (tcpx_acceptable): it goes on translated, for the
+ * kernel to drop and acknowledge as it does.  Inline in xdpkv_tcpx: a set
+ * writes the entry's data past struct xkv_scratch (the map's value is
+ * sized at load), which a global function's argument type would not
+ * allow. */
 static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 {
 	__u32 zero = 0;
@@ -368,53 +549,44 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 		return XDP_PASS;
 	struct xkv_tcpx_seg *p = &sc->tx;
 	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &p->key);
+	int found = xkv_tcpx_look(ctx, sc);
 	if (p->fl & TCPX_SYN) {
-		/* a new connection on these addresses: what was kept is stale */
-		if (f)
+		/* on a live connection the kernel answers it with a challenge
+		 * ACK (RFC 5961 4.2), translated on its way out; a flow whose
+		 * socket is gone (or in TIME-WAIT: the SYN may open a new
+		 * connection on these addresses) is stale */
+		if (f && found != XKV_TCPX_SK_CONN)
 			bpf_map_delete_elem(&tcpx_flows, &p->key);
 		return XDP_PASS;
 	}
-	if (!f && p->plen && !(p->fl & TCPX_RST)) {
-		/* the connection's first data: its state from here on (nothing
-		 * injected yet); a full table: never answered, never translated */
-		struct tcpx_blank_flow *blank = bpf_map_lookup_elem(&tcpx_blank, &zero);
-		if (!blank || bpf_map_update_elem(&tcpx_flows, &p->key, blank, BPF_NOEXIST)) {
-			stat_inc(st, XKV_STAT_tcpx_refused_table);
-			return XDP_PASS;
-		}
-		f = bpf_map_lookup_elem(&tcpx_flows, &p->key);
-		if (!f)
-			return XDP_PASS;
-		bpf_spin_lock(&f->lock);
-		f->flags = XKV_TCPX_F_ACKED;
-		f->passed_end = p->seq;
-		bpf_spin_unlock(&f->lock);
-	}
+	if (!f)
+		f = tcpx_flow_new(ctx, sc, st);
 	if (!f)
 		return XDP_PASS; /* nothing answered on it: nothing to translate */
 	struct tcpx_offs o = {};
-	{
-		if (tcpx_track(f, p)) {
-			tcpx_offs_read(f, &o);
-			if (o.flags & XKV_TCPX_F_ANSWERED)
-				xkv_tcpx_translate_in(ctx, sc, &o);
-			bpf_map_delete_elem(&tcpx_flows, &p->key);
-			return XDP_PASS;
-		}
-		tcpx_offs_read(f, &o);
-		/* a repeat of the answered request (or a part of it) */
-		if (p->plen && (o.flags & XKV_TCPX_F_ANSWERED) && seq_before(p->seq, o.c_end) &&
-		    seq_before(o.c_start, p->seq + p->plen)) {
-			if (!(o.flags & XKV_TCPX_F_ACKED))
-				return xkv_tcpx_replay(ctx, sc, &o);
-			if (!seq_before(o.c_end, p->seq + p->plen)) {
-				stat_inc(st, XKV_STAT_tcpx_dup_dropped);
-				return XDP_DROP; /* nothing in it the kernel lacks */
-			}
-		}
+	tcpx_offs_read(f, &o);
+	if (found == XKV_TCPX_SK_NONE || found == XKV_TCPX_SK_OTHER) {
+		/* its socket is gone: so is the flow (the kernel answers the
+		 * segment as it answers any for no connection) */
+		bpf_map_delete_elem(&tcpx_flows, &p->key);
+		return XDP_PASS;
 	}
-	if (p->plen && !(p->fl & (TCPX_FIN | TCPX_RST))) {
-		int act = tcpx_answer(ctx, sc, st, &o);
+	/* a RST is the kernel's to judge (RFC 5961 3.2: exact, in the window:
+	 * a challenge ACK, else dropped); in TIME-WAIT the numbers alone */
+	if (found == XKV_TCPX_SK_TW || (p->fl & TCPX_RST) || !xkv_tcpx_acceptable(ctx, sc, &o)) {
+		if (found != XKV_TCPX_SK_TW && !(p->fl & TCPX_RST))
+			stat_inc(st, XKV_STAT_tcpx_rejected);
+		if (o.flags & XKV_TCPX_F_ANSWERED)
+			xkv_tcpx_translate_in(ctx, sc, &o);
+		return XDP_PASS;
+	}
+	tcpx_track(f, p);
+	tcpx_offs_read(f, &o);
+	int act = tcpx_repeat(ctx, sc, st, f, &o);
+	if (act != XKV_NEXT)
+		return act;
+	if (p->plen && !(p->fl & TCPX_FIN)) {
+		act = tcpx_answer(ctx, sc, st, &o);
 		if (act != XKV_NEXT)
 			return act;
 	}

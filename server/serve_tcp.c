@@ -270,7 +270,13 @@ static void idle_sweep(struct tcp_worker *w)
 	w->last_sweep = now;
 	for (struct tcp_conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
-		if (now - c->last_ns <= t->idle_ns)
+		__u64 last = c->last_ns;
+		if (c->xtcp && t->kconns) { /* requests the XDP responder answered count too */
+			__u64 x = __atomic_load_n(&t->kconns[c->slot].xdp_ns, __ATOMIC_RELAXED);
+			if (x > last && x <= now)
+				last = x;
+		}
+		if (now - last <= t->idle_ns)
 			continue;
 		if (t->o->verbose > 1) {
 			char who[INET6_ADDRSTRLEN + 16];
@@ -280,6 +286,37 @@ static void idle_sweep(struct tcp_worker *w)
 		xkv_tcp_conn_close(w, c);
 		xkv_slow_tcp_event(t->sl, XKV_TCP_IDLE_KICK, 0); /* stats' idle_kicks */
 	}
+}
+
+/* The XDP responder's flows (tcpx.h) whose connection serve no longer
+ * holds (their socket's cookie out of tcp_slots): removed, at once, or
+ * once silent for TIME-WAIT's length when a FIN was seen (the responder
+ * still translates a retransmitted FIN until then).  A flow dies with its
+ * connection; a full table never keeps a new one out for long. */
+static void flows_sweep(struct tcp_worker *w)
+{
+	struct xkv_serve_tcp *t = w->t;
+	const struct xkv_store *s = t->s;
+	__u64 now = xkv_now_ns();
+
+	if (!t->xtcp || w != t->w || now - w->last_flow_sweep < TCP_FLOW_SWEEP_MS * 1000000ull)
+		return;
+	w->last_flow_sweep = now;
+	struct xkv_tcpx_key k, next;
+	struct xkv_tcpx_flow *f = malloc(sizeof(*f));
+	bool more = f && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &k);
+	for (; more; k = next) {
+		more = !bpf_map_get_next_key(s->tcpx_flows_fd, &k, &next); /* before k may go */
+		__u32 slot;
+		if (bpf_map_lookup_elem(s->tcpx_flows_fd, &k, f) ||
+		    !bpf_map_lookup_elem(s->tcp_slots_fd, &f->cookie, &slot))
+			continue; /* gone already, or serve's connection */
+		if ((f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K)) && f->seen_ns <= now &&
+		    now - f->seen_ns < XKV_TCPX_LINGER_NS)
+			continue;
+		bpf_map_delete_elem(s->tcpx_flows_fd, &k);
+	}
+	free(f);
 }
 
 static void *tcp_worker_main(void *arg)
@@ -304,6 +341,7 @@ static void *tcp_worker_main(void *arg)
 				xkv_tcp_conn_close(w, c);
 		}
 		idle_sweep(w);
+		flows_sweep(w);
 		if (w->pending >= TCP_PUSH_CALLS ||
 		    (w->pending && xkv_now_ns() - w->last_push >= t->push_ns))
 			tcp_push(w);

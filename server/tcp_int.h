@@ -25,6 +25,7 @@
 #define TCP_PUSH_CALLS 256                /* ... or after this many reads served */
 #define TCP_IN_FREE (64 * 1024)           /* input buffer any connection may grow to */
 #define TCP_IDLE_SWEEP_MS 1000            /* how often idle connections are looked for */
+#define TCP_FLOW_SWEEP_MS 1000            /* how often the responder's flows are (worker 0) */
 
 _Static_assert(XKV_STREAM_BIG_REQ_MAX <= TCP_IN_CAP, "the input buffer holds a whole request");
 
@@ -66,6 +67,7 @@ struct tcp_worker {
 	unsigned kwaits;                  /* connections with kwait set */
 	unsigned readies;                 /* connections with ready set */
 	__u64 last_sweep;                 /* idle connections last looked for */
+	__u64 last_flow_sweep;            /* the XDP responder's flows last looked over */
 };
 
 struct xkv_serve_tcp {

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/* The XDP responder's rows (xdpkv_tcpx through BPF_PROG_TEST_RUN) on a real
+ * socket: a connection made in repair mode (TCP_REPAIR: established, no
+ * handshake, its sequence numbers chosen) so that the socket lookup finds
+ * it, with the numbers of put_flow's flow (the kernel's rcv_nxt 995,
+ * snd_nxt 4980).  Each row: a segment, the verdict, what came out, what
+ * the flow and the store hold after.  docs/security.md's conformance table
+ * names these rows. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "unit_check.h"
+#include "tcpx_test.h"
+
+#define RCV_NXT 995
+#define SND_NXT 4980
+
+/* A socket 127.0.0.1:PORT <- 127.0.0.2:cport, established in repair mode
+ * (nothing sent), timestamps on, windows 65535; -1 when it cannot be. */
+static int repaired(__u16 cport, __u32 rcv_nxt, __u32 snd_nxt)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, q;
+	struct sockaddr_in l = { .sin_family = AF_INET, .sin_port = htons(PORT),
+				 .sin_addr.s_addr = htonl(0x7f000001) };
+	struct sockaddr_in r = { .sin_family = AF_INET, .sin_port = htons(cport),
+				 .sin_addr.s_addr = htonl(0x7f000002) };
+	struct tcp_repair_opt opts[] = { { TCPOPT_MAXSEG, 1448 }, { TCPOPT_TIMESTAMP, 0 } };
+	struct tcp_repair_window w = { .snd_wl1 = rcv_nxt, .snd_wnd = 65535, .max_window = 65535,
+				       .rcv_wnd = 65535, .rcv_wup = rcv_nxt };
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &one, sizeof(one)) ||
+	    (q = TCP_RECV_QUEUE, setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q))) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, &rcv_nxt, sizeof(rcv_nxt)) ||
+	    (q = TCP_SEND_QUEUE, setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q))) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, &snd_nxt, sizeof(snd_nxt)) ||
+	    bind(fd, (void *)&l, sizeof(l)) || connect(fd, (void *)&r, sizeof(r)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_OPTIONS, opts, sizeof(opts)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w))) {
+		fprintf(stderr, "repair-mode socket from port %u: %s\n", cport, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The socket as one serve accepted: its cookie in tcp_slots. */
+static void serve_it(const struct xkv_store *s, int fd, __u32 slot)
+{
+	__u64 cookie = 0, zero = 0;
+	socklen_t cl = sizeof(cookie);
+	getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &cl);
+	bpf_map_update_elem(s->tcp_slots_fd, &cookie, &slot, BPF_ANY);
+	bpf_map_update_elem(s->tcp_paid_fd, &slot, &zero, BPF_ANY);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (__u64)t.tv_sec * 1000000000ull + (__u64)t.tv_nsec;
+}
+
+static void flow_patch(int flows, const struct xkv_tcpx_key *k, __u32 ts_recent, __u64 replay_ns)
+{
+	struct xkv_tcpx_flow f;
+	if (get_flow(flows, k, &f))
+		return;
+	f.ts_recent = ts_recent;
+	f.replay_ns = replay_ns;
+	bpf_map_update_elem(flows, k, &f, BPF_ANY);
+}
+
+struct ctx {
+	const char *L;
+	int xdp, flows;
+	struct xkv_store *s;
+	__u32 cli, srv;
+	__u8 in[4096];
+	struct out o;
+	size_t n;
+};
+
+static void go(struct ctx *c, const struct seg *g)
+{
+	c->n = build(g, c->in);
+	run(c->xdp, c->in, c->n, &c->o);
+}
+
+static int flags_of(struct ctx *c, const struct xkv_tcpx_key *k)
+{
+	struct xkv_tcpx_flow f;
+	return get_flow(c->flows, k, &f) ? -1 : (int)f.flags;
+}
+
+/* Segments the kernel would not take: passed on (translated), the flow
+ * unchanged, counted. */
+static void rejected_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg g)
+{
+	struct { const char *what; __u32 seq, ack; __u32 tsval; int bad_csum, bad_ipsum; } rows[] = {
+		{ "sequence past the window", 1010 + 200000, 5030, 9, 0, 0 },
+		{ "sequence before the window (old data)", 1010 - 400000, 5030, 9, 0, 0 },
+		{ "acknowledging bytes never sent", 1010, 5030 + 10000, 9, 0, 0 },
+		{ "acknowledging before snd_una - max_window", 1010, 5030 - 200000, 9, 0, 0 },
+		{ "a wrong TCP checksum", 1010, 5030, 9, 1, 0 },
+		{ "a wrong IP header checksum", 1010, 5030, 9, 0, 1 },
+		{ "a stale timestamp (PAWS)", 1010, 5030, 50, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		put_flow(c->flows, k, 0, NULL);
+		flow_patch(c->flows, k, 100, 0);
+		__u64 r0 = counter(c->s, XKV_STAT_tcpx_rejected);
+		g.seq = rows[i].seq, g.ack = rows[i].ack, g.tsval = rows[i].tsval;
+		g.bad_csum = rows[i].bad_csum, g.bad_ipsum = rows[i].bad_ipsum;
+		go(c, &g);
+		int fl = flags_of(c, k);
+		CHECK(c->o.ret == XDP_PASS && fl >= 0 && !(fl & XKV_TCPX_F_ACKED) &&
+		      counter(c->s, XKV_STAT_tcpx_rejected) == r0 + 1,
+		      "%s: %s: passed on, the reply not taken as acknowledged, counted rejected (ret %d, flags %d)",
+		      c->L, rows[i].what, c->o.ret, fl);
+	}
+	/* the same acknowledgement, acceptable: taken */
+	put_flow(c->flows, k, 0, NULL);
+	flow_patch(c->flows, k, 100, 0);
+	g.seq = 1010, g.ack = 5030, g.tsval = 100, g.bad_csum = g.bad_ipsum = 0;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && (flags_of(c, k) & XKV_TCPX_F_ACKED) &&
+	      rd32(tcp_of(&c->o) + 4) == 995 && rd32(tcp_of(&c->o) + 8) == 4980 && csum_ok(c->o.f, c->o.len),
+	      "%s: the acceptable ACK: translated (seq %u, ack %u), the reply acknowledged", c->L,
+	      rd32(tcp_of(&c->o) + 4), rd32(tcp_of(&c->o) + 8));
+}
+
+/* RST and SYN: the kernel's to judge; the flow goes with the socket only. */
+static void rst_syn_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg g)
+{
+	struct { const char *what; __u8 fl; __u32 seq; } rows[] = {
+		{ "a RST far from the window", F_RST, 777777 },
+		{ "a RST in the window, not at rcv_nxt", F_RST | F_ACK, 1500 },
+		{ "a RST at rcv_nxt", F_RST | F_ACK, 1010 },
+		{ "a SYN on the live connection", F_SYN, 123456 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		put_flow(c->flows, k, XKV_TCPX_F_ACKED, NULL);
+		g.flags = rows[i].fl, g.seq = rows[i].seq, g.ack = 5030, g.payload = NULL;
+		go(c, &g);
+		CHECK(c->o.ret == XDP_PASS && flags_of(c, k) >= 0,
+		      "%s: %s: passed to the kernel, the flow kept (ret %d)", c->L, rows[i].what, c->o.ret);
+	}
+	CHECK(rd32(tcp_of(&c->o) + 4) == 123456, "%s: ... the SYN untouched", c->L);
+	put_flow(c->flows, k, XKV_TCPX_F_ACKED, NULL);
+	g.flags = F_RST | F_ACK, g.seq = 1010;
+	go(c, &g);
+	CHECK(rd32(tcp_of(&c->o) + 4) == 995, "%s: a RST at rcv_nxt reaches the kernel translated (%u, want 995)",
+	      c->L, rd32(tcp_of(&c->o) + 4));
+}
+
+/* No state for outsiders: a flow only for a socket serve accepted, in
+ * order; a flow whose socket is gone goes. */
+static void outsider_rows(struct ctx *c, struct seg g)
+{
+	struct xkv_tcpx_flow f;
+	g.flags = F_ACK | F_PSH, g.payload = "get k\r\n", g.ack = SND_NXT;
+	/* no socket at all (a spoofed source, a port swept) */
+	g.sport = CPORT + 2, g.seq = 5555;
+	struct xkv_tcpx_key k2 = key_of(c->cli, CPORT + 2, c->srv);
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && get_flow(c->flows, &k2, &f) && errno == ENOENT,
+	      "%s: data without a connection: no flow", c->L);
+	/* a flow whose socket is gone */
+	put_flow(c->flows, &k2, XKV_TCPX_F_ACKED, NULL);
+	g.flags = F_ACK, g.payload = NULL, g.seq = 1010, g.ack = 5030;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && !memcmp(c->o.f, c->in, c->n) && get_flow(c->flows, &k2, &f) &&
+	      errno == ENOENT, "%s: a flow whose socket is gone: removed, the segment untouched", c->L);
+	/* a socket serve did not accept */
+	int fd3 = repaired(CPORT + 3, RCV_NXT, SND_NXT);
+	struct xkv_tcpx_key k3 = key_of(c->cli, CPORT + 3, c->srv);
+	g.sport = CPORT + 3, g.seq = RCV_NXT, g.ack = SND_NXT, g.flags = F_ACK | F_PSH, g.payload = "get k\r\n";
+	go(c, &g);
+	CHECK(fd3 >= 0 && c->o.ret == XDP_PASS && get_flow(c->flows, &k3, &f) && errno == ENOENT,
+	      "%s: a connection serve does not hold: no flow", c->L);
+	/* served, but out of order: none yet */
+	serve_it(c->s, fd3, 3);
+	g.seq = RCV_NXT + 100;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && get_flow(c->flows, &k3, &f) && errno == ENOENT,
+	      "%s: first data out of order: no flow", c->L);
+	/* in order: a flow, and the request answered */
+	__u64 a0 = counter(c->s, XKV_STAT_tcpx_answered);
+	__u64 cookie = 0;
+	socklen_t cl = sizeof(cookie);
+	getsockopt(fd3, SOL_SOCKET, SO_COOKIE, &cookie, &cl);
+	g.seq = RCV_NXT;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_TX && !get_flow(c->flows, &k3, &f) && f.cookie == cookie &&
+	      (f.flags & XKV_TCPX_F_ANSWERED) && f.c_start == RCV_NXT &&
+	      counter(c->s, XKV_STAT_tcpx_answered) == a0 + 1 && rd32(tcp_of(&c->o) + 4) == SND_NXT &&
+	      rd32(tcp_of(&c->o) + 8) == RCV_NXT + 7 && csum_ok(c->o.f, c->o.len),
+	      "%s: first data in order on serve's connection: a flow with its cookie, answered at %u/%u (ret %d)",
+	      c->L, rd32(tcp_of(&c->o) + 4), rd32(tcp_of(&c->o) + 8), c->o.ret);
+	bpf_map_delete_elem(c->flows, &k3);
+	close(fd3);
+}
+
+/* Exactly once: a write whose reply cannot go out here is not run here. */
+static void once_rows(struct ctx *c, struct seg g)
+{
+	int fd = repaired(CPORT + 5, RCV_NXT, SND_NXT);
+	struct xkv_tcpx_key k = key_of(c->cli, CPORT + 5, c->srv);
+	struct xkv_store *s = c->s;
+	struct xkv_item it;
+	struct xkv_entry *e = xkv_entry_make(s, 0, 0, "v", 1);
+	CHECK(fd >= 0 && e && !s->L->set(s, "dk", 2, e), "%s: the item to delete stored", c->L);
+	free(e);
+	serve_it(s, fd, 5);
+	g.sport = CPORT + 5, g.seq = RCV_NXT, g.ack = SND_NXT, g.flags = F_ACK | F_PSH;
+	g.payload = "delete dk\r\n", g.win = 1; /* a window of 1 byte: no room for the reply */
+	__u64 r0 = counter(s, XKV_STAT_tcpx_refused_room);
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && counter(s, XKV_STAT_tcpx_refused_room) == r0 + 1 &&
+	      s->L->get(s, "dk", 2, &it) == 1 && !memcmp(c->o.f, c->in, c->n),
+	      "%s: a delete whose reply does not fit the window: passed untouched, the item still there "
+	      "(ret %d, refused_room +%llu, get %d)", c->L, c->o.ret,
+	      (unsigned long long)(counter(s, XKV_STAT_tcpx_refused_room) - r0), s->L->get(s, "dk", 2, &it));
+	bpf_map_delete_elem(c->flows, &k); /* the kernel never got it: the flow as new */
+	g.win = 4096;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_TX && s->L->get(s, "dk", 2, &it) == 0 &&
+	      !memcmp(tcp_of(&c->o) + 32, "DELETED\r\n", 9),
+	      "%s: ... with room: deleted here, DELETED (ret %d: %.12s)", c->L, c->o.ret, tcp_of(&c->o) + 32);
+	bpf_map_delete_elem(c->flows, &k);
+	close(fd);
+}
+
+/* Repeats of the answered request: a replay at most once in
+ * XKV_TCPX_REPLAY_NS; keepalive probes to the kernel; the timestamp option
+ * found after three SACK blocks. */
+static void repeat_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg g)
+{
+	const char *reply = "VALUE k 0 2\r\nhi\r\nEND\r\n";
+	size_t rl = strlen(reply);
+	g.flags = F_ACK | F_PSH, g.seq = 1000, g.ack = 5000, g.tsval = 11, g.payload = "get kkkk\r\n";
+	put_flow(c->flows, k, 0, reply);
+	__u64 r0 = counter(c->s, XKV_STAT_tcpx_replayed), d0 = counter(c->s, XKV_STAT_tcpx_dup_dropped);
+	go(c, &g);
+	size_t hl = (size_t)(tcp_of(&c->o)[12] >> 4) * 4;
+	CHECK(c->o.ret == XDP_TX && rd32(tcp_of(&c->o) + 4) == 5000 && hl == 32 && c->o.len == 34 + hl + rl &&
+	      !memcmp(tcp_of(&c->o) + hl, reply, rl) && csum_ok(c->o.f, c->o.len) &&
+	      counter(c->s, XKV_STAT_tcpx_replayed) == r0 + 1 && rd32(tcp_of(&c->o) + 20 + 8) == 11,
+	      "%s: the answered request again, its reply unacknowledged: the same reply at 5000, TSecr 11 "
+	      "(ret %d, seq %u, len %u)", c->L, c->o.ret, rd32(tcp_of(&c->o) + 4), c->o.len);
+	go(c, &g);
+	CHECK(c->o.ret == XDP_DROP && counter(c->s, XKV_STAT_tcpx_dup_dropped) == d0 + 1 &&
+	      counter(c->s, XKV_STAT_tcpx_replayed) == r0 + 1,
+	      "%s: ... and again at once: dropped (a replay at most once in 200 ms)", c->L);
+	flow_patch(c->flows, k, 0, mono_ns() - 300000000ull);
+	g.nsack = 3, g.ts_last = 1, g.tsval = 4242;
+	g.sack[0][0] = 5100, g.sack[0][1] = 5200, g.sack[1][0] = 5300, g.sack[1][1] = 5400;
+	g.sack[2][0] = 5500, g.sack[2][1] = 5600;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_TX && rd32(tcp_of(&c->o) + 20 + 8) == 4242,
+	      "%s: 300 ms later, timestamps after three SACK blocks (option offset 28): replayed, TSecr %u "
+	      "(want 4242)", c->L, rd32(tcp_of(&c->o) + 20 + 8));
+	g.nsack = 0, g.ts_last = 0, g.tsval = 11;
+
+	put_flow(c->flows, k, XKV_TCPX_F_ACKED, NULL);
+	d0 = counter(c->s, XKV_STAT_tcpx_dup_dropped);
+	g.ack = 5030;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_DROP && counter(c->s, XKV_STAT_tcpx_dup_dropped) == d0 + 1,
+	      "%s: the answered request again, its reply acknowledged: dropped", c->L);
+	g.seq = 1009, g.payload = "x"; /* the form Windows sends: SND.NXT-1, one byte */
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && rd32(tcp_of(&c->o) + 4) == RCV_NXT - 1 && csum_ok(c->o.f, c->o.len),
+	      "%s: a 1-byte keepalive probe at SND.NXT-1: to the kernel as old data at %u (want %u)", c->L,
+	      rd32(tcp_of(&c->o) + 4), RCV_NXT - 1);
+	g.payload = NULL;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && rd32(tcp_of(&c->o) + 4) == RCV_NXT - 1,
+	      "%s: a 0-byte probe at SND.NXT-1: to the kernel at %u", c->L, rd32(tcp_of(&c->o) + 4));
+}
+
+/* The answer's refusals, each passed on translated and counted. */
+static void refusal_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg g)
+{
+	put_flow(c->flows, k, XKV_TCPX_F_ACKED, NULL);
+	__u64 c0 = counter(c->s, XKV_STAT_tcpx_refused_shape);
+	g.seq = 1010, g.ack = 5030, g.payload = "get k\r\n", g.flags = F_ACK | F_PSH | 0x20; /* URG */
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && counter(c->s, XKV_STAT_tcpx_refused_shape) == c0 + 1 &&
+	      rd32(tcp_of(&c->o) + 4) == 995, "%s: URG: refused_shape, translated", c->L);
+	g.flags = F_ACK | F_PSH;
+	put_flow(c->flows, k, 0, NULL);
+	c0 = counter(c->s, XKV_STAT_tcpx_refused_unacked);
+	g.ack = 5000; /* the reply not acknowledged */
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && counter(c->s, XKV_STAT_tcpx_refused_unacked) == c0 + 1,
+	      "%s: the last reply unacknowledged: refused_unacked", c->L);
+	put_flow(c->flows, k, XKV_TCPX_F_ACKED, NULL);
+	struct xkv_tcpx_flow pf;
+	get_flow(c->flows, k, &pf);
+	pf.passed_end = 1020;
+	bpf_map_update_elem(c->flows, k, &pf, BPF_ANY);
+	c0 = counter(c->s, XKV_STAT_tcpx_refused_order);
+	g.ack = 5030;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && counter(c->s, XKV_STAT_tcpx_refused_order) == c0 + 1,
+	      "%s: bytes of it handed to the kernel already (a copy in GRO): refused_order", c->L);
+}
+
+int tcpx_ingress_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
+{
+	struct bpf_program *x = bpf_object__find_program_by_name(obj, "xdpkv_tcpx");
+	struct bpf_program *r = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_run");
+	__u32 one = 1;
+	int rfd = r ? bpf_program__fd(r) : -1;
+	CHECK(x && r && !bpf_map_update_elem(s->tcpx_progs_fd, &one, &rfd, BPF_ANY),
+	      "%s: the responder's request program in tcpx_progs", L);
+	if (!x || !r)
+		return unit_fails;
+	struct ctx *c = calloc(1, sizeof(*c));
+	c->L = L, c->xdp = bpf_program__fd(x), c->flows = s->tcpx_flows_fd, c->s = s;
+	c->cli = htonl(0x7f000002), c->srv = htonl(0x7f000001);
+	int fd = repaired(CPORT, RCV_NXT, SND_NXT);
+	CHECK(fd >= 0, "%s: a connection in repair mode (TCP_REPAIR)", L);
+	if (fd < 0) {
+		free(c);
+		return unit_fails;
+	}
+	serve_it(s, fd, 1);
+	struct xkv_tcpx_key k = key_of(c->cli, CPORT, c->srv);
+	struct seg g = { .saddr = c->cli, .daddr = c->srv, .sport = CPORT, .dport = PORT, .flags = F_ACK,
+			 .tsval = 9, .tsecr = 7 };
+
+	/* a pure ACK of the reply: seq past the request -dc, ack past the reply -ds */
+	put_flow(c->flows, &k, 0, NULL);
+	g.seq = 1010, g.ack = 5030;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && rd32(tcp_of(&c->o) + 4) == 995 && rd32(tcp_of(&c->o) + 8) == 4980 &&
+	      csum_ok(c->o.f, c->o.len) && (flags_of(c, &k) & XKV_TCPX_F_ACKED),
+	      "%s: ingress pure ACK: seq %u (want 995), ack %u (want 4980), the reply acknowledged", L,
+	      rd32(tcp_of(&c->o) + 4), rd32(tcp_of(&c->o) + 8));
+	/* an ack inside the reply means the reply's kernel place; SACK edges the same */
+	g.ack = 5010, g.nsack = 1, g.sack[0][0] = 5030, g.sack[0][1] = 5100;
+	go(c, &g);
+	const __u8 *sb = tcp_of(&c->o) + 20 + 12 + 4;
+	CHECK(rd32(tcp_of(&c->o) + 8) == 4980 && rd32(sb) == 4980 && rd32(sb + 4) == 5050 &&
+	      csum_ok(c->o.f, c->o.len),
+	      "%s: ingress ack inside the reply -> s_k (%u), SACK 5030-5100 -> %u-%u (want 4980-5050)", L,
+	      rd32(tcp_of(&c->o) + 8), rd32(sb), rd32(sb + 4));
+	g.nsack = 0;
+	/* a segment that ends before the window (old data): the offsets before it */
+	g.seq = 990, g.ack = 4990, g.payload = "get a\r\n";
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && rd32(tcp_of(&c->o) + 4) == 985 && rd32(tcp_of(&c->o) + 8) == 4970 &&
+	      csum_ok(c->o.f, c->o.len), "%s: ingress before the request: seq %u (want 985), ack %u (want 4970)",
+	      L, rd32(tcp_of(&c->o) + 4), rd32(tcp_of(&c->o) + 8));
+	g.payload = NULL;
+
+	rejected_rows(c, &k, g);
+	rst_syn_rows(c, &k, g);
+	refusal_rows(c, &k, g);
+	repeat_rows(c, &k, g);
+	outsider_rows(c, g);
+	once_rows(c, g);
+	bpf_map_delete_elem(c->flows, &k);
+	close(fd);
+	free(c);
+	return unit_fails;
+}
