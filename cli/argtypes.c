@@ -50,12 +50,15 @@ static const struct xo_ext cli_types[] = {
 int cli_parse(int argc, char **argv, const struct xo_set *sets, int nsets, bool stop_at_arg,
 	      const char *ctx)
 {
-	struct xo_parser p = { .prefix = "xdpkv: ", .ext = cli_types };
-	int n = xo_parse(&p, argc, argv, sets, nsets, stop_at_arg, ctx);
+	/* ctx NULL: xdpkv's own options, before the command ("xdpkv: unknown
+	 * option '-x'", not "xdpkv: xdpkv: ...") */
+	struct xo_parser p = { .prefix = ctx ? "xdpkv: " : "", .ext = cli_types };
+	int n = xo_parse(&p, argc, argv, sets, nsets, stop_at_arg, ctx ? ctx : "xdpkv");
 
 	if (p.fail == XO_FAIL_UNKNOWN)
-		xhint("'xdpkv %s --help' lists its options", ctx);
+		xhint("'xdpkv%s%s --help' lists %s options", ctx ? " " : "", ctx ? ctx : "",
+		      ctx ? "its" : "the commands and");
 	else if (p.fail == XO_FAIL_UNEXPECTED)
-		xhint("'xdpkv %s --help' shows the usage", ctx);
+		xhint("'xdpkv%s%s --help' shows the usage", ctx ? " " : "", ctx ? ctx : "");
 	return n;
 }

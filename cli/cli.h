@@ -84,6 +84,8 @@ void xinfo(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xlog_dump(void);
 void xlog_clear(void);
 int verbose_level(void);
+/* The first xerr message of this run ("" if none). */
+const char *msg_first_error(void);
 void msg_set_verbose(int level);
 /* libbpf and libxdp print through lib/log.c: all with -v, else kept */
 void msg_hook_libraries(void);

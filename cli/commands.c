@@ -17,7 +17,7 @@ const struct xo global_table[] = {
 	{ "verbose", 'v', XO_BOOL, offsetof(struct global_opts, verbose), NULL,
 	  "print libbpf/libxdp debug output and more detail" },
 	{ "help", 'h', XO_BOOL, offsetof(struct global_opts, help), NULL, "show help and exit" },
-	{ "version", 0, XO_BOOL, offsetof(struct global_opts, version), NULL,
+	{ "version", 'V', XO_BOOL, offsetof(struct global_opts, version), NULL,
 	  "show the version and exit" },
 	XO_END,
 };

@@ -228,10 +228,20 @@ static int parse_line(char *line, char **key, __u32 *flags, long long *exptime, 
 	return 0;
 }
 
-static int file_items(struct batch *b, const struct load_opts *o)
+/* FILE, or stdin for "-"; NULL (said) if it cannot be opened: an I/O error */
+static FILE *open_input(const char *cmd, const char *file)
 {
-	bool in = !strcmp(o->file, "-");
-	FILE *f = in ? stdin : fopen(o->file, "r");
+	if (!strcmp(file, "-"))
+		return stdin;
+	FILE *f = fopen(file, "r");
+	if (!f)
+		xerr("%s: cannot open %s: %s", cmd, file, strerror(errno));
+	return f;
+}
+
+static int file_items(struct batch *b, const struct load_opts *o, FILE *f)
+{
+	bool in = f == stdin;
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned long long lineno = 0, bad = 0;
@@ -239,10 +249,6 @@ static int file_items(struct batch *b, const struct load_opts *o)
 	int rc = 0;
 	struct stat st;
 
-	if (!f) {
-		xerr("%s: cannot open %s: %s", b->cmd, o->file, strerror(errno));
-		return EXIT_USAGE;
-	}
 	if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode))
 		b->total = (unsigned long long)st.st_size;
 	while (rc <= 0 && (n = getline(&line, &cap, f)) >= 0) {
@@ -278,8 +284,6 @@ static int file_items(struct batch *b, const struct load_opts *o)
 	if (ferror(f))
 		rc = sys_fail(b->cmd, o->file, -errno);
 	free(line);
-	if (!in)
-		fclose(f);
 	return rc > 0 ? rc : flush(b);
 }
 
@@ -308,25 +312,29 @@ static int check_sizes(const struct load_opts *o, const struct xkv_config *c, un
 	return 0;
 }
 
-static void summary(const struct batch *b, const struct load_opts *o, double secs)
+/* On stdout when the command did its job (exit 0 or 1); after a failure
+ * (exit 3: a read error midway) on stderr, and no JSON (main prints the
+ * error's). */
+static void summary(const struct batch *b, const struct load_opts *o, double secs, int rc)
 {
 	double rate = secs > 0 ? (double)b->stored / secs : 0;
 	const char *why = b->reason == -ENOMEM || b->reason == -E2BIG ? "store full"
 			  : b->reason ? strerror(-b->reason) : "";
+	FILE *out = rc >= EXIT_USAGE ? stderr : stdout;
 
-	if (o->json) {
+	if (o->json && out == stdout) {
 		printf("{\"items\":%llu,\"stored\":%llu,\"failures\":%llu,\"seconds\":%.3f,"
 		       "\"items_per_s\":%.0f,\"reason\":", b->seen, b->stored, b->failed, secs, rate);
 		json_cstr(stdout, b->failed ? (b->reason ? why : "bad input") : "");
 		printf("}\n");
 		return;
 	}
-	printf("%s %llu of %llu items in %.3f s (%.0f items/s), %llu failures",
-	       strcmp(b->cmd, "import") ? "loaded" : "imported", b->stored,
-	       b->seen, secs, rate, b->failed);
+	fprintf(out, "%s%s %llu of %llu items in %.3f s (%.0f items/s), %llu failures",
+		out == stderr ? "xdpkv: before that: " : "", strcmp(b->cmd, "import") ? "loaded" : "imported",
+		b->stored, b->seen, secs, rate, b->failed);
 	if (b->failed && b->reason)
-		printf(" (first store error: %s)", why);
-	printf("\n");
+		fprintf(out, " (first store error: %s)", why);
+	fprintf(out, "\n");
 }
 
 static int run_load(void *vo, const struct global_opts *g)
@@ -347,8 +355,15 @@ static int run_load(void *vo, const struct global_opts *g)
 		xerr("load: --key-size, --value-size and --seed apply to --generate only");
 		return EXIT_USAGE;
 	}
-	if ((rc = open_pinned(&s, cmd, o->ifc.name)))
+	/* a missing input fails before anything is opened or printed */
+	FILE *in = NULL;
+	if (o->file && !(in = open_input(cmd, o->file)))
+		return EXIT_SYS;
+	if ((rc = open_pinned(&s, cmd, o->ifc.name))) {
+		if (in && in != stdin)
+			fclose(in);
 		return rc;
+	}
 	if (s.L->bench_only) {
 		xerr("%s: %s runs the %s store (%s): it keeps nothing to load", cmd, o->ifc.name,
 		     s.L->name, s.L->loses);
@@ -364,14 +379,16 @@ static int run_load(void *vo, const struct global_opts *g)
 		goto out;
 	}
 	b.cmd = cmd;
-	rc = o->generate ? gen_items(&b, o, K, V) : file_items(&b, o);
+	rc = o->generate ? gen_items(&b, o, K, V) : file_items(&b, o, in);
 	progress(&b, true);
-	summary(&b, o, now_s() - b.t0);
+	summary(&b, o, now_s() - b.t0, rc);
 	if (!rc && b.failed)
 		rc = EXIT_MISS;
 	free(b.keys);
 	free(b.ents);
 out:
+	if (in && in != stdin)
+		fclose(in);
 	xkv_store_close(&s);
 	return rc;
 }

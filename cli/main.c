@@ -29,11 +29,74 @@ static void print_version(void)
 	printf("\n");
 }
 
+/* Is one of the words (exactly) among the arguments, before a "--"? */
+static bool given(int argc, char **argv, const char *a, const char *b)
+{
+	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], a) || !strcmp(argv[i], b))
+			return true;
+	return false;
+}
+
+static bool has_opt(const struct cmd *c, const char *name)
+{
+	for (const struct xo *o = c->opts; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return true;
+	return false;
+}
+
+/* --json: stdout through a stream that counts what the command printed, so
+ * that a command that failed without printing its object (not attached, a
+ * missing file, a damaged snapshot) still prints one: its error. */
+static FILE *real_stdout;
+static size_t printed;
+
+static ssize_t counted_write(void *cookie, const char *buf, size_t len)
+{
+	printed += len;
+	return (ssize_t)fwrite(buf, 1, len, real_stdout);
+}
+
+static void json_count_start(void)
+{
+	cookie_io_functions_t fns = { .write = counted_write };
+	FILE *c = fopencookie(NULL, "w", fns);
+	if (c) {
+		real_stdout = stdout;
+		stdout = c;
+	}
+}
+
+static void json_count_end(int rc)
+{
+	if (!real_stdout)
+		return;
+	fflush(stdout);
+	if (rc && !printed) {
+		const char *why = msg_first_error();
+		fprintf(stdout, "{\"error\":");
+		json_cstr(stdout, why[0] ? why : "bad command line (stderr says why)");
+		fprintf(stdout, ",\"exit\":%d}\n", rc);
+	}
+	fclose(stdout);
+	stdout = real_stdout;
+	real_stdout = NULL;
+	fflush(stdout);
+}
+
 static int run_cmd(const struct cmd *c, int argc, char **argv, struct global_opts *g)
 {
+	/* --help before anything is checked: 'attach badif --help' helps */
+	if (given(argc, argv, "-h", "--help")) {
+		xo_print_help(stdout, c);
+		return EXIT_OK;
+	}
 	void *o = calloc(1, c->opts_size ? c->opts_size : 1);
 	if (!o)
 		return EXIT_SYS;
+	if (has_opt(c, "json") && given(argc, argv, "-j", "--json"))
+		json_count_start();
 	if (c->defaults)
 		memcpy(o, c->defaults, c->opts_size);
 	struct xo_set sets[] = { { c->opts, o }, { global_table, g } };
@@ -70,6 +133,7 @@ static int run_cmd(const struct cmd *c, int argc, char **argv, struct global_opt
 	msg_set_verbose(g->verbose);
 	rc = c->run(o, g);
 out:
+	json_count_end(rc);
 	free(o);
 	return rc;
 }
@@ -83,7 +147,7 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--man")) /* hidden: the build writes xdpkv.8 with it */
 		return xo_print_man(stdout);
-	int i = cli_parse(argc - 1, argv + 1, &gset, 1, true, "xdpkv");
+	int i = cli_parse(argc - 1, argv + 1, &gset, 1, true, NULL);
 	if (i < 0)
 		return EXIT_USAGE;
 	if (i >= argc - 1) { /* no command */

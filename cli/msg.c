@@ -60,9 +60,21 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+static char first_error[512]; /* --json's error object says it */
+
+const char *msg_first_error(void)
+{
+	return first_error;
+}
+
 void xerr(const char *fmt, ...)
 {
 	va_list ap;
+	if (!first_error[0]) {
+		va_start(ap, fmt);
+		vsnprintf(first_error, sizeof(first_error), fmt, ap);
+		va_end(ap);
+	}
 	va_start(ap, fmt);
 	vmsg("xdpkv: ", fmt, ap);
 	va_end(ap);

@@ -309,7 +309,7 @@ static int restore_report(struct xkv_store *s, const struct snap_opts *o)
 	int e = xkv_restore(s, o->file, &so, &r, err, sizeof(err));
 	if (e) {
 		xerr("%s: %s", cmd_name, err);
-		return e == -ENOENT ? EXIT_USAGE : EXIT_SYS;
+		return EXIT_SYS; /* no such file too: an I/O error (docs/cli.md) */
 	}
 	if (o->json) {
 		printf("{\"file\":");

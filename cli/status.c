@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
-#include "cli.h"
+#include "status.h"
 
 struct status_opts {
 	struct xo_iface ifc;
@@ -40,115 +40,10 @@ static const struct xo status_table[] = {
 	XO_END,
 };
 
-/* Everything status shows about one interface. */
-struct status {
-	const char *ifname;
-	struct xkv_store s;
-	int ifindex;            /* in this network namespace, 0 if absent */
-	bool attached, legacy;
-	unsigned prog_id;
-	long live;
-	long big_chunks;        /* values above --value-size: chunks in use; -1: no big map */
-	__u32 big_max;
-	long long mem;
-	struct xkv_stats fast, slow, *cpu;
-	/* derived: see docs/cli.md "status" */
-	unsigned long long fast_reqs, slow_reqs, passed;
-	long long evict_est;
-};
-
-static const char *map_type_str(__u32 t)
-{
-	const char *s = libbpf_bpf_map_type_str(t);
-	if (!s && t == 33) /* BPF_MAP_TYPE_ARENA: newer than the system libbpf (1.1) */
-		return "arena";
-	return s ? s : "?";
-}
-
-/* Values above --value-size: the big map's chunks now (a walk of its keys)
- * and its size. */
-static void big_count(struct status *st)
-{
-	struct bpf_map_info info = {};
-	__u32 ilen = sizeof(info);
-	struct xkv_big_key k, n;
-
-	st->big_chunks = -1;
-	st->big_max = 0;
-	if (!xkv_big_on(&st->s) || bpf_obj_get_info_by_fd(st->s.big_fd, &info, &ilen))
-		return;
-	st->big_max = info.max_entries;
-	st->big_chunks = 0;
-	for (void *p = NULL; !bpf_map_get_next_key(st->s.big_fd, p, &n); p = &k, st->big_chunks++)
-		k = n;
-}
-
-static int collect(struct status *st, const char *ifname, bool percpu)
-{
-	int rc = open_pinned(&st->s, "status", ifname);
-	const struct xkv_stats *f = &st->fast;
-	int e;
-
-	st->ifname = ifname;
-	if (rc)
-		return rc;
-	st->ifindex = (int)if_nametoindex(ifname);
-	st->attached = xdpkv_prog_on(st->ifindex, &st->prog_id, &st->legacy, NULL, 0);
-	st->live = st->s.L->count(&st->s);
-	st->mem = xkv_map_memory(st->s.store_fd);
-	big_count(st);
-	if (percpu && !(st->cpu = calloc(st->s.ncpus, sizeof(*st->cpu))))
-		return EXIT_SYS;
-	if ((e = xkv_stats_read(&st->s, XKV_STATS_FAST, &st->fast, st->cpu)) ||
-	    (e = xkv_stats_read(&st->s, XKV_STATS_SLOW, &st->slow, NULL)))
-		return sys_fail("status", "reading the stats map", e);
-	/* A datagram the fast path saw and did not pass on was served there. */
-	st->fast_reqs = xkv_fast_served(f);
-	st->passed = f->v[XKV_STAT_requests] - st->fast_reqs;
-	st->slow_reqs = st->slow.v[XKV_STAT_requests];
-	long long news = (long long)(f->v[XKV_STAT_store_new] + st->slow.v[XKV_STAT_store_new]);
-	long long dels = (long long)(f->v[XKV_STAT_deletes] + st->slow.v[XKV_STAT_deletes]);
-	st->evict_est = news - dels - (st->live > 0 ? st->live : 0);
-	if (st->evict_est < 0)
-		st->evict_est = 0;
-	return 0;
-}
-
-/* What the access rules refused, both paths summed (docs/security.md). */
-static const struct {
-	enum xkv_stat stat;
-	const char *what, *key;
-} refusals[] = {
-	{ XKV_STAT_drop_acl, "not allowed", "not_allowed" },
-	{ XKV_STAT_drop_write_acl, "writes", "writes" },
-	{ XKV_STAT_drop_src, "source address", "source_address" },
-	{ XKV_STAT_drop_port, "source port", "source_port" },
-	{ XKV_STAT_drop_ratelimit, "rate", "rate" },
-	{ XKV_STAT_drop_reply, "reply-shaped", "reply_shaped" },
-	{ XKV_STAT_drop_frame, "frame header", "frame_header" },
-	{ XKV_STAT_drop_amp, "amplification", "amplification" },
-};
-
-static unsigned long long both(const struct status *st, int i)
-{
-	return st->fast.v[i] + st->slow.v[i];
-}
-
-static void release(struct status *st)
-{
-	xkv_store_close(&st->s);
-	free(st->cpu);
-	st->cpu = NULL;
-}
 
 static double pct(unsigned long long part, unsigned long long whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-static bool is_lru(const struct status *st)
-{
-	return xkv_map_lru(st->s.L->map_type);
 }
 
 /* ---- text ---- */
@@ -224,7 +119,7 @@ static void print_text(const struct status *st, bool percpu)
 	printf("  %-14s fast = datagrams XDP saw minus those it passed on (%llu); slow = datagrams "
 	       "the slow path read\n", "", st->passed);
 	printf("  %-14s", "refused");
-	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+	for (size_t i = 0; i < n_refusals; i++)
 		printf("%s %s %llu", i ? "," : "", refusals[i].what, both(st, refusals[i].stat));
 	printf("\n  %-14s (no reply to any of these: docs/security.md); capped replies %llu\n", "",
 	       both(st, XKV_STAT_amp_capped));
@@ -266,7 +161,7 @@ static void print_text(const struct status *st, bool percpu)
 static void json_refused(const struct status *st)
 {
 	printf(",\"refused\":{");
-	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+	for (size_t i = 0; i < n_refusals; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", refusals[i].key, both(st, refusals[i].stat));
 	printf(",\"amp_capped\":%llu}", both(st, XKV_STAT_amp_capped));
 }
@@ -351,166 +246,6 @@ static void print_json(const struct status *st, bool percpu)
 	printf("}");
 }
 
-/* ---- Prometheus text format (docs/cli.md "status --prometheus") ----
- * One family at a time, over every interface shown: a family's HELP and TYPE
- * come once, before all of its samples. */
-
-static void prom_label_value(const char *v)
-{
-	putchar('"');
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			printf("\\%c", *v);
-		else if (*v == '\n')
-			printf("\\n");
-		else
-			putchar(*v);
-	}
-	putchar('"');
-}
-
-/* name{iface="...",layout="..."[,extra]} value */
-static void prom_sample(const struct status *st, const char *name, const char *extra,
-			unsigned long long v)
-{
-	printf("%s{iface=", name);
-	prom_label_value(st->ifname);
-	printf(",layout=");
-	prom_label_value(st->s.L->name);
-	printf("%s%s} %llu\n", extra ? "," : "", extra ? extra : "", v);
-}
-
-static void prom_requests(const struct status *st, const char *n)
-{
-	prom_sample(st, n, "path=\"fast\"", st->fast_reqs);
-	prom_sample(st, n, "path=\"slow\"", st->slow_reqs);
-}
-
-static void prom_passed(const struct status *st, const char *n)
-{
-	prom_sample(st, n, NULL, st->passed);
-}
-
-static void prom_get_hits(const struct status *st, const char *n)
-{
-	prom_sample(st, n, NULL, both(st, XKV_STAT_get_hits));
-}
-
-static void prom_get_misses(const struct status *st, const char *n)
-{
-	prom_sample(st, n, NULL, both(st, XKV_STAT_get_misses));
-}
-
-static void prom_refused(const struct status *st, const char *n)
-{
-	char l[64];
-	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
-		snprintf(l, sizeof(l), "reason=\"%s\"", refusals[i].key);
-		prom_sample(st, n, l, both(st, refusals[i].stat));
-	}
-}
-
-static void prom_amp_capped(const struct status *st, const char *n)
-{
-	prom_sample(st, n, NULL, both(st, XKV_STAT_amp_capped));
-}
-
-static void prom_items(const struct status *st, const char *n)
-{
-	if (st->live >= 0)
-		prom_sample(st, n, NULL, (unsigned long long)st->live);
-}
-
-static void prom_capacity(const struct status *st, const char *n)
-{
-	prom_sample(st, n, NULL, st->s.cfg.entries);
-}
-
-static void prom_memory(const struct status *st, const char *n)
-{
-	if (st->mem >= 0)
-		prom_sample(st, n, NULL, (unsigned long long)st->mem);
-}
-
-static void prom_evictions(const struct status *st, const char *n)
-{
-	if (is_lru(st))
-		prom_sample(st, n, NULL, (unsigned long long)st->evict_est);
-}
-
-static void prom_attached(const struct status *st, const char *n)
-{
-	prom_sample(st, n, NULL, st->attached);
-}
-
-static void prom_info(const struct status *st, const char *n)
-{
-	char l[128];
-	snprintf(l, sizeof(l), "map_type=\"%s\",mode=\"%s\",version=\"%s\"",
-		 map_type_str(st->s.L->map_type), xkv_mode_name(st->s.cfg.mode), XKV_VERSION);
-	prom_sample(st, n, l, 1);
-}
-
-static void prom_counters(const struct status *st, const char *n)
-{
-	char l[96];
-	for (int p = 0; p < 2; p++)
-		for (int i = 0; i < XKV_STAT__MAX; i++) {
-			snprintf(l, sizeof(l), "path=\"%s\",counter=\"%s\"", p ? "slow" : "fast",
-				 xkv_stat_names[i]);
-			prom_sample(st, n, l, (p ? st->slow.v[i] : st->fast.v[i]));
-		}
-}
-
-static void prom_tcp(const struct status *st, const char *n)
-{
-	prom_sample(st, n, "path=\"xdp\"", st->fast.v[XKV_STAT_tcpx_answered]);
-	prom_sample(st, n, "path=\"kernel\"", st->fast.v[XKV_STAT_tcp_fast]);
-	prom_sample(st, n, "path=\"userspace\"", st->slow.v[XKV_STAT_tcp_slow]);
-}
-
-/* memcached_exporter's names, where xdpkv counts the same thing */
-static void prom_mc_commands(const struct status *st, const char *n)
-{
-	prom_sample(st, n, "command=\"get\",status=\"hit\"", both(st, XKV_STAT_get_hits));
-	prom_sample(st, n, "command=\"get\",status=\"miss\"", both(st, XKV_STAT_get_misses));
-	prom_sample(st, n, "command=\"set\",status=\"hit\"", both(st, XKV_STAT_stores));
-	prom_sample(st, n, "command=\"delete\",status=\"hit\"", both(st, XKV_STAT_deletes));
-	prom_sample(st, n, "command=\"delete\",status=\"miss\"", both(st, XKV_STAT_delete_misses));
-}
-
-static const struct {
-	const char *name, *type, *help;
-	void (*emit)(const struct status *st, const char *name);
-} prom_families[] = {
-	{ "xdpkv_info", "gauge", "Always 1; labels: the store's map type, XDP mode and the xdpkv version.", prom_info },
-	{ "xdpkv_attached", "gauge", "1 if the xdpkv program is attached to the interface, 0 for stale pins.", prom_attached },
-	{ "xdpkv_requests_total", "counter", "Requests served, by path: fast = datagrams XDP saw minus those it passed on, slow = datagrams the slow path read.", prom_requests },
-	{ "xdpkv_tcp_requests_total", "counter", "TCP requests served, by path: xdp = the driver hook (sequence translation), kernel = the sk_skb verdict, userspace = xdpkv serve.", prom_tcp },
-	{ "xdpkv_passed_total", "counter", "Datagrams the XDP program passed on to the kernel (pass_* counters).", prom_passed },
-	{ "xdpkv_get_hits_total", "counter", "Keys found by get, both paths.", prom_get_hits },
-	{ "xdpkv_get_misses_total", "counter", "Keys not found (or expired) by get, both paths.", prom_get_misses },
-	{ "xdpkv_refused_total", "counter", "Requests refused by the access rules, both paths, by reason (docs/security.md).", prom_refused },
-	{ "xdpkv_amp_capped_total", "counter", "Replies cut to SERVER_ERROR by --max-amplification, both paths.", prom_amp_capped },
-	{ "xdpkv_curr_items", "gauge", "Live items in the store.", prom_items },
-	{ "xdpkv_capacity_items", "gauge", "Store capacity in items (attach --entries).", prom_capacity },
-	{ "xdpkv_map_memory_bytes", "gauge", "The kernel's memory figure for the store map.", prom_memory },
-	{ "xdpkv_evictions_estimated", "gauge", "lru layouts: evictions, estimated as new items - deletes - live items.", prom_evictions },
-	{ "xdpkv_counter_total", "counter", "Every raw counter of common/stats.h, by path (xdpkv status shows their meaning).", prom_counters },
-	{ "memcached_current_items", "gauge", "Current number of items stored (memcached_exporter's name).", prom_items },
-	{ "memcached_commands_total", "counter", "Commands by command and status, both paths (memcached_exporter's name; get counts keys).", prom_mc_commands },
-};
-
-static void print_prometheus(const struct status *sts, int n)
-{
-	for (size_t f = 0; f < sizeof(prom_families) / sizeof(prom_families[0]); f++) {
-		printf("# HELP %s %s\n# TYPE %s %s\n", prom_families[f].name, prom_families[f].help,
-		       prom_families[f].name, prom_families[f].type);
-		for (int i = 0; i < n; i++)
-			prom_families[f].emit(&sts[i], prom_families[f].name);
-	}
-}
-
 /* ---- every attached interface ---- */
 
 static int cmp_str(const void *a, const void *b)
@@ -567,31 +302,6 @@ static int show_one(const char *ifname, const struct status_opts *o, bool first)
 	return rc;
 }
 
-/* --prometheus: every interface collected first (a family's samples come together) */
-static int run_prometheus(char *const *names, int n)
-{
-	struct status *sts = calloc(n ? n : 1, sizeof(*sts));
-	int rc = 0, shown = 0;
-
-	if (!sts)
-		return EXIT_SYS;
-	for (int i = 0; i < n; i++) {
-		int r = collect(&sts[shown], names[i], false);
-		if (r) {
-			rc = r;
-			release(&sts[shown]);
-			memset(&sts[shown], 0, sizeof(sts[shown]));
-		} else {
-			shown++;
-		}
-	}
-	print_prometheus(sts, shown);
-	for (int i = 0; i < shown; i++)
-		release(&sts[i]);
-	free(sts);
-	return rc;
-}
-
 static int run_status(void *vo, const struct global_opts *g)
 {
 	struct status_opts *o = vo;
@@ -612,6 +322,23 @@ static int run_status(void *vo, const struct global_opts *g)
 		return rc;
 	}
 	char **names = pinned_ifaces(&n);
+	/* bpffs is one for every network namespace: the pins of interfaces
+	 * that are not here (another namespace's, or removed) are left out of
+	 * the list, and named at its end */
+	int here = 0, away = 0;
+	char away_list[256] = "";
+	for (int i = 0; i < n; i++) {
+		if (if_nametoindex(names[i])) {
+			names[here++] = names[i];
+			continue;
+		}
+		size_t l = strlen(away_list);
+		if (l + strlen(names[i]) + 2 < sizeof(away_list))
+			snprintf(away_list + l, sizeof(away_list) - l, " %s", names[i]);
+		away++;
+		free(names[i]);
+	}
+	n = here;
 	if (o->prometheus)
 		rc = run_prometheus(names, n);
 	else if (o->json)
@@ -628,8 +355,13 @@ static int run_status(void *vo, const struct global_opts *g)
 	if (o->json)
 		printf("]}\n");
 	else if (!n && !o->prometheus)
-		printf("xdpkv is not attached anywhere (no pins under %s)\n", XKV_PIN_ROOT);
-	if (!n && bpffs_hidden())
+		printf("xdpkv is not attached to an interface of this network namespace (no pins under "
+		       "%s)\n", XKV_PIN_ROOT);
+	if (away && !o->json && !o->prometheus)
+		printf("%s%d more stores pinned for interfaces not in this network namespace (another "
+		       "namespace's, or removed):%s; 'xdpkv status IFACE' there, or 'xdpkv detach "
+		       "IFACE' for a removed one\n", n ? "\n" : "", away, away_list);
+	if (!n && !away && bpffs_hidden())
 		xhint("this process sees another /sys/fs/bpf than the system's ('ip netns exec' "
 		      "remounts /sys): use 'nsenter --net=/run/netns/NAME xdpkv status'");
 	return rc;

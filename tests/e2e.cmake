@@ -166,6 +166,10 @@ xkv_e2e(e2e_bigvals_array_fnv 120 bigvals.sh array_fnv)
 xkv_e2e(e2e_service_prometheus 90 service.sh lru)
 set_property(TEST e2e_service_prometheus APPEND PROPERTY ENVIRONMENT
   "XKV_SERVICE=${CMAKE_BINARY_DIR}/systemd/xdpkv-service;XKV_UNIT=${CMAKE_BINARY_DIR}/systemd/xdpkv@.service")
+# README's quick start on a real interface, its lines as written.
+xkv_e2e(e2e_readme_quickstart 120 readme.sh)
+# Exit codes, --json on failure, -V, --help first, status per namespace.
+xkv_e2e(e2e_cli_exits 90 cliexits.sh)
 # A damaged snapshot fails the service's start and stays; serve never
 # replaces a snapshot with fewer items unless told; FILE.prev.
 xkv_e2e(e2e_snapshot_guard 120 snapguard.sh)

@@ -7,7 +7,9 @@
 #    must receive READY=1 once serving, then STOPPING=1 on SIGTERM, which also
 #    writes the snapshot.
 # 2. status --prometheus after UDP traffic, read by a strict parser
-#    (promcheck.py): HELP/TYPE per family, labels, numbers, and the counts.
+#    (promcheck.py): HELP/TYPE per family, labels, numbers, and the counts;
+#    memcached_exporter's families; docs/cli.md's metric table against the
+#    output (promdoc.py); an unattached interface prints nothing, exit 1.
 # 3. xdpkv-service stop keeps the store (XDPKV_PURGE=no); start again keeps
 #    it ("still attached"); with XDPKV_PURGE=yes stop detaches; start then
 #    restores the snapshot.
@@ -75,10 +77,33 @@ check "xdpkv_curr_items 5" test "$(val 'xdpkv_curr_items{}')" = 5
 check "memcached_current_items = xdpkv_curr_items" test "$(val 'memcached_current_items{}')" = 5
 check "xdpkv_get_hits_total 5" test "$(val 'xdpkv_get_hits_total{}')" = 5
 check "xdpkv_get_misses_total 2" test "$(val 'xdpkv_get_misses_total{}')" = 2
+not() { ! "$@"; }
 check "memcached_commands_total get hit 5" test "$(val2 'memcached_commands_total{command=get,status=hit')" = 5
 check "fast path served >= 12" test "$(val2 'xdpkv_requests_total{path=fast')" -ge 12
 check "slow path served >= 1 (stats)" test "$(val2 'xdpkv_requests_total{path=slow')" -ge 1
 check "xdpkv_info carries the layout" grep -q "layout=\"$layout\"" "$TB_TMP/metrics.prom"
+# memcached_exporter's names, and docs/cli.md's table against the output
+esize=$(tb_xdpkv status "$dev" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["entry_size"])')
+check "memcached_up 1" test "$(val 'memcached_up{}')" = 1
+check "memcached_limit_bytes = 4096 entries x $esize B" test "$(val 'memcached_limit_bytes{}')" = $((4096 * esize))
+check "memcached_current_bytes = 5 items x $esize B" test "$(val 'memcached_current_bytes{}')" = $((5 * esize))
+check "memcached_items_evicted_total 0" test "$(val 'memcached_items_evicted_total{}')" = 0
+check "memcached_current_connections 0 (no TCP client)" test "$(val 'memcached_current_connections{}')" = 0
+check "one family per meaning: no xdpkv_counter_total" not grep -q '^xdpkv_counter_total' "$TB_TMP/metrics.prom"
+check "docs/cli.md's metric table is the output's families, types and labels" \
+	python3 "$here/promdoc.py" "$here/../../docs/cli.md" "$TB_TMP/metrics.prom"
+# a TCP client connected: memcached_current_connections 1
+tb_cli python3 -c 'import socket,sys,time
+s=socket.create_connection((sys.argv[1],int(sys.argv[2]))); open(sys.argv[3],"w").close(); time.sleep(20)' \
+	"$TB_SRV_IP4" "$TB_PORT" "$TB_TMP/connected" &
+tcpc=$!
+for _ in $(seq 100); do [[ -e $TB_TMP/connected ]] && break; sleep 0.1; done
+conns() { tb_xdpkv status "$dev" --prometheus | sed -n 's/^memcached_current_connections{.*} //p'; }
+check "memcached_current_connections 1 with a TCP client" test "$(conns)" = 1
+kill "$tcpc" 2>/dev/null; wait "$tcpc" 2>/dev/null || true
+# an interface that is not attached: nothing on stdout, exit 1
+rc=0; tb_xdpkv status lo --prometheus >"$TB_TMP/lo.prom" 2>/dev/null || rc=$?
+check "status lo --prometheus (not attached): exit 1 ($rc), nothing on stdout" test "$rc/$(wc -c <"$TB_TMP/lo.prom")" = 1/0
 check "status --prometheus --json: usage error" bash -c '"$@"; test $? -eq 2' _ \
 	nsenter --net="/run/netns/$TB_SRV_NS" "$XDPKV" status "$dev" --prometheus --json
 kill -TERM "$srv"; rc=0; wait "$srv" || rc=$?
