@@ -21,19 +21,28 @@ add_custom_command(OUTPUT ${XKV_MAN}
   COMMAND xdpkv --man > ${XKV_MAN}
   DEPENDS xdpkv
   COMMENT "man page xdpkv.8")
-add_custom_target(xdpkv_man ALL DEPENDS ${XKV_MAN})
+# the package's copy compressed, as Debian wants it (gzip -n: no name or time in it)
+add_custom_command(OUTPUT ${XKV_MAN}.gz
+  COMMAND gzip -9nc ${XKV_MAN} > ${XKV_MAN}.gz
+  DEPENDS ${XKV_MAN})
+add_custom_target(xdpkv_man ALL DEPENDS ${XKV_MAN} ${XKV_MAN}.gz)
 
 configure_file(${CMAKE_SOURCE_DIR}/cli/systemd/xdpkv@.service.in
                ${CMAKE_BINARY_DIR}/systemd/xdpkv@.service @ONLY)
 configure_file(${CMAKE_SOURCE_DIR}/cli/systemd/xdpkv-service.in
                ${CMAKE_BINARY_DIR}/systemd/xdpkv-service @ONLY)
+configure_file(${CMAKE_SOURCE_DIR}/cli/systemd/prerm.in
+               ${CMAKE_BINARY_DIR}/debian-control/prerm @ONLY)
 
 install(TARGETS xdpkv RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR})
-install(FILES ${XKV_MAN} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
+install(FILES ${XKV_MAN}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/xdpkv@.service DESTINATION ${XKV_SYSTEMD_DIR})
 install(PROGRAMS ${CMAKE_BINARY_DIR}/systemd/xdpkv-service DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/xdpkv)
 install(FILES ${CMAKE_SOURCE_DIR}/cli/systemd/example.conf DESTINATION ${XKV_CONFDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/cli/systemd/copyright
+        ${CMAKE_BINARY_DIR}/debian-control/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/cli/systemd/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME xdpkv)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
         FILES_MATCHING PATTERN "*.md" PATTERN "compare-*" EXCLUDE PATTERN "data" EXCLUDE)
 
@@ -64,7 +73,21 @@ endif()
 # ---- the .deb ----
 set(CPACK_PACKAGE_NAME xdpkv)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "xdpkv maintainers <xdpkv@localhost>")
+# Who distributes the package and where its home is: the project names no
+# public home yet, so the defaults are placeholders in the reserved
+# example.org domain; whoever publishes a package sets both:
+#   cmake -DXKV_MAINTAINER="Name <address>" -DXKV_HOMEPAGE=https://...
+set(XKV_MAINTAINER "xdpkv maintainers <maintainers@xdpkv.example.org>" CACHE STRING
+    "the .deb's Maintainer field")
+set(XKV_HOMEPAGE "https://xdpkv.example.org/" CACHE STRING "the .deb's Homepage field")
+set(CPACK_PACKAGE_CONTACT "${XKV_MAINTAINER}")
+# A native package's changelog (lintian: no-changelog), dated when cmake ran
+string(TIMESTAMP XKV_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+configure_file(${CMAKE_SOURCE_DIR}/cli/systemd/changelog.in ${CMAKE_BINARY_DIR}/debian-control/changelog @ONLY)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/debian-control/changelog.gz
+  COMMAND gzip -9nc ${CMAKE_BINARY_DIR}/debian-control/changelog > ${CMAKE_BINARY_DIR}/debian-control/changelog.gz
+  DEPENDS ${CMAKE_BINARY_DIR}/debian-control/changelog)
+add_custom_target(xdpkv_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/debian-control/changelog.gz)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "memcached-compatible key-value store in XDP")
 set(CPACK_PACKAGE_DESCRIPTION "xdpkv answers memcached get/set/delete over UDP inside the XDP hook, before the
 network stack, from BPF maps in one of nine storage layouts. A userspace slow
@@ -75,17 +98,20 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "file://${XKV_DOCDIR}/README.md")
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${XKV_HOMEPAGE}")
 # Depends: dpkg-shlibdeps reads the binaries' libraries (libbpf1, libxdp1,
 # libelf1, zlib1g, libcap2, libzstd1, liblz4-1, libc6 ...); adduser for the
 # postinst's system user.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-matplotlib, python3-venv, memcached, redis-server, libmemcached-tools, iproute2, util-linux")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-matplotlib, python3-venv, memcached, redis-server, libmemcached-tools, iproute2")
 file(WRITE ${CMAKE_BINARY_DIR}/debian-control/conffiles "${XKV_CONFDIR}/example.conf\n")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${CMAKE_BINARY_DIR}/debian-control/conffiles
+  ${CMAKE_BINARY_DIR}/debian-control/prerm
   ${CMAKE_SOURCE_DIR}/cli/systemd/postinst
   ${CMAKE_SOURCE_DIR}/cli/systemd/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+# stripped binaries (lintian: unstripped-binary-or-object); the build keeps its own
+set(CPACK_STRIP_FILES TRUE)
 include(CPack)

@@ -17,3 +17,15 @@ set_tests_properties(package_deb PROPERTIES RESOURCE_LOCK build_tree)
 add_test(NAME package_compare COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/check-compare.sh
          ${CMAKE_BINARY_DIR} ${CMAKE_INSTALL_PREFIX} ${PROJECT_VERSION})
 set_tests_properties(package_compare PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE LABELS "package;e2e;compare")
+
+# The .deb installed, and removed by apt-get and dpkg, in a container on an
+# overlay of this machine's root (a tmpfs on top: nothing stays):
+# the prerm detaches every store, XDPKV_KEEP_ON_REMOVE=yes keeps one, purge
+# takes it off.  Root and the testbed.
+string(MD5 h package_lifecycle)
+string(SUBSTRING ${h} 0 6 h)
+add_test(NAME package_lifecycle COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/lifecycle.sh
+         ${CMAKE_BINARY_DIR} ${PROJECT_VERSION})
+set_tests_properties(package_lifecycle PROPERTIES TIMEOUT 300 LABELS "package;e2e"
+  RESOURCE_LOCK build_tree
+  ENVIRONMENT "XDPKV=$<TARGET_FILE:xdpkv>;E2E_PREFIX=xe${h};TB_XDP_PASS_OBJ=${CMAKE_BINARY_DIR}/tests/xdp_pass.bpf.o")

@@ -9,6 +9,7 @@ set -euo pipefail
 #   here), and tests/.venv below
 # sasl2-bin: saslpasswd2, the sasldb for memcached -S in tests/e2e/binproto.sh
 # nodejs: memjs (tests/.node below); npm too where nodejs does not bring it (Debian's does not)
+# lintian: the .deb's checks (tests/package/check-deb.sh)
 # nutcracker: twemproxy, the proxy in front of three servers in tests/e2e/proxy.sh
 # libmurmurhash-dev: stats detail orders prefixes by MurmurHash3, as memcached (engine/detail.c)
 PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
@@ -16,7 +17,7 @@ PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev
       libbenchmark-dev libxxhash-dev libzstd-dev liblz4-dev libmurmurhash-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
       iproute2 procps util-linux python3 python3-matplotlib python3-venv
-      dpkg-dev groff-base man-db systemd systemd-container patchelf
+      dpkg-dev groff-base man-db systemd systemd-container patchelf lintian
       libclang-rt-14-dev nodejs sasl2-bin nutcracker)
 missing=()
 command -v npm >/dev/null || PKGS+=(npm)

@@ -1,16 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The .deb (cli/packaging.cmake): cpack builds it in BUILD, then its control
-# fields, its file list, its conffiles and an unpacked xdpkv --version are
-# checked.  Nothing is installed on this machine.
+# fields (a real Maintainer and Homepage), its file list, its conffiles and
+# maintainer scripts, lintian's verdict (no error, no warning) and an
+# unpacked xdpkv --version are checked.  Nothing is installed on this machine
+# (tests/package/lifecycle.sh installs and removes it in a container).
 #   tests/package/check-deb.sh BUILD PREFIX VERSION
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/check.sh
 . "$here/../lib/check.sh"
 build=$1 prefix=$2 version=$3
-for t in cpack dpkg-deb dpkg-shlibdeps; do
-	command -v "$t" >/dev/null || { echo "FAIL $t is missing (apt-get install dpkg-dev cmake)"; exit 1; }
+for t in cpack dpkg-deb dpkg-shlibdeps lintian; do
+	command -v "$t" >/dev/null ||
+		{ echo "FAIL $t is missing (apt-get install dpkg-dev cmake lintian: tests/lib/install-deps.sh)"; exit 1; }
 done
 arch=$(dpkg --print-architecture)
 deb=$build/xdpkv_${version}_${arch}.deb
@@ -21,7 +24,9 @@ field() { dpkg-deb -f "$deb" "$1"; }
 check "Package: xdpkv" test "$(field Package)" = xdpkv
 check "Version: $version (project(VERSION))" test "$(field Version)" = "$version"
 check "Architecture: $arch" test "$(field Architecture)" = "$arch"
-check "a Maintainer" test -n "$(field Maintainer)"
+check "a Maintainer with an address ($(field Maintainer))" grep -Eq '^[^<]+ <[^@ ]+@[^@ ]+\.[a-z]+>$' <<<"$(field Maintainer)"
+check "no localhost Maintainer" bash -c '! grep -q "@localhost" <<<"$1"' _ "$(field Maintainer)"
+check "an https Homepage ($(field Homepage))" grep -Eq '^https://[a-z0-9.-]+\.[a-z]+/' <<<"$(field Homepage)"
 check "a Description with a long part" test "$(field Description | wc -l)" -ge 2
 deps=$(field Depends)
 echo "Depends: $deps"
@@ -29,7 +34,7 @@ for p in libc6 libbpf1 libxdp1 libcap2 libzstd1 liblz4-1 libxxhash0 libmurmurhas
 	check "Depends names $p" grep -Eq "(^|, )$p( |,|$)" <<<"$deps"
 done
 files=$(dpkg-deb -c "$deb" | awk '{print $6}')
-for f in "$prefix/sbin/xdpkv" "$prefix/share/man/man8/xdpkv.8" "$prefix/lib/systemd/system/xdpkv@.service" \
+for f in "$prefix/sbin/xdpkv" "$prefix/share/man/man8/xdpkv.8.gz" "$prefix/lib/systemd/system/xdpkv@.service" \
 	"$prefix/libexec/xdpkv/xdpkv-service" /etc/xdpkv/example.conf "$prefix/share/doc/xdpkv/cli.md" \
 	"$prefix/share/doc/xdpkv/install.md" "$prefix/share/xdpkv/bench/compare/compare.py" \
 	"$prefix/share/xdpkv/tests/lib/testbed.sh" "$prefix/libexec/xdpkv/xkv-loadgen"; do
@@ -41,6 +46,13 @@ trap 'rm -rf "$tmp"' EXIT
 dpkg-deb -e "$deb" "$tmp/control"
 check "conffiles: /etc/xdpkv/example.conf" grep -qx /etc/xdpkv/example.conf "$tmp/control/conffiles"
 check "postinst creates the xdpkv user" grep -q 'adduser --system' "$tmp/control/postinst"
+check "prerm detaches on removal" grep -q 'detach "$ifc"' "$tmp/control/prerm"
+check "prerm calls the packaged xdpkv" grep -qx "XDPKV=$prefix/sbin/xdpkv" "$tmp/control/prerm"
+check "postrm purges the snapshots and settings" grep -q 'rm -rf /var/lib/xdpkv /etc/xdpkv' "$tmp/control/postrm"
+# lintian: no error and no warning (info and pedantic tags are not judged)
+lintian "$deb" >"$tmp/lintian.out" 2>&1
+grep -v 'running with root privileges' "$tmp/lintian.out"
+check "lintian: no error or warning" bash -c '! grep -Eq "^[EW]: " "$1"' _ "$tmp/lintian.out"
 dpkg-deb -x "$deb" "$tmp/root"
 check "the unpacked xdpkv --version says $version" \
 	bash -c '"$1" --version | grep -q "^xdpkv $2 "' _ "$tmp/root$prefix/sbin/xdpkv" "$version"
