@@ -154,3 +154,27 @@ set_tests_properties(compare_latency_smoke PROPERTIES
   RESOURCE_LOCK bench_cpus
   TIMEOUT 120
   LABELS "e2e;compare")
+
+# (o) BMC beside hash_map, when a BMC build is present: BMC's repository
+# built as docs/compare.md ("BMC") says, in $XKV_BMC_DIR (default
+# /var/cache/xdpkv-bmc/build); xdpkv ships none of its code, so without a
+# build the test is skipped (77) with the reason.  Short points (0.3 s, five
+# runs at two mixes, and BMC's 128-byte probe); checked by check.py
+# --experiments o (both mixes with replies, BMC's own counters, the report's
+# table and where BMC does not take part).
+set(XKV_BMC_DIR "$ENV{XKV_BMC_DIR}")
+if(NOT XKV_BMC_DIR)
+  set(XKV_BMC_DIR /var/cache/xdpkv-bmc/build)
+endif()
+add_test(NAME compare_bmc_smoke
+  COMMAND sh -c "test -x \"$3/bmc\" && test -f \"$3/bmc_kern.o\" || { echo \"SKIP no BMC build in $3 (bmc and bmc_kern.o; docs/compare.md, BMC, gives the steps)\"; exit 77; }; rm -rf \"$1\" && \"$0\" compare --smoke --duration 0.3 --experiments o --prefix xcb$$ --layouts hash_map --baselines none --bmc-dir \"$3\" --out \"$1\" && /usr/bin/python3 \"$2\" \"$1\" --layouts hash_map --baselines bmc --experiments o"
+          ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_bmc_smoke ${CMAKE_SOURCE_DIR}/bench/compare/check.py ${XKV_BMC_DIR})
+set_tests_properties(compare_bmc_smoke PROPERTIES
+  RESOURCE_LOCK bench_cpus SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS "e2e;compare")
+
+# The options: bad values are refused with a message (exit 2), not replaced
+# by defaults; no root, no testbed (the checks come before either).
+add_test(NAME compare_args
+  COMMAND sh -c "for a in '--keys -5 --duration -1' '--keys 0' '--duration 0' '--quick --smoke' '--baselines bmc' '--bmc-dir /nonexistent'; do out=$(\"$0\" compare $a 2>&1); rc=$?; [ $rc = 2 ] && echo \"$out\" | grep -q 'error: --' || { echo \"FAIL xdpkv compare $a: exit $rc, $out\"; exit 1; }; echo \"PASS xdpkv compare $a refused: $(echo \"$out\" | tail -1)\"; done"
+          ${XKV_CMP_CLI})
+set_tests_properties(compare_args PROPERTIES TIMEOUT 60 LABELS "unit;compare")

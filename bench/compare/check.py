@@ -39,6 +39,35 @@ import sys
 import check_headline
 
 
+def check_bmc(rows, md, systems, need):
+    """(o): every system at both mixes, 32-byte values, with replies, no wrong
+    values, five runs and their spread; BMC's rows with its own counters
+    (most GETs answered in XDP at 100 % gets), its value-limit probe, and the
+    report's table and the list of where BMC does not take part."""
+    o = [r for r in rows if r.get("experiment") == "o"]
+    for s in systems:
+        for w in (10, 0):
+            rr = [r for r in o if r["system"] == s and r.get("write") == w and
+                  not r.get("limit_probe")]
+            ok = len(rr) == 1 and rr[0].get("value_size") == 32 and \
+                (rr[0].get("throughput_ops") or 0) > 0 and not rr[0].get("wrong_values") and \
+                len(rr[0].get("throughput_runs") or []) == 5
+            need(ok, "(o) %s at %d %% sets: replies, no wrong values, 5 runs (%s)" % (
+                s, w, rr and {k: rr[0].get(k) for k in ("throughput_ops", "wrong_values",
+                                                        "throughput_runs")}))
+            if ok and s == "bmc":
+                need((rr[0].get("bmc_gets") or 0) > 0 and rr[0].get("xdp_share") is not None and
+                     (w or rr[0]["xdp_share"] > 0.5),
+                     "(o) bmc at %d %% sets: its counters read, share in XDP %s" % (
+                         w, rr[0].get("xdp_share")))
+    if "bmc" in systems:
+        pr = [r for r in o if r["system"] == "bmc" and r.get("limit_probe")]
+        need(len(pr) == 1 and pr[0].get("value_size") == 128,
+             "(o) BMC's value limit probed at 128-byte values")
+        need("Where BMC does not take part" in md and "÷ BMC" in md,
+             "report.md has (o)'s table and where BMC does not take part")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -99,6 +128,9 @@ def main():
                  "(g) %s: filled under its memory limit, %sx that set and read back (%s)" % (
                      s, rr and rr[0].get("ratio"), rr and {k: rr[0].get(k) for k in (
                          "capacity", "keys", "readable", "missing")}))
+    if "o" in a.experiments:
+        check_bmc(rows, md, ["xdpkv/" + l for l in a.layouts.split(",") if l] +
+                  [b for b in a.baselines.split(",") if b in ("memcached-udp", "bmc")], need)
     if "b" in a.experiments:
         check_latency(res, rows, md, ["xdpkv/" + l for l in a.layouts.split(",") if l] +
                       [b for b in a.baselines.split(",") if b], need)

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from experiments import (HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION,  # noqa: E402
                          HEADLINE_RATIO, LOW_CLIENT, LOW_FRACTION)
 
-BASELINES = ("memcached-udp", "memcached-tcp", "redis")
+BASELINES = ("memcached-udp", "memcached-tcp", "redis", "bmc")
 
 
 def spec(system, rows=()):
@@ -37,7 +37,13 @@ def spec(system, rows=()):
                              r.get("point") == "headline" for r in rows)
     b = {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None}
     low = dict(b, client=LOW_CLIENT, fraction=LOW_FRACTION)
+    if system == "bmc":  # (o) only: every headline cell empty, with its reason
+        return dict.fromkeys(("throughput", "capacity", "capacity_cpu", "cpu_us", "p50_us",
+                              "p99_us", "p50_low_us", "p99_low_us", "timeouts",
+                              "bytes_per_item", "hit_ratio", "lost_2x"))
     out = {
+        "throughput": ({"experiment": "a", "tool": "loadgen", "dist": "uniform"},
+                       "throughput_ops", lambda x: x / 1e6, False),
         "capacity": ({"experiment": "a", "tool": "xdpgen", "dist": "uniform"},
                      "throughput_ops", lambda x: x / 1e6, False) if xdp else None,
         "capacity_cpu": ({"experiment": "a", "tool": "loadgen", "dist": "uniform"},
@@ -51,7 +57,8 @@ def spec(system, rows=()):
         "bytes_per_item": ({"experiment": "f", "point": "headline"} if fpoint else
                            {"experiment": "f", "tool": "server"},
                            "rss_growth_per_item" if system == "memcached-udp" or
-                           system == "memcached-tcp" else "bytes_per_item", lambda x: x, False),
+                           system == "memcached-tcp" else "bytes_per_entry" if xdp else
+                           "bytes_per_item", lambda x: x, False),
         "hit_ratio": ({"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
                        "dist": HEADLINE_DIST}, "hit_ratio", lambda x: x, False),
         "lost_2x": ({"experiment": "g", "kvexp": "lost", "ratio": HEADLINE_RATIO} if xdp else
@@ -130,6 +137,12 @@ def check(res, md, need):
                                len(runs)))
             need(bool(cl.get("estimated")) == sp[3], "%s: %s" % (
                 what, "marked estimated" if sp[3] else "not marked estimated"))
+            if cl.get("artefact"):  # below the floor: flagged, the number in brackets
+                fl = [r.get(sp[1]) for r in rows if matches(r, "reflector", sp[0])]
+                need(text is not None and text.startswith("artefact (") and fl and
+                     fl[0] is not None and cl["value"] < fl[0], "%s: below the floor %s, "
+                     "printed as an artefact (%r)" % (what, fl[:1], text))
+                text = text and text[len("artefact ("):]
             if text is not None:
                 num = re.match(r"-?[0-9.]+", text)
                 v = float(num.group(0)) if num else None

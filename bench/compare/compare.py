@@ -71,6 +71,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 REPO = os.path.dirname(os.path.dirname(HERE))
 
+import bmc  # noqa: E402
 import hitratio  # noqa: E402
 import servers  # noqa: E402
 import tcpscale  # noqa: E402
@@ -191,7 +192,11 @@ def parse_args(argv):
                          "an even N the upper of the two middle runs: every number of a cell "
                          "comes from one run), the min-max as the range and the error bars "
                          "(1..20, default 1; a shared machine is noisy; odd N recommended)")
-    ap.add_argument("--keys", type=int, default=None, help="override the key space")
+    ap.add_argument("--bmc-dir", default=None, metavar="DIR",
+                    help="a BMC build (bmc and bmc_kern.o, made from Orange-OpenSource/bmc-cache "
+                         "as docs/compare.md says): adds bmc to the baselines and (o), BMC beside "
+                         "the layouts, to the experiments")
+    ap.add_argument("--keys", type=int, default=None, help="override the key space (>= 1)")
     ap.add_argument("--duration", type=float, default=None, help="override seconds per point")
     ap.add_argument("--prefix", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
@@ -202,6 +207,12 @@ def parse_args(argv):
 
     def lst(v):
         return [x.strip() for x in v.split(",") if x.strip()]
+    if a.quick and a.smoke:
+        ap.error("--quick and --smoke are two different settings: give one")
+    if a.keys is not None and a.keys < 1:
+        ap.error("--keys: a number of keys >= 1 (got %d)" % a.keys)
+    if a.duration is not None and not a.duration > 0:
+        ap.error("--duration: seconds per point > 0 (got %g)" % a.duration)
     a.known_layouts = ()
     gone = {}
     if not a.render:  # the registry's, through the CLI that runs us
@@ -225,15 +236,18 @@ def parse_args(argv):
                        else ",".join(servers.BASELINES))
     a.baselines = lst(a.baselines) if a.baselines != "none" else []
     for b in a.baselines:
-        if b not in servers.BASELINES:
-            ap.error("--baselines: unknown baseline '%s' (%s)" % (b, ", ".join(servers.BASELINES)))
+        if b not in servers.BASELINES + servers.OPTIONAL_BASELINES:
+            ap.error("--baselines: unknown baseline '%s' (%s)" % (b, ", ".join(
+                servers.BASELINES + servers.OPTIONAL_BASELINES)))
+    a.experiments_given = a.experiments is not None
     if a.experiments is None:
         a.experiments = ("a,h,i" if a.smoke else ",".join(QUICK_EXPERIMENTS) if a.quick
                          else ",".join(EXPERIMENTS))
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..n)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..o)" % e)
+    bmc.check(ap, a)
     if a.gen_cores is not None and not 1 <= a.gen_cores < (os.cpu_count() or 1):
         ap.error("--gen-cores: 1..%d on this machine (the server needs a CPU)" %
                  ((os.cpu_count() or 1) - 1))
@@ -248,9 +262,9 @@ def parse_args(argv):
 
 def settings_for(a):
     s = dict(SMOKE if a.smoke else QUICK if a.quick else FULL)
-    if a.keys:
+    if a.keys is not None:
         s["keys"] = a.keys
-    if a.duration:
+    if a.duration is not None:
         s["duration"] = a.duration
     if a.repeat:
         s["repeat"] = a.repeat
@@ -270,6 +284,8 @@ def outer(argv, a):
         need.append("memcached")
     if "redis" in a.baselines:
         need.append("redis-server")
+    if "bmc" in a.baselines:  # bench/compare/bmc-run.sh attaches its TC program
+        need += ["tc", "mountpoint"]
     if "n" in a.experiments:  # bench/tcpscale.sh's clients and servers
         for s in tcpscale.servers(a.baselines, a.baselines_given):
             need += {"memcached-tcp": ["memcached", "memcaslap"], "redis": [
@@ -294,6 +310,21 @@ def outer(argv, a):
     cmd = ["bash", os.path.join(HERE, "testbed-run.sh"), prefix, "--", sys.executable,
            os.path.abspath(__file__), "--inner"] + argv
     os.execvpe("bash", cmd, env_)
+
+
+def public_args(argv):
+    """The command as the report prints it: the output and BMC directories
+    (paths of this machine) as DIR and BMC_DIR."""
+    out, names = [], {"--out": "DIR", "--bmc-dir": "BMC_DIR"}
+    for i, x in enumerate(argv):
+        k = x.split("=", 1)[0]
+        if k in names and "=" in x:
+            out.append("%s=%s" % (k, names[k]))
+        elif i and argv[i - 1] in names:
+            out.append(names[argv[i - 1]])
+        else:
+            out.append(x)
+    return out
 
 
 def inner(a):
@@ -379,7 +410,8 @@ def inner(a):
         # start, and what the plan estimated for that at the start
         "seconds_to_report": round(time.time() - float(os.environ.get("XKV_CMP_START", t0)), 1),
         "estimated_seconds": round(r.total_est + SETUP_EST),
-        "command": "xdpkv compare " + " ".join(sys.argv[2:]),
+        "command": "xdpkv compare " + " ".join(public_args(sys.argv[2:])),
+        "baseline_settings": r.settings_seen,
         "config": dict(s, layouts=a.layouts, skipped_layouts=a.skipped_layouts, baselines=a.baselines,
                        experiments=a.experiments, workload=a.workload, base_key_size=BASE_KEY,
                        base_value_size=BASE_VALUE, base_write_ratio=BASE_WRITE,

@@ -3,7 +3,7 @@
 settings of each mode (full, quick, smoke), the row labels, and how many
 cores and threads each scaling and microbenchmark point uses."""
 
-EXPERIMENTS = "abcdefghijklmn"
+EXPERIMENTS = "abcdefghijklmno"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -19,6 +19,7 @@ EXP_TITLES = {
     "l": "In-kernel microbenchmark, 1…nproc threads, shared and disjoint keys",
     "m": "Hit ratio per byte: miss-ratio curves against libCacheSim",
     "n": "TCP scaling with third-party clients (memaslap, redis-benchmark)",
+    "o": "BMC beside the layouts: UDP GETs at values BMC answers",
 }
 WORKLOADS = ("fixed", "etc", "twitter")
 # --workload etc|twitter: the sizes are each key's (bench/loadgen/workload.h);

@@ -8,15 +8,18 @@ says why.  check.py verifies each cell against its source row, so the table
 cannot drift from the experiments.  Also the headline figure: capacity
 against bytes per item, hit ratio written beside each layout."""
 
+import answer
+import bmc
 from experiments import (CLIENT_TEXT, HEADLINE_BUDGET, HEADLINE_DIST, HEADLINE_FRACTION,
-                         HEADLINE_RATIO, LOW_CLIENT, LOW_FRACTION, XDPGEN_LABEL)
+                         HEADLINE_RATIO, LOW_CLIENT, LOW_FRACTION)
 
 PNG = "headline.png"
 
 # (key, heading, unit) in the order of the table
 COLUMNS = (
-    ("capacity", "capacity per server core, measured", "M replies/s"),
-    ("capacity_cpu", "capacity from server CPU per request", "M requests/s"),
+    ("throughput", "throughput, socket client, closed loop", "M replies/s"),
+    ("capacity", "capacity per server core, in-kernel generator (XDP only)", "M replies/s"),
+    ("capacity_cpu", "estimate: capacity from server CPU per request", "M requests/s"),
     ("cpu_us", "server CPU per request at the common load", "µs"),
     ("p50_us", "p50 at the common load", "µs"),
     ("p99_us", "p99 at the common load", "µs"),
@@ -33,11 +36,11 @@ RUNS_OF = {"hit_ratio": "hit_ratio_runs", "throughput_ops": "throughput_runs"}
 
 def client_mode(system):
     """How the socket client talks to a system (every row states it)."""
-    if system.startswith("xdpkv/") or system == "memcached-udp":
-        return ("UDP, one request per datagram; (a) closed loop, 32 in flight; the common "
+    if system.startswith("xdpkv/") or system in ("memcached-udp", "bmc"):
+        return ("UDP, one request per datagram, 32 in flight; (a) closed loop; the common "
                 "load open loop (Poisson)")
-    return ("TCP, one connection, 32 requests in flight pipelined (several share a segment); "
-            "the common load open loop (Poisson)")
+    return ("TCP, 32 connections, one request in flight on each (not pipelined); (a) closed "
+            "loop; the common load open loop (Poisson)")
 
 
 def transform(name, x):
@@ -84,6 +87,7 @@ def find(rows, system, exp, **want):
 # what a source row must match, per column: experiment and parameters
 def definitions(res):
     return {
+        "throughput": {"experiment": "a", "tool": "loadgen", "dist": "uniform"},
         "capacity": {"experiment": "a", "tool": "xdpgen", "dist": "uniform"},
         "capacity_cpu": {"experiment": "a", "tool": "loadgen", "dist": "uniform"},
         "cpu_us": {"experiment": "b", "fraction": HEADLINE_FRACTION, "client": None},
@@ -105,11 +109,14 @@ def definitions(res):
 def systems(res):
     c = res["config"]
     out = ["xdpkv/" + l for l in c.get("layouts", [])]
-    out += [b for b in c.get("baselines", []) if b in ("memcached-udp", "memcached-tcp", "redis")]
+    out += [b for b in c.get("baselines", []) if b in ("memcached-udp", "memcached-tcp", "redis",
+                                                      "bmc")]
     return out
 
 
 def build_row(res, system):
+    if system == "bmc":
+        return bmc.headline_row(res, COLUMNS)
     rows, exps = res["rows"], res["config"].get("experiments", "")
     xdp = system.startswith("xdpkv/")
     ref = res["config"].get("reference_max")
@@ -134,7 +141,11 @@ def build_row(res, system):
     i = find(rows, system, "a", tool="loadgen", dist="uniform")
     if i is None:
         out["capacity_cpu"] = missing(need("a") or "no (a) socket-client row, uniform keys")
+        out["throughput"] = missing(need("a") or "no (a) socket-client row, uniform keys")
     else:
+        out["throughput"] = cell(rows, i, "throughput_ops", "xkv-loadgen on the client CPU, "
+                                 "uniform keys, 32 requests in flight (%s)" % client_mode(
+                                     system).split(";")[0], tf="mega")
         out["capacity_cpu"] = cell(
             rows, i, "server_threads_us_per_req", "1 / server CPU per request of %s at the "
             "socket client's closed-loop max ((a), uniform keys; the server is not saturated "
@@ -151,6 +162,15 @@ def build_row(res, system):
             LOW_FRACTION, res["config"].get("reference_system") or "?")
         out["p50_low_us"] = cell(rows, sp, "lat_p50_us", at)
         out["p99_low_us"] = cell(rows, sp, "lat_p99_us", at)
+        fl = find(rows, "reflector", "b", fraction=LOW_FRACTION, client=LOW_CLIENT)
+        # the median latency only: a tail (p99) of a few hundred replies is too noisy
+        # to hold against the floor's
+        for k, f in (("p50_low_us", "lat_p50_us"),):
+            floor = rows[fl].get(f) if fl is not None else None
+            if floor is not None and out[k].get("value") is not None and \
+                    out[k]["value"] < floor:
+                out[k]["artefact"] = ("below the testbed's floor (the reflector's %.0f µs, "
+                                      "row %d): a timing artefact, not a result" % (floor, fl))
     b = find(rows, system, "b", fraction=HEADLINE_FRACTION, client=None)
     if b is None:
         why = need("b") or "no (b) row at %g of the reference's max" % HEADLINE_FRACTION
@@ -174,9 +194,13 @@ def build_row(res, system):
         out["bytes_per_item"] = cell(rows, f, "bytes_per_item" if system == "redis" else
                                      "rss_growth_per_item", rows[f].get("label") or "?")
     elif xdp:
-        out["bytes_per_item"] = cell(rows, f, "bytes_per_item", "the kernel's figure for the "
-                                     "map (memlock) / live items, after the preload (the "
-                                     "kernel's accounting of that map: one value)")
+        # full: a preallocated map's memory does not change with its fill, so the
+        # memory per item at capacity is memlock / entries; memcached's and Redis's
+        # grow with their items (RSS growth, used_memory per item), full or not
+        out["bytes_per_item"] = cell(rows, f, "bytes_per_entry", "the kernel's figure for the "
+                                     "map (memlock) / its entries: the memory per item when "
+                                     "the map is full (the baselines: RSS growth or "
+                                     "used_memory per item, which grow with the items)")
     elif system == "redis":
         out["bytes_per_item"] = cell(rows, f, "bytes_per_item", "INFO used_memory / keys")
     else:
@@ -225,7 +249,9 @@ def fmt(c, key):
     """A cell as the report prints it: value (min–max), † where estimated."""
     if c.get("value") is None:
         return "—"
-    d = {"capacity": 3, "capacity_cpu": 3, "cpu_us": 2, "p50_us": 0, "p99_us": 0,
+    if c.get("artefact"):
+        return "artefact (%.0f, below the floor)" % c["value"]
+    d = {"throughput": 3, "capacity": 3, "capacity_cpu": 3, "cpu_us": 2, "p50_us": 0, "p99_us": 0,
          "p50_low_us": 0, "p99_low_us": 0,
          "timeouts": 0, "bytes_per_item": 0, "hit_ratio": 3, "lost_2x": 3}[key]
     f = lambda x: "%.*f" % (d, x)  # noqa: E731
@@ -241,15 +267,17 @@ def md(res, L):
         return
     cl = h["common_load"]
     L.append("\n## Headline: every system on the same definitions\n\n")
+    answer.md(res, h, L)
     L.append("One row per system. Numbers are the median run, with the min–max over the runs "
-             "in brackets (n runs per cell: the headline's points run %s times); **†** marks an "
-             "estimate rather than a measurement. The *common load* is %s requests/s (%g × %s's "
-             "max from (a)), the same offered rate for every system. The hit ratio is at a "
+             "in brackets (n runs per cell: the headline's points run %s times). Every column "
+             "is measured the same way for every system that has it; the one estimate has its "
+             "own column, named so and marked **†**. The *common load* is %s requests/s (%g × "
+             "%s's max from (a)), the same offered rate for every system. The hit ratio is at a "
              "memory budget of %s of a 4 MiB working set (29,128 keys of 16 + 128 bytes: "
              "1 MiB), Zipf %s, cache-aside, the same request sequences for every system, each "
              "in its own memory accounting (the kernel's figure for a map, memcached's -m, "
              "Redis's maxmemory above its used_memory when empty). The figure below "
-             "places each system by capacity against bytes per item.\n\n" % (
+             "places each system by its measured throughput against bytes per item.\n\n" % (
                  max([c.get("n", 1) for r in h["rows"] for c in r.values()
                       if isinstance(c, dict)] or [1]),
                  "{:,}".format(cl["requests_per_s"]) if cl["requests_per_s"] else "?",
@@ -278,8 +306,19 @@ def md(res, L):
     for b in body:
         L.append("| " + " | ".join(b) + " |\n")
     L.append("\nClient modes: " + "; ".join(sorted({"%s: %s" % (
-        "xdpkv layouts, memcached-udp" if "UDP" in r["client_mode"] else "memcached-tcp, redis",
+        "UDP systems" if "UDP" in r["client_mode"] else "TCP systems",
         r["client_mode"]) for r in h["rows"]})) + ".\n\n")
+    arte = sorted({"%s, %s: %s" % (r["system"], c["heading"], r[c["key"]]["artefact"])
+                   for r in h["rows"] for c in h["columns"] if r[c["key"]].get("artefact")})
+    if arte:
+        L.append("Flagged, not results:\n\n" + "".join("- %s\n" % a for a in arte) + "\n")
+    bs = res.get("baseline_settings") or {}
+    if bs:
+        L.append("How the baselines ran:\n\n" + "".join(
+            "- %s: %s\n" % (k, "; ".join("%s `%s`" % (kk, vv) if kk == "command" else
+                                         "%s %s" % (kk.replace("_", " "), vv)
+                                         for kk, vv in v.items()))
+            for k, v in sorted(bs.items())) + "\n")
     why = sorted({"%s — %s" % (c["heading"], r[c["key"]]["why"]) for r in h["rows"]
                   for c in h["columns"] if r[c["key"]].get("value") is None})
     L.append("What each column is (every cell's row and field are in results.json, "
@@ -300,47 +339,37 @@ def md(res, L):
 
 # ---- the figure ----------------------------------------------------------------------
 
+MARKERS = "ovs^D<>pP*hX"
+
+
 def plot(plt, res, outdir, made, save, colors):
+    """Measured throughput (the same client for every system) against bytes
+    per item; no text beside the points: each system is a marker of its own,
+    named in the legend with its hit ratio, so no label can sit on the wrong
+    point.  The axis names are the table's headings."""
     h = res.get("headline")
     if not h:
         return
-    pts = []
-    for r in h["rows"]:
-        bpi = r["bytes_per_item"].get("value")
-        cap = r["capacity"] if r["capacity"].get("value") is not None else r["capacity_cpu"]
-        if bpi is None or cap.get("value") is None:
-            continue
-        pts.append((r, bpi, cap))
+    heads = {c["key"]: "%s (%s)" % (c["heading"], c["unit"]) for c in h["columns"]}
+    pts = [r for r in h["rows"] if r["bytes_per_item"].get("value") is not None and
+           r["throughput"].get("value") is not None]
     if not pts:
         return
-    fig, ax = plt.subplots(figsize=(11, 5.5))
-    xspan = max(p[1] for p in pts) or 1
-    yspan = max(p[2]["value"] for p in pts) or 1
-    placed = []  # labels drawn so far: a label near another goes below it
-    for r, bpi, cap in pts:
-        s = r["system"]
-        est = cap.get("estimated")
-        c = colors.get(s, "black")
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    for i, r in enumerate(pts):
+        s, cap, bpi = r["system"], r["throughput"], r["bytes_per_item"]["value"]
+        hr = r["hit_ratio"].get("value")
         ax.errorbar([bpi], [cap["value"]], yerr=[[cap["value"] - cap["min"]],
                                                  [cap["max"] - cap["value"]]],
-                    fmt="o" if s.startswith("xdpkv/") else "s", ms=8, color=c,
-                    mfc="white" if est else c, capsize=3,
-                    label=s.replace("xdpkv/", "") + (" (estimate)" if est else ""))
-        hr = r["hit_ratio"].get("value")
-        near = sum(1 for x, y in placed if abs(x - bpi) < 0.04 * xspan and
-                   abs(y - cap["value"]) < 0.06 * yspan)
-        placed.append((bpi, cap["value"]))
-        ax.annotate(s.replace("xdpkv/", "") + ("\nhit %.2f" % hr if hr is not None else ""),
-                    (bpi, cap["value"]), textcoords="offset points",
-                    xytext=(6, 4 - 20 * near), fontsize=7)
-    ax.set_xlabel("bytes per item (the kernel's map figure; RSS / used_memory for the "
-                  "baselines)")
-    ax.set_ylabel("capacity per server core (M requests/s)")
+                    fmt=MARKERS[i % len(MARKERS)], ms=8, color=colors.get(s, "C%d" % (i % 10)),
+                    capsize=3, label="%s%s" % (s.replace("xdpkv/", ""),
+                                               ", hit %.3f" % hr if hr is not None else ""))
+    ax.set_xlabel(heads["bytes_per_item"])
+    ax.set_ylabel(heads["throughput"])
     ax.set_ylim(bottom=0)
-    ax.set_xlim(0, 1.15 * xspan)  # room for the labels right of the points
-    ax.set_title("Capacity against memory per item\nfilled: measured (%s); hollow: 1 / server "
-                 "CPU per request (an estimate); hit ratio at a %s budget, Zipf %s" % (
-                     XDPGEN_LABEL, h["budget"], h["dist"].replace("zipf", "")), fontsize=9)
+    ax.set_xlim(left=0)
+    ax.set_title("Throughput against memory per item (median, min–max bars); hit ratio at a %s "
+                 "budget, Zipf %s" % (h["budget"], h["dist"].replace("zipf", "")), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
     save(plt, fig, outdir, PNG, made)

@@ -4,6 +4,7 @@ where it is installed; the helpers bench/plot/plot_layouts.py uses too."""
 
 import os
 
+import bmc
 import headline
 import hitratio
 import tcpscale
@@ -22,11 +23,14 @@ def plt_mod():
         return None
 
 
+DPI = 110  # the PNGs' (check_figures.py reads the texts back at it)
+
+
 def save(plt, fig, outdir, name, made, rect=None):
     """NAME (a .png) and, beside it, the same figure as SVG (vector).  rect:
     the part of the figure the panels may fill (room for a shared legend)."""
     fig.tight_layout(rect=rect)
-    fig.savefig(os.path.join(outdir, name), dpi=110)
+    fig.savefig(os.path.join(outdir, name), dpi=DPI)
     fig.savefig(os.path.join(outdir, svg_name(name)))
     plt.close(fig)
     made.append(name)
@@ -43,10 +47,12 @@ def shared_legend(fig, axs):
                 labels.append(lab)
         if ax.get_legend():
             ax.get_legend().remove()
-    rows = (len(labels) + 4) // 5
-    fig.legend([handles[x] for x in labels], labels, loc="lower center", ncol=min(5, len(labels)),
-               fontsize=8)
-    return (0, 0.035 * rows + 0.01, 1, 1)
+    lg = fig.legend([handles[x] for x in labels], labels, loc="lower center",
+                    ncol=min(5, len(labels)), fontsize=8)
+    # the panels start above the legend's measured height (and the axis names' room)
+    fig.canvas.draw()
+    h = lg.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+    return (0, h + 0.02, 1, 1)
 
 
 def svg_name(png):
@@ -83,7 +89,8 @@ def bars(ax, groups, series, values, ylabel, title, errs=None):
     ax.grid(axis="y", alpha=0.3)
 
 
-def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0, mark=None):
+def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0, mark=None,
+          legend=True):
     """One line per system; error bars from --repeat (the rows' ykey runs, see
     runs_of); mark(r): true for points drawn with a red ring (e.g. runs with
     timeouts)."""
@@ -101,7 +108,11 @@ def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0
         yerr = None
         if any(p[2] for p in pts):
             yerr = [[(p[2] or (0, 0))[0] for p in pts], [(p[2] or (0, 0))[1] for p in pts]]
-        ax.errorbar(xs, ys, yerr=yerr, marker="o", label=s, color=COLORS.get(s), capsize=2)
+        # a client mode of its own ("SYSTEM (spin)"): the system's colour, dashed, triangles
+        mode = s.endswith(")") and " (" in s
+        ax.errorbar(xs, ys, yerr=yerr, marker="^" if mode else "o", label=s,
+                    color=COLORS.get(s.split(" (")[0] if mode else s), capsize=2,
+                    ls="--" if mode else "-")
         bad = [p for p in pts if p[3]]
         if bad:
             ax.scatter([p[0] for p in bad], [p[1] for p in bad], s=140, facecolors="none",
@@ -114,7 +125,7 @@ def lines(ax, res_rows, xkey, ykey, xlabel, ylabel, title, logy=False, scale=1.0
     if logy:
         ax.set_yscale("log")
     ax.grid(alpha=0.3)
-    if by:
+    if by and legend:
         ax.legend(fontsize=7)
 
 
@@ -147,14 +158,17 @@ def plot_all(res, outdir):
         # the busy-polling client's points beside the curves, as systems of their own
         spin = [dict(r, system="%s (%s)" % (r["system"], r["client"])) for r in rows_of(res, "b")
                 if r.get("client")]
-        lines(axs[0], b + spin, "offered", "lat_p50_us", "offered load (ops/s)", "µs",
-              "(b) p50 latency (reflector: the testbed's floor)", logy=True, mark=tmo)
-        lines(axs[1], b, "offered", "lat_p99_us", "offered load (ops/s)", "µs",
-              "(b) p99 latency (red ring: requests timed out, 100 ms, not in the percentiles)",
-              logy=True, mark=tmo)
-        lines(axs[2], b, "offered", "throughput_ops", "offered load (ops/s)", "achieved ops/s",
-              "(b) achieved vs offered", mark=tmo)
-        save(plt, fig, outdir, "b_latency.png", made)
+        lines(axs[0], b + spin, "offered", "lat_p50_us", "offered load (requests/s)",
+              "p50 (µs)", "(b) p50 latency\n(reflector: the testbed's floor)", logy=True,
+              mark=tmo, legend=False)
+        lines(axs[1], b, "offered", "lat_p99_us", "offered load (requests/s)", "p99 (µs)",
+              "(b) p99 latency\n(red ring: timeouts, 100 ms, not in the percentiles)",
+              logy=True, mark=tmo, legend=False)
+        lines(axs[2], b, "offered", "throughput_ops", "offered load (requests/s)",
+              "achieved (replies/s)", "(b) achieved against offered", mark=tmo, legend=False)
+        for ax in axs:
+            ax.tick_params(axis="x", labelrotation=30)
+        save(plt, fig, outdir, "b_latency.png", made, rect=shared_legend(fig, [list(axs)]))
     c = rows_of(res, "c")
     if c:
         fig, axs = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -193,7 +207,7 @@ def plot_all(res, outdir):
                            label="raw key+value bytes")
                 ax.set_ylabel("map bytes " + what)
                 ax.set_title("(f) kvexp: map bytes %s\n%s" % (what, kv), fontsize=10)
-                ax.tick_params(axis="x", labelsize=8)
+                ax.tick_params(axis="x", labelsize=8, labelrotation=90)
                 ax.legend(fontsize=7)
                 ax.grid(axis="y", alpha=0.3)
         ax = axs[0]
@@ -204,7 +218,8 @@ def plot_all(res, outdir):
         ax.bar([i - 0.2 for i in x], own, 0.4, label="server's own figure / item")
         ax.bar([i + 0.2 for i in x], rss, 0.4, label="RSS growth / item (processes only)")
         ax.set_xticks(list(x))
-        ax.set_xticklabels(names, rotation=20, fontsize=8)
+        ax.set_xticklabels([n.replace("xdpkv/", "") for n in names], rotation=90,
+                           fontsize=8)
         ax.set_ylabel("bytes per item")
         ax.set_title("(f) memory per live item after the preload, %s items" %
                      (f[0].get("items_loaded") if f else "?"), fontsize=10)
@@ -282,12 +297,13 @@ def plot_all(res, outdir):
         ax.set_yticks(range(len(lays)))
         ax.set_yticklabels([x.replace("xdpkv/", "") for x in lays], fontsize=8)
         fig.colorbar(im, ax=ax, label="% served by the XDP fast path")
-        ax.set_title("(i) share of requests the XDP fast path answered (the rest: slow path)",
-                     fontsize=10)
+        ax.set_title("(i) share the XDP fast path answered\n(the rest: the slow path)",
+                     fontsize=9)
         save(plt, fig, outdir, "i_paths.png", made)
     plot_scaling(plt, res, outdir, made)
     plot_microbench(plt, res, outdir, made)
     hitratio.plot(res, outdir, made)
+    bmc.plot(plt, res, outdir, made, save, COLORS)
     tcpscale.plot(plt, res, outdir, made, lines, save)
     return made, None
 

@@ -5,13 +5,14 @@ import csv
 import json
 import os
 
+import bmc
 import headline
 import hitratio
 import tcpscale
 from plots import plot_all, svg_name
 from plots import COLORS, plt_mod, save  # noqa: F401  bench/plot/plot_layouts.py uses them as report.*
 from results import (SOCKET, XDPGEN, dist_order, kops, microbench_points, num, point_name, rows_of,
-                     runs_of, scaling_ceiling, systems_in, tp)
+                     runs_of, scaling_ceiling, systems_in, table, tp)
 
 NOTES = {
     "a": "Closed loop, one client thread on the client CPU with 32 requests in flight, "
@@ -21,9 +22,9 @@ NOTES = {
          "**{xdpgen}**: requests built and sent by a BPF program (BPF_PROG_TEST_RUN, live "
          "frames) from the client veth, replies counted by an XDP program there; the XDP "
          "layouts only (the baselines need the socket stack, which the generator bypasses). "
-         "Across protocols the socket numbers mostly compare the *client's* cost: over TCP "
-         "(memcached-tcp, Redis) the 32 requests in flight are pipelined on one connection, "
-         "many per system call; over UDP every request is its own datagram and system call. "
+         "Every system gets the same client mode: 32 requests in flight, one per datagram over "
+         "UDP and one per connection over TCP (memcached-tcp, Redis: 32 connections, not "
+         "pipelined). "
          "The generator sends far more frames than one server core can answer: the replies/sent "
          "column is the share answered, the rest is dropped at the server veth's queue.",
     "b": "Open loop, Poisson arrivals at fractions of {ref}'s max throughput from (a) "
@@ -123,13 +124,6 @@ CONTEXT = (
     "to 24x Redis's throughput on a 100G NIC with many cores — a very different setting, "
     "and not something this machine can reproduce or confirm.\n"
 )
-
-
-def table(head, body):
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-    for b in body:
-        out.append("| " + " | ".join(str(x) for x in b) + " |")
-    return "\n".join(out) + "\n"
 
 
 def problems(r):
@@ -522,14 +516,15 @@ def md_k(res, L):
     L.append(table(["system", "items", "snapshot / BGSAVE s", "restore / load s", "file MB"], body))
 
 
+NOTES["o"] = bmc.NOTE
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
       "i": md_i, "j": md_j, "k": md_k, "l": md_l,
       "m": lambda res, L: hitratio.md(res, L, table),
-      "n": lambda res, L: tcpscale.md(res, L, table)}
+      "n": lambda res, L: tcpscale.md(res, L, table), "o": bmc.md_o}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
        "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png",
-       "m": hitratio.PNG, "n": tcpscale.PNG}
+       "m": hitratio.PNG, "n": tcpscale.PNG, "o": bmc.PNG}
 
 
 def write_md(path, res, pngs, plot_note):

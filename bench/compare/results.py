@@ -13,6 +13,13 @@ def num(v, fmt="%.0f"):
     return str(v)
 
 
+def table(head, body):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for b in body:
+        out.append("| " + " | ".join(str(x) for x in b) + " |")
+    return "\n".join(out) + "\n"
+
+
 def kops(v):
     return "–" if v is None else "%.1f" % (v / 1000.0)
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import time
 
+import bmc
 import hitratio
 import hitratio_head
 import losses
@@ -20,6 +21,7 @@ from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, CLIENT_MODE
                          LOST_MB, LOW_CLIENT, SCALING_LABEL, SCALING_MIXES, SETUP_EST,
                          SOCKET_LABEL, WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE, XDPGEN_LABEL,
                          cpu_list, microbench_sizes, microbench_threads, scaling_cores)
+from bmc import BmcSteps
 from runner_steps import KernelSteps
 from servers import CompareError, env, run, tb
 from session import log
@@ -31,7 +33,7 @@ from session import log
 RUN_FIELDS = ("lat_p50_us", "lat_p99_us", "server_cpu_us_per_req",
               "server_threads_us_per_req", "timeouts", "lost_at")
 
-class Runner(KernelSteps):
+class Runner(KernelSteps, BmcSteps):
     def __init__(self, args, settings, tl, outdir):
         self.args = args
         self.s = settings
@@ -41,6 +43,7 @@ class Runner(KernelSteps):
         self.preloads = []
         self.notes = []
         self.errors = []
+        self.settings_seen = {}  # baseline -> how it was started
         self.client_cpu = int(os.environ.get("TB_CLIENT_CPU", "0"))
         self.server_cpu = int(os.environ.get("TB_SERVER_CPU", "1"))
         # (j): generator CPUs, server CPUs, core counts
@@ -94,6 +97,8 @@ class Runner(KernelSteps):
         self.sys_key = key
         rss0 = None
         s.start(cfg)
+        if s.settings:
+            self.settings_seen.setdefault(name, s.settings)
         if name in CEILINGS:  # no store to fill
             s.preload = None
             return s
@@ -144,6 +149,8 @@ class Runner(KernelSteps):
             cmd += ["--rate", "%.0f" % p["rate"]]
         else:
             cmd += ["--depth", p.get("depth", self.s["depth"])]
+        if s.proto != "mc-udp":  # TCP as UDP: one request in flight per connection
+            cmd += ["--conns", p.get("depth", self.s["depth"])]
         if p.get("scan"):
             cmd += ["--scan-ratio", p["scan"], "--scan-len", p.get("scan_len", self.s["scan_len"])]
         if p.get("preload"):
@@ -195,6 +202,7 @@ class Runner(KernelSteps):
         """One loadgen point with the server CPU's busy share over the
         measured window, status deltas (xdpkv) and, with bpf, XDP time."""
         before = s.status() if s.kind == "xdpkv" else None
+        bmc0 = s.stats() if s.kind == "bmc" else None
         # (b): every stage's drops, so that each unanswered request has a place
         drops0 = losses.snapshot(before) if "fraction" in p else None
         dur = p.get("duration", self.s["duration"])
@@ -269,6 +277,8 @@ class Runner(KernelSteps):
         after = s.status() if before is not None else None
         if after is not None:
             res.update(path_share(before, after))
+        if bmc0 is not None:
+            res.update(bmc.share(bmc0, s.stats()))
         if drops0 is not None:
             res["lost_at"] = losses.delta(drops0, losses.snapshot(after), r.get("late_replies"))
         return res
@@ -354,7 +364,7 @@ class Runner(KernelSteps):
         if "memcached-udp" in bl:
             names.append("memcached-udp")
         names += ["xdpkv/" + l for l in self.args.layouts]
-        names += [b for b in bl if b != "memcached-udp"]
+        names += [b for b in bl if b not in ("memcached-udp", "bmc")]  # bmc: (o) only
         return names
 
     def plan(self):
@@ -459,6 +469,8 @@ class Runner(KernelSteps):
                 for name in tcpscale.servers(self.args.baselines, self.args.baselines_given):
                     steps.append((name, self.cfg(), "n", {"threads": n}, tcpscale.estimate(s),
                                   "tcpscale"))
+        if "o" in exps:
+            steps += self.bmc_steps()
         if "m" in exps:  # in-process too: one step per layout
             for name in ["xdpkv/" + l for l in self.args.layouts]:
                 steps.append((name, self.cfg(), "m", {}, hitratio.estimate(self.s["hitratio"]),

@@ -59,6 +59,14 @@ def unavailable_layouts(xdpkv):
             gone[a] = gone[base]
     return gone
 BASELINES = ("memcached-udp", "memcached-tcp", "redis", "xdpkv-tcp", "xdpkv-tcp-kernel")
+# baselines run only when named: BMC needs a build the user made (--bmc-dir)
+OPTIONAL_BASELINES = ("bmc",)
+# memcached's UDP socket gets the kernel's default receive buffer (it sets
+# no SO_RCVBUF): 208 KiB here, about 200 datagrams, which a Poisson burst
+# overflows while the one server CPU runs the NAPI thread (observed: 17-285
+# requests dropped at half memcached-udp's max).  Raised to this for the
+# socket's creation only (net.core.rmem_default, restored at once)
+MC_RCVBUF = 4 << 20
 MC_PORT = 11211
 REDIS_PORT = 6379
 
@@ -363,6 +371,7 @@ class System:
     """One server under test.  name: 'xdpkv/LAYOUT' or a baseline name."""
 
     kind = None
+    settings = None  # what a baseline was started with (the report prints it)
     proto = None   # the loadgen protocol
     port = MC_PORT
 
@@ -532,16 +541,29 @@ class MemcachedSystem(System):
 
     def start(self, cfg):
         PassXdp.attach()
+        self.start_memcached(cfg)
+
+    def start_memcached(self, cfg):
         self.cfg = cfg
         item = cfg["key_size"] + cfg["value_size"] + 100
         # mem_mb: a limit it must evict under ((g)); else room for every key twice
         mb = cfg.get("mem_mb") or max(1024, int(cfg["keys"] * item * 2 / 2**20))
         wait_free(MC_PORT, "udp")
         wait_free(MC_PORT, "tcp")
-        self.proc = tb_bg(self.log, "tb_srv", "memcached", "-U", MC_PORT, "-p", MC_PORT,
-                          "-l", self.host(), "-t", 1, "-m", mb, "-c", 4096, "-u", "root")
-        wait_bound(self.proc, MC_PORT, "udp", "memcached", self.log)
+        # -t 1: one worker thread per server CPU (the testbed gives it one);
+        # -c 4096: room for the TCP client's connections
+        args = ["memcached", "-U", MC_PORT, "-p", MC_PORT, "-l", self.host(), "-t", 1,
+                "-m", mb, "-c", 4096, "-u", "root"]
+        old = rmem_default(MC_RCVBUF)
+        try:
+            self.proc = tb_bg(self.log, "tb_srv", *args)
+            wait_bound(self.proc, MC_PORT, "udp", "memcached", self.log)
+        finally:
+            rmem_default(old)
         wait_bound(self.proc, MC_PORT, "tcp", "memcached", self.log)
+        self.settings = {"command": " ".join(str(a) for a in args),
+                         "udp_receive_buffer": "%d B (net.core.rmem_default while its socket "
+                                               "was made; the default is %s B)" % (MC_RCVBUF, old)}
 
     def stop(self):
         stop_group(self.proc, "memcached", comm="memcached")
@@ -558,6 +580,83 @@ class MemcachedSystem(System):
                 "limit_maxbytes": st.get("limit_maxbytes"), "rss": pid and rss_bytes(pid)}
 
 
+class BmcSystem(MemcachedSystem):
+    """BMC (Orange-OpenSource/bmc-cache, NSDI'21) in front of the same
+    memcached as memcached-udp: its XDP program answers the GETs it has
+    cached, its TC egress program fills the cache from memcached's replies.
+    The build is the user's (--bmc-dir: bmc and bmc_kern.o, docs/compare.md)."""
+    kind = "bmc"
+
+    def __init__(self, name, xdpkv, log):
+        super().__init__("memcached-udp", xdpkv, log)
+        self.name, self.proto, self.bmc = "bmc", "mc-udp", None
+
+    def start(self, cfg):
+        self.start_memcached(cfg)
+        d = env("XKV_BMC_DIR")
+        off = os.path.getsize(self.log) if os.path.exists(self.log) else 0
+
+        def ready():  # this start's output only: the log keeps the earlier ones'
+            with open(self.log, "rb") as f:
+                f.seek(off)
+                return b"BMC-READY" in f.read()
+        self.bmc = tb_bg(self.log, "tb_srv", os.path.join(HERE, "bmc-run.sh"), d,
+                         env("TB_SRV_DEV"))
+        t0 = time.time()
+        while not ready():
+            if self.bmc.poll() is not None or time.time() - t0 > 120:
+                self.stop()
+                raise CompareError("bmc: its loader did not attach (log: %s): %s" % (
+                    self.log, tail(self.log, 600)))
+            time.sleep(0.1)
+        tb("tb_pin_napi")
+        self.settings = dict(self.settings, bmc="BMC_DIR/bmc (its XDP program on the server "
+                             "veth, its TC program on the veth's egress) in front of that memcached")
+
+    def stop(self):
+        # until bmc-run.sh is gone: its loader detached, its pin and qdisc removed
+        stop_group(self.bmc, "bmc", grace=10.0, comm="bmc-run.sh")
+        self.bmc = None
+        stop_group(self.proc, "memcached", comm="memcached")
+        self.proc = None
+
+    def stats(self):
+        """BMC's own counters (its map_stats, one struct bmc_stats a CPU):
+        GETs received, hits answered in XDP, misses, cache updates."""
+        names = ("get_recv_count", "set_recv_count", "get_resp_count", "hit_misprediction",
+                 "hit_count", "miss_count", "update_count", "invalidation_count")
+        try:
+            j = json.loads(run(["bpftool", "-j", "map", "dump", "name", "map_stats"]))
+        except (CompareError, ValueError):
+            return None
+        tot = dict.fromkeys(names, 0)
+        for e in j:
+            for v in e.get("values", []):
+                raw = bytes(int(b, 16) for b in v.get("value", []))
+                for i, n in enumerate(names):
+                    tot[n] += int.from_bytes(raw[4 * i:4 * i + 4], "little")
+        return tot
+
+
+def read_first(path):
+    try:
+        with open(path) as f:
+            return f.readline().strip()
+    except OSError:
+        return None
+
+
+def rmem_default(v):
+    """Set net.core.rmem_default (the receive buffer a socket gets when it
+    sets none), return the value it had."""
+    path = "/proc/sys/net/core/rmem_default"
+    with open(path) as f:
+        old = int(f.read())
+    with open(path, "w") as f:
+        f.write(str(v))
+    return old
+
+
 class RedisSystem(System):
     kind = "redis"
     proto = "redis"
@@ -567,13 +666,21 @@ class RedisSystem(System):
         PassXdp.attach()
         self.cfg = cfg
         wait_free(REDIS_PORT, "tcp")
-        self.proc = tb_bg(self.log, "tb_srv", "redis-server", "--port", REDIS_PORT,
-                          "--bind", self.host(), "--save", "", "--appendonly", "no",
-                          "--protected-mode", "no", "--daemonize", "no", "--io-threads", 1,
-                          "--dir", env("TB_TMP"), "--logfile", "",
-                          *(("--maxmemory", "%dmb" % cfg["mem_mb"], "--maxmemory-policy",
-                             "allkeys-lru") if cfg.get("mem_mb") else ()))
+        # as a cache: no persistence (save "", appendonly no), maxmemory with
+        # allkeys-lru where a limit applies; io-threads 1 (its config file:
+        # threads only on 4+ cores, and the server has one CPU)
+        args = ["redis-server", "--port", REDIS_PORT, "--bind", self.host(), "--save", "",
+                "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
+                "--io-threads", 1, "--dir", env("TB_TMP"), "--logfile", "",
+                *(("--maxmemory", "%dmb" % cfg["mem_mb"], "--maxmemory-policy",
+                   "allkeys-lru") if cfg.get("mem_mb") else ())]
+        self.proc = tb_bg(self.log, "tb_srv", *args)
         wait_bound(self.proc, REDIS_PORT, "tcp", "redis-server", self.log)
+        self.settings = {"command": " ".join(str(a) for a in args).replace(env("TB_TMP"),
+                                                                           "$TMP"),
+                         "transparent_hugepage": read_first(
+                             "/sys/kernel/mm/transparent_hugepage/enabled"),
+                         "vm.overcommit_memory": read_first("/proc/sys/vm/overcommit_memory")}
 
     def stop(self):
         stop_group(self.proc, "redis-server", comm="redis-server")
@@ -644,6 +751,8 @@ def make_system(name, xdpkv, log):
         return XdpkvTcpSystem(xdpkv, log, kernel=name == "xdpkv-tcp-kernel")
     if name.startswith("xdpkv/"):
         return XdpkvSystem(name[6:], xdpkv, log)
+    if name == "bmc":
+        return BmcSystem(name, xdpkv, log)
     if name.startswith("memcached-"):
         return MemcachedSystem(name, xdpkv, log)
     if name == "redis":
