@@ -6,9 +6,10 @@
 
 
 const char xo_about[] =
-	"xdpkv keeps a memcached-over-UDP key-value store in an XDP program: the kernel\n"
-	"answers get/set/delete before the network stack; a userspace slow path\n"
-	"answers the rest from the same BPF maps.";
+	"xdpkv keeps a memcached-compatible key-value store in an XDP program: the\n"
+	"kernel answers get/set/delete over UDP, and over the TCP connections the\n"
+	"slow path accepted, before the network stack; the userspace slow path\n"
+	"answers the rest, over UDP and TCP, from the same BPF maps.";
 
 static void print_opt(FILE *f, const struct xo *o)
 {

@@ -89,9 +89,10 @@ add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/debian-control/changelog.gz
   DEPENDS ${CMAKE_BINARY_DIR}/debian-control/changelog)
 add_custom_target(xdpkv_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/debian-control/changelog.gz)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "memcached-compatible key-value store in XDP")
-set(CPACK_PACKAGE_DESCRIPTION "xdpkv answers memcached get/set/delete over UDP inside the XDP hook, before the
-network stack, from BPF maps in one of nine storage layouts. A userspace slow
-path (xdpkv serve) answers the rest, over UDP and TCP, from the same maps.
+set(CPACK_PACKAGE_DESCRIPTION "xdpkv answers memcached get/set/delete inside the XDP hook, before the network
+stack, over UDP and over the TCP connections its slow path accepted, from BPF
+maps in one of nine storage layouts. The userspace slow path (xdpkv serve)
+answers the rest, over UDP and TCP, from the same maps.
 Includes the xdpkv@.service systemd template unit, snapshots and restore.")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_GENERATOR DEB)

@@ -56,6 +56,12 @@ check "lintian: no error or warning" bash -c '! grep -Eq "^[EW]: " "$1"' _ "$tmp
 dpkg-deb -x "$deb" "$tmp/root"
 check "the unpacked xdpkv --version says $version" \
 	bash -c '"$1" --version | grep -q "^xdpkv $2 "' _ "$tmp/root$prefix/sbin/xdpkv" "$version"
+layouts=$("$tmp/root$prefix/sbin/xdpkv" layouts --json | python3 -c 'import json,sys; print(" ".join(l["name"] for l in json.load(sys.stdin)))')
+conf_layouts() { # the layout names example.conf's comment lists, in its order
+	sed -n '/^# Storage layout/,/^#XDPKV_LAYOUT/p' "$tmp/root/etc/xdpkv/example.conf" |
+		grep -v '^#XDPKV_LAYOUT' | sed 's/^#//' | tr -s ' \n' ' ' | sed 's/.*): //; s/[,.]//g; s/ *$//'
+}
+check "example.conf lists every layout ($layouts)" test "$(conf_layouts)" = "$layouts"
 check "the unit runs the packaged binaries" \
 	grep -q "^ExecStart=$prefix/sbin/xdpkv serve %i" "$tmp/root$prefix/lib/systemd/system/xdpkv@.service"
 exit $fail
