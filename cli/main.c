@@ -55,7 +55,10 @@ static size_t printed;
 static ssize_t counted_write(void *cookie, const char *buf, size_t len)
 {
 	printed += len;
-	return (ssize_t)fwrite(buf, 1, len, real_stdout);
+	/* a failed write shows on the command's own fflush (get checks it) */
+	if (fwrite(buf, 1, len, real_stdout) < len || fflush(real_stdout))
+		return -1;
+	return (ssize_t)len;
 }
 
 static void json_count_start(void)
@@ -76,7 +79,8 @@ static void json_count_end(int rc)
 	if (rc && !printed) {
 		const char *why = msg_first_error();
 		fprintf(stdout, "{\"error\":");
-		json_cstr(stdout, why[0] ? why : "bad command line (stderr says why)");
+		json_cstr(stdout, why[0] ? why : rc == EXIT_USAGE ? "bad command line (stderr says why)"
+							 : "failed (stderr says why)");
 		fprintf(stdout, ",\"exit\":%d}\n", rc);
 	}
 	fclose(stdout);
