@@ -34,8 +34,8 @@ struct snap_every {
 
 static int snapshot_guarded(struct snap_every *se, const char *why)
 {
-	bool free_ = se->allow_shrink || xkv_slow_flushes() != se->flushes;
-	return snapshot_quiet(se->s, se->file, why, free_ ? 0 : se->floor);
+	bool may_shrink = se->allow_shrink || xkv_slow_flushes() != se->flushes;
+	return snapshot_quiet(se->s, se->file, why, may_shrink ? 0 : se->floor);
 }
 
 static void snapshot_tick(void *arg)
