@@ -114,11 +114,6 @@ static void prom_tcp(const struct status *st, const char *n)
 
 /* ---- memcached_exporter's names, types and labels, for what xdpkv has ---- */
 
-static void prom_up(const struct status *st, const char *n)
-{
-	prom_sample(st, n, NULL, st->attached);
-}
-
 /* Bytes in the same unit as limit_maxbytes (and the TCP 'stats'): a live
  * item holds one map value of entry_size bytes. */
 static void prom_current_bytes(const struct status *st, const char *n)
@@ -196,7 +191,7 @@ static const struct {
 	{ "xdpkv_capacity_items", "gauge", "Store capacity in items (attach --entries).", prom_capacity },
 	{ "xdpkv_map_memory_bytes", "gauge", "The kernel's memory figure for the store map.", prom_memory },
 	{ "xdpkv_evictions_estimated", "gauge", "lru layouts: evictions, estimated as new items - deletes - live items.", prom_evictions },
-	{ "memcached_up", "gauge", "Could the memcached server be reached: 1 while the xdpkv program is attached.", prom_up },
+	{ "memcached_up", "gauge", "Could the memcached server be reached: 1 while the xdpkv program is attached.", prom_attached },
 	{ "memcached_current_bytes", "gauge", "Current number of bytes used to store items: live items x the map's value size.", prom_current_bytes },
 	{ "memcached_limit_bytes", "gauge", "Number of bytes this server is allowed to use for storage: entries x the map's value size.", prom_limit_bytes },
 	{ "memcached_current_items", "gauge", "Current number of items stored by this instance.", prom_items },
