@@ -175,6 +175,8 @@ devunit=sys-subsystem-net-devices-$dev.device
 check "BindsTo= the interface's device" test "$(show BindsTo)" = "$devunit"
 check "After= the interface's device" grep -qw "$devunit" <<<"$(show After)"
 check "Type=notify NotifyAccess=main" test "$(show Type) $(show NotifyAccess)" = "notify main"
+check "at most 5 starts a minute (StartLimitBurst, StartLimitIntervalUSec)" \
+	test "$(show StartLimitBurst) $(show StartLimitIntervalUSec)" = "5 1min"
 check "the installed unit: the start fails at once (no device units in a container)" not ctl start "xdpkv@$dev"
 check "... systemd says starting the device unit is unsupported" journal_has "$devunit" unsupported
 attached() { tb_xdpkv status "$dev" --prometheus 2>/dev/null | grep '^xdpkv_attached{.*} 1$' >/dev/null; }
