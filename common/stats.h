@@ -66,7 +66,7 @@
 	X(tcpx_refused_kernel, "TCP XDP: not answered, the kernel has bytes unsent or unacknowledged") \
 	X(tcpx_refused_room, "TCP XDP: not answered, the reply does not fit one segment, or the store was busy") \
 	X(tcpx_refused_table, "TCP XDP: not answered, the flow table is full") \
-	X(tcpx_refused_acl, "TCP XDP: not answered, the access lists, rate limit or SASL send it to serve") \
+	X(tcpx_refused_acl, "TCP XDP: not answered, the access lists or SASL send it to serve") \
 	X(tcpx_rejected,   "TCP XDP: a segment the kernel would not accept (window, acknowledgement, timestamp, checksum): passed on, nothing changed")
 
 enum xkv_stat {

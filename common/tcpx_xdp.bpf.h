@@ -25,7 +25,8 @@
  *      the reply out (tcpx_tc.bpf.h, XKV_TCPX_F_ON_ACK) — no ACK is lost;
  *   I6 it holds one whole request the fast path answers, not noreply, and
  *      its reply fits one segment (the MSS, the client's window);
- *   I7 the access lists, the rate limit and SASL allow it as on UDP.
+ *   I7 the access lists and SASL allow it as on UDP (the rate limit covers
+ *      UDP alone: docs/security.md).
  * Otherwise XDP_PASS, translated.  A retransmitted answered request whose
  * reply the client has not acknowledged gets the same reply bytes again. */
 #ifndef XDPKV_TCPX_XDP_BPF_H
@@ -240,8 +241,8 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 		}
 		if (!acl_allowed(sc))
 			return TCPX_REFUSE(refused_acl);
-		if (cfg.rate_limit && !rate_ok(sc, q.now = bpf_ktime_get_ns()))
-			return TCPX_REFUSE(refused_acl);
+		/* no rate limit: it covers UDP (docs/security.md); serve would
+		 * answer what it refused here, at a higher cost */
 	}
 	if (sc->req[0] == XKV_BIN_REQ)
 		return TCPX_REFUSE(refused_shape);

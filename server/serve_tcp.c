@@ -302,6 +302,11 @@ static void flows_sweep(struct tcp_worker *w)
 	if (!t->xtcp || w != t->w || now - w->last_flow_sweep < TCP_FLOW_SWEEP_MS * 1000000ull)
 		return;
 	w->last_flow_sweep = now;
+	/* a test's shorter linger (tests/e2e/tcpstrict.sh: the sweep in seconds, not a minute) */
+	static __u64 linger = XKV_TCPX_LINGER_NS;
+	const char *ms = getenv("XDPKV_TEST_FLOW_LINGER_MS");
+	if (ms && *ms)
+		linger = strtoull(ms, NULL, 10) * 1000000ull;
 	struct xkv_tcpx_key k, next;
 	struct xkv_tcpx_flow *f = malloc(sizeof(*f));
 	bool more = f && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &k);
@@ -312,7 +317,7 @@ static void flows_sweep(struct tcp_worker *w)
 		    !bpf_map_lookup_elem(s->tcp_slots_fd, &f->cookie, &slot))
 			continue; /* gone already, or serve's connection */
 		if ((f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K)) && f->seen_ns <= now &&
-		    now - f->seen_ns < XKV_TCPX_LINGER_NS)
+		    now - f->seen_ns < linger)
 			continue;
 		bpf_map_delete_elem(s->tcpx_flows_fd, &k);
 	}

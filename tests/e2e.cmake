@@ -126,6 +126,14 @@ endforeach()
 foreach(l hash_map lru array_fnv set_assoc percpu)
   xkv_e2e(e2e_tcpxdp_${l} 200 tcpxdp.sh ${l})
 endforeach()
+# The responder against the kernel's TCP (tcpstrict.sh): spoofed RST/SYN,
+# handshake-less segments, sets injected with a wrong checksum, a stale
+# timestamp or outside the window, keepalive probes, --idle-timeout, flows
+# that die with their connections, a client at MTU 1300; each with the
+# responder and with --no-xdp-tcp (~60 s).
+foreach(l hash_map lru)
+  xkv_e2e(e2e_tcpstrict_${l} 200 tcpstrict.sh ${l})
+endforeach()
 # The fault test: 32 connections of verified mixed traffic for 12 s while a
 # BPF program on the client's end drops 1 % and duplicates 1 % of the TCP
 # segments each way: 0 wrong replies, no stall, no reset, replies sent again

@@ -128,6 +128,17 @@ static void rejected_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct se
 		      "%s: %s: passed on, the reply not taken as acknowledged, counted rejected (ret %d, flags %d)",
 		      c->L, rows[i].what, c->o.ret, fl);
 	}
+	/* a data segment with any sequence number (a spoofer's guess) moves
+	 * nothing: passed_end stays, so the fast path stays on */
+	put_flow(c->flows, k, XKV_TCPX_F_ACKED, NULL);
+	g.seq = 1010 + 0x30000000, g.ack = 0x12345678, g.tsval = 9, g.bad_csum = g.bad_ipsum = 0;
+	g.flags = F_ACK | F_PSH, g.payload = "get k\r\n";
+	go(c, &g);
+	struct xkv_tcpx_flow pf;
+	CHECK(c->o.ret == XDP_PASS && !get_flow(c->flows, k, &pf) && pf.passed_end == 1000,
+	      "%s: a data segment with random seq/ack: passed on, passed_end kept at 1000 (%u)", c->L,
+	      pf.passed_end);
+	g.flags = F_ACK, g.payload = NULL;
 	/* the same acknowledgement, acceptable: taken */
 	put_flow(c->flows, k, 0, NULL);
 	flow_patch(c->flows, k, 100, 0);
