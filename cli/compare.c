@@ -130,14 +130,17 @@ static const struct xo compare_table[] = { XO_END };
 
 const struct cmd cmd_compare = {
 	.name = "compare",
-	.synopsis = "[--quick | --smoke] [--layouts L,...] [--baselines B,...] [--experiments a,...,n] "
-		    "[--workload fixed|etc|twitter] [--repeat N] [--gen-cores G] [--out DIR] [--json]",
-	.summary = "compare the layouts with memcached and Redis on a veth testbed (report, plots)",
+	.synopsis = "[--quick | --smoke] [--layouts L,...] [--baselines B,...] [--experiments a,...,o] "
+		    "[--bmc-dir DIR] [--workload fixed|etc|twitter] [--repeat N] [--gen-cores G] "
+		    "[--out DIR] [--json] [--estimate]",
+	.summary = "compare the layouts with memcached, Redis and BMC on a veth testbed (report, plots)",
 	.doc = "Runs bench/compare/compare.py with the arguments as given.  Every report opens "
-	       "with a headline: one row per system (every layout, memcached UDP and TCP, Redis) "
-	       "on the same definitions, and a figure of capacity against bytes per item; "
-	       "--quick runs the experiments it is made of (a,b,f,g,i,m) in 4-6 minutes on 2 "
-	       "CPUs.  "
+	       "with the layout to pick for the workload (by stated rules) and a headline: one "
+	       "row per system (every layout, memcached UDP and TCP, Redis, BMC) on the same "
+	       "definitions, and a figure of measured throughput against bytes per item; "
+	       "--quick runs the experiments it is made of (a,b,f,g,i,m) in under 5 minutes on 2 "
+	       "CPUs; --bmc-dir DIR adds BMC (a build made as docs/compare.md says) and (o).  "
+	       "--estimate prints the plan's time without running it.  "
 	       "'xdpkv compare --help' lists them and the experiments (j: scaling with server "
 	       "cores, l: the in-kernel microbenchmark at 1 ... nproc threads, m: hit ratio per "
 	       "byte against libCacheSim).  "

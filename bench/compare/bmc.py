@@ -153,15 +153,16 @@ def md_o(res, L):
     if probe:
         L.append("- values of %d bytes (the headline's workload), 100 %% gets, observed in "
                  "this run: %s k replies/s, %s requests unanswered within the client's "
-                 "timeout, %s of %s GETs answered by BMC's XDP path; its reply no longer fits "
-                 "the request's frame\n" % (
-                     O_LIMIT_VALUE, num((probe.get("throughput_ops") or 0) / 1e3),
+                 "timeout, %s of %s GETs answered by BMC's XDP path (BMC's source writes a "
+                 "reply into the request's frame grown by at most 128 bytes, "
+                 "ADJUST_HEAD_LEN)\n" % (
+                     O_LIMIT_VALUE, num((probe.get("throughput_ops") or 0) / 1e3, "%.2f"),
                      num(probe.get("timeouts")), num(probe.get("bmc_hits")),
                      num(probe.get("bmc_gets"))))
     L.append("- TCP (memcached-tcp, Redis's columns): BMC's XDP program passes TCP to "
              "memcached unanswered, only UDP GETs are cached\n"
              "- sets: BMC invalidates the key in XDP and passes the set to memcached, so "
-             "every set is memcached's (the 90 %% mix above)\n"
+             "every set is memcached's (the 90 % mix above)\n"
              "- the in-kernel generator, hit ratio per byte (m), memory per item (f), lost "
              "data (g): not measured for BMC (its source sizes its cache as one array of "
              "3,250,000 slots of key + value room, allocated whole at load)\n")

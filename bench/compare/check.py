@@ -37,6 +37,7 @@ import re
 import sys
 
 import check_headline
+from bmc import O_QUICK_LAYOUTS
 
 
 def check_bmc(rows, md, systems, need):
@@ -128,9 +129,13 @@ def main():
                  "(g) %s: filled under its memory limit, %sx that set and read back (%s)" % (
                      s, rr and rr[0].get("ratio"), rr and {k: rr[0].get(k) for k in (
                          "capacity", "keys", "readable", "missing")}))
-    if "o" in a.experiments:
-        check_bmc(rows, md, ["xdpkv/" + l for l in a.layouts.split(",") if l] +
+    if "o" in a.experiments:  # a quick run: (o) for bmc.O_QUICK_LAYOUTS of the layouts
+        ol = [l for l in a.layouts.split(",") if l]
+        if res.get("mode") == "quick" and set(ol) & set(O_QUICK_LAYOUTS):
+            ol = [l for l in ol if l in O_QUICK_LAYOUTS]
+        check_bmc(rows, md, ["xdpkv/" + l for l in ol] +
                   [b for b in a.baselines.split(",") if b in ("memcached-udp", "bmc")], need)
+    a.baselines = ",".join(b for b in a.baselines.split(",") if b != "bmc")  # (o) only
     if "b" in a.experiments:
         check_latency(res, rows, md, ["xdpkv/" + l for l in a.layouts.split(",") if l] +
                       [b for b in a.baselines.split(",") if b], need)

@@ -198,6 +198,9 @@ def parse_args(argv):
                          "the layouts, to the experiments")
     ap.add_argument("--keys", type=int, default=None, help="override the key space (>= 1)")
     ap.add_argument("--duration", type=float, default=None, help="override seconds per point")
+    ap.add_argument("--estimate", action="store_true",
+                    help="print the plan's measurements and its estimated time, and exit "
+                         "(no root, nothing measured)")
     ap.add_argument("--prefix", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--render", metavar="DIR", default=None,
@@ -301,6 +304,7 @@ def outer(argv, a):
                            "tests", "xdp_pass.bpf.o")
     if os.path.exists(passobj) and not env_.get("TB_XDP_PASS_OBJ"):
         env_["TB_XDP_PASS_OBJ"] = passobj
+    log("plan before the testbed: %s" % plan_estimate(a))
     prefix = a.prefix or "xcmp%d" % (os.getpid() % 100000)
     sc = scaling_cores(os.cpu_count() or 1, a.gen_cores)
     if "j" in a.experiments and sc:
@@ -310,6 +314,17 @@ def outer(argv, a):
     cmd = ["bash", os.path.join(HERE, "testbed-run.sh"), prefix, "--", sys.executable,
            os.path.abspath(__file__), "--inner"] + argv
     os.execvpe("bash", cmd, env_)
+
+
+def plan_estimate(a):
+    """The plan's size and estimated time, before anything runs."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        r = Runner(a, settings_for(a), tools(os.environ.get("XDPKV") or os.path.join(
+            REPO, "build", "cli", "xdpkv")), d)
+        n, est = r.estimate(r.plan(), r.kvexp_subs())
+    return "%d measurements, estimated %s (%s with the testbed and the report)" % (
+        n, fmt_s(est), fmt_s(est + SETUP_EST))
 
 
 def public_args(argv):
@@ -468,6 +483,9 @@ def main():
             res = json.load(f)
         report.write_all(a.render, res)
         log("rewrote %s/{report.md,results.csv,*.png}" % a.render)
+        return
+    if a.estimate:
+        print("xdpkv compare %s: %s" % (" ".join(public_args(argv)), plan_estimate(a)))
         return
     if a.inner:
         try:

@@ -90,7 +90,7 @@ def microbench_sizes(mb, threads):
 
 # ---- settings ---------------------------------------------------------------------
 
-FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32,
+FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32, headline_repeat=5,
             dists=["uniform", "zipf:0.9", "zipf:0.95", "zipf:0.99"],
             fractions=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2],
             writes=[0, 5, 10, 25, 50, 75, 100],

@@ -116,7 +116,7 @@ def systems(res):
 
 def build_row(res, system):
     if system == "bmc":
-        return bmc.headline_row(res, COLUMNS)
+        return dict(bmc.headline_row(res, COLUMNS), client_mode=client_mode(system))
     rows, exps = res["rows"], res["config"].get("experiments", "")
     xdp = system.startswith("xdpkv/")
     ref = res["config"].get("reference_max")
@@ -209,6 +209,11 @@ def build_row(res, system):
     m = find(rows, system, "m", point="headline", budget=HEADLINE_BUDGET, dist=HEADLINE_DIST)
     if m is not None:
         out["hit_ratio"] = cell(rows, m, "hit_ratio", rows[m].get("label") or "?")
+        g = [x for x in rows[m].get("rss_growth_runs") or [] if x is not None]
+        if g and not xdp:  # beside the budget: what the server really used for it
+            out["hit_ratio"]["note"] = ("RSS growth over the replay %.2f MiB (median of %d "
+                                        "seeds) for the 1 MiB budget" % (
+                                            sorted(g)[len(g) // 2] / 2**20, len(g)))
     else:
         out["hit_ratio"] = missing(need("m") or "no headline (m) row")
     g = (find(rows, system, "g", kvexp="lost", ratio=HEADLINE_RATIO) if xdp else
@@ -319,6 +324,10 @@ def md(res, L):
                                          "%s %s" % (kk.replace("_", " "), vv)
                                          for kk, vv in v.items()))
             for k, v in sorted(bs.items())) + "\n")
+    notes = ["%s, %s: %s" % (r["system"], c["heading"], r[c["key"]]["note"]) for r in h["rows"]
+             for c in h["columns"] if r[c["key"]].get("note")]
+    if notes:
+        L.append("Beside the cells:\n\n" + "".join("- %s\n" % n for n in notes) + "\n")
     why = sorted({"%s — %s" % (c["heading"], r[c["key"]]["why"]) for r in h["rows"]
                   for c in h["columns"] if r[c["key"]].get("value") is None})
     L.append("What each column is (every cell's row and field are in results.json, "

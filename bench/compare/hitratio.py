@@ -169,6 +169,8 @@ def merge(sims, lcs_version, python):
         return None
     params = dict(sims[0]["kvexp"]["params"])
     params.pop("key_sizes_hex", None)
+    # the interpreter as a path in the source tree (REPO/...), not this machine's
+    python = python and python.replace(REPO, "<source tree>")
     return {"simulator": ("libCacheSim %s and the own models (%s)" % (lcs_version, python)
                           if lcs_version else "the own models only: libCacheSim is not "
                           "installed (%s)" % SETUP),

@@ -253,6 +253,7 @@ def run_system(system, cpu, seeds, warmup, requests, log):
     for seed in seeds:
         p, port, given = start_server(system, cpu)
         try:
+            r0 = rss(p.pid)  # what the server really uses for the budget: its RSS growth
             r = subprocess.run(["taskset", "-c", str(cpu), sys.executable, __file__, "replay",
                                 system, str(port), str(KEYS), str(seed), str(warmup),
                                 str(requests)], capture_output=True, text=True, timeout=900)
@@ -261,6 +262,7 @@ def run_system(system, cpu, seeds, warmup, requests, log):
                                                                        r.stderr[-400:]))
             one = json.loads(r.stdout)
             one.update(server_stats(system, given))
+            one["rss_growth"] = rss(p.pid) - r0
             one["given"] = {k: v for k, v in given.items() if k != "stats_port"}
             out.append(one)
             log("  (m) headline %s seed %d: hit ratio %.4f, %d live, %.1f s" % (
@@ -337,7 +339,8 @@ def result(seeds):
             "hit_ratio_max": max(hr), "seeds": seeds, "keys": KEYS,
             "working_set_bytes": KEYS * (KEY_SIZE + VALUE_SIZE),
             "budget_bytes": KEYS * (KEY_SIZE + VALUE_SIZE) // 4,
-            "wrong": sum(s["wrong"] for s in seeds)}
+            "wrong": sum(s["wrong"] for s in seeds),
+            "rss_growth_runs": [s.get("rss_growth") for s in seeds]}
 
 
 # a replay's seconds per seed alone on a CPU (the 2-vCPU VM, 3 x KEYS

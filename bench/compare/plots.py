@@ -166,8 +166,9 @@ def plot_all(res, outdir):
               logy=True, mark=tmo, legend=False)
         lines(axs[2], b, "offered", "throughput_ops", "offered load (requests/s)",
               "achieved (replies/s)", "(b) achieved against offered", mark=tmo, legend=False)
-        for ax in axs:
-            ax.tick_params(axis="x", labelrotation=30)
+        from matplotlib.ticker import MaxNLocator
+        for ax in axs:  # few enough load ticks that their labels never touch
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
         save(plt, fig, outdir, "b_latency.png", made, rect=shared_legend(fig, [list(axs)]))
     c = rows_of(res, "c")
     if c:

@@ -632,6 +632,15 @@ class Runner(KernelSteps, BmcSteps):
         return [(sub, exp) for sub, exp in (("memory", "f"), ("lost", "g"), ("stale", "g"))
                 if exp in self.args.experiments]
 
+    def estimate(self, steps, kv):
+        """(measurements, seconds) of a plan: its points, a server start per
+        system and size (~2 s, then the preload: 100k keys in 0.4-2.2 s), kvexp."""
+        starts = len(set((st[0], str(st[1])) for st in steps
+                         if st[5] not in ("microbench", "hitratio", "hitratio-head", "tcpscale")))
+        est = sum(st[4] for st in steps) + starts * start_est(self.s)
+        est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
+        return len(steps) + len(kv), est
+
     def go(self):
         steps = self.plan()
         missing = []
@@ -670,12 +679,7 @@ class Runner(KernelSteps, BmcSteps):
         if missing:
             raise CompareError("%s not found (build it: ninja -C build)" % ", ".join(missing))
         kv = self.kvexp_subs() if self.tools["kvexp"] else []
-        self.steps_total = len(steps) + len(kv)
-        # a server start: ~2 s, then the preload (measured: 100k keys in 0.4-2.2 s)
-        starts = len(set((st[0], str(st[1])) for st in steps
-                         if st[5] not in ("microbench", "hitratio", "hitratio-head", "tcpscale")))
-        self.total_est = sum(st[4] for st in steps) + starts * start_est(self.s)
-        self.total_est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
+        self.steps_total, self.total_est = self.estimate(steps, kv)
         log("plan: %d measurements, estimated %s, %s with the testbed and the report" % (
             self.steps_total, fmt_s(self.total_est), fmt_s(self.total_est + SETUP_EST)))
         for st in steps:

@@ -676,8 +676,8 @@ class RedisSystem(System):
                    "allkeys-lru") if cfg.get("mem_mb") else ())]
         self.proc = tb_bg(self.log, "tb_srv", *args)
         wait_bound(self.proc, REDIS_PORT, "tcp", "redis-server", self.log)
-        self.settings = {"command": " ".join(str(a) for a in args).replace(env("TB_TMP"),
-                                                                           "$TMP"),
+        self.settings = {"command": " ".join(str(a) if str(a) else '""' for a in args).replace(
+                             env("TB_TMP"), "$TMP"),
                          "transparent_hugepage": read_first(
                              "/sys/kernel/mm/transparent_hugepage/enabled"),
                          "vm.overcommit_memory": read_first("/proc/sys/vm/overcommit_memory")}
