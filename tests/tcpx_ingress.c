@@ -192,6 +192,14 @@ static void outsider_rows(struct ctx *c, struct seg g)
 	go(c, &g);
 	CHECK(c->o.ret == XDP_PASS && !memcmp(c->o.f, c->in, c->n) && get_flow(c->flows, &k2, &f) &&
 	      errno == ENOENT, "%s: a flow whose socket is gone: removed, the segment untouched", c->L);
+	/* a SYN on addresses whose socket is gone: a new connection's, the
+	 * flow stale */
+	put_flow(c->flows, &k2, XKV_TCPX_F_ACKED, NULL);
+	g.flags = F_SYN, g.seq = 4242;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && !memcmp(c->o.f, c->in, c->n) && get_flow(c->flows, &k2, &f) &&
+	      errno == ENOENT, "%s: a SYN on addresses whose socket is gone: the flow removed, the SYN untouched",
+	      c->L);
 	/* a socket serve did not accept */
 	int fd3 = repaired(CPORT + 3, RCV_NXT, SND_NXT);
 	struct xkv_tcpx_key k3 = key_of(c->cli, CPORT + 3, c->srv);
