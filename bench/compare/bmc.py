@@ -136,7 +136,7 @@ def md_o(res, L):
             body.append([mix, r["system"], "%.1f (%.1f–%.1f)" % (
                 r["throughput_ops"] / 1e3, lo / 1e3, hi / 1e3) if lo is not None else "—",
                 compare_to(r, bmc), compare_to(r, mc),
-                num(r.get("server_threads_us_per_req")), num(r.get("lat_p99_us")),
+                num(r.get("server_threads_us_per_req"), "%.2f"), num(r.get("lat_p99_us")),
                 "%.1f %%" % (100 * share) if share is not None else "—",
                 num(r.get("timeouts")), str(r.get("repeat") or 1)])
     L.append("**%s**, %d-byte values (kops/s: median of the runs (min–max))\n\n" % (

@@ -450,7 +450,8 @@ def inner(a):
         },
         "machine": dict(machine_info(), date_start=date_start, date_end=date_end,
                         loadavg_at_start=load_start, loadavg_at_end=load_end),
-        "tools": tl,
+        # the tools as paths in the source tree, not this machine's
+        "tools": {k: v and v.replace(REPO, "<source tree>") for k, v in tl.items()},
         "notes": r.notes,
         "errors": r.errors,
         "preloads": r.preloads,
