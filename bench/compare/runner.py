@@ -753,10 +753,12 @@ def path_share(before, after):
     out = {"fast_served": f, "slow_served": sl,
            "fast_share": round(f / (f + sl), 4) if f + sl else None}
     # TCP: requests the sk_skb verdict answered in the kernel and serve's
-    tk = after.get("tcp", {}).get("kernel", 0) - before.get("tcp", {}).get("kernel", 0)
-    tu = after.get("tcp", {}).get("userspace", 0) - before.get("tcp", {}).get("userspace", 0)
-    if tk or tu:
-        out.update({"tcp_kernel": tk, "tcp_userspace": tu, "tcp_kernel_share": round(tk / (tk + tu), 4)})
+    # (and what the XDP TCP responder answered: tcp_xdp, in the kernel's share)
+    tk, tu, tx = (after.get("tcp", {}).get(k, 0) - before.get("tcp", {}).get(k, 0)
+                  for k in ("kernel", "userspace", "xdp"))
+    if tk or tu or tx:
+        out.update({"tcp_kernel": tk, "tcp_userspace": tu, "tcp_xdp": tx,
+                    "tcp_kernel_share": round((tk + tx) / (tk + tu + tx), 4)})
     cf, cb = after["counters"]["fast"], before["counters"]["fast"]
     for k in ("pass_room", "pass_cmd", "pass_busy", "pass_malformed"):
         if k in cf:

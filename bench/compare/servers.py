@@ -469,17 +469,17 @@ class XdpkvSystem(System):
 
 class XdpkvTcpSystem(XdpkvSystem):
     """xdpkv over TCP: hash_map, the same client speaking memcached over TCP.
-    xdpkv-tcp: attached with --no-tcp-fast-path, so `xdpkv serve` answers
-    every request in userspace from the same maps; xdpkv-tcp-kernel:
-    attached as by default, the sk_skb verdict answering in the kernel what it
-    can (common/tcp.bpf.h; one request per segment, the credit rule) and serve
-    the rest.  Each row records how many requests each path answered."""
+    xdpkv-tcp: attached with --no-tcp-fast-path --no-xdp-tcp, so `xdpkv
+    serve` answers every request in userspace from the same maps;
+    xdpkv-tcp-kernel: attached as by default, the XDP TCP responder and the
+    sk_skb verdict answering in the kernel what they can and serve the rest.  Each row records how many requests each path answered."""
     proto = "mc-tcp"
 
     def __init__(self, xdpkv, log, kernel=False):
         super().__init__("hash_map", xdpkv, log)
         self.name = "xdpkv-tcp-kernel" if kernel else "xdpkv-tcp"
-        self.attach_opts = () if kernel else ("--no-tcp-fast-path",)
+        # userspace only: neither the sk_skb verdict nor the XDP TCP responder
+        self.attach_opts = () if kernel else ("--no-tcp-fast-path", "--no-xdp-tcp")
 
     def start(self, cfg):
         super().start(cfg)
