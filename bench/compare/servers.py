@@ -646,15 +646,20 @@ def read_first(path):
         return None
 
 
-def rmem_default(v):
-    """Set net.core.rmem_default (the receive buffer a socket gets when it
-    sets none), return the value it had."""
-    path = "/proc/sys/net/core/rmem_default"
+def sysctl(name, v):
+    """Set /proc/sys/NAME to v, return the value it had."""
+    path = "/proc/sys/" + name
     with open(path) as f:
         old = int(f.read())
     with open(path, "w") as f:
         f.write(str(v))
     return old
+
+
+def rmem_default(v):
+    """Set net.core.rmem_default (the receive buffer a socket gets when it
+    sets none), return the value it had."""
+    return sysctl("net/core/rmem_default", v)
 
 
 class RedisSystem(System):
@@ -674,17 +679,24 @@ class RedisSystem(System):
                 "--io-threads", 1, "--dir", env("TB_TMP"), "--logfile", "",
                 *(("--maxmemory", "%dmb" % cfg["mem_mb"], "--maxmemory-policy",
                    "allkeys-lru") if cfg.get("mem_mb") else ())]
+        # vm.overcommit_memory 1 while it runs: Redis's startup warning asks for it
+        # (its fork for a background save); the machine's value comes back at stop()
+        self.overcommit = sysctl("vm/overcommit_memory", 1)
         self.proc = tb_bg(self.log, "tb_srv", *args)
         wait_bound(self.proc, REDIS_PORT, "tcp", "redis-server", self.log)
         self.settings = {"command": " ".join(str(a) if str(a) else '""' for a in args).replace(
                              env("TB_TMP"), "$TMP"),
                          "transparent_hugepage": read_first(
                              "/sys/kernel/mm/transparent_hugepage/enabled"),
-                         "vm.overcommit_memory": read_first("/proc/sys/vm/overcommit_memory")}
+                         "vm.overcommit_memory": "1 while it ran (the machine's: %s)" %
+                                                 self.overcommit}
 
     def stop(self):
         stop_group(self.proc, "redis-server", comm="redis-server")
         self.proc = None
+        if getattr(self, "overcommit", None) is not None:
+            sysctl("vm/overcommit_memory", self.overcommit)
+            self.overcommit = None
         PassXdp.detach()
 
     def server_pid(self):
