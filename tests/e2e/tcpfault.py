@@ -6,9 +6,13 @@ keeps what the server must hold for them, and checks every reply byte for
 byte: set (values of 1..400 bytes, and now and then 3,000: more than one
 segment, for serve), get of one key and of two, delete.  A reply that
 differs is wrong; one that takes longer than --stall seconds is a stall; a
-reset or an early close is counted too.
+reset or an early close is counted too.  --clamped N more connections
+advertise an MSS of 1260 (a client behind a tunnel: TCP_MAXSEG) and read
+values around it; --slow N more are slow readers (a small receive buffer,
+a window near closed): pipelined gets of 3,000-byte values left unread for
+a while, then a delete, whose reply must say DELETED (run once).
 
-  tcpfault.py HOST PORT --conns N --duration S [--stall 20] [--json]
+  tcpfault.py HOST PORT --conns N --duration S [--clamped N] [--slow N] [--stall 20]
 
 Prints one JSON line: ops, wrong, stalls, resets, the slowest reply;
 exits 1 when any of the last four is not 0 (the slowest excepted)."""
@@ -25,9 +29,16 @@ STALLED = []
 
 
 class Conn:
-    def __init__(self, host, port, idx, stall):
-        self.s = socket.create_connection((host, port), timeout=stall)
+    def __init__(self, host, port, idx, stall, kind="mixed"):
+        self.s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        self.s.settimeout(stall)
+        if kind == "clamped":
+            self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1260)
+        if kind == "slow":
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+        self.s.connect((host, port))
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.kind = kind
         self.buf = b""
         self.idx = idx
         self.state = {}
@@ -64,7 +75,10 @@ class Conn:
             out += self.exact(n + 2)
 
     def value(self, k):
-        n = self.rng.choice((1, 5, 16, 128, 300, 400)) if self.rng.random() > 0.02 else 3000
+        if self.kind == "clamped":  # replies across the clamped MSS (1,248 bytes of data)
+            n = self.rng.randrange(1180, 1260)
+        else:
+            n = self.rng.choice((1, 5, 16, 128, 300, 400)) if self.rng.random() > 0.02 else 3000
         return bytes(self.rng.choice(b"abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(n))
 
     def want_get(self, keys):
@@ -75,8 +89,32 @@ class Conn:
                 out += b"VALUE %s 0 %d\r\n%s\r\n" % (k, len(v), v)
         return out + b"END\r\n"
 
+    def slow_round(self):
+        """A slow reader's round: its key set, gets of it pipelined and left
+        unread (the window closes), a delete, a get; True when every reply
+        was right and the delete ran once."""
+        k = b"s%d" % self.idx
+        v = bytes(self.rng.choice(b"abcdefgh") for _ in range(3000))
+        self.s.sendall(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v))
+        ok = self.line() == b"STORED\r\n"
+        self.last = (k, "slow")
+        for _ in range(6):
+            self.s.sendall(b"get %s\r\n" % k)
+        self.s.sendall(b"delete %s\r\n" % k)
+        self.s.sendall(b"get %s\r\n" % k)
+        time.sleep(0.2)
+        want = b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v)
+        for _ in range(6):
+            ok = self.get_reply() == want and ok
+        d = self.line()
+        if d != b"DELETED\r\n":
+            sys.stderr.write("conn %d (slow reader): delete answered %r\n" % (self.idx, d))
+        return ok and d == b"DELETED\r\n" and self.get_reply() == b"END\r\n"
+
     def one(self):
         """One request and its check: True when the reply was right."""
+        if self.kind == "slow":
+            return self.slow_round()
         k = b"f%d-%d" % (self.idx, self.rng.randrange(40))
         r = self.rng.random()
         self.last = (k, r)
@@ -102,11 +140,11 @@ class Conn:
         return got == want
 
 
-def worker(a, idx, end, res, lock):
+def worker(a, idx, end, res, lock, kind="mixed"):
     ops = wrong = stalls = resets = 0
     slowest = 0.0
     try:
-        c = Conn(a.host, a.port, idx, a.stall)
+        c = Conn(a.host, a.port, idx, a.stall, kind)
         # nothing of before: every key of this connection deleted first
         for i in range(40):
             c.s.sendall(b"delete f%d-%d\r\n" % (idx, i))
@@ -142,17 +180,20 @@ def main():
     p.add_argument("port", type=int)
     p.add_argument("--conns", type=int, default=32)
     p.add_argument("--duration", type=float, default=20)
+    p.add_argument("--clamped", type=int, default=0, help="connections with an MSS of 1260")
+    p.add_argument("--slow", type=int, default=0, help="slow-reader connections")
     p.add_argument("--stall", type=float, default=20, help="seconds a reply may take")
     a = p.parse_args()
     res = {"ops": 0, "wrong": 0, "stalls": 0, "resets": 0, "slowest_s": 0.0}
     lock = threading.Lock()
     end = time.time() + a.duration
-    ts = [threading.Thread(target=worker, args=(a, i, end, res, lock)) for i in range(a.conns)]
+    kinds = ["mixed"] * a.conns + ["clamped"] * a.clamped + ["slow"] * a.slow
+    ts = [threading.Thread(target=worker, args=(a, i, end, res, lock, k)) for i, k in enumerate(kinds)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    res.update({"conns": a.conns, "duration_s": a.duration})
+    res.update({"conns": a.conns, "clamped": a.clamped, "slow": a.slow, "duration_s": a.duration})
     print(json.dumps(res), flush=True)
     sys.exit(1 if res["wrong"] or res["stalls"] or res["resets"] or not res["ops"] else 0)
 

@@ -9,10 +9,13 @@
 # sending some replies again (their first copy lost), and serve's counters
 # agreeing with the client's.
 #
-#   tests/e2e/tcpfault.sh [--layout L] [--duration S] [--conns N] [--drop PM] [--dup PM] [--json FILE]
+#   tests/e2e/tcpfault.sh [--layout L] [--duration S] [--conns N] [--clamped N] [--slow N]
+#                         [--drop PM] [--dup PM] [--json FILE]
 #
-# Defaults: hash_map, 20 s, 32 connections, 1 % dropped and 1 % duplicated
-# each way (per mille: 10 and 10).  bench/tcpfault.sh runs it for longer.
+# Defaults: hash_map, 20 s, 32 connections plus 2 with an MSS clamped to
+# 1260 (replies across it) and 2 slow readers (a window near closed, a
+# delete that must run once), 1 % dropped and 1 % duplicated each way (per
+# mille: 10 and 10).  bench/tcpfault.sh runs it for longer.
 # Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
 set -euo pipefail
 
@@ -22,16 +25,18 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/check.sh
 . "$here/../lib/check.sh"
 
-layout=hash_map duration=20 conns=32 drop=10 dup=10 json=''
+layout=hash_map duration=20 conns=32 clamped=2 slow=2 drop=10 dup=10 json=''
 while (($#)); do
 	case $1 in
 	--layout) layout=$2; shift 2 ;;
 	--duration) duration=$2; shift 2 ;;
 	--conns) conns=$2; shift 2 ;;
+	--clamped) clamped=$2; shift 2 ;;
+	--slow) slow=$2; shift 2 ;;
 	--drop) drop=$2; shift 2 ;;
 	--dup) dup=$2; shift 2 ;;
 	--json) json=$2; shift 2 ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "tcpfault.sh: unknown option $1 (--help)" >&2; exit 2 ;;
 	esac
 done
@@ -65,7 +70,8 @@ if [[ -n ${TCPFAULT_PCAP:-} ]]; then
 	sleep 1
 fi
 x0=$(tb_counter fast tcpx_answered) r0=$(tb_counter fast tcpx_replayed)
-out=$(tb_cli $PY "$here/tcpfault.py" "$S4" "$P" --conns "$conns" --duration "$duration" 2>"$TB_TMP/client.err") || {
+out=$(tb_cli $PY "$here/tcpfault.py" "$S4" "$P" --conns "$conns" --duration "$duration" \
+	--clamped "$clamped" --slow "$slow" 2>"$TB_TMP/client.err") || {
 	cat "$TB_TMP/client.err" >&2
 	# what the sockets say, for a stall
 	ports=$(grep -oP 'port \K[0-9]+(?=\): no reply)' "$TB_TMP/client.err" | tr '\n' ' ' || true)

@@ -9,7 +9,8 @@
 #    without --binary-keys, then the defaults): every program of every layout
 #    loaded alone, the verifier's processed instructions as JSON lines, all
 #    appended to OUTDIR/verifier.jsonl (each line names its sizes);
-# 2. the BPF_PROG_TEST_RUN fixtures of hash_map and lru (test_fixtures);
+# 2. the BPF_PROG_TEST_RUN fixtures of hash_map and lru (test_fixtures), and
+#    the TCP responder's of hash_map (test_tcpx: its conformance rows);
 # 3. a veth end-to-end: tests/e2e/raw.sh hash_map (UDP get/set/delete through
 #    XDP and serve) and tests/e2e/tcpxdp.sh hash_map (TCP in the driver hook).
 #
@@ -74,6 +75,8 @@ for s in ${XKV_KSTEPS:-verify fixtures e2e}; do
 		for l in hash_map lru; do
 			step "fixtures_$l" "$build/tests/test_fixtures" --layout "$l"
 		done
+		# the TCP responder's rows on this kernel's sockets (repair mode)
+		step tcpx_hash_map "$build/tests/test_tcpx" hash_map
 		;;
 	e2e)
 		export XDPKV=$xdpkv TB_XDP_PASS_OBJ=$build/tests/xdp_pass.bpf.o TB_CTL_ANYCPU=1
