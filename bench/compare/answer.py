@@ -43,16 +43,19 @@ def ratio(a, b, k):
 
 
 def pick(rows):
-    """(the pick, [(why, layout)] for the other cases), by RULES."""
+    """(the pick, [(why, layout)] for the other cases, the layouts it is not
+    told apart from), by RULES."""
     lay = [r for r in rows if r["system"].startswith("xdpkv/") and
            all(_v(r, k) is not None for k in ("hit_ratio", "bytes_per_item", "throughput"))]
     if not lay:
-        return None, []
+        return None, [], []
     best_hr = max(lay, key=lambda r: _v(r, "hit_ratio"))
     keep = [r for r in lay if r is best_hr or overlap(r, best_hr, "hit_ratio")]
     least = min(_v(r, "bytes_per_item") for r in keep)
     keep = [r for r in keep if _v(r, "bytes_per_item") <= least + 1]
     x = max(keep, key=lambda r: _v(r, "throughput"))
+    # the layouts rule 3 picked x over by a throughput the run does not resolve
+    tied = [r["system"][6:] for r in keep if r is not x and overlap(r, x, "throughput")]
     other = []
     cap = [r for r in lay if _v(r, "capacity") is not None]
     if cap:
@@ -69,12 +72,12 @@ def pick(rows):
     if best_hr is not x and not overlap(best_hr, x, "hit_ratio"):
         other.append(("when the last hit counts more than memory (hit ratio %.3f)" %
                       _v(best_hr, "hit_ratio"), best_hr))
-    return x, other
+    return x, other, tied
 
 
 def md(res, h, L):
     rows = h["rows"]
-    x, other = pick(rows)
+    x, other, tied = pick(rows)
     if x is None:
         L.append("No answer: the run has no layout with throughput, bytes per item and hit "
                  "ratio all measured.\n\n")
@@ -102,6 +105,10 @@ def md(res, h, L):
                  "%.0f" % p99["value"] if p99.get("value") is not None else "?",
                  "{:,}".format(cl["requests_per_s"]) if cl.get("requests_per_s") else "?",
                  hr["value"]))
+    if tied:
+        L.append("%s and %s are not told apart by this run: every column the rules use overlaps "
+                 "(no difference resolved); %s has the higher median throughput.\n\n" % (
+                     ", ".join(tied), name, name))
     for why, r in other:
         L.append("- pick **%s** %s;\n" % (r["system"][6:], why))
     brow = bmc.best_against(res, name)
