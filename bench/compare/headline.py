@@ -135,8 +135,8 @@ def build_row(res, system):
                                                         else "?"), tf="mega")
     else:
         out["capacity"] = missing(
-            need("a") or ("no in-kernel generator for a socket server: see the capacity from "
-                          "CPU per request" if not xdp else "no in-kernel generator row"))
+            need("a") or ("no in-kernel generator for a socket server: see the throughput and the "
+                          "estimate from CPU per request" if not xdp else "no in-kernel generator row"))
     own = "the server's own threads (NAPI kthread + server process)"
     i = find(rows, system, "a", tool="loadgen", dist="uniform")
     if i is None:
@@ -144,8 +144,8 @@ def build_row(res, system):
         out["throughput"] = missing(need("a") or "no (a) socket-client row, uniform keys")
     else:
         out["throughput"] = cell(rows, i, "throughput_ops", "xkv-loadgen on the client CPU, "
-                                 "uniform keys, 32 requests in flight (%s)" % client_mode(
-                                     system).split(";")[0], tf="mega")
+                                 "uniform keys, 32 requests in flight, each system in the "
+                                 "client mode of its protocol (below)", tf="mega")
         out["capacity_cpu"] = cell(
             rows, i, "server_threads_us_per_req", "1 / server CPU per request of %s at the "
             "socket client's closed-loop max ((a), uniform keys; the server is not saturated "
@@ -329,7 +329,12 @@ def md(res, L):
     if notes:
         L.append("Beside the cells:\n\n" + "".join("- %s\n" % n for n in notes) + "\n")
     why = sorted({"%s — %s" % (c["heading"], r[c["key"]]["why"]) for r in h["rows"]
-                  for c in h["columns"] if r[c["key"]].get("value") is None})
+                  for c in h["columns"] if r[c["key"]].get("value") is None and
+                  r["system"] != "bmc"})
+    for r in h["rows"]:  # BMC's row: one line, its reasons once each
+        if r["system"] == "bmc":
+            why.append("bmc, every cell — " + "; ".join(dict.fromkeys(
+                r[c["key"]]["why"][len("BMC: "):] for c in h["columns"])))
     L.append("What each column is (every cell's row and field are in results.json, "
              "`headline`):\n\n")
     labels = {}
@@ -342,7 +347,7 @@ def md(res, L):
     if why:
         L.append("\nEmpty cells (—):\n\n" + "".join("- %s\n" % w for w in why))
     if PNG in (res.get("plots") or []):
-        L.append("\n![capacity against bytes per item](%s) ([SVG](%s))\n" % (
+        L.append("\n![measured throughput against bytes per item](%s) ([SVG](%s))\n" % (
             PNG, PNG[:-4] + ".svg"))
 
 
