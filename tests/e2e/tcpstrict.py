@@ -11,7 +11,7 @@ numbers from the frames it carries and sends the crafted ones.
   tcpstrict.py keepalive HOST PORT DEV      1- and 0-byte probes at SND.NXT-1: each acknowledged
   tcpstrict.py mtu HOST PORT N              gets whose replies span the MSS, after a command serve answers
   tcpstrict.py idle HOST PORT SECONDS       a get every 0.3 s for SECONDS: the connection stays open
-  tcpstrict.py hold HOST PORT N SECONDS     N connections, a get each, then silent (never closed) for SECONDS
+  tcpstrict.py hold HOST PORT N SECONDS     N connections, two gets each, then silent (never closed) for SECONDS
 
 Prints one line per result; exits 0 when all held, 1 otherwise."""
 import os
@@ -299,10 +299,11 @@ def idle(host, port, secs):
 def hold(host, port, n, secs):
     cs = [socket.create_connection((host, port), timeout=3) for _ in range(n)]
     for c in cs:
-        c.sendall(b"get hold-nothing\r\n")
-        got = b""
-        while not got.endswith(b"END\r\n"):
-            got += c.recv(100)
+        for _ in range(2):  # the first may come before serve holds the connection (no flow yet)
+            c.sendall(b"get hold-nothing\r\n")
+            got = b""
+            while not got.endswith(b"END\r\n"):
+                got += c.recv(100)
     print("ready", flush=True)
     time.sleep(secs)
     for c in cs:
