@@ -7,10 +7,14 @@ made from BMC's repository (docs/compare.md gives the steps and the four
 changes today's kernel and libbpf need).  Here: the option's checks, the
 plan's steps, BMC's counters per point, and the report's section."""
 
+import json
 import os
+import time
 
+import servers
 from experiments import BASE_KEY, SOCKET_LABEL
 from results import num, table
+from servers import CompareError, env, run, stop_group, tail, tb, tb_bg
 
 # (o): 16-byte keys, 32-byte values (a reply BMC can build); the mixes; runs
 # per point (the spread: min-max over them); the layouts of a quick run
@@ -28,6 +32,71 @@ NOTE = ("UDP, {keys} keys of %d bytes with %d-byte values (a reply that BMC writ
         "in XDP*: BMC's hits over the GETs it saw (its own counters, map_stats); xdpkv's fast "
         "path over all requests. A ratio is printed only where the min–max ranges do not "
         "overlap; else *no difference resolved*." % (BASE_KEY, O_VALUE, O_RUNS))
+
+
+PIN = "/sys/fs/bpf/bmc_tx_filter"  # where BMC's loader pins its TC program
+STATS = ("get_recv_count", "set_recv_count", "get_resp_count", "hit_misprediction",
+         "hit_count", "miss_count", "update_count", "invalidation_count")
+
+
+class BmcSystem(servers.MemcachedSystem):
+    """BMC in front of the same memcached as memcached-udp: its loader
+    (DIR/bmc, which opens DIR/bmc_kern.o) attaches the XDP program to the
+    server veth and pins the TC program, which is then attached to the
+    veth's egress (clsact); stop() ends the loader (SIGTERM: it detaches its
+    XDP program) and takes the TC program and the pin off."""
+    kind = "bmc"
+
+    def __init__(self, name, xdpkv, log):
+        super().__init__("memcached-udp", xdpkv, log)
+        self.name, self.proto, self.bmc = "bmc", "mc-udp", None
+
+    def start(self, cfg):
+        self.start_memcached(cfg)
+        d, dev, ns = env("XKV_BMC_DIR"), env("TB_SRV_DEV"), env("TB_SRV_NS")
+        idx = int(run(["ip", "-n", ns, "-o", "link", "show", "dev", dev]).split(":")[0])
+        if os.path.exists(PIN):
+            os.unlink(PIN)
+        self.bmc = tb_bg(self.log, "tb_srv", os.path.join(d, "bmc"), idx)
+        t0 = time.time()
+        while not os.path.exists(PIN):
+            if self.bmc.poll() is not None or time.time() - t0 > 120:
+                self.stop()
+                raise CompareError("bmc: its loader did not pin %s (log: %s): %s" % (
+                    PIN, self.log, tail(self.log, 600)))
+            time.sleep(0.1)
+        tb("tb_srv", "tc", "qdisc", "replace", "dev", dev, "clsact")
+        tb("tb_srv", "tc", "filter", "replace", "dev", dev, "egress", "bpf", "object-pinned", PIN)
+        tb("tb_pin_napi")
+        self.settings = dict(self.settings, bmc="BMC_DIR/bmc (its XDP program on the server "
+                             "veth, its TC program on the veth's egress) in front of that memcached")
+
+    def stop(self):
+        stop_group(self.bmc, "bmc", grace=10.0, comm="bmc")  # it detaches its XDP program
+        self.bmc = None
+        tb("tb_srv", "tc", "qdisc", "del", "dev", env("TB_SRV_DEV"), "clsact", check=False)
+        if os.path.exists(PIN):
+            os.unlink(PIN)
+        stop_group(self.proc, "memcached", comm="memcached")
+        self.proc = None
+
+    def stats(self):
+        """BMC's own counters (its map_stats, one struct bmc_stats a CPU):
+        GETs received, hits answered in XDP, misses, cache updates."""
+        try:
+            j = json.loads(run(["bpftool", "-j", "map", "dump", "name", "map_stats"]))
+        except (CompareError, ValueError):
+            return None
+        tot = dict.fromkeys(STATS, 0)
+        for e in j:
+            for v in e.get("values", []):
+                raw = bytes(int(b, 16) for b in v.get("value", []))
+                for i, n in enumerate(STATS):
+                    tot[n] += int.from_bytes(raw[4 * i:4 * i + 4], "little")
+        return tot
+
+
+servers.EXTRA_SYSTEMS["bmc"] = BmcSystem
 
 
 def check(ap, a):

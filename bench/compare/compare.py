@@ -287,8 +287,8 @@ def outer(argv, a):
         need.append("memcached")
     if "redis" in a.baselines:
         need.append("redis-server")
-    if "bmc" in a.baselines:  # bench/compare/bmc-run.sh attaches its TC program
-        need += ["tc", "mountpoint"]
+    if "bmc" in a.baselines:  # bmc.BmcSystem attaches its TC program
+        need += ["tc"]
     if "n" in a.experiments:  # bench/tcpscale.sh's clients and servers
         for s in tcpscale.servers(a.baselines, a.baselines_given):
             need += {"memcached-tcp": ["memcached", "memcaslap"], "redis": [

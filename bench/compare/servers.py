@@ -580,64 +580,6 @@ class MemcachedSystem(System):
                 "limit_maxbytes": st.get("limit_maxbytes"), "rss": pid and rss_bytes(pid)}
 
 
-class BmcSystem(MemcachedSystem):
-    """BMC (Orange-OpenSource/bmc-cache, NSDI'21) in front of the same
-    memcached as memcached-udp: its XDP program answers the GETs it has
-    cached, its TC egress program fills the cache from memcached's replies.
-    The build is the user's (--bmc-dir: bmc and bmc_kern.o, docs/compare.md)."""
-    kind = "bmc"
-
-    def __init__(self, name, xdpkv, log):
-        super().__init__("memcached-udp", xdpkv, log)
-        self.name, self.proto, self.bmc = "bmc", "mc-udp", None
-
-    def start(self, cfg):
-        self.start_memcached(cfg)
-        d = env("XKV_BMC_DIR")
-        off = os.path.getsize(self.log) if os.path.exists(self.log) else 0
-
-        def ready():  # this start's output only: the log keeps the earlier ones'
-            with open(self.log, "rb") as f:
-                f.seek(off)
-                return b"BMC-READY" in f.read()
-        self.bmc = tb_bg(self.log, "tb_srv", os.path.join(HERE, "bmc-run.sh"), d,
-                         env("TB_SRV_DEV"))
-        t0 = time.time()
-        while not ready():
-            if self.bmc.poll() is not None or time.time() - t0 > 120:
-                self.stop()
-                raise CompareError("bmc: its loader did not attach (log: %s): %s" % (
-                    self.log, tail(self.log, 600)))
-            time.sleep(0.1)
-        tb("tb_pin_napi")
-        self.settings = dict(self.settings, bmc="BMC_DIR/bmc (its XDP program on the server "
-                             "veth, its TC program on the veth's egress) in front of that memcached")
-
-    def stop(self):
-        # until bmc-run.sh is gone: its loader detached, its pin and qdisc removed
-        stop_group(self.bmc, "bmc", grace=10.0, comm="bmc-run.sh")
-        self.bmc = None
-        stop_group(self.proc, "memcached", comm="memcached")
-        self.proc = None
-
-    def stats(self):
-        """BMC's own counters (its map_stats, one struct bmc_stats a CPU):
-        GETs received, hits answered in XDP, misses, cache updates."""
-        names = ("get_recv_count", "set_recv_count", "get_resp_count", "hit_misprediction",
-                 "hit_count", "miss_count", "update_count", "invalidation_count")
-        try:
-            j = json.loads(run(["bpftool", "-j", "map", "dump", "name", "map_stats"]))
-        except (CompareError, ValueError):
-            return None
-        tot = dict.fromkeys(names, 0)
-        for e in j:
-            for v in e.get("values", []):
-                raw = bytes(int(b, 16) for b in v.get("value", []))
-                for i, n in enumerate(names):
-                    tot[n] += int.from_bytes(raw[4 * i:4 * i + 4], "little")
-        return tot
-
-
 def read_first(path):
     try:
         with open(path) as f:
@@ -756,6 +698,10 @@ def _redis_keys(info):
     return None
 
 
+# name -> System class, for systems defined outside this file (bmc.BmcSystem)
+EXTRA_SYSTEMS = {}
+
+
 def make_system(name, xdpkv, log):
     if name == "reflector":
         return ReflectorSystem(xdpkv, log)
@@ -763,8 +709,8 @@ def make_system(name, xdpkv, log):
         return XdpkvTcpSystem(xdpkv, log, kernel=name == "xdpkv-tcp-kernel")
     if name.startswith("xdpkv/"):
         return XdpkvSystem(name[6:], xdpkv, log)
-    if name == "bmc":
-        return BmcSystem(name, xdpkv, log)
+    if name in EXTRA_SYSTEMS:  # registered by their own modules (bmc.py)
+        return EXTRA_SYSTEMS[name](name, xdpkv, log)
     if name.startswith("memcached-"):
         return MemcachedSystem(name, xdpkv, log)
     if name == "redis":
