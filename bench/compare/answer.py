@@ -105,6 +105,14 @@ def md(res, h, L):
                  "%.0f" % p99["value"] if p99.get("value") is not None else "?",
                  "{:,}".format(cl["requests_per_s"]) if cl.get("requests_per_s") else "?",
                  hr["value"]))
+    real = x.get("hit_ratio_real") or {}
+    mreal = (mc or {}).get("hit_ratio_real") or {}
+    if real.get("value") is not None and mreal.get("value") is not None:
+        d = "no difference resolved" if overlap(x, mc, "hit_ratio_real") else "%+.3f" % (
+            real["value"] - mreal["value"])
+        L.append("At the memory memcached-udp really used for its 1 MiB budget (its RSS growth, "
+                 "the same bytes for both), %s's hit ratio is %.3f against memcached-udp's "
+                 "%.3f (%s).\n\n" % (name, real["value"], mreal["value"], d))
     if tied:
         L.append("%s and %s are not told apart by this run: every column the rules use overlaps "
                  "(no difference resolved); %s has the higher median throughput.\n\n" % (

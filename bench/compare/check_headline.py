@@ -40,7 +40,7 @@ def spec(system, rows=()):
     if system == "bmc":  # (o) only: every headline cell empty, with its reason
         return dict.fromkeys(("throughput", "capacity", "capacity_cpu", "cpu_us", "p50_us",
                               "p99_us", "p50_low_us", "p99_low_us", "timeouts",
-                              "bytes_per_item", "hit_ratio", "lost_2x"))
+                              "bytes_per_item", "hit_ratio", "hit_ratio_real", "lost_2x"))
     out = {
         "throughput": ({"experiment": "a", "tool": "loadgen", "dist": "uniform"},
                        "throughput_ops", lambda x: x / 1e6, False),
@@ -61,6 +61,12 @@ def spec(system, rows=()):
                            "bytes_per_item", lambda x: x, False),
         "hit_ratio": ({"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
                        "dist": HEADLINE_DIST}, "hit_ratio", lambda x: x, False),
+        # the layouts at the memory memcached-udp really used, memcached-udp itself
+        "hit_ratio_real": ({"experiment": "m", "point": "headline-real"}, "hit_ratio",
+                           lambda x: x, False) if xdp else
+                          ({"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
+                            "dist": HEADLINE_DIST}, "hit_ratio", lambda x: x, False)
+                          if system == "memcached-udp" else None,
         "lost_2x": ({"experiment": "g", "kvexp": "lost", "ratio": HEADLINE_RATIO} if xdp else
                     {"experiment": "g", "tool": "loadgen", "ratio": HEADLINE_RATIO},
                     "readable_share", lambda x: 1.0 - x, False),

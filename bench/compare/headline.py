@@ -28,6 +28,7 @@ COLUMNS = (
     ("timeouts", "requests unanswered at the common load", "count"),
     ("bytes_per_item", "bytes per item", "B"),
     ("hit_ratio", "hit ratio at the budget", ""),
+    ("hit_ratio_real", "hit ratio at memcached-udp's real memory", ""),
     ("lost_2x", "data lost at 2x capacity", "of keys set"),
 )
 # a cell's field -> the field of its runs ("FIELD_runs" unless named here)
@@ -101,6 +102,8 @@ def definitions(res):
                                                "run has it"},
         "hit_ratio": {"experiment": "m", "point": "headline", "budget": HEADLINE_BUDGET,
                       "dist": HEADLINE_DIST},
+        "hit_ratio_real": {"experiment": "m", "point": "headline-real",
+                           "memcached-udp": "its own headline (m) row"},
         "lost_2x": {"experiment": "g", "ratio": HEADLINE_RATIO, "layouts": "kvexp lost",
                     "memcached, redis": "tool loadgen (a memory limit)"},
     }
@@ -216,6 +219,15 @@ def build_row(res, system):
                                             sorted(g)[len(g) // 2] / 2**20, len(g)))
     else:
         out["hit_ratio"] = missing(need("m") or "no headline (m) row")
+    # the same bytes for every system: the memory memcached-udp really used
+    mr = find(rows, system, "m", point="headline-real") if xdp else (
+        m if system == "memcached-udp" else None)
+    if mr is not None:
+        out["hit_ratio_real"] = cell(rows, mr, "hit_ratio", rows[mr].get("label") or "?")
+    else:
+        out["hit_ratio_real"] = missing(need("m") or (
+            "no (m) row at memcached-udp's real memory" if xdp else
+            "its real memory is not memcached-udp's (see the note beside its hit ratio)"))
     g = (find(rows, system, "g", kvexp="lost", ratio=HEADLINE_RATIO) if xdp else
          find(rows, system, "g", tool="loadgen", ratio=HEADLINE_RATIO))
     if g is not None and not xdp:
@@ -258,7 +270,8 @@ def fmt(c, key):
         return "artefact (%.0f, below the floor)" % c["value"]
     d = {"throughput": 3, "capacity": 3, "capacity_cpu": 3, "cpu_us": 2, "p50_us": 0, "p99_us": 0,
          "p50_low_us": 0, "p99_low_us": 0,
-         "timeouts": 0, "bytes_per_item": 0, "hit_ratio": 3, "lost_2x": 3}[key]
+         "timeouts": 0, "bytes_per_item": 0, "hit_ratio": 3, "hit_ratio_real": 3,
+         "lost_2x": 3}[key]
     f = lambda x: "%.*f" % (d, x)  # noqa: E731
     s = f(c["value"])
     if c["n"] > 1 and f(c["min"]) != f(c["max"]):
