@@ -45,6 +45,8 @@ struct xkv_tcpx_key {
 #define XKV_TCPX_F_ANSWERED 16u /* a request was answered here: segments are translated */
 #define XKV_TCPX_F_ON_ACK 32u /* the last reply goes out on the kernel's next segment at s_k
 			       * (its request's ACK was news to the kernel: tcpx_tc.bpf.h) */
+#define XKV_TCPX_F_NOREPLY 64u /* the last answer was a noreply write: no reply bytes; the
+				* kernel acknowledges its request (and any copy of it) as old data */
 
 struct xkv_tcpx_flow {
 	struct bpf_spin_lock lock;
@@ -78,7 +80,7 @@ struct xkv_tcpx_seg {
 	__u8 fl, odd;              /* TCP flags; an option the translation does not know */
 	__u8 on;                   /* the reply under way is a TCP segment (xkv_emit_frame) */
 	__u8 r_has_ts;
-	__u8 _pad;
+	__u8 noreply;              /* ... is a noreply write's: no reply, the kernel acknowledges */
 	__u8 on_ack;               /* ... is kept for the kernel's acknowledgement (not sent here) */
 	__u16 r_win;
 	__u32 r_seq, r_ack, r_tsval, r_tsecr;

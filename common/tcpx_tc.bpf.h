@@ -130,7 +130,8 @@ __attribute__((noinline)) int xkv_tcpx_ack_hdr(struct __sk_buff *skb, __u32 l4, 
 }
 
 /* The flow's last reply on the kernel's pure ACK at its place (s_k): the
- * ACK the kernel sent for the request's duplicate (tcpx_xdp.bpf.h, I5).
+ * ACK the kernel sent for the request's duplicate (tcpx_xdp.bpf.h, I5; a
+ * noreply write's has no reply: the ACK alone, its D-SACK cut).
  * The header is cut to its timestamps (xkv_tcpx_ack_hdr), the reply text
  * goes after it, the lengths and the pseudo-header sum follow (the
  * kernel's own segments are CHECKSUM_PARTIAL here: the rest of the sum is
@@ -140,8 +141,11 @@ static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_t
 					     int v4)
 {
 	__u32 len = o->r_len, csum = l4 + 16;
+	int none = (o->flags & XKV_TCPX_F_NOREPLY) != 0; /* a noreply write's: the ACK alone */
 
-	if (!len || len > XKV_TCPX_REPLY_MAX || ipl != doff || doff > 60)
+	if (none)
+		len = 0;
+	if ((!len && !none) || len > XKV_TCPX_REPLY_MAX || ipl != doff || doff > 60)
 		return 0;
 	__u32 hl = xkv_tcpx_ack_hdr(skb, l4, doff);
 	if (hl != 20 && hl != 32)
@@ -149,7 +153,7 @@ static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_t
 	__u32 was = skb->len;
 	if (was < l4 + doff || bpf_skb_change_tail(skb, was - (doff - hl) + len, 0))
 		return 0;
-	if (bpf_skb_store_bytes(skb, l4 + hl, f->r, XKV_LEN(len, XKV_TCPX_REPLY_MAX), 0)) {
+	if (len && bpf_skb_store_bytes(skb, l4 + hl, f->r, XKV_LEN(len, XKV_TCPX_REPLY_MAX), 0)) {
 		bpf_skb_change_tail(skb, was, 0);
 		return 0;
 	}
@@ -162,7 +166,7 @@ static __always_inline int tcpx_reply_on_ack(struct __sk_buff *skb, struct xkv_t
 	} else {
 		bpf_skb_store_bytes(skb, ETH_HLEN + 4, &new_l4, sizeof(new_l4), 0);
 	}
-	__u8 hb[2] = { (__u8)((hl / 4) << 4), 0x18 }; /* the header's length; ACK, PSH */
+	__u8 hb[2] = { (__u8)((hl / 4) << 4), len ? 0x18 : 0x10 }; /* the header's length; ACK (PSH) */
 	bpf_skb_store_bytes(skb, l4 + 12, hb, 2, 0);
 	return 1;
 }

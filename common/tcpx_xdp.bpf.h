@@ -23,8 +23,9 @@
  *      kernel as old data (its bytes taken out first), which the kernel
  *      acknowledges at once (a duplicate), and that acknowledgement takes
  *      the reply out (tcpx_tc.bpf.h, XKV_TCPX_F_ON_ACK) — no ACK is lost;
- *   I6 it holds one whole request the fast path answers, not noreply, and
- *      its reply fits one segment (the MSS, the client's window);
+ *   I6 it holds one whole request the fast path answers, and its reply
+ *      fits one segment (the MSS, the client's window); a noreply write
+ *      has none: it goes the I5 way, its segment acknowledged by the kernel;
  *   I7 the access lists and SASL allow it as on UDP (the rate limit covers
  *      UDP alone: docs/security.md).
  * Otherwise XDP_PASS, translated.  A retransmitted answered request whose
@@ -255,7 +256,7 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 			keyed = xkv_quick_set_req(sc, q.tlen);
 		int err = keyed ? XKV_OK : xkv_parse_req(sc, q.tlen);
 		if (err || r->op > XKV_OP_FAST_LAST || r->op == XKV_OP_NONE || r->next != q.tlen ||
-		    r->too_many || r->noreply)
+		    r->too_many || (r->noreply && !xkv_op_writes(r->op)))
 			return TCPX_REFUSE(refused_shape);
 		if (XKV_GUARDED && xkv_op_writes(r->op) && !acl_has(sc, &acl_write))
 			return TCPX_REFUSE(refused_acl);
@@ -264,7 +265,7 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 		/* exactly once: a write runs here only when its reply is sure to
 		 * go out here (a reply that did not fit would send the request
 		 * to serve, which would run it again) */
-		if (xkv_op_writes(r->op) && sc->tx.r_room < XKV_TCPX_WRITE_REPLY)
+		if (xkv_op_writes(r->op) && !r->noreply && sc->tx.r_room < XKV_TCPX_WRITE_REPLY)
 			return TCPX_REFUSE(refused_room);
 #ifdef XKV_PERCPU
 		/* a per-CPU store: a set here writes this CPU's copy only, and
@@ -278,6 +279,15 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 			act = xdp_get_reply(ctx, &q, &g);
 		} else {
 			act = xdp_write(ctx, &q, keyed);
+			/* noreply, done (XDP_DROP: nothing to send): the request
+			 * consumed, its segment to the kernel as old data, whose
+			 * immediate ACK acknowledges it (tcpx_commit) */
+			if (r->noreply && act == XDP_DROP) {
+				sc->tx.r_len = 0;
+				sc->tx.noreply = 1;
+				sc->tx.on_ack = 1;
+				return XDP_TX;
+			}
 		}
 	}
 	if (act == XDP_TX)
@@ -400,8 +410,9 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 	if (p->ts_at)
 		f->ts_recent = p->tsval;
 	f->replay_ns = now;
-	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK)) | XKV_TCPX_F_ANSWERED |
-		   (p->on_ack ? XKV_TCPX_F_ON_ACK : 0);
+	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK | XKV_TCPX_F_NOREPLY)) |
+		   XKV_TCPX_F_ANSWERED | (p->on_ack ? XKV_TCPX_F_ON_ACK : 0) |
+		   (p->noreply ? XKV_TCPX_F_ACKED | XKV_TCPX_F_NOREPLY : 0);
 	bpf_spin_unlock(&f->lock);
 	stat_inc(st, XKV_STAT_tcpx_answered);
 	if (!p->on_ack)
@@ -495,9 +506,10 @@ static __always_inline struct xkv_tcpx_flow *tcpx_flow_new(struct xdp_md *ctx, s
 /* A repeat of the answered request (or a part of it).  Its reply not
  * acknowledged: sent again, at most once in XKV_TCPX_REPLAY_NS (as the
  * kernel would retransmit it; copies in between are dropped).  Its reply
- * acknowledged: a keepalive probe (a byte at most) goes to the kernel as
- * old data, which it acknowledges; a copy of more is dropped (nothing in
- * it the kernel lacks).  XKV_NEXT: not a repeat. */
+ * acknowledged: a keepalive probe (a byte at most), or a copy of a noreply
+ * write (whose acknowledgement was lost), goes to the kernel as old data,
+ * which it acknowledges; a copy of more is dropped (nothing in it the
+ * kernel lacks).  XKV_NEXT: not a repeat. */
 static __always_inline int tcpx_repeat(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
 				       struct xkv_tcpx_flow *f, const struct tcpx_offs *o)
 {
@@ -520,8 +532,8 @@ static __always_inline int tcpx_repeat(struct xdp_md *ctx, struct xkv_scratch *s
 		stat_inc(st, XKV_STAT_tcpx_dup_dropped);
 		return XDP_DROP;
 	}
-	if (p->plen <= 1)
-		return XKV_NEXT;
+	if (p->plen <= 1 || (o->flags & XKV_TCPX_F_NOREPLY))
+		return XKV_NEXT; /* to the kernel, which acknowledges it */
 	if (!seq_before(o->c_end, p->seq + p->plen)) {
 		stat_inc(st, XKV_STAT_tcpx_dup_dropped);
 		return XDP_DROP;

@@ -89,7 +89,7 @@ int xdpkv_tcpx(struct xdp_md *ctx)
 
 	if (!sc)
 		return XDP_PASS;
-	sc->tx.on = sc->tx.on_ack = 0;
+	sc->tx.on = sc->tx.on_ack = sc->tx.noreply = 0;
 	int act = xkv_tcpx(ctx, sc);
 	return act == XKV_NEXT ? XDP_PASS : act;
 }

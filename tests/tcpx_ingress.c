@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <linux/pkt_cls.h>
 #include "unit_check.h"
 #include "tcpx_test.h"
 
@@ -260,6 +261,49 @@ static void once_rows(struct ctx *c, struct seg g)
 	close(fd);
 }
 
+/* noreply: the write applied here, no reply; the segment goes to the
+ * kernel as old data, whose immediate ACK (its D-SACK cut) acknowledges
+ * it; a copy of it (that ACK lost) goes the same way, not run again. */
+static void noreply_rows(struct ctx *c, struct seg g, int tc)
+{
+	int fd = repaired(CPORT + 6, RCV_NXT, SND_NXT);
+	struct xkv_tcpx_key k = key_of(c->cli, CPORT + 6, c->srv);
+	struct xkv_store *s = c->s;
+	struct xkv_tcpx_flow f;
+	struct xkv_item it;
+	const char *req = "set nr 0 0 2 noreply\r\nhi\r\n";
+	__u32 n = (__u32)strlen(req);
+	serve_it(s, fd, 6);
+	g.sport = CPORT + 6, g.seq = RCV_NXT, g.ack = SND_NXT, g.flags = F_ACK | F_PSH, g.payload = req;
+	__u64 a0 = counter(s, XKV_STAT_tcpx_answered);
+	go(c, &g);
+	CHECK(fd >= 0 && c->o.ret == XDP_PASS && rd32(tcp_of(&c->o) + 4) == RCV_NXT - n &&
+	      s->L->get(s, "nr", 2, &it) == 1 && counter(s, XKV_STAT_tcpx_answered) == a0 + 1 &&
+	      !get_flow(c->flows, &k, &f) && (f.flags & XKV_TCPX_F_NOREPLY) && (f.flags & XKV_TCPX_F_ACKED) &&
+	      (f.flags & XKV_TCPX_F_ON_ACK) && f.c_end == RCV_NXT + n,
+	      "%s: a noreply set: stored here, the segment to the kernel as old data at %u (want %u; ret %d)",
+	      c->L, rd32(tcp_of(&c->o) + 4), RCV_NXT - n, c->o.ret);
+	/* the kernel's immediate ACK of it, with its D-SACK */
+	struct seg a = { .saddr = c->srv, .daddr = c->cli, .sport = PORT, .dport = CPORT + 6, .flags = F_ACK,
+			 .seq = SND_NXT, .ack = RCV_NXT, .tsval = 7, .tsecr = 9, .nsack = 1 };
+	a.sack[0][0] = RCV_NXT - n, a.sack[0][1] = RCV_NXT;
+	__u8 in[256];
+	struct out o;
+	size_t an = build(&a, in);
+	run(tc, in, an, &o);
+	CHECK(o.ret == TC_ACT_OK && o.len == an - 12 && (tcp_of(&o)[12] >> 4) * 4 == 32 &&
+	      tcp_of(&o)[13] == F_ACK && rd32(tcp_of(&o) + 4) == SND_NXT && rd32(tcp_of(&o) + 8) == RCV_NXT + n,
+	      "%s: ... the kernel's ACK acknowledges it (ack %u, want %u), its D-SACK cut (len %u, want %zu)",
+	      c->L, rd32(tcp_of(&o) + 8), RCV_NXT + n, o.len, an - 12);
+	/* that ACK lost: the set again goes to the kernel, not run again */
+	s->L->del(s, "nr", 2);
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && s->L->get(s, "nr", 2, &it) == 0,
+	      "%s: ... the noreply set again: to the kernel (which acknowledges it), not stored again", c->L);
+	bpf_map_delete_elem(c->flows, &k);
+	close(fd);
+}
+
 /* Repeats of the answered request: a replay at most once in
  * XKV_TCPX_REPLAY_NS; keepalive probes to the kernel; the timestamp option
  * found after three SACK blocks. */
@@ -391,6 +435,9 @@ int tcpx_ingress_cases(const char *L, struct bpf_object *obj, struct xkv_store *
 	repeat_rows(c, &k, g);
 	outsider_rows(c, g);
 	once_rows(c, g);
+	struct bpf_program *e = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_egress");
+	if (e)
+		noreply_rows(c, g, bpf_program__fd(e));
 	bpf_map_delete_elem(c->flows, &k);
 	close(fd);
 	free(c);

@@ -11,6 +11,7 @@ numbers from the frames it carries and sends the crafted ones.
   tcpstrict.py keepalive HOST PORT DEV      1- and 0-byte probes at SND.NXT-1: each acknowledged
   tcpstrict.py mtu HOST PORT N              gets whose replies span the MSS, after a command serve answers
   tcpstrict.py idle HOST PORT SECONDS       a get every 0.3 s for SECONDS: the connection stays open
+  tcpstrict.py noreply HOST PORT N          N noreply sets and deletes, raw and pymemcache's defaults: then read back
   tcpstrict.py hold HOST PORT N SECONDS     N connections, two gets each, then silent (never closed) for SECONDS
 
 Prints one line per result; exits 0 when all held, 1 otherwise."""
@@ -296,6 +297,35 @@ def idle(host, port, secs):
     s.close()
 
 
+def noreply(host, port, n):
+    s = socket.create_connection((host, port), timeout=3)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    for i in range(n):
+        s.sendall(b"set nr%d 0 0 3 noreply\r\nabc\r\n" % i)
+        time.sleep(0.002)
+    for i in range(0, n, 2):
+        s.sendall(b"delete nr%d noreply\r\n" % i)
+        time.sleep(0.002)
+    keys = b" ".join(b"nr%d" % i for i in range(n))
+    s.sendall(b"get " + keys + b"\r\n")
+    got = b""
+    while not got.endswith(b"END\r\n"):
+        got += s.recv(65536)
+    want = b"".join(b"VALUE nr%d 0 3\r\nabc\r\n" % i for i in range(1, n, 2)) + b"END\r\n"
+    report(got == want, "%d noreply sets and %d noreply deletes, read back" % (n, (n + 1) // 2))
+    s.close()
+    from pymemcache.client.base import Client
+    c = Client((host, port), timeout=3)  # set and delete default to noreply
+    for i in range(n):
+        c.set("pm%d" % i, b"v%d" % i)
+    for i in range(0, n, 3):
+        c.delete("pm%d" % i)
+    got = c.get_many(["pm%d" % i for i in range(n)])
+    want = {"pm%d" % i: b"v%d" % i for i in range(n) if i % 3}
+    report(got == want, "pymemcache's default set and delete (noreply), read back: %d of %d keys" % (len(got), len(want)))
+    c.close()
+
+
 def hold(host, port, n, secs):
     cs = [socket.create_connection((host, port), timeout=3) for _ in range(n)]
     for c in cs:
@@ -322,6 +352,8 @@ def main(a):
         keepalive(a[1], int(a[2]), a[3])
     elif cmd == "mtu":
         mtu(a[1], int(a[2]), int(a[3]))
+    elif cmd == "noreply":
+        noreply(a[1], int(a[2]), int(a[3]))
     elif cmd == "hold":
         hold(a[1], int(a[2]), int(a[3]), float(a[4]))
     elif cmd == "idle":

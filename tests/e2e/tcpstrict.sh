@@ -14,6 +14,8 @@
 #     (PAWS), a sequence number outside the window: not stored; with
 #     everything right (the control): stored;
 #   - 1- and 0-byte keepalive probes at SND.NXT-1: acknowledged;
+#   - noreply sets and deletes (raw, and pymemcache's defaults): applied
+#     once, read back, a share answered in XDP;
 #   - a client at MTU 1300 reading replies across its MSS, each after a
 #     command serve answers (the reply rides the kernel's ACK): no stall;
 #   - serve --idle-timeout 2 and a get every 0.3 s: the connection stays;
@@ -70,6 +72,12 @@ for mode in xdp kernel; do
 		fi
 	done
 	check "$mode: keepalive probes" strict keepalive "$S4" "$P" "$TB_CLI_DEV"
+	n0=$(tb_counter fast tcpx_answered)
+	check "$mode: noreply writes" strict noreply "$S4" "$P" 60
+	if [[ $mode == xdp ]]; then
+		n1=$(tb_counter fast tcpx_answered)
+		check "$mode: ... XDP answered a share of them ($((n1 - n0)) of 210)" test $((n1 - n0)) -ge 40
+	fi
 	check "$mode: --idle-timeout 2 counts the gets" strict idle "$S4" "$P" 4
 	tb_serve_stop
 	if [[ $mode == xdp ]]; then
