@@ -41,7 +41,6 @@ struct xkv_tcpx_key {
 #define XKV_TCPX_F_ACKED 1u   /* the client has acknowledged the last reply in full */
 #define XKV_TCPX_F_FIN_C 2u   /* the client sent its FIN */
 #define XKV_TCPX_F_FIN_K 4u   /* the kernel sent its FIN (fin_k: its wire seq + 1) */
-#define XKV_TCPX_F_FIN_K_ACKED 8u /* the client acknowledged it */
 #define XKV_TCPX_F_ANSWERED 16u /* a request was answered here: segments are translated */
 #define XKV_TCPX_F_ON_ACK 32u /* the last reply goes out on the kernel's next segment at s_k
 			       * (its request's ACK was news to the kernel: tcpx_tc.bpf.h) */

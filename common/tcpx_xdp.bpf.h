@@ -452,8 +452,6 @@ static __always_inline void tcpx_track(struct xkv_tcpx_flow *f, struct xkv_tcpx_
 	bpf_spin_lock(&f->lock);
 	if ((p->fl & TCPX_ACK) && !seq_before(p->ack, f->s_wire + f->r_len))
 		f->flags |= XKV_TCPX_F_ACKED;
-	if ((p->fl & TCPX_ACK) && (f->flags & XKV_TCPX_F_FIN_K) && !seq_before(p->ack, f->fin_k))
-		f->flags |= XKV_TCPX_F_FIN_K_ACKED;
 	if (p->fl & TCPX_FIN)
 		f->flags |= XKV_TCPX_F_FIN_C;
 	f->seen_ns = now;

@@ -302,11 +302,6 @@ static void flows_sweep(struct tcp_worker *w)
 	if (!t->xtcp || w != t->w || now - w->last_flow_sweep < TCP_FLOW_SWEEP_MS * 1000000ull)
 		return;
 	w->last_flow_sweep = now;
-	/* a test's shorter linger (tests/e2e/tcpstrict.sh: the sweep in seconds, not a minute) */
-	static __u64 linger = XKV_TCPX_LINGER_NS;
-	const char *ms = getenv("XDPKV_TEST_FLOW_LINGER_MS");
-	if (ms && *ms)
-		linger = strtoull(ms, NULL, 10) * 1000000ull;
 	struct xkv_tcpx_key k, next;
 	struct xkv_tcpx_flow *f = malloc(sizeof(*f));
 	bool more = f && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &k);
@@ -317,7 +312,7 @@ static void flows_sweep(struct tcp_worker *w)
 		    !bpf_map_lookup_elem(s->tcp_slots_fd, &f->cookie, &slot))
 			continue; /* gone already, or serve's connection */
 		if ((f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K)) && f->seen_ns <= now &&
-		    now - f->seen_ns < linger)
+		    now - f->seen_ns < t->flow_linger_ns)
 			continue;
 		bpf_map_delete_elem(s->tcpx_flows_fd, &k);
 	}
@@ -505,6 +500,10 @@ int xkv_serve_tcp_start(struct xkv_serve_tcp **out, struct xkv_store *s, struct 
 	t->push_ns = (o->push_ms ? o->push_ms : TCP_PUSH_MS) * 1000000ull;
 	t->in_max = (size_t)(o->max_buffer_mib ? o->max_buffer_mib : XKV_MAX_BUFFER_MIB) << 20;
 	t->idle_ns = o->idle_timeout * 1000000000ull;
+	/* a test's shorter linger (tests/e2e/tcpstrict.sh: the sweep in seconds, not a minute) */
+	const char *linger_ms = getenv("XDPKV_TEST_FLOW_LINGER_MS");
+	t->flow_linger_ns = linger_ms && *linger_ms ? strtoull(linger_ms, NULL, 10) * 1000000ull
+						    : XKV_TCPX_LINGER_NS;
 	xkv_slow_tcp_event(sl, XKV_TCP_LISTEN, t->max_conns);
 	if (t->idle_ns)
 		xkv_slow_tcp_event(sl, XKV_TCP_IDLE_ON, 0);

@@ -91,6 +91,7 @@ struct xkv_serve_tcp {
 	size_t in_mem;                    /* __atomic */
 	size_t in_max;
 	__u64 idle_ns;                    /* --idle-timeout; 0: never */
+	__u64 flow_linger_ns;             /* a closed flow kept this long (XKV_TCPX_LINGER_NS) */
 	struct tcp_worker *w;
 	/* the fast path's arrays, mapped (tcpfast.h), and their free slots */
 	struct xkv_tcp_conn *kconns;      /* the kernel writes; here only zeroed for a new slot */

@@ -23,17 +23,14 @@ import struct
 import sys
 import time
 
+from abuseclient import ones_sum
+
 ETH_P_IP = 0x0800
 ETH_P_ALL = 0x0003  # outgoing frames reach only packet sockets of every protocol
 
 
 def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
+    return 0xFFFF - ones_sum(b)
 
 
 class Frame:
