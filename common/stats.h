@@ -54,7 +54,8 @@
 	X(tcp_pass,        "TCP: segments the kernel handed to the userspace server") \
 	X(tcp_slow,        "TCP requests answered by the userspace server") \
 	X(tcp_lost,        "TCP: a request the kernel could not answer nor hand on (never seen)") \
-	X(tcpx_answered,   "TCP requests answered in the driver hook (XDP, sequence translation)") \
+	X(tcpx_answered,   "TCP requests answered in the driver hook (XDP, sequence translation), one a request") \
+	X(tcpx_pipelined,  "TCP XDP: segments of several requests answered (their requests in tcpx_answered)") \
 	X(tcpx_replayed,   "TCP XDP: a reply sent again (its request came again, the reply unacknowledged)") \
 	X(tcpx_on_ack,     "TCP XDP: replies sent on the kernel's acknowledgement (their request's ACK was news to it)") \
 	X(tcpx_dup_dropped, "TCP XDP: a repeated request dropped (its reply acknowledged, or none to resend)") \

@@ -27,6 +27,8 @@
 					 * kernel's smallest RTO (TCP_RTO_MIN) */
 #define XKV_TCPX_WRITE_REPLY 64   /* room a write's reply needs (its longest, SERVER_ERROR
 				   * ..., with room to spare): checked before the store changes */
+#define XKV_TCPX_PIPE_MAX 16      /* requests in one segment answered here at most (each a
+				   * tail call: the kernel allows 33 in a chain) */
 #define XKV_TCPX_LINGER_NS 60000000000ull /* a closed flow kept for its FIN's retransmissions
 					   * (TIME-WAIT's length, TCP_TIMEWAIT_LEN) */
 
@@ -87,6 +89,17 @@ struct xkv_tcpx_seg {
 	__u32 r_len;               /* reply bytes sent */
 	__u8 opt[64];
 	__u8 hdr[32];              /* the reply's TCP header */
+	/* the segment's requests (tcpx_pipe.bpf.h): split by xkv_tcpx_scan,
+	 * run one a program in a tail-call chain, their replies collected */
+	__u8 pipe;                 /* collecting: a reply goes to acc[], not out */
+	__u8 pipe_n, pipe_i;       /* requests, the one under way */
+	__u8 pipe_w;               /* the first write's index (pipe_n: none); only writes after it */
+	__u8 pipe_wreply;          /* writes from pipe_w on that have a reply */
+	__u8 applied;              /* a write has changed the store: no way back */
+	__u16 pipe_len[XKV_TCPX_PIPE_MAX]; /* each request's bytes */
+	__u32 pipe_off;            /* payload offset of request pipe_i */
+	__u32 acc_len;             /* reply bytes collected */
+	__u8 acc[2048 + XKV_TCPX_REPLY_MAX]; /* the replies (at offsets below 2048) */
 	struct {                   /* its socket when it came (xkv_tcpx_look) */
 		__u8 found;        /* XKV_TCPX_SK_* */
 		__u8 served;       /* serve accepted it (its cookie in tcp_slots) */

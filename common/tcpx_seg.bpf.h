@@ -304,12 +304,25 @@ static __always_inline __u32 tcpx_put_hdr(struct xkv_scratch *sc)
 
 /* The reply segment: the request frame rewritten into [eth][ip][tcp hdr
  * sc->tx.hdr][text sc->reply[XKV_TEXT ..)] and sent back.  Global: verified
- * once.  XDP_PASS, the frame untouched, when it does not fit. */
+ * once.  XDP_PASS, the frame untouched, when it does not fit.  While a
+ * segment's requests run (sc->tx.pipe) the text is added to sc->tx.acc
+ * instead, the frame untouched: XDP_TX when the replies so far fit one
+ * segment. */
 __attribute__((noinline)) int xkv_tcpx_emit(struct xdp_md *ctx, struct xkv_scratch *sc, __u32 tlen)
 {
 	if (!ctx || !sc)
 		return XDP_PASS;
 	struct xkv_tcpx_seg *p = &sc->tx;
+	if (p->pipe) {
+		__u32 at = p->acc_len;
+		if (tlen == 0 || at > XKV_TCPX_REPLY_MAX || tlen > XKV_TCPX_REPLY_MAX ||
+		    at + tlen > p->r_room || at + tlen > XKV_TCPX_REPLY_MAX)
+			return XDP_PASS;
+		bpf_probe_read_kernel(&p->acc[at & 2047], XKV_LEN(tlen, XKV_TCPX_REPLY_MAX),
+				      &sc->reply[XKV_TEXT]);
+		p->acc_len = at + tlen;
+		return XDP_TX;
+	}
 	if (tlen == 0 || tlen > p->r_room || tlen > XKV_TCPX_REPLY_MAX)
 		return XDP_PASS;
 	__u32 hl = tcpx_put_hdr(sc);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* TCP in the driver hook, the receive side: on a connection `xdpkv serve`
- * accepted, a client segment that is exactly one get, set or delete is
- * answered here (XDP_TX) when nothing can reorder the stream (the
+ * accepted, a client segment of whole gets, sets and deletes (text, or
+ * binary gets) is answered here (XDP_TX) when nothing can reorder the stream (the
  * invariants below); every later segment of the flow is translated
  * (sequence, acknowledgement, SACK blocks) so that the kernel's socket
  * never sees the answered exchange.  tcpx_seg.bpf.h reads and rewrites the
@@ -23,9 +23,11 @@
  *      kernel as old data (its bytes taken out first), which the kernel
  *      acknowledges at once (a duplicate), and that acknowledgement takes
  *      the reply out (tcpx_tc.bpf.h, XKV_TCPX_F_ON_ACK) — no ACK is lost;
- *   I6 it holds one whole request the fast path answers, and its reply
- *      fits one segment (the MSS, the client's window); a noreply write
- *      has none: it goes the I5 way, its segment acknowledged by the kernel;
+ *   I6 it holds whole requests the fast path answers (up to
+ *      XKV_TCPX_PIPE_MAX; no read after a write), and their replies fit
+ *      one segment (the MSS, the client's window): tcpx_pipe.bpf.h; noreply
+ *      writes alone have none: they go the I5 way, their segment
+ *      acknowledged by the kernel;
  *   I7 the access lists and SASL allow it as on UDP (the rate limit covers
  *      UDP alone: docs/security.md).
  * Otherwise XDP_PASS, translated.  A retransmitted answered request whose
@@ -37,6 +39,7 @@
 #include "xdp.bpf.h"
 #include "tcp.bpf.h" /* tcp_slots, tcp_paid */
 #include "tcpx_seg.bpf.h"
+#include "tcpx_pipe.bpf.h"
 
 /* The responder's programs, tail-called (xdp_main.bpf.h; put there by
  * attach, cli/xdpprog.c): [0] xdpkv_tcpx, the segment; [1] xdpkv_tcpx_run,
@@ -145,8 +148,6 @@ __attribute__((noinline)) int xkv_tcpx_acceptable(struct xdp_md *ctx, struct xkv
 	return xkv_tcpx_csum_ok(ctx, sc);
 }
 
-#define TCPX_REFUSE(why) ({ stat_inc(st, XKV_STAT_tcpx_##why); XKV_NEXT; })
-
 /* The reply's header fields from the socket: its place in the wire's
  * numbering, the acknowledgement of the request, the receive window, the
  * timestamps (TSval from the socket's clock, never behind what the client
@@ -220,81 +221,6 @@ __attribute__((noinline)) int xkv_tcpx_replay(struct xdp_md *ctx, struct xkv_scr
 	return XDP_PASS;
 }
 
-/* The request in sc->req answered by the fast path's own steps (xdp.bpf.h),
- * the reply a TCP segment (sc->tx.on): XDP_TX, or XKV_NEXT when it is not
- * one this path answers (I6, I7) or the store was busy (then nothing was
- * changed). */
-static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st)
-{
-	struct xdp_req q = { .sc = sc, .st = st, .tlen = sc->tx.plen };
-	struct xkv_req *r = &sc->pr;
-	__u32 zero = 0;
-	int keyed = 0, act;
-
-	q.h = bpf_map_lookup_elem(&host, &zero);
-	if (XKV_GUARDED) {
-		if (!q.h || (q.h->flags & XKV_HOST_AUTH))
-			return TCPX_REFUSE(refused_acl);
-		if (q.h->flags & XKV_HOST_SLOW_ALL) { /* as xdpkv()'s */
-			stat_inc(st, q.h->flags & XKV_HOST_FLUSHING ? XKV_STAT_pass_flush
-								     : XKV_STAT_pass_detail);
-			return XKV_NEXT;
-		}
-		if (!acl_allowed(sc))
-			return TCPX_REFUSE(refused_acl);
-		/* no rate limit: it covers UDP (docs/security.md); serve would
-		 * answer what it refused here, at a higher cost */
-	}
-	if (sc->req[0] == XKV_BIN_REQ)
-		return TCPX_REFUSE(refused_shape);
-	struct get_ctx g = { .sc = sc, .st = st, .now = q.now, .o = XKV_TEXT };
-	sc->tx.on = 1;
-	if (xdp_quick_get(&q, &g)) {
-		act = xdp_get_reply(ctx, &q, &g);
-	} else {
-		if (!(cfg.flags & XKV_CFG_BINARY_KEYS))
-			keyed = xkv_quick_set_req(sc, q.tlen);
-		int err = keyed ? XKV_OK : xkv_parse_req(sc, q.tlen);
-		if (err || r->op > XKV_OP_FAST_LAST || r->op == XKV_OP_NONE || r->next != q.tlen ||
-		    r->too_many || (r->noreply && !xkv_op_writes(r->op)))
-			return TCPX_REFUSE(refused_shape);
-		if (XKV_GUARDED && xkv_op_writes(r->op) && !acl_has(sc, &acl_write))
-			return TCPX_REFUSE(refused_acl);
-		if (q.h && (q.h->flags & XKV_HOST_PAUSE_WRITES) && xkv_op_writes(r->op))
-			return TCPX_REFUSE(refused_shape);
-		/* exactly once: a write runs here only when its reply is sure to
-		 * go out here (a reply that did not fit would send the request
-		 * to serve, which would run it again) */
-		if (xkv_op_writes(r->op) && !r->noreply && sc->tx.r_room < XKV_TCPX_WRITE_REPLY)
-			return TCPX_REFUSE(refused_room);
-#ifdef XKV_PERCPU
-		/* a per-CPU store: a set here writes this CPU's copy only, and
-		 * serve's reads on the connection would miss it (the verdict's
-		 * rule, tcp.bpf.h); serve writes every CPU's copy */
-		if (xkv_op_writes(r->op))
-			return TCPX_REFUSE(refused_shape);
-#endif
-		if (r->op == XKV_OP_GET) {
-			xkv_op_get(&g);
-			act = xdp_get_reply(ctx, &q, &g);
-		} else {
-			act = xdp_write(ctx, &q, keyed);
-			/* noreply, done (XDP_DROP: nothing to send): the request
-			 * consumed, its segment to the kernel as old data, whose
-			 * immediate ACK acknowledges it (tcpx_commit) */
-			if (r->noreply && act == XDP_DROP) {
-				sc->tx.r_len = 0;
-				sc->tx.noreply = 1;
-				sc->tx.on_ack = 1;
-				return XDP_TX;
-			}
-		}
-	}
-	if (act == XDP_TX)
-		return XDP_TX;
-	return TCPX_REFUSE(refused_room);
-}
-
 /* I2-I5 on the socket, then the request run; on XDP_TX the flow takes the
  * answer as its new correction point.  Inline, not a global function: its
  * tail call must be the program's own (made from a global subprogram, the
@@ -348,81 +274,17 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 	sk = NULL;
 	if (p->r_room > XKV_TCPX_REPLY_MAX)
 		p->r_room = XKV_TCPX_REPLY_MAX;
-	__u32 n = p->plen;
-	barrier_var(n);
-	if (n > XKV_REQ_MAX)
-		return TCPX_REFUSE(refused_shape);
-	barrier_var(n);
-	if (n == 0 || bpf_xdp_load_bytes(ctx, p->l4 + p->doff, sc->req, XKV_LEN(n, XKV_REQ_MAX)))
+	if (!xkv_tcpx_scan(ctx, sc))
 		return TCPX_REFUSE(refused_shape);
 	p->r_len = 0;
-	/* the request itself in a program of its own (verified apart) */
+	/* the requests in a program of their own (verified apart), one a
+	 * tail call (tcpx_pipe.bpf.h) */
 	bpf_tail_call(ctx, &tcpx_progs, XKV_TCPX_PROG_RUN);
 	return TCPX_REFUSE(refused_room);
 out:
 	if (sk)
 		bpf_sk_release(sk);
 	return act;
-}
-
-/* An answer on the connection, for serve's --idle-timeout (its slot's
- * xdp_ns: serve sees no request the responder answered). */
-static __always_inline void tcpx_mark_answer(struct xkv_scratch *sc, __u64 now)
-{
-	__u64 cookie = sc->tx.sk.cookie;
-	__u32 *slot = bpf_map_lookup_elem(&tcp_slots, &cookie);
-	if (!slot)
-		return;
-	struct xkv_tcp_conn *kc = bpf_map_lookup_elem(&tcp_conns, slot);
-	if (kc)
-		kc->xdp_ns = now;
-}
-
-/* The request in sc->req run (tcpx_run); on XDP_TX the flow takes the
- * answer as its new correction point.  The second half of an answer, in
- * its own program (xdpkv_tcpx_run), so that the first half's checks and
- * the request's steps are each verified within the budget. */
-static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *sc,
-				       struct xkv_stats *st, struct xkv_tcpx_flow *f)
-{
-	struct xkv_tcpx_seg *p = &sc->tx;
-	int act = tcpx_run(ctx, sc, st);
-	if (act != XDP_TX)
-		return act;
-	/* the reply text, kept for a replay */
-	__u32 rl = p->r_len;
-	if (rl > XKV_TCPX_REPLY_MAX)
-		rl = XKV_TCPX_REPLY_MAX;
-	if (rl)
-		bpf_probe_read_kernel(f->r, XKV_LEN(rl, XKV_TCPX_REPLY_MAX), &sc->reply[XKV_TEXT]);
-	__u64 now = bpf_ktime_get_ns();
-	tcpx_mark_answer(sc, now);
-	bpf_spin_lock(&f->lock);
-	f->dc_prev = f->dc;
-	f->dc += p->plen;
-	f->ds_prev = f->ds;
-	f->s_k = p->r_seq - f->ds;
-	f->s_wire = p->r_seq;
-	f->ds += rl;
-	f->c_start = p->seq;
-	f->c_end = p->seq + p->plen;
-	f->r_len = rl;
-	if (p->ts_at)
-		f->ts_recent = p->tsval;
-	f->replay_ns = now;
-	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK | XKV_TCPX_F_NOREPLY)) |
-		   XKV_TCPX_F_ANSWERED | (p->on_ack ? XKV_TCPX_F_ON_ACK : 0) |
-		   (p->noreply ? XKV_TCPX_F_ACKED | XKV_TCPX_F_NOREPLY : 0);
-	bpf_spin_unlock(&f->lock);
-	stat_inc(st, XKV_STAT_tcpx_answered);
-	if (!p->on_ack)
-		return XDP_TX;
-	/* to the kernel as bytes it has (below rcv_nxt): it takes the ACK
-	 * and acknowledges the duplicate at once */
-	struct tcpx_offs cur;
-	tcpx_offs_read(f, &cur);
-	xkv_tcpx_translate_in(ctx, sc, &cur);
-	return XDP_PASS;
 }
 
 /* The segment on to the kernel, translated; what it hands over counted

@@ -89,12 +89,14 @@ int xdpkv_tcpx(struct xdp_md *ctx)
 
 	if (!sc)
 		return XDP_PASS;
-	sc->tx.on = sc->tx.on_ack = sc->tx.noreply = 0;
+	sc->tx.on = sc->tx.on_ack = sc->tx.noreply = sc->tx.pipe = 0;
 	int act = xkv_tcpx(ctx, sc);
 	return act == XKV_NEXT ? XDP_PASS : act;
 }
 
-/* The request of a segment xdpkv_tcpx found answerable (sc->tx, sc->req). */
+/* A request of a segment xdpkv_tcpx found answerable (sc->tx): run, then
+ * the next one by a tail call to this program again, and after the last
+ * the replies sent (tcpx_pipe.bpf.h). */
 SEC("xdp")
 int xdpkv_tcpx_run(struct xdp_md *ctx)
 {
@@ -107,7 +109,15 @@ int xdpkv_tcpx_run(struct xdp_md *ctx)
 	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
 	if (!f)
 		return XDP_PASS; /* gone meanwhile (a RST): nothing answered, nothing to translate */
-	int act = tcpx_commit(ctx, sc, st, f);
+	int act = tcpx_step(ctx, sc, st);
+	if (act == XDP_TX && sc->tx.pipe_i < sc->tx.pipe_n) {
+		bpf_tail_call(ctx, &tcpx_progs, XKV_TCPX_PROG_RUN);
+		/* cannot fail: the chain is at most XKV_TCPX_PIPE_MAX + 2
+		 * long, and the program is in the array while attached */
+		return sc->tx.applied ? XDP_DROP : XDP_PASS;
+	}
+	if (act == XDP_TX)
+		act = tcpx_commit(ctx, sc, st, f);
 	if (act != XKV_NEXT)
 		return act;
 	struct tcpx_offs o;

@@ -13,7 +13,8 @@ set_tests_properties(inproc_unit PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIME
 # TCP in the driver hook (common/tcpx_*.bpf.h): the XDP segment program and
 # the TC egress program through BPF_PROG_TEST_RUN over written flow states,
 # and a replay on a loopback connection; needs root, else skipped.
-add_executable(test_tcpx ${CMAKE_CURRENT_SOURCE_DIR}/test_tcpx.c ${CMAKE_CURRENT_SOURCE_DIR}/tcpx_ingress.c)
+add_executable(test_tcpx ${CMAKE_CURRENT_SOURCE_DIR}/test_tcpx.c ${CMAKE_CURRENT_SOURCE_DIR}/tcpx_ingress.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/tcpx_pipe.c)
 target_link_libraries(test_tcpx PRIVATE xdpkv_core)
 add_test(NAME tcpx_unit COMMAND test_tcpx)
 set_tests_properties(tcpx_unit PROPERTIES LABELS "unit;quick" SKIP_RETURN_CODE 77 TIMEOUT 120)

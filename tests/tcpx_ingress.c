@@ -24,9 +24,7 @@
 #define RCV_NXT 995
 #define SND_NXT 4980
 
-/* A socket 127.0.0.1:PORT <- 127.0.0.2:cport, established in repair mode
- * (nothing sent), timestamps on, windows 65535; -1 when it cannot be. */
-static int repaired(__u16 cport, __u32 rcv_nxt, __u32 snd_nxt)
+int repaired(__u16 cport, __u32 rcv_nxt, __u32 snd_nxt)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, q;
 	struct sockaddr_in l = { .sin_family = AF_INET, .sin_port = htons(PORT),
@@ -54,8 +52,7 @@ static int repaired(__u16 cport, __u32 rcv_nxt, __u32 snd_nxt)
 	return fd;
 }
 
-/* The socket as one serve accepted: its cookie in tcp_slots. */
-static void serve_it(const struct xkv_store *s, int fd, __u32 slot)
+void serve_it(const struct xkv_store *s, int fd, __u32 slot)
 {
 	__u64 cookie = 0, zero = 0;
 	socklen_t cl = sizeof(cookie);

@@ -31,6 +31,7 @@ struct seg {
 	int ts_last;            /* the timestamps after the SACK blocks */
 	int bad_csum, bad_ipsum;
 	const char *payload;
+	size_t plen;            /* the payload's bytes; 0: strlen (text) */
 };
 
 struct out {
@@ -55,5 +56,13 @@ int get_flow(int fd, const struct xkv_tcpx_key *k, struct xkv_tcpx_flow *f);
 /* tcpx_ingress.c: the responder's rows, on a socket made in repair mode;
  * its failed checks. */
 int tcpx_ingress_cases(const char *L, struct bpf_object *obj, struct xkv_store *s);
+/* A socket 127.0.0.1:PORT <- 127.0.0.2:cport, established in repair mode
+ * (nothing sent), timestamps on, windows 65535; -1 when it cannot be. */
+int repaired(__u16 cport, __u32 rcv_nxt, __u32 snd_nxt);
+/* The socket as one serve accepted: its cookie in tcp_slots at slot. */
+void serve_it(const struct xkv_store *s, int fd, __u32 slot);
+/* tcpx_pipe.c: segments of several requests, against the slow path's
+ * replies; its failed checks. */
+int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s);
 
 #endif

@@ -71,7 +71,7 @@ size_t build(const struct seg *g, __u8 *f)
 			}
 		}
 	}
-	size_t pl = g->payload ? strlen(g->payload) : 0, th = 20 + ol, tot = 20 + th + pl;
+	size_t pl = g->payload ? (g->plen ? g->plen : strlen(g->payload)) : 0, th = 20 + ol, tot = 20 + th + pl;
 	memset(f, 0, 14 + tot);
 	f[12] = 0x08, f[13] = 0x00;
 	__u8 *ip = f + 14, *t = ip + 20;
@@ -260,6 +260,7 @@ static void layout_cases(const char *L)
 	if (x && t && s.tcpx_flows_fd >= 0) {
 		egress_cases(L, bpf_program__fd(t), s.tcpx_flows_fd);
 		unit_fails += tcpx_ingress_cases(L, obj, &s);
+		unit_fails += tcpx_pipe_cases(L, obj, &s);
 	}
 	xkv_store_close(&s);
 	bpf_object__close(obj);

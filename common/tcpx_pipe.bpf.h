@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/* TCP in the driver hook, the requests of a segment found answerable
+ * (tcpx_xdp.bpf.h, I1-I5): split (xkv_tcpx_scan), run one a program in a
+ * tail-call chain of xdpkv_tcpx_run (tcpx_step: the fast path's own steps,
+ * xdp.bpf.h, with each reply added to sc->tx.acc), and the replies sent as
+ * one segment (tcpx_commit), which the flow takes as its new correction
+ * point: one per segment, however many requests it held.
+ *
+ * Exactly once: a segment is answered whole or passed whole, untouched.
+ * Reads change nothing, so a read that cannot be answered here (its reply
+ * too long, a busy item) passes the segment on; writes must come after
+ * every read (the scan checks), and the first write runs only when the
+ * longest replies of all of them fit the segment too.  After that nothing
+ * turns back: a later write that meets a busy item is answered as memcached
+ * answers a write it could not store.  Expects xdp.bpf.h, tcp.bpf.h and
+ * tcpx_seg.bpf.h before it. */
+#ifndef XDPKV_TCPX_PIPE_BPF_H
+#define XDPKV_TCPX_PIPE_BPF_H
+
+#define TCPX_REFUSE(why) ({ stat_inc(st, XKV_STAT_tcpx_##why); XKV_NEXT; })
+
+/* The payload walked one request a bpf_loop() step (verified once).  The
+ * walk's counts live in sc->tx (map memory, unknown to the verifier), not
+ * in this struct on the stack, whose exact values would have it walk the
+ * step once per count. */
+struct tcpx_scan {
+	struct xdp_md *ctx;
+	struct xkv_scratch *sc;
+};
+
+/* The next request's bytes and kind: a text get, set or delete the fast
+ * path answers (noreply on writes only), or a binary get, getq, getk,
+ * getkq (binget.bpf.h) or noop frame.  Its length into pipe_len[pipe_n];
+ * pipe_off moves past it, pipe_w is the first write's index. */
+static long tcpx_scan_step(__u32 idx, void *v)
+{
+	struct tcpx_scan *c = v;
+	struct xkv_scratch *sc = c->sc;
+	if (!sc)
+		return 1;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u32 off = p->pipe_off, n = p->pipe_n, len, writes = 0, replied = 1;
+	__u32 left = p->plen - off;
+
+	if (off >= p->plen)
+		return 1;
+	if (n >= XKV_TCPX_PIPE_MAX || left > XKV_REQ_MAX ||
+	    bpf_xdp_load_bytes(c->ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(left, XKV_REQ_MAX)))
+		goto bad;
+	if (sc->req[0] == XKV_BIN_REQ) {
+		const struct xkv_bin_hdr *h = (const void *)sc->req;
+		if (left < XKV_BIN_HDR_LEN || bpf_ntohl(h->bodylen) > left - XKV_BIN_HDR_LEN)
+			goto bad;
+		len = XKV_BIN_HDR_LEN + bpf_ntohl(h->bodylen);
+		if (h->opcode == XKV_BIN_NOOP) {
+			if (len != XKV_BIN_HDR_LEN || h->keylen || h->extlen || h->datatype)
+				goto bad;
+		} else if (!bin_get_klen(sc, len)) {
+			goto bad;
+		}
+	} else {
+		__u32 k = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 : xkv_quick_get_req(sc, left);
+		if (k) {
+			len = left;
+		} else {
+			struct xkv_req *r = &sc->pr;
+			if (xkv_parse_req(sc, left) || r->op > XKV_OP_FAST_LAST || r->op == XKV_OP_NONE ||
+			    r->too_many || !r->next || r->next > left ||
+			    (r->noreply && !xkv_op_writes(r->op)))
+				goto bad;
+			len = r->next;
+			writes = xkv_op_writes(r->op);
+			replied = !r->noreply;
+		}
+	}
+	if (writes) {
+		if (p->pipe_w == XKV_TCPX_PIPE_MAX)
+			p->pipe_w = n;
+		p->pipe_wreply += replied;
+	} else if (p->pipe_w != XKV_TCPX_PIPE_MAX) {
+		goto bad; /* a read after a write: its reply could not be sure to fit */
+	}
+	p->pipe_len[n & (XKV_TCPX_PIPE_MAX - 1)] = len;
+	p->pipe_n = n + 1;
+	p->pipe_off = off + len;
+	return 0;
+bad:
+	p->pipe_n = 0;
+	return 1;
+}
+
+/* The segment's payload split into 1 .. XKV_TCPX_PIPE_MAX whole requests
+ * this path answers, with no read after a write (sc->tx.pipe_*): 1, or 0
+ * when it is not (an unknown command, a request cut at the end, more than
+ * that many).  Leaves sc->req and sc->pr to the run.  Global: verified
+ * once. */
+__attribute__((noinline)) int xkv_tcpx_scan(struct xdp_md *ctx, struct xkv_scratch *sc)
+{
+	if (!ctx || !sc)
+		return 0;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	struct tcpx_scan c = { .ctx = ctx, .sc = sc };
+
+	p->pipe_n = 0;
+	p->pipe_off = 0;
+	p->pipe_w = XKV_TCPX_PIPE_MAX;
+	p->pipe_wreply = 0;
+	bpf_loop(XKV_TCPX_PIPE_MAX + 1, tcpx_scan_step, &c, 0);
+	if (!p->pipe_n || p->pipe_off != p->plen)
+		return 0;
+	if (p->pipe_w > p->pipe_n)
+		p->pipe_w = p->pipe_n;
+	p->pipe_i = 0;
+	p->pipe_off = 0;
+	p->acc_len = 0;
+	p->applied = 0;
+	p->on = 1;   /* the replies are TCP's (xkv_emit_frame) */
+	p->pipe = 1; /* ... collected (xkv_tcpx_emit) */
+	return 1;
+}
+
+/* A binary request (scanned: a noop or one of the gets) run; its response
+ * collected, or none for a quiet miss. */
+static __always_inline int tcpx_run_binary(struct xdp_md *ctx, struct xdp_req *q)
+{
+	struct xkv_scratch *sc = q->sc;
+	struct xkv_stats *st = q->st;
+	int act;
+
+	if (sc->req[1] == XKV_BIN_NOOP) {
+		bin_res_hdr(sc, XKV_BIN_OK, 0, 0, 0, 0);
+		act = xkv_emit_binary(ctx, &sc->addr, sc, st, XKV_BIN_BODY - 8);
+		if (act == XDP_TX)
+			stat_inc(st, XKV_STAT_cmd_other);
+		return act == XDP_TX ? XDP_TX : TCPX_REFUSE(refused_room);
+	}
+	struct get_ctx g = { .sc = sc, .st = st, .now = q->now };
+	int plen = bin_get(&g, q->tlen);
+	if (plen == XKV_BIN_SILENT) {
+		get_count(&g, st);
+		return XDP_TX;
+	}
+	if (plen <= 0)
+		return plen == XKV_BIN_NOT_OURS ? TCPX_REFUSE(refused_shape) : TCPX_REFUSE(refused_room);
+	act = xkv_emit_binary(ctx, &sc->addr, sc, st, plen);
+	if (act != XDP_TX)
+		return TCPX_REFUSE(refused_room);
+	get_count(&g, st);
+	return XDP_TX;
+}
+
+/* Request sc->tx.pipe_i (len bytes in sc->req) run by the fast path's own
+ * steps (xdp.bpf.h), its reply collected: XDP_TX, also for one with no
+ * reply (a noreply write, a quiet miss), or XKV_NEXT when it is not one
+ * this path answers (I6, I7) or the store was busy (then nothing was
+ * changed).  The guards apply to the segment as it was when it came: the
+ * host's flags at its first request, the write rules at its first write. */
+static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
+				    __u32 len)
+{
+	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
+	struct xkv_tcpx_seg *p = &sc->tx;
+	struct xkv_req *r = &sc->pr;
+	__u32 zero = 0;
+	int keyed = 0, act;
+
+	q.h = bpf_map_lookup_elem(&host, &zero);
+	if (XKV_GUARDED && p->pipe_i == 0) {
+		if (!q.h || (q.h->flags & XKV_HOST_AUTH))
+			return TCPX_REFUSE(refused_acl);
+		if (q.h->flags & XKV_HOST_SLOW_ALL) { /* as xdpkv()'s */
+			stat_inc(st, q.h->flags & XKV_HOST_FLUSHING ? XKV_STAT_pass_flush
+								     : XKV_STAT_pass_detail);
+			return XKV_NEXT;
+		}
+		if (!acl_allowed(sc))
+			return TCPX_REFUSE(refused_acl);
+		/* no rate limit: it covers UDP (docs/security.md); serve would
+		 * answer what it refused here, at a higher cost */
+	}
+	if (sc->req[0] == XKV_BIN_REQ)
+		return tcpx_run_binary(ctx, &q);
+	struct get_ctx g = { .sc = sc, .st = st, .now = q.now, .o = XKV_TEXT };
+	if (xdp_quick_get(&q, &g)) {
+		act = xdp_get_reply(ctx, &q, &g);
+	} else {
+		if (!(cfg.flags & XKV_CFG_BINARY_KEYS))
+			keyed = xkv_quick_set_req(sc, q.tlen);
+		int err = keyed ? XKV_OK : xkv_parse_req(sc, q.tlen);
+		if (err || r->op > XKV_OP_FAST_LAST || r->op == XKV_OP_NONE || r->next != q.tlen ||
+		    r->too_many || (r->noreply && !xkv_op_writes(r->op)))
+			return TCPX_REFUSE(refused_shape);
+		if (r->op == XKV_OP_GET) {
+			xkv_op_get(&g);
+			act = xdp_get_reply(ctx, &q, &g);
+		} else {
+			/* the first write: the last point where the segment may
+			 * still go on whole; exactly once, every write's reply
+			 * must be sure to go out here (one that did not would
+			 * send the segment to serve, which would run it again) */
+			if (p->pipe_i == p->pipe_w) {
+				if (XKV_GUARDED && !acl_has(sc, &acl_write))
+					return TCPX_REFUSE(refused_acl);
+				if (q.h && (q.h->flags & XKV_HOST_PAUSE_WRITES))
+					return TCPX_REFUSE(refused_shape);
+				if (p->acc_len + XKV_TCPX_WRITE_REPLY * p->pipe_wreply > p->r_room)
+					return TCPX_REFUSE(refused_room);
+#ifdef XKV_PERCPU
+				/* a per-CPU store: a set here writes this CPU's
+				 * copy only, and serve's reads on the connection
+				 * would miss it (the verdict's rule, tcp.bpf.h);
+				 * serve writes every CPU's copy */
+				return TCPX_REFUSE(refused_shape);
+#endif
+			}
+			act = xdp_write(ctx, &q, keyed);
+			if (act != XDP_PASS)
+				p->applied = 1;
+			/* noreply, done (XDP_DROP: nothing to send) */
+			if (r->noreply && act == XDP_DROP)
+				return XDP_TX;
+		}
+	}
+	return act == XDP_TX ? XDP_TX : TCPX_REFUSE(refused_room);
+}
+
+/* The segment's next request (sc->tx.pipe_i) from the frame, run:
+ * XDP_TX (its reply collected, the walk moved on) or XKV_NEXT (nothing
+ * changed: the segment is passed on). */
+static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u32 i = p->pipe_i, off = p->pipe_off;
+	__u32 len = p->pipe_len[i & (XKV_TCPX_PIPE_MAX - 1)];
+
+	barrier_var(len);
+	if (i >= p->pipe_n || len == 0 || len > XKV_REQ_MAX || off + len > p->plen)
+		return TCPX_REFUSE(refused_shape);
+	barrier_var(len);
+	if (bpf_xdp_load_bytes(ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(len, XKV_REQ_MAX)))
+		return TCPX_REFUSE(refused_shape);
+	__u8 applied = p->applied;
+	int act = tcpx_run(ctx, sc, st, len);
+	if (act != XDP_TX && applied) {
+		/* a write after writes that ran met a busy item: there is no
+		 * passing the segment on now (serve would run them again) */
+		if (sc->pr.noreply) {
+			stat_inc(st, XKV_STAT_err_oom);
+			act = XDP_TX;
+		} else {
+			act = xkv_reply_err(ctx, &sc->addr, sc, st, XKV_E_OOM);
+		}
+	}
+	if (act != XDP_TX)
+		return XKV_NEXT;
+	p->pipe_i = i + 1;
+	p->pipe_off = off + len;
+	return XDP_TX;
+}
+
+/* An answer on the connection, for serve's --idle-timeout (its slot's
+ * xdp_ns: serve sees no request the responder answered). */
+static __always_inline void tcpx_mark_answer(struct xkv_scratch *sc, __u64 now)
+{
+	__u64 cookie = sc->tx.sk.cookie;
+	__u32 *slot = bpf_map_lookup_elem(&tcp_slots, &cookie);
+	if (!slot)
+		return;
+	struct xkv_tcp_conn *kc = bpf_map_lookup_elem(&tcp_conns, slot);
+	if (kc)
+		kc->xdp_ns = now;
+}
+
+/* Every request of the segment run: the collected replies sent as one
+ * segment (none, for noreply writes and quiet misses alone: the segment
+ * goes to the kernel as old data, whose immediate ACK acknowledges it),
+ * and the flow takes the answer as its new correction point. */
+static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *sc,
+				       struct xkv_stats *st, struct xkv_tcpx_flow *f)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u32 rl = p->acc_len;
+
+	p->pipe = 0;
+	if (rl > XKV_TCPX_REPLY_MAX)
+		return XDP_DROP; /* cannot be: collected within it */
+	if (rl) {
+		bpf_probe_read_kernel(&sc->reply[XKV_TEXT], XKV_LEN(rl, XKV_TCPX_REPLY_MAX), p->acc);
+		/* XDP_PASS only for a reply over r_room, which collecting
+		 * checked; XDP_DROP for a frame half rewritten */
+		int act = xkv_tcpx_emit(ctx, sc, rl);
+		if (act != XDP_TX)
+			return XDP_DROP;
+		/* the reply text, kept for a replay */
+		bpf_probe_read_kernel(f->r, XKV_LEN(rl, XKV_TCPX_REPLY_MAX), p->acc);
+	} else {
+		p->r_len = 0;
+		p->noreply = 1;
+		p->on_ack = 1;
+	}
+	__u64 now = bpf_ktime_get_ns();
+	tcpx_mark_answer(sc, now);
+	bpf_spin_lock(&f->lock);
+	f->dc_prev = f->dc;
+	f->dc += p->plen;
+	f->ds_prev = f->ds;
+	f->s_k = p->r_seq - f->ds;
+	f->s_wire = p->r_seq;
+	f->ds += rl;
+	f->c_start = p->seq;
+	f->c_end = p->seq + p->plen;
+	f->r_len = rl;
+	if (p->ts_at)
+		f->ts_recent = p->tsval;
+	f->replay_ns = now;
+	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK | XKV_TCPX_F_NOREPLY)) |
+		   XKV_TCPX_F_ANSWERED | (p->on_ack ? XKV_TCPX_F_ON_ACK : 0) |
+		   (p->noreply ? XKV_TCPX_F_ACKED | XKV_TCPX_F_NOREPLY : 0);
+	bpf_spin_unlock(&f->lock);
+	st->v[XKV_STAT_tcpx_answered] += p->pipe_n;
+	if (p->pipe_n > 1)
+		stat_inc(st, XKV_STAT_tcpx_pipelined);
+	if (!p->on_ack)
+		return XDP_TX;
+	/* to the kernel as bytes it has (below rcv_nxt): it takes the ACK
+	 * and acknowledges the duplicate at once */
+	struct tcpx_offs cur;
+	tcpx_offs_read(f, &cur);
+	xkv_tcpx_translate_in(ctx, sc, &cur);
+	return XDP_PASS;
+}
+
+#endif
