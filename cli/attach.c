@@ -304,7 +304,7 @@ static int run_attach(void *vo, const struct global_opts *g)
 	struct attach_opts *o = vo;
 	struct xkv_config cfg;
 	struct prior pr;
-	int rc = build_config(o, g->layout ? g->layout : "hash_map", &cfg);
+	int rc = build_config(o, g->layout ? g->layout : XKV_LAYOUT_DEFAULT, &cfg);
 
 	if (rc)
 		return rc;
@@ -348,8 +348,9 @@ const struct cmd cmd_attach = {
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--no-xdp-tcp] [--replace] "
 		    "[--reset-acl] [--restore FILE]",
 	.summary = "load the XDP store onto an interface and pin its maps",
-	.doc = "Loads the layout chosen with --layout (or --variant; default hash_map) through libxdp, attaches it\n"
-	       "to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
+	.doc = "Loads the layout chosen with --layout (or --variant; default lru, which evicts\n"
+	       "the least recently used item when full, as memcached does) through libxdp,\n"
+	       "attaches it to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
 	       "find them.  The program stays attached after xdpkv exits (until 'xdpkv detach').\n"
 	       "With --serve the slow path runs in the foreground; SIGINT or SIGTERM detach the\n"
 	       "program when it stops, SIGHUP leaves it attached with its store.\n\n"

@@ -20,6 +20,8 @@ static const struct {
 	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
 	{ "xdpkv_tcpx_run", XKV_CFG_NO_XDP_TCP, "the TCP responder in the driver hook",
 	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
+	{ "xdpkv_tcpx_bin", XKV_CFG_NO_XDP_TCP, "the TCP responder in the driver hook",
+	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
 	{ "xdpkv_tcpx_egress", XKV_CFG_NO_XDP_TCP, "the TCP responder in the driver hook",
 	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
 	{ "xdpkv_tcp", XKV_CFG_NO_TCP_FAST, "the TCP verdict on serve's connections",
@@ -30,7 +32,7 @@ struct refusals {
 	__u32 leave_out;         /* XKV_CFG_* flags of the features refused */
 	int main_refused;        /* the XDP program itself */
 	char main_reason[256];
-	char reason[4][256];     /* per optional[] entry */
+	char reason[sizeof(optional) / sizeof(optional[0])][256]; /* per optional[] entry */
 	int n;                   /* programs refused */
 };
 

@@ -10,7 +10,7 @@ const struct cmd *const commands[] = {
 
 const struct xo global_table[] = {
 	{ "layout", 0, XO_STR, offsetof(struct global_opts, layout), "NAME",
-	  "storage layout for attach (see 'xdpkv layouts'; default hash_map; "
+	  "storage layout for attach (see 'xdpkv layouts'; default lru, which evicts when full; "
 	  "'null': a benchmark floor that answers every get with one fixed value)" },
 	{ "variant", 0, XO_STR, offsetof(struct global_opts, layout), "NAME",
 	  "the same as --layout (its first name, kept)" },

@@ -81,7 +81,7 @@ static int run_verify(void *vo, const struct global_opts *g)
 	if (!o->json)
 		printf("%-10s %-20s %9s %8s %6s  %s\n", "LAYOUT", "PROGRAM", "INSNS", "MS", "STACK", "RESULT");
 	for (int i = 0; o->all ? !!xkv_layouts[i] : i == 0; i++) {
-		const char *name = o->all ? xkv_layouts[i]->name : g->layout ? g->layout : "hash_map";
+		const char *name = o->all ? xkv_layouts[i]->name : g->layout ? g->layout : XKV_LAYOUT_DEFAULT;
 		struct xkv_config cfg;
 		if (xkv_config_defaults(&cfg, name)) {
 			xerr("verify: unknown layout '%s' (xdpkv layouts lists them)", name);

@@ -46,6 +46,8 @@ struct xkv_tcpx_key {
 #define XKV_TCPX_F_ANSWERED 16u /* a request was answered here: segments are translated */
 #define XKV_TCPX_F_ON_ACK 32u /* the last reply goes out on the kernel's next segment at s_k
 			       * (its request's ACK was news to the kernel: tcpx_tc.bpf.h) */
+#define XKV_TCPX_F_SERVED 8u  /* its socket was seen in serve's hands (tcp_slots): from then
+			       * on its leaving them ends the flow (serve's sweep) */
 #define XKV_TCPX_F_NOREPLY 64u /* the last answer was a noreply write: no reply bytes; the
 				* kernel acknowledges its request (and any copy of it) as old data */
 
@@ -96,6 +98,7 @@ struct xkv_tcpx_seg {
 	__u8 pipe_w;               /* the first write's index (pipe_n: none); only writes after it */
 	__u8 pipe_wreply;          /* writes from pipe_w on that have a reply */
 	__u8 applied;              /* a write has changed the store: no way back */
+	__u16 pipe_bin;            /* bit i: request i is binary (xdpkv_tcpx_bin runs it) */
 	__u16 pipe_len[XKV_TCPX_PIPE_MAX]; /* each request's bytes */
 	__u32 pipe_off;            /* payload offset of request pipe_i */
 	__u32 acc_len;             /* reply bytes collected */

@@ -39,7 +39,7 @@ static long tcpx_scan_step(__u32 idx, void *v)
 	if (!sc)
 		return 1;
 	struct xkv_tcpx_seg *p = &sc->tx;
-	__u32 off = p->pipe_off, n = p->pipe_n, len, writes = 0, replied = 1;
+	__u32 off = p->pipe_off, n = p->pipe_n, len, writes = 0, replied = 1, binary = 0;
 	__u32 left = p->plen - off;
 
 	if (off >= p->plen)
@@ -58,6 +58,7 @@ static long tcpx_scan_step(__u32 idx, void *v)
 		} else if (!bin_get_klen(sc, len)) {
 			goto bad;
 		}
+		binary = 1;
 	} else {
 		__u32 k = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 : xkv_quick_get_req(sc, left);
 		if (k) {
@@ -81,6 +82,7 @@ static long tcpx_scan_step(__u32 idx, void *v)
 		goto bad; /* a read after a write: its reply could not be sure to fit */
 	}
 	p->pipe_len[n & (XKV_TCPX_PIPE_MAX - 1)] = len;
+	p->pipe_bin |= binary << (n & (XKV_TCPX_PIPE_MAX - 1));
 	p->pipe_n = n + 1;
 	p->pipe_off = off + len;
 	return 0;
@@ -105,6 +107,7 @@ __attribute__((noinline)) int xkv_tcpx_scan(struct xdp_md *ctx, struct xkv_scrat
 	p->pipe_off = 0;
 	p->pipe_w = XKV_TCPX_PIPE_MAX;
 	p->pipe_wreply = 0;
+	p->pipe_bin = 0;
 	bpf_loop(XKV_TCPX_PIPE_MAX + 1, tcpx_scan_step, &c, 0);
 	if (!p->pipe_n || p->pipe_off != p->plen)
 		return 0;
@@ -116,6 +119,28 @@ __attribute__((noinline)) int xkv_tcpx_scan(struct xdp_md *ctx, struct xkv_scrat
 	p->applied = 0;
 	p->on = 1;   /* the replies are TCP's (xkv_emit_frame) */
 	p->pipe = 1; /* ... collected (xkv_tcpx_emit) */
+	return 1;
+}
+
+/* The host's flags and the access lists for the segment, before its
+ * first request runs (the rate limit covers UDP alone: docs/security.md;
+ * serve would answer what it refused here, at a higher cost): 1 to go on,
+ * 0 (counted) when the segment goes on whole. */
+static __always_inline int tcpx_guard(struct xkv_scratch *sc, struct xkv_stats *st)
+{
+	__u32 zero = 0;
+	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
+
+	if (!XKV_GUARDED)
+		return 1;
+	if (!h || (h->flags & XKV_HOST_AUTH) || !acl_allowed(sc)) {
+		stat_inc(st, XKV_STAT_tcpx_refused_acl);
+		return 0;
+	}
+	if (h->flags & XKV_HOST_SLOW_ALL) { /* as xdpkv()'s */
+		stat_inc(st, h->flags & XKV_HOST_FLUSHING ? XKV_STAT_pass_flush : XKV_STAT_pass_detail);
+		return 0;
+	}
 	return 1;
 }
 
@@ -149,12 +174,12 @@ static __always_inline int tcpx_run_binary(struct xdp_md *ctx, struct xdp_req *q
 	return XDP_TX;
 }
 
-/* Request sc->tx.pipe_i (len bytes in sc->req) run by the fast path's own
- * steps (xdp.bpf.h), its reply collected: XDP_TX, also for one with no
- * reply (a noreply write, a quiet miss), or XKV_NEXT when it is not one
- * this path answers (I6, I7) or the store was busy (then nothing was
- * changed).  The guards apply to the segment as it was when it came: the
- * host's flags at its first request, the write rules at its first write. */
+/* Text request sc->tx.pipe_i (len bytes in sc->req) run by the fast path's
+ * own steps (xdp.bpf.h), its reply collected: XDP_TX, also for one with no
+ * reply (a noreply write), or XKV_NEXT when it is not one this path
+ * answers (I6, I7) or the store was busy (then nothing was changed).  The
+ * host's flags and the access lists were checked for the segment
+ * (tcpx_guard); the write rules apply at its first write. */
 static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
 				    __u32 len)
 {
@@ -165,21 +190,6 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 	int keyed = 0, act;
 
 	q.h = bpf_map_lookup_elem(&host, &zero);
-	if (XKV_GUARDED && p->pipe_i == 0) {
-		if (!q.h || (q.h->flags & XKV_HOST_AUTH))
-			return TCPX_REFUSE(refused_acl);
-		if (q.h->flags & XKV_HOST_SLOW_ALL) { /* as xdpkv()'s */
-			stat_inc(st, q.h->flags & XKV_HOST_FLUSHING ? XKV_STAT_pass_flush
-								     : XKV_STAT_pass_detail);
-			return XKV_NEXT;
-		}
-		if (!acl_allowed(sc))
-			return TCPX_REFUSE(refused_acl);
-		/* no rate limit: it covers UDP (docs/security.md); serve would
-		 * answer what it refused here, at a higher cost */
-	}
-	if (sc->req[0] == XKV_BIN_REQ)
-		return tcpx_run_binary(ctx, &q);
 	struct get_ctx g = { .sc = sc, .st = st, .now = q.now, .o = XKV_TEXT };
 	if (xdp_quick_get(&q, &g)) {
 		act = xdp_get_reply(ctx, &q, &g);
@@ -224,10 +234,11 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 	return act == XDP_TX ? XDP_TX : TCPX_REFUSE(refused_room);
 }
 
-/* The segment's next request (sc->tx.pipe_i) from the frame, run:
- * XDP_TX (its reply collected, the walk moved on) or XKV_NEXT (nothing
- * changed: the segment is passed on). */
-static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st)
+/* The segment's next request (sc->tx.pipe_i) from the frame, run (binary:
+ * a constant, the program's kind): XDP_TX (its reply collected, the walk
+ * moved on) or XKV_NEXT (nothing changed: the segment is passed on). */
+static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
+				     int binary)
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
 	__u32 i = p->pipe_i, off = p->pipe_off;
@@ -240,16 +251,15 @@ static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc,
 	if (bpf_xdp_load_bytes(ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(len, XKV_REQ_MAX)))
 		return TCPX_REFUSE(refused_shape);
 	__u8 applied = p->applied;
-	int act = tcpx_run(ctx, sc, st, len);
+	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
+	int act = binary ? tcpx_run_binary(ctx, &q) : tcpx_run(ctx, sc, st, len);
 	if (act != XDP_TX && applied) {
 		/* a write after writes that ran met a busy item: there is no
-		 * passing the segment on now (serve would run them again) */
-		if (sc->pr.noreply) {
-			stat_inc(st, XKV_STAT_err_oom);
-			act = XDP_TX;
-		} else {
-			act = xkv_reply_err(ctx, &sc->addr, sc, st, XKV_E_OOM);
-		}
+		 * passing the segment on now (serve would run them again);
+		 * answered as memcached answers a write it could not store */
+		stat_inc(st, XKV_STAT_err_oom);
+		act = sc->pr.noreply ? XDP_TX :
+				       xkv_reply_line(ctx, &sc->addr, sc, st, XKV_R_OOM, sizeof(XKV_R_OOM) - 1);
 	}
 	if (act != XDP_TX)
 		return XKV_NEXT;

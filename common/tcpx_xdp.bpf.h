@@ -43,24 +43,42 @@
 
 /* The responder's programs, tail-called (xdp_main.bpf.h; put there by
  * attach, cli/xdpprog.c): [0] xdpkv_tcpx, the segment; [1] xdpkv_tcpx_run,
- * the request of a segment found answerable. */
+ * a text request of a segment found answerable, and the answer sent; [2]
+ * xdpkv_tcpx_bin, a binary request (each verified apart, within the
+ * budget: the value copy of a get is in both). */
 #define XKV_TCPX_PROG_SEG 0
 #define XKV_TCPX_PROG_RUN 1
+#define XKV_TCPX_PROG_BIN 2
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, __u32);
 } tcpx_progs SEC(".maps");
 
+/* On to the program of the segment's next request (sc->tx.pipe_i), or to
+ * xdpkv_tcpx_run for the answer after the last.  Returns only when the
+ * tail call fails, which it cannot: the chain is at most
+ * XKV_TCPX_PIPE_MAX + 3 long, and the programs are in the array while
+ * attached. */
+static __always_inline void tcpx_chain(struct xdp_md *ctx, struct xkv_scratch *sc)
+{
+	__u32 i = sc->tx.pipe_i;
+	int bin = i < sc->tx.pipe_n && ((sc->tx.pipe_bin >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1);
+
+	bpf_tail_call(ctx, &tcpx_progs, bin ? XKV_TCPX_PROG_BIN : XKV_TCPX_PROG_RUN);
+}
+
 /* The slot serve gave the connection (tcpfast.h): has serve answered
- * every byte the kernel received (I4)? */
+ * every byte the kernel received (I4)?  A connection serve has not taken
+ * yet (its first request comes before serve's accept and the slot it
+ * publishes) has nothing owed while the kernel has received nothing. */
 static __always_inline int tcpx_serve_idle(struct tcp_sock___xkv *tp)
 {
 	__u64 cookie = tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter;
 	__u32 *slot = bpf_map_lookup_elem(&tcp_slots, &cookie);
 	if (!slot)
-		return 0;
+		return tp->bytes_received == 0;
 	__u64 *paid = bpf_map_lookup_elem(&tcp_paid, slot);
 	if (!paid)
 		return 0;
@@ -274,12 +292,14 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 	sk = NULL;
 	if (p->r_room > XKV_TCPX_REPLY_MAX)
 		p->r_room = XKV_TCPX_REPLY_MAX;
+	if (!tcpx_guard(sc, st))
+		return XKV_NEXT;
 	if (!xkv_tcpx_scan(ctx, sc))
 		return TCPX_REFUSE(refused_shape);
 	p->r_len = 0;
-	/* the requests in a program of their own (verified apart), one a
+	/* the requests in programs of their own (verified apart), one a
 	 * tail call (tcpx_pipe.bpf.h) */
-	bpf_tail_call(ctx, &tcpx_progs, XKV_TCPX_PROG_RUN);
+	tcpx_chain(ctx, sc);
 	return TCPX_REFUSE(refused_room);
 out:
 	if (sk)
@@ -314,16 +334,21 @@ static __always_inline void tcpx_track(struct xkv_tcpx_flow *f, struct xkv_tcpx_
 	bpf_spin_lock(&f->lock);
 	if ((p->fl & TCPX_ACK) && !seq_before(p->ack, f->s_wire + f->r_len))
 		f->flags |= XKV_TCPX_F_ACKED;
+	if (p->sk.served)
+		f->flags |= XKV_TCPX_F_SERVED;
 	if (p->fl & TCPX_FIN)
 		f->flags |= XKV_TCPX_F_FIN_C;
 	f->seen_ns = now;
 	bpf_spin_unlock(&f->lock);
 }
 
-/* The connection's first data, in order, on a socket serve accepted, from
- * an allowed source, the kernel accepting it: its flow from here on
- * (nothing injected yet; what is handed to the kernel is tracked from
- * p->seq).  NULL: no flow (never answered, never translated). */
+/* The connection's first data, in order, on an established socket (one
+ * serve accepted, or one waiting for its accept: a one-shot client's
+ * request comes before serve can publish the slot), from an allowed
+ * source, the kernel accepting it: its flow from here on (nothing injected
+ * yet; what is handed to the kernel is tracked from p->seq).  NULL: no flow
+ * (never answered, never translated).  An established socket took a whole
+ * handshake: no outsider makes one. */
 static __always_inline struct xkv_tcpx_flow *tcpx_flow_new(struct xdp_md *ctx, struct xkv_scratch *sc,
 							  struct xkv_stats *st)
 {
@@ -332,7 +357,7 @@ static __always_inline struct xkv_tcpx_flow *tcpx_flow_new(struct xdp_md *ctx, s
 
 	if (!p->plen || (p->fl & (TCPX_RST | TCPX_FIN | TCPX_SYN)) || !(p->fl & TCPX_ACK))
 		return NULL;
-	if (p->sk.found != XKV_TCPX_SK_CONN || !p->sk.established || !p->sk.served) {
+	if (p->sk.found != XKV_TCPX_SK_CONN || !p->sk.established) {
 		stat_inc(st, XKV_STAT_tcpx_refused_socket);
 		return NULL;
 	}
@@ -355,7 +380,7 @@ static __always_inline struct xkv_tcpx_flow *tcpx_flow_new(struct xdp_md *ctx, s
 		return NULL;
 	__u64 now = bpf_ktime_get_ns();
 	bpf_spin_lock(&f->lock);
-	f->flags = XKV_TCPX_F_ACKED;
+	f->flags = XKV_TCPX_F_ACKED | (p->sk.served ? XKV_TCPX_F_SERVED : 0);
 	f->passed_end = p->seq;
 	f->cookie = p->sk.cookie;
 	f->seen_ns = now;

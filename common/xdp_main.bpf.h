@@ -94,9 +94,9 @@ int xdpkv_tcpx(struct xdp_md *ctx)
 	return act == XKV_NEXT ? XDP_PASS : act;
 }
 
-/* A request of a segment xdpkv_tcpx found answerable (sc->tx): run, then
- * the next one by a tail call to this program again, and after the last
- * the replies sent (tcpx_pipe.bpf.h). */
+/* A text request of a segment xdpkv_tcpx found answerable (sc->tx): run,
+ * then on to the next one's program (tcpx_chain); after the last, the
+ * replies sent (tcpx_pipe.bpf.h). */
 SEC("xdp")
 int xdpkv_tcpx_run(struct xdp_md *ctx)
 {
@@ -109,17 +109,40 @@ int xdpkv_tcpx_run(struct xdp_md *ctx)
 	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
 	if (!f)
 		return XDP_PASS; /* gone meanwhile (a RST): nothing answered, nothing to translate */
-	int act = tcpx_step(ctx, sc, st);
-	if (act == XDP_TX && sc->tx.pipe_i < sc->tx.pipe_n) {
-		bpf_tail_call(ctx, &tcpx_progs, XKV_TCPX_PROG_RUN);
-		/* cannot fail: the chain is at most XKV_TCPX_PIPE_MAX + 2
-		 * long, and the program is in the array while attached */
-		return sc->tx.applied ? XDP_DROP : XDP_PASS;
+	int act = XDP_TX;
+	if (sc->tx.pipe_i < sc->tx.pipe_n) {
+		act = tcpx_step(ctx, sc, st, 0);
+		if (act == XDP_TX && sc->tx.pipe_i < sc->tx.pipe_n) {
+			tcpx_chain(ctx, sc);
+			/* a failed tail call: nothing sane after a write ran */
+			return sc->tx.applied ? XDP_DROP : XDP_PASS;
+		}
 	}
 	if (act == XDP_TX)
 		act = tcpx_commit(ctx, sc, st, f);
 	if (act != XKV_NEXT)
 		return act;
+	struct tcpx_offs o;
+	tcpx_offs_read(f, &o);
+	return tcpx_pass(ctx, sc, f, &o);
+}
+
+/* A binary request of the segment (a get or a noop: reads only), then on
+ * to the next one's program. */
+SEC("xdp")
+int xdpkv_tcpx_bin(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
+
+	if (!sc || !st)
+		return XDP_PASS;
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
+	if (!f)
+		return XDP_PASS;
+	if (tcpx_step(ctx, sc, st, 1) == XDP_TX)
+		tcpx_chain(ctx, sc);
 	struct tcpx_offs o;
 	tcpx_offs_read(f, &o);
 	return tcpx_pass(ctx, sc, f, &o);

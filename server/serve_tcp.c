@@ -291,8 +291,11 @@ static void idle_sweep(struct tcp_worker *w)
 /* The XDP responder's flows (tcpx.h) whose connection serve no longer
  * holds (their socket's cookie out of tcp_slots): removed, at once, or
  * once silent for TIME-WAIT's length when a FIN was seen (the responder
- * still translates a retransmitted FIN until then).  A flow dies with its
- * connection; a full table never keeps a new one out for long. */
+ * still translates a retransmitted FIN until then).  A flow serve never
+ * held (its first requests answered before serve's accept) waits that
+ * long too: serve takes it within milliseconds, or the connection is gone
+ * by then.  A flow dies with its connection; a full table never keeps a
+ * new one out for long. */
 static void flows_sweep(struct tcp_worker *w)
 {
 	struct xkv_serve_tcp *t = w->t;
@@ -311,8 +314,8 @@ static void flows_sweep(struct tcp_worker *w)
 		if (bpf_map_lookup_elem(s->tcpx_flows_fd, &k, f) ||
 		    !bpf_map_lookup_elem(s->tcp_slots_fd, &f->cookie, &slot))
 			continue; /* gone already, or serve's connection */
-		if ((f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K)) && f->seen_ns <= now &&
-		    now - f->seen_ns < t->flow_linger_ns)
+		if ((f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K) || !(f->flags & XKV_TCPX_F_SERVED)) &&
+		    f->seen_ns <= now && now - f->seen_ns < t->flow_linger_ns)
 			continue;
 		bpf_map_delete_elem(s->tcpx_flows_fd, &k);
 	}

@@ -23,7 +23,7 @@ static char log_buf[1u << 20];
 int xkv_config_defaults(struct xkv_config *cfg, const char *layout)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->layout, sizeof(cfg->layout), "%s", layout ? layout : "hash_map");
+	snprintf(cfg->layout, sizeof(cfg->layout), "%s", layout ? layout : XKV_LAYOUT_DEFAULT);
 	cfg->entries = 65536;
 	cfg->key_cap = 64;
 	cfg->val_cap = 1024;
@@ -192,7 +192,8 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 	/* The XDP TCP responder's programs (common/tcpx_*.bpf.h): not for a
 	 * test-mode object, nor with --no-xdp-tcp (the tail calls then find
 	 * nothing and TCP goes to the kernel); the load log for the rest. */
-	static const char *const tcpx[] = { "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_egress" };
+	static const char *const tcpx[] = { "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_bin",
+					    "xdpkv_tcpx_egress" };
 	for (size_t i = 0; i < sizeof(tcpx) / sizeof(tcpx[0]); i++) {
 		struct bpf_program *x = bpf_object__find_program_by_name(obj, tcpx[i]);
 		if (!x)

@@ -21,6 +21,10 @@ extern "C" {
 
 #define XKV_PIN_ROOT "/sys/fs/bpf/xdpkv"
 #define XKV_ERRLEN 4096
+/* The layout attach loads when none is named: one that makes room when
+ * full (an LRU map evicts, as memcached does), not one that refuses a new
+ * key (hash_map: a layout to compare, not a default to run). */
+#define XKV_LAYOUT_DEFAULT "lru"
 
 struct xkv_store;
 struct xkv_entry;

@@ -172,8 +172,9 @@ static void rst_syn_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg
 	      c->L, rd32(tcp_of(&c->o) + 4));
 }
 
-/* No state for outsiders: a flow only for a socket serve accepted, in
- * order; a flow whose socket is gone goes. */
+/* No state for outsiders: a flow only for an established socket (serve's,
+ * or waiting for serve's accept), in order; a flow whose socket is gone
+ * goes. */
 static void outsider_rows(struct ctx *c, struct seg g)
 {
 	struct xkv_tcpx_flow f;
@@ -198,20 +199,16 @@ static void outsider_rows(struct ctx *c, struct seg g)
 	CHECK(c->o.ret == XDP_PASS && !memcmp(c->o.f, c->in, c->n) && get_flow(c->flows, &k2, &f) &&
 	      errno == ENOENT, "%s: a SYN on addresses whose socket is gone: the flow removed, the SYN untouched",
 	      c->L);
-	/* a socket serve did not accept */
+	/* a connection serve has not accepted yet (a one-shot client's first
+	 * request races serve's accept): out of order, no flow */
 	int fd3 = repaired(CPORT + 3, RCV_NXT, SND_NXT);
 	struct xkv_tcpx_key k3 = key_of(c->cli, CPORT + 3, c->srv);
-	g.sport = CPORT + 3, g.seq = RCV_NXT, g.ack = SND_NXT, g.flags = F_ACK | F_PSH, g.payload = "get k\r\n";
+	g.sport = CPORT + 3, g.seq = RCV_NXT + 100, g.ack = SND_NXT, g.flags = F_ACK | F_PSH, g.payload = "get k\r\n";
 	go(c, &g);
 	CHECK(fd3 >= 0 && c->o.ret == XDP_PASS && get_flow(c->flows, &k3, &f) && errno == ENOENT,
-	      "%s: a connection serve does not hold: no flow", c->L);
-	/* served, but out of order: none yet */
-	serve_it(c->s, fd3, 3);
-	g.seq = RCV_NXT + 100;
-	go(c, &g);
-	CHECK(c->o.ret == XDP_PASS && get_flow(c->flows, &k3, &f) && errno == ENOENT,
 	      "%s: first data out of order: no flow", c->L);
-	/* in order: a flow, and the request answered */
+	/* in order, the kernel holding nothing unread: a flow, answered, not
+	 * yet marked serve's (serve's sweep gives it TIME-WAIT's length) */
 	__u64 a0 = counter(c->s, XKV_STAT_tcpx_answered);
 	__u64 cookie = 0;
 	socklen_t cl = sizeof(cookie);
@@ -219,11 +216,20 @@ static void outsider_rows(struct ctx *c, struct seg g)
 	g.seq = RCV_NXT;
 	go(c, &g);
 	CHECK(c->o.ret == XDP_TX && !get_flow(c->flows, &k3, &f) && f.cookie == cookie &&
-	      (f.flags & XKV_TCPX_F_ANSWERED) && f.c_start == RCV_NXT &&
+	      (f.flags & XKV_TCPX_F_ANSWERED) && !(f.flags & XKV_TCPX_F_SERVED) && f.c_start == RCV_NXT &&
 	      counter(c->s, XKV_STAT_tcpx_answered) == a0 + 1 && rd32(tcp_of(&c->o) + 4) == SND_NXT &&
 	      rd32(tcp_of(&c->o) + 8) == RCV_NXT + 7 && csum_ok(c->o.f, c->o.len),
-	      "%s: first data in order on serve's connection: a flow with its cookie, answered at %u/%u (ret %d)",
+	      "%s: first data in order before serve's accept: a flow with its cookie, answered at %u/%u (ret %d)",
 	      c->L, rd32(tcp_of(&c->o) + 4), rd32(tcp_of(&c->o) + 8), c->o.ret);
+	/* serve accepts it: the next request answered too, the flow now serve's */
+	__u32 r1 = c->o.len - 34 - 32;
+	serve_it(c->s, fd3, 3);
+	g.seq = RCV_NXT + 7, g.ack = SND_NXT + r1;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_TX && !get_flow(c->flows, &k3, &f) && (f.flags & XKV_TCPX_F_SERVED) &&
+	      rd32(tcp_of(&c->o) + 4) == SND_NXT + r1 && rd32(tcp_of(&c->o) + 8) == RCV_NXT + 14,
+	      "%s: ... serve holding it: the next request answered at %u (want %u), the flow marked serve's",
+	      c->L, rd32(tcp_of(&c->o) + 4), SND_NXT + r1);
 	bpf_map_delete_elem(c->flows, &k3);
 	close(fd3);
 }
@@ -381,11 +387,13 @@ int tcpx_ingress_cases(const char *L, struct bpf_object *obj, struct xkv_store *
 {
 	struct bpf_program *x = bpf_object__find_program_by_name(obj, "xdpkv_tcpx");
 	struct bpf_program *r = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_run");
-	__u32 one = 1;
-	int rfd = r ? bpf_program__fd(r) : -1;
-	CHECK(x && r && !bpf_map_update_elem(s->tcpx_progs_fd, &one, &rfd, BPF_ANY),
-	      "%s: the responder's request program in tcpx_progs", L);
-	if (!x || !r)
+	struct bpf_program *b = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_bin");
+	__u32 one = 1, two = 2;
+	int rfd = r ? bpf_program__fd(r) : -1, bfd = b ? bpf_program__fd(b) : -1;
+	CHECK(x && r && b && !bpf_map_update_elem(s->tcpx_progs_fd, &one, &rfd, BPF_ANY) &&
+	      !bpf_map_update_elem(s->tcpx_progs_fd, &two, &bfd, BPF_ANY),
+	      "%s: the responder's request programs (text, binary) in tcpx_progs", L);
+	if (!x || !r || !b)
 		return unit_fails;
 	struct ctx *c = calloc(1, sizeof(*c));
 	c->L = L, c->xdp = bpf_program__fd(x), c->flows = s->tcpx_flows_fd, c->s = s;
