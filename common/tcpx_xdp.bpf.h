@@ -336,6 +336,10 @@ static __always_inline void tcpx_track(struct xkv_tcpx_flow *f, struct xkv_tcpx_
 		f->flags |= XKV_TCPX_F_ACKED;
 	if (p->sk.served)
 		f->flags |= XKV_TCPX_F_SERVED;
+	/* a socket's cookie is made when first asked for: 0 until serve's
+	 * accept asks (SO_COOKIE), which a flow made before it must learn */
+	if (p->sk.cookie)
+		f->cookie = p->sk.cookie;
 	if (p->fl & TCPX_FIN)
 		f->flags |= XKV_TCPX_F_FIN_C;
 	f->seen_ns = now;

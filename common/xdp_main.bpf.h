@@ -94,11 +94,12 @@ int xdpkv_tcpx(struct xdp_md *ctx)
 	return act == XKV_NEXT ? XDP_PASS : act;
 }
 
-/* A text request of a segment xdpkv_tcpx found answerable (sc->tx): run,
- * then on to the next one's program (tcpx_chain); after the last, the
- * replies sent (tcpx_pipe.bpf.h). */
-SEC("xdp")
-int xdpkv_tcpx_run(struct xdp_md *ctx)
+/* A request program's body: the segment's next request (sc->tx.pipe_i)
+ * run, text or binary (a constant: the program's kind), then on to the
+ * next one's program (tcpx_chain); after the last, in the text program,
+ * the replies sent (tcpx_pipe.bpf.h).  Anything not answered goes on
+ * whole, translated. */
+static __always_inline int tcpx_request_prog(struct xdp_md *ctx, int binary)
 {
 	__u32 zero = 0;
 	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
@@ -110,13 +111,14 @@ int xdpkv_tcpx_run(struct xdp_md *ctx)
 	if (!f)
 		return XDP_PASS; /* gone meanwhile (a RST): nothing answered, nothing to translate */
 	int act = XDP_TX;
-	if (sc->tx.pipe_i < sc->tx.pipe_n) {
-		act = tcpx_step(ctx, sc, st, 0);
-		if (act == XDP_TX && sc->tx.pipe_i < sc->tx.pipe_n) {
-			tcpx_chain(ctx, sc);
-			/* a failed tail call: nothing sane after a write ran */
-			return sc->tx.applied ? XDP_DROP : XDP_PASS;
-		}
+	if (sc->tx.pipe_i < sc->tx.pipe_n)
+		act = tcpx_step(ctx, sc, st, binary);
+	if (act == XDP_TX && (binary || sc->tx.pipe_i < sc->tx.pipe_n)) {
+		tcpx_chain(ctx, sc);
+		/* a failed tail call: nothing sane after a write ran */
+		if (sc->tx.applied)
+			return XDP_DROP;
+		act = XKV_NEXT;
 	}
 	if (act == XDP_TX)
 		act = tcpx_commit(ctx, sc, st, f);
@@ -127,25 +129,19 @@ int xdpkv_tcpx_run(struct xdp_md *ctx)
 	return tcpx_pass(ctx, sc, f, &o);
 }
 
-/* A binary request of the segment (a get or a noop: reads only), then on
- * to the next one's program. */
+/* A text request of a segment xdpkv_tcpx found answerable (sc->tx), and
+ * the answer after the last request. */
+SEC("xdp")
+int xdpkv_tcpx_run(struct xdp_md *ctx)
+{
+	return tcpx_request_prog(ctx, 0);
+}
+
+/* A binary request of the segment (a get or a noop: reads only). */
 SEC("xdp")
 int xdpkv_tcpx_bin(struct xdp_md *ctx)
 {
-	__u32 zero = 0;
-	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
-	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
-
-	if (!sc || !st)
-		return XDP_PASS;
-	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
-	if (!f)
-		return XDP_PASS;
-	if (tcpx_step(ctx, sc, st, 1) == XDP_TX)
-		tcpx_chain(ctx, sc);
-	struct tcpx_offs o;
-	tcpx_offs_read(f, &o);
-	return tcpx_pass(ctx, sc, f, &o);
+	return tcpx_request_prog(ctx, 1);
 }
 
 #endif

@@ -134,6 +134,13 @@ endforeach()
 foreach(l hash_map lru)
   xkv_e2e(e2e_tcpstrict_${l} 200 tcpstrict.sh ${l})
 endforeach()
+# Segments of several requests answered in the driver hook (tcppipe.sh):
+# pipelined text and binary batches against memcached's reply bytes (on new
+# connections too: before serve's accept), pymemcache and python-memcache
+# multi-key calls, 8 clients behind nutcracker (~25 s each).
+foreach(l lru hash_map)
+  xkv_e2e(e2e_tcppipe_${l} 200 tcppipe.sh ${l})
+endforeach()
 # The fault test: 32 connections of verified mixed traffic for 12 s while a
 # BPF program on the client's end drops 1 % and duplicates 1 % of the TCP
 # segments each way: 0 wrong replies, no stall, no reset, replies sent again

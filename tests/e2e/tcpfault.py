@@ -10,9 +10,13 @@ reset or an early close is counted too.  --clamped N more connections
 advertise an MSS of 1260 (a client behind a tunnel: TCP_MAXSEG) and read
 values around it; --slow N more are slow readers (a small receive buffer,
 a window near closed): pipelined gets of 3,000-byte values left unread for
-a while, then a delete, whose reply must say DELETED (run once).
+a while, then a delete, whose reply must say DELETED (run once); --pipelined
+N more send batches of 2-8 requests in one write (gets, sets and deletes in
+any order, some writes noreply: what a proxy or a client's set_many sends)
+and check the replies in order.
 
-  tcpfault.py HOST PORT --conns N --duration S [--clamped N] [--slow N] [--stall 20]
+  tcpfault.py HOST PORT --conns N --duration S [--clamped N] [--slow N] [--pipelined N]
+              [--stall 20]
 
 Prints one JSON line: ops, wrong, stalls, resets, the slowest reply;
 exits 1 when any of the last four is not 0 (the slowest excepted)."""
@@ -111,10 +115,44 @@ class Conn:
             sys.stderr.write("conn %d (slow reader): delete answered %r\n" % (self.idx, d))
         return ok and d == b"DELETED\r\n" and self.get_reply() == b"END\r\n"
 
+    def pipe_round(self):
+        """A batch of 2-8 requests in one write, its replies read and
+        checked in order against the state the batch leaves step by step."""
+        out, want = b"", b""
+        for _ in range(self.rng.randrange(2, 9)):
+            k = b"f%d-%d" % (self.idx, self.rng.randrange(40))
+            r = self.rng.random()
+            nr = self.rng.random() < 0.3
+            if r < 0.3:
+                v = self.value(k)
+                out += b"set %s 0 0 %d%s\r\n%s\r\n" % (k, len(v), b" noreply" if nr else b"", v)
+                want += b"" if nr else b"STORED\r\n"
+                self.state[k] = v
+            elif r < 0.4:
+                out += b"delete %s%s\r\n" % (k, b" noreply" if nr else b"")
+                want += b"" if nr else (b"DELETED\r\n" if k in self.state else b"NOT_FOUND\r\n")
+                self.state.pop(k, None)
+            else:
+                out += b"get %s\r\n" % k
+                want += self.want_get([k])
+        # a last get, so that the batch always has a reply to wait for
+        k = b"f%d-%d" % (self.idx, self.rng.randrange(40))
+        out += b"get %s\r\n" % k
+        want += self.want_get([k])
+        self.last = (k, "pipelined")
+        self.s.sendall(out)
+        got = self.exact(len(want))
+        if got != want:
+            sys.stderr.write("conn %d (pipelined): batch %r\n  got  %r\n  want %r\n"
+                             % (self.idx, out[:300], got[:300], want[:300]))
+        return got == want
+
     def one(self):
         """One request and its check: True when the reply was right."""
         if self.kind == "slow":
             return self.slow_round()
+        if self.kind == "pipelined":
+            return self.pipe_round()
         k = b"f%d-%d" % (self.idx, self.rng.randrange(40))
         r = self.rng.random()
         self.last = (k, r)
@@ -182,18 +220,20 @@ def main():
     p.add_argument("--duration", type=float, default=20)
     p.add_argument("--clamped", type=int, default=0, help="connections with an MSS of 1260")
     p.add_argument("--slow", type=int, default=0, help="slow-reader connections")
+    p.add_argument("--pipelined", type=int, default=0, help="connections sending batches")
     p.add_argument("--stall", type=float, default=20, help="seconds a reply may take")
     a = p.parse_args()
     res = {"ops": 0, "wrong": 0, "stalls": 0, "resets": 0, "slowest_s": 0.0}
     lock = threading.Lock()
     end = time.time() + a.duration
-    kinds = ["mixed"] * a.conns + ["clamped"] * a.clamped + ["slow"] * a.slow
+    kinds = ["mixed"] * a.conns + ["clamped"] * a.clamped + ["slow"] * a.slow + ["pipelined"] * a.pipelined
     ts = [threading.Thread(target=worker, args=(a, i, end, res, lock, k)) for i, k in enumerate(kinds)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    res.update({"conns": a.conns, "clamped": a.clamped, "slow": a.slow, "duration_s": a.duration})
+    res.update({"conns": a.conns, "clamped": a.clamped, "slow": a.slow, "pipelined": a.pipelined,
+                "duration_s": a.duration})
     print(json.dumps(res), flush=True)
     sys.exit(1 if res["wrong"] or res["stalls"] or res["resets"] or not res["ops"] else 0)
 

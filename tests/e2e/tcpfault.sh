@@ -10,11 +10,12 @@
 # agreeing with the client's.
 #
 #   tests/e2e/tcpfault.sh [--layout L] [--duration S] [--conns N] [--clamped N] [--slow N]
-#                         [--drop PM] [--dup PM] [--json FILE]
+#                         [--pipelined N] [--drop PM] [--dup PM] [--json FILE]
 #
 # Defaults: hash_map, 20 s, 32 connections plus 2 with an MSS clamped to
-# 1260 (replies across it) and 2 slow readers (a window near closed, a
-# delete that must run once), 1 % dropped and 1 % duplicated each way (per
+# 1260 (replies across it), 2 slow readers (a window near closed, a delete
+# that must run once) and 8 pipelining (batches of 2-9 requests in one
+# write, some writes noreply), 1 % dropped and 1 % duplicated each way (per
 # mille: 10 and 10).  bench/tcpfault.sh runs it for longer.
 # Environment: XDPKV (CLI path), E2E_PREFIX (namespace prefix).
 set -euo pipefail
@@ -25,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/check.sh
 . "$here/../lib/check.sh"
 
-layout=hash_map duration=20 conns=32 clamped=2 slow=2 drop=10 dup=10 json=''
+layout=hash_map duration=20 conns=32 clamped=2 slow=2 pipelined=8 drop=10 dup=10 json=''
 while (($#)); do
 	case $1 in
 	--layout) layout=$2; shift 2 ;;
@@ -33,6 +34,7 @@ while (($#)); do
 	--conns) conns=$2; shift 2 ;;
 	--clamped) clamped=$2; shift 2 ;;
 	--slow) slow=$2; shift 2 ;;
+	--pipelined) pipelined=$2; shift 2 ;;
 	--drop) drop=$2; shift 2 ;;
 	--dup) dup=$2; shift 2 ;;
 	--json) json=$2; shift 2 ;;
@@ -69,9 +71,9 @@ if [[ -n ${TCPFAULT_PCAP:-} ]]; then
 	TB_PIDS+=($!)
 	sleep 1
 fi
-x0=$(tb_counter fast tcpx_answered) r0=$(tb_counter fast tcpx_replayed)
+x0=$(tb_counter fast tcpx_answered) r0=$(tb_counter fast tcpx_replayed) p0=$(tb_counter fast tcpx_pipelined)
 out=$(tb_cli $PY "$here/tcpfault.py" "$S4" "$P" --conns "$conns" --duration "$duration" \
-	--clamped "$clamped" --slow "$slow" 2>"$TB_TMP/client.err") || {
+	--clamped "$clamped" --slow "$slow" --pipelined "$pipelined" 2>"$TB_TMP/client.err") || {
 	cat "$TB_TMP/client.err" >&2
 	# what the sockets say, for a stall
 	ports=$(grep -oP 'port \K[0-9]+(?=\): no reply)' "$TB_TMP/client.err" | tr '\n' ' ' || true)
@@ -89,7 +91,7 @@ for r in json.load(sys.stdin):
 		ip netns exec "$ns" ss -tnio >&2 || true
 	done
 }
-x1=$(tb_counter fast tcpx_answered) r1=$(tb_counter fast tcpx_replayed)
+x1=$(tb_counter fast tcpx_answered) r1=$(tb_counter fast tcpx_replayed) p1=$(tb_counter fast tcpx_pipelined)
 # the fault counters of this end's programs (each load has its own maps)
 ids=$({ ip -d -n "$TB_CLI_NS" link show dev "$TB_CLI_DEV"; tc -n "$TB_CLI_NS" filter show dev "$TB_CLI_DEV" ingress
 	tc -n "$TB_CLI_NS" filter show dev "$TB_CLI_DEV" egress; } | grep -oP '(prog/xdp id|\bid) \K[0-9]+' | sort -u | tr '\n' ' ')
@@ -114,18 +116,20 @@ row=$($PY -c 'import json,sys
 r = json.loads(sys.argv[1] or "{}")
 r.update(json.loads(sys.argv[2]))
 r.update({"layout": sys.argv[3], "drop_pm": int(sys.argv[4]), "dup_pm": int(sys.argv[5]),
-          "xdp_answered": int(sys.argv[6]), "xdp_sent_again": int(sys.argv[7])})
-print(json.dumps(r))' "$out" "$faults" "$layout" "$drop" "$dup" $((x1 - x0)) $((r1 - r0)))
+          "xdp_answered": int(sys.argv[6]), "xdp_sent_again": int(sys.argv[7]),
+          "xdp_pipelined_segments": int(sys.argv[8])})
+print(json.dumps(r))' "$out" "$faults" "$layout" "$drop" "$dup" $((x1 - x0)) $((r1 - r0)) $((p1 - p0)))
 echo "$row"
+[[ -z $json ]] || echo "$row" >>"$json"
 tb_xdpkv status "$TB_SRV_DEV" | grep -E "^ +TCP" || true
-[[ -z $json ]] || echo "$row"
-tb_xdpkv status "$TB_SRV_DEV" | grep -E "^ +TCP" || true >>"$json"
 field() { $PY -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], -1))' "$row" "$1"; }
 check "$layout: verified traffic under faults: some requests done ($(field ops))" test "$(field ops)" -gt 100
 check "$layout: ... 0 wrong replies" test "$(field wrong)" = 0
 check "$layout: ... 0 connections stalled" test "$(field stalls)" = 0
 check "$layout: ... 0 connections reset" test "$(field resets)" = 0
 check "$layout: ... XDP answered requests ($((x1 - x0)))" test $((x1 - x0)) -gt 0
+((pipelined == 0)) || check "$layout: ... XDP answered segments of several requests ($((p1 - p0)))" \
+	test $((p1 - p0)) -gt 0
 if ((drop > 0)); then
 	check "$layout: ... segments were dropped both ways" \
 		test "$(field server_dropped)" -gt 0 -a "$(field client_dropped)" -gt 0

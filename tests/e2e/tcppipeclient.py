@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Pipelined TCP traffic for tests/e2e/tcppipe.sh.
+
+  tcppipeclient.py oracle HOST PORT MCHOST MCPORT
+      Fixed batches of several requests in one write (text: gets, multi-key
+      gets, sets and deletes with and without noreply, an unknown command
+      among gets, 16 and 20 gets; binary: the quiet-get multi-get
+      libmemcached and Dalli send, getq misses and a noop), each on a new
+      connection (its first bytes: before serve's accept) and then all on
+      one connection, to memcached and to xdpkv from the same starting
+      state: the reply bytes must be memcached's (binary: but the cas, whose
+      numbering is each server's own).
+  tcppipeclient.py clients HOST PORT [--rounds N]
+      pymemcache set_many (noreply, its default) and get_many, set_many with
+      replies, delete_many; python-memcache set_multi, get_multi,
+      delete_multi: every value checked.
+  tcppipeclient.py fanin HOST PORT --clients N --seconds S
+      N threads of pymemcache single gets and sets (each its own 50 keys,
+      9 gets to a set once they are there, every value checked): through a
+      proxy that batches them.
+Exits 1 on the first difference, printing both sides."""
+import socket
+import struct
+import sys
+import threading
+import time
+
+TEXT = [
+    b"get a\r\nget b\r\nget zz\r\n",
+    b"get a b c zz\r\nget a\r\n",
+    b"get a\r\nget b\r\nset x 5 0 3\r\nxyz\r\ndelete c\r\n",
+    b"set y 0 0 2\r\nyy\r\nset x 1 0 1 noreply\r\nq\r\ndelete zz\r\ndelete y noreply\r\n",
+    b"set n1 0 0 1 noreply\r\na\r\nset n2 0 0 1 noreply\r\nb\r\ndelete n1 noreply\r\n",
+    b"get n1 n2 x\r\n",
+    b"set x 0 0 1\r\nq\r\nget x\r\n",
+    b"get a\r\nbogus\r\nget b\r\n",
+    b"get a\r\n" * 16,
+    b"get b\r\n" * 20,
+    b"get a\r\nget b",  # cut: the rest never comes
+]
+
+
+def binreq(op, key=b"", opaque=0):
+    return struct.pack(">BBHBBHIIQ", 0x80, op, len(key), 0, 0, 0, len(key), opaque, 0) + key
+
+
+BIN = [
+    binreq(0x0D, b"a", 1) + binreq(0x0D, b"zz", 2) + binreq(0x0C, b"b", 3) + binreq(0x00, b"zz", 4) +
+    binreq(0x0A, b"", 5),
+    binreq(0x09, b"zz", 6) + binreq(0x09, b"qq", 7) + binreq(0x0D, b"x", 8) + binreq(0x0A, b"", 9),
+]
+
+
+def conn(host, port):
+    s = socket.create_connection((host, port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def drain(s, quiet=0.25):
+    """Everything the server sends until it is quiet for `quiet` seconds."""
+    s.settimeout(quiet)
+    out = b""
+    while True:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            return out
+        if not d:
+            return out
+        out += d
+
+
+def mask_cas(b):
+    """Binary responses with their cas zeroed."""
+    out, i = bytearray(b), 0
+    while i + 24 <= len(out):
+        body = struct.unpack(">I", bytes(out[i + 8:i + 12]))[0]
+        out[i + 16:i + 24] = bytes(8)
+        i += 24 + body
+    return bytes(out)
+
+
+def preload(host, port):
+    s = conn(host, port)
+    s.sendall(b"".join(b"delete %s\r\n" % k for k in (b"x", b"y", b"zz", b"n1", b"n2", b"qq")))
+    drain(s, 0.1)
+    for k, f, v in ((b"a", 0, b"hello"), (b"b", 7, b"bee"), (b"c", 42, b"")):
+        s.sendall(b"set %s %d 0 %d\r\n%s\r\n" % (k, f, len(v), v))
+        drain(s, 0.05)
+    s.close()
+
+
+def run_batches(host, port, batches, fresh):
+    out = []
+    s = None if fresh else conn(host, port)
+    for b in batches:
+        c = conn(host, port) if fresh else s
+        c.sendall(b)
+        out.append(drain(c))
+        if fresh:
+            c.close()
+    if s:
+        s.close()
+    return out
+
+
+def oracle(host, port, mchost, mcport):
+    bad = 0
+    for fresh in (True, False):
+        for name, batches, fix in (("text", TEXT, lambda x: x), ("binary", BIN, mask_cas)):
+            preload(mchost, mcport)
+            want = run_batches(mchost, mcport, batches, fresh)
+            preload(host, port)
+            got = run_batches(host, port, batches, fresh)
+            for b, w, g in zip(batches, want, got):
+                if fix(w) != fix(g):
+                    bad += 1
+                    print("%s batch %r (%s connection):\n  memcached %r\n  xdpkv     %r"
+                          % (name, b[:80], "a new" if fresh else "one", w[:300], g[:300]))
+    print("oracle: %d batches differ" % bad)
+    return bad == 0
+
+
+def clients(host, port, rounds):
+    from pymemcache.client.base import Client
+    import memcache
+    ok = True
+    pc = Client((host, port), timeout=5)
+    mc = memcache.Client(["%s:%d" % (host, port)])
+    for r in range(rounds):
+        vals = {"p%d-%d" % (r, i): ("v%d" % (r * 100 + i)).encode() * (1 + i % 5) for i in range(10)}
+        pc.set_many(vals)  # noreply: one segment of noreply sets
+        got = pc.get_many(list(vals))
+        ok &= got == vals
+        failed = pc.set_many({k: v + b"!" for k, v in vals.items()}, noreply=False)
+        ok &= failed == [] and pc.get_many(list(vals)) == {k: v + b"!" for k, v in vals.items()}
+        pc.delete_many(list(vals)[:5], noreply=False)
+        ok &= pc.get_many(list(vals)) == {k: v + b"!" for k, v in list(vals.items())[5:]}
+        mvals = {"m%d-%d" % (r, i): "w%d" % i for i in range(8)}
+        ok &= mc.set_multi(mvals) == []
+        ok &= mc.get_multi(list(mvals)) == mvals
+        mc.delete_multi(list(mvals)[:4])
+        ok &= mc.get_multi(list(mvals)) == dict(list(mvals.items())[4:])
+        if not ok:
+            print("clients: round %d: a wrong value" % r)
+            return False
+    print("clients: %d rounds, every value right" % rounds)
+    return True
+
+
+def fanin(host, port, nclients, seconds):
+    from pymemcache.client.base import Client
+    end = time.time() + seconds
+    res = {"ops": 0, "wrong": 0}
+    lock = threading.Lock()
+
+    def one(i):
+        c = Client((host, port), timeout=10)
+        ops = wrong = 0
+        n = 0
+        vals = {}
+        while time.time() < end:
+            k = "f%d-%d" % (i, n % 50)
+            if k not in vals or n % 10 == 0:  # 9 gets to a set, once the keys are there
+                vals[k] = ("%d:%d" % (i, n)).encode()
+                c.set(k, vals[k], noreply=False)
+            else:
+                wrong += c.get(k) != vals[k]
+            ops += 1
+            n += 1
+        with lock:
+            res["ops"] += ops
+            res["wrong"] += wrong
+
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(nclients)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print("fanin: %d clients, %d requests, %d wrong" % (nclients, res["ops"], res["wrong"]))
+    return res["wrong"] == 0 and res["ops"] > 0
+
+
+def main():
+    a = sys.argv[1:]
+    if len(a) >= 5 and a[0] == "oracle":
+        return oracle(a[1], int(a[2]), a[3], int(a[4]))
+    if len(a) >= 3 and a[0] == "clients":
+        return clients(a[1], int(a[2]), int(a[4]) if len(a) > 4 and a[3] == "--rounds" else 5)
+    if len(a) == 7 and a[0] == "fanin":
+        return fanin(a[1], int(a[2]), int(a[4]), float(a[6]))
+    print(__doc__)
+    sys.exit(2)
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
