@@ -45,17 +45,18 @@ static __always_inline __u64 bytes_eq(__u64 w, __u64 b)
 	return bytes_below(w ^ (b * XKV_ONES), 1);
 }
 
-/* The key of a binary request (klen bytes after its header) into sc->key,
+/* The key of a binary request (klen bytes at off: after its header and
+ * extras) into sc->key,
  * zero padded, by xkv_load_key: 1, or 0 when it holds a byte the store
  * refuses (its accessors' rule, xkv_key_check: a space, CR, LF, and what
  * wire.h's xkv_key_byte_bad refuses, NUL and without --binary-keys every
  * control byte and DEL), which the slow path answers.  Word by word.
  * Global: verified once (its exits do not multiply the states after it). */
-__attribute__((noinline)) int xkv_bin_load_key(struct xkv_scratch *sc, __u32 klen)
+__attribute__((noinline)) int xkv_bin_load_key(struct xkv_scratch *sc, __u32 off, __u32 klen)
 {
-	if (!sc || klen > XKV_KEY_MAX)
+	if (!sc || klen > XKV_KEY_MAX || off > XKV_BIN_HDR_LEN + 8)
 		return 0;
-	sc->pr.tok[1].off = XKV_BIN_HDR_LEN;
+	sc->pr.tok[1].off = off;
 	sc->pr.tok[1].len = klen;
 	xkv_load_key(sc, 1);
 	const __u64 *k = (const __u64 *)sc->key;
@@ -166,7 +167,7 @@ static __always_inline int bin_get(struct get_ctx *g, __u32 tlen)
 {
 	struct xkv_scratch *sc = g->sc;
 	__u32 klen = bin_get_klen(sc, tlen), seq;
-	if (!klen || !xkv_bin_load_key(sc, klen))
+	if (!klen || !xkv_bin_load_key(sc, XKV_BIN_HDR_LEN, klen))
 		return XKV_BIN_NOT_OURS;
 	__u8 op = sc->req[1];
 	__u32 kl = op == XKV_BIN_GETK || op == XKV_BIN_GETKQ ? klen : 0; /* the key echoed */

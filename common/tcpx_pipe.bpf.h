@@ -19,6 +19,8 @@
 
 #define TCPX_REFUSE(why) ({ stat_inc(st, XKV_STAT_tcpx_##why); XKV_NEXT; })
 
+#include "tcpx_bin.bpf.h"
+
 /* The payload walked one request a bpf_loop() step (verified once).  The
  * walk's counts live in sc->tx (map memory, unknown to the verifier), not
  * in this struct on the stack, whose exact values would have it walk the
@@ -55,6 +57,10 @@ static long tcpx_scan_step(__u32 idx, void *v)
 		if (h->opcode == XKV_BIN_NOOP) {
 			if (len != XKV_BIN_HDR_LEN || h->keylen || h->extlen || h->datatype)
 				goto bad;
+			/* after a write: a reply to make room for, no read */
+			writes = p->pipe_w != XKV_TCPX_PIPE_MAX;
+		} else if (bin_write_klen(sc, len)) {
+			writes = 1; /* a quiet one too: it answers a failure */
 		} else if (!bin_get_klen(sc, len)) {
 			goto bad;
 		}
@@ -144,52 +150,20 @@ static __always_inline int tcpx_guard(struct xkv_scratch *sc, struct xkv_stats *
 	return 1;
 }
 
-/* A binary request (scanned: a noop or one of the gets) run; its response
- * collected, or none for a quiet miss. */
-static __always_inline int tcpx_run_binary(struct xdp_md *ctx, struct xdp_req *q)
-{
-	struct xkv_scratch *sc = q->sc;
-	struct xkv_stats *st = q->st;
-	int act;
-
-	if (sc->req[1] == XKV_BIN_NOOP) {
-		bin_res_hdr(sc, XKV_BIN_OK, 0, 0, 0, 0);
-		act = xkv_emit_binary(ctx, &sc->addr, sc, st, XKV_BIN_BODY - 8);
-		if (act == XDP_TX)
-			stat_inc(st, XKV_STAT_cmd_other);
-		return act == XDP_TX ? XDP_TX : TCPX_REFUSE(refused_room);
-	}
-	struct get_ctx g = { .sc = sc, .st = st, .now = q->now };
-	int plen = bin_get(&g, q->tlen);
-	if (plen == XKV_BIN_SILENT) {
-		get_count(&g, st);
-		return XDP_TX;
-	}
-	if (plen <= 0)
-		return plen == XKV_BIN_NOT_OURS ? TCPX_REFUSE(refused_shape) : TCPX_REFUSE(refused_room);
-	act = xkv_emit_binary(ctx, &sc->addr, sc, st, plen);
-	if (act != XDP_TX)
-		return TCPX_REFUSE(refused_room);
-	get_count(&g, st);
-	return XDP_TX;
-}
-
 /* Text request sc->tx.pipe_i (len bytes in sc->req) run by the fast path's
  * own steps (xdp.bpf.h), its reply collected: XDP_TX, also for one with no
  * reply (a noreply write), or XKV_NEXT when it is not one this path
  * answers (I6, I7) or the store was busy (then nothing was changed).  The
  * host's flags and the access lists were checked for the segment
- * (tcpx_guard); the write rules apply at its first write. */
+ * (tcpx_guard), the write rules at its first write (tcpx_first_write). */
 static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
 				    __u32 len)
 {
 	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
 	struct xkv_tcpx_seg *p = &sc->tx;
 	struct xkv_req *r = &sc->pr;
-	__u32 zero = 0;
 	int keyed = 0, act;
 
-	q.h = bpf_map_lookup_elem(&host, &zero);
 	struct get_ctx g = { .sc = sc, .st = st, .now = q.now, .o = XKV_TEXT };
 	if (xdp_quick_get(&q, &g)) {
 		act = xdp_get_reply(ctx, &q, &g);
@@ -204,25 +178,6 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 			xkv_op_get(&g);
 			act = xdp_get_reply(ctx, &q, &g);
 		} else {
-			/* the first write: the last point where the segment may
-			 * still go on whole; exactly once, every write's reply
-			 * must be sure to go out here (one that did not would
-			 * send the segment to serve, which would run it again) */
-			if (p->pipe_i == p->pipe_w) {
-				if (XKV_GUARDED && !acl_has(sc, &acl_write))
-					return TCPX_REFUSE(refused_acl);
-				if (q.h && (q.h->flags & XKV_HOST_PAUSE_WRITES))
-					return TCPX_REFUSE(refused_shape);
-				if (p->acc_len + XKV_TCPX_WRITE_REPLY * p->pipe_wreply > p->r_room)
-					return TCPX_REFUSE(refused_room);
-#ifdef XKV_PERCPU
-				/* a per-CPU store: a set here writes this CPU's
-				 * copy only, and serve's reads on the connection
-				 * would miss it (the verdict's rule, tcp.bpf.h);
-				 * serve writes every CPU's copy */
-				return TCPX_REFUSE(refused_shape);
-#endif
-			}
 			act = xdp_write(ctx, &q, keyed);
 			if (act != XDP_PASS)
 				p->applied = 1;
@@ -232,6 +187,38 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 		}
 	}
 	return act == XDP_TX ? XDP_TX : TCPX_REFUSE(refused_room);
+}
+
+/* Before the segment's first write: the last point where it may still go
+ * on whole.  Exactly once: every write's reply must be sure to go out here
+ * (one that did not would send the segment to serve, which would run it
+ * again), and the write rules of xdp.bpf.h hold.  1 to go on. */
+static __always_inline int tcpx_first_write(struct xkv_scratch *sc, struct xkv_stats *st)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u32 zero = 0;
+	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
+
+	if (XKV_GUARDED && !acl_has(sc, &acl_write)) {
+		stat_inc(st, XKV_STAT_tcpx_refused_acl);
+		return 0;
+	}
+	if (h && (h->flags & XKV_HOST_PAUSE_WRITES)) {
+		stat_inc(st, XKV_STAT_tcpx_refused_shape);
+		return 0;
+	}
+	if (p->acc_len + XKV_TCPX_WRITE_REPLY * p->pipe_wreply > p->r_room) {
+		stat_inc(st, XKV_STAT_tcpx_refused_room);
+		return 0;
+	}
+#ifdef XKV_PERCPU
+	/* a per-CPU store: a set here writes this CPU's copy only, and serve's
+	 * reads on the connection would miss it (the verdict's rule,
+	 * tcp.bpf.h); serve writes every CPU's copy */
+	stat_inc(st, XKV_STAT_tcpx_refused_shape);
+	return 0;
+#endif
+	return 1;
 }
 
 /* The segment's next request (sc->tx.pipe_i) from the frame, run (binary:
@@ -251,15 +238,20 @@ static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc,
 	if (bpf_xdp_load_bytes(ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(len, XKV_REQ_MAX)))
 		return TCPX_REFUSE(refused_shape);
 	__u8 applied = p->applied;
+	if (i == p->pipe_w && !tcpx_first_write(sc, st))
+		return XKV_NEXT;
 	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
 	int act = binary ? tcpx_run_binary(ctx, &q) : tcpx_run(ctx, sc, st, len);
 	if (act != XDP_TX && applied) {
 		/* a write after writes that ran met a busy item: there is no
 		 * passing the segment on now (serve would run them again);
-		 * answered as memcached answers a write it could not store */
+		 * answered as the slow path answers a write it could not store */
 		stat_inc(st, XKV_STAT_err_oom);
-		act = sc->pr.noreply ? XDP_TX :
-				       xkv_reply_line(ctx, &sc->addr, sc, st, XKV_R_OOM, sizeof(XKV_R_OOM) - 1);
+		if (binary)
+			act = TCPX_BIN_REPLY(XKV_BIN_ENOMEM, "busy", 0);
+		else
+			act = sc->pr.noreply ? XDP_TX :
+					       xkv_reply_line(ctx, &sc->addr, sc, st, XKV_R_OOM, sizeof(XKV_R_OOM) - 1);
 	}
 	if (act != XDP_TX)
 		return XKV_NEXT;

@@ -396,23 +396,13 @@ static __always_inline int xdp_delete(struct xdp_md *ctx, struct xdp_req *q)
 	return REPLY_LINE(XKV_R_NOT_FOUND);
 }
 
-/* set <key> <flags> <exptime> <bytes> [noreply]: the entry built in
- * scratch, its value from the request text already there. */
-static __always_inline int xdp_set(struct xdp_md *ctx, struct xdp_req *q)
+/* The value of a write, bytes (< XKV_REQ_MAX, <= val_cap: checked) at
+ * sc->req[doff], into the entry built in scratch: a word at a time (the
+ * entry's data is padded to 8; sc->req has 8 bytes of slack). */
+static __always_inline void xdp_set_value(struct xkv_scratch *sc, __u32 doff, __u32 bytes)
 {
-	struct xkv_scratch *sc = q->sc;
-	struct xkv_stats *st = q->st;
-	struct xkv_addr *a = &sc->addr;
-	struct xkv_req *r = &sc->pr;
 	struct xkv_entry *e = &sc->entry;
-	__u32 bytes = r->bytes;
 
-	xkv_entry_head(sc, q->now);
-	if (bytes > cfg.val_cap || bytes >= XKV_REQ_MAX) /* the parser checked; this tells the verifier */
-		return xkv_reply_err(ctx, a, sc, st, XKV_E_TOO_LARGE);
-	/* a word at a time (the entry's data is padded to 8; sc->req has 8
-	 * bytes of slack) */
-	__u32 doff = r->data_off;
 	for (__u32 w = 0; w < XKV_REQ_MAX / 8; w++) {
 		/* val_cap too: 6.1's verifier may have lost bytes' bound (a
 		 * value saved on the stack); a rodata read clang cannot fold */
@@ -422,6 +412,22 @@ static __always_inline int xdp_set(struct xdp_md *ctx, struct xdp_req *q)
 		__builtin_memcpy(&v, &sc->req[(doff + w * 8) & (XKV_REQ_MAX - 1)], 8);
 		*(__u64 *)&e->data[XKV_VOFF + w * 8] = v;
 	}
+}
+
+/* set <key> <flags> <exptime> <bytes> [noreply]: the entry built in
+ * scratch, its value from the request text already there. */
+static __always_inline int xdp_set(struct xdp_md *ctx, struct xdp_req *q)
+{
+	struct xkv_scratch *sc = q->sc;
+	struct xkv_stats *st = q->st;
+	struct xkv_addr *a = &sc->addr;
+	struct xkv_req *r = &sc->pr;
+	__u32 bytes = r->bytes;
+
+	xkv_entry_head(sc, q->now);
+	if (bytes > cfg.val_cap || bytes >= XKV_REQ_MAX) /* the parser checked; this tells the verifier */
+		return xkv_reply_err(ctx, a, sc, st, XKV_E_TOO_LARGE);
+	xdp_set_value(sc, r->data_off, bytes);
 	int err = xkv_op_set(sc, st);
 	if (err == -EBUSY) {
 		stat_inc(st, XKV_STAT_pass_busy);

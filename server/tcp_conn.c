@@ -319,9 +319,10 @@ bool xkv_tcp_conn_event(struct tcp_worker *w, struct tcp_conn *c, __u32 ev)
 	}
 	/* All read is consumed (no partial request, no data block being
 	 * swallowed) and answered, the replies handed to the socket in full:
-	 * the kernel may answer again (it compares with what it passed); never
-	 * on a binary connection (the kernel answers text only) */
-	if ((c->fast || c->xtcp) && c->st.proto != XKV_STREAM_BINARY && !queued && !c->in.len &&
+	 * the kernel may answer again (it compares with what it passed); the
+	 * sk_skb verdict never on a binary connection (it answers text only),
+	 * the XDP responder on both (common/tcpx_bin.bpf.h) */
+	if ((c->xtcp || (c->fast && c->st.proto != XKV_STREAM_BINARY)) && !queued && !c->in.len &&
 	    !c->st.swallow &&
 	    !c->closing && c->paid != c->rcvd) {
 		__atomic_store_n(&w->t->paid[c->slot], c->rcvd, __ATOMIC_RELEASE);

@@ -84,21 +84,50 @@ static int same(const struct view *a, const struct view *b)
 	return 1;
 }
 
-/* A binary request header (and key) appended at b[*n]. */
-static void bin(__u8 *b, size_t *n, __u8 op, const char *key, __u32 opaque)
+/* A binary request appended at b[*n]: header, extras (a set's flags and
+ * exptime when val), key, value. */
+static void binv(__u8 *b, size_t *n, __u8 op, const char *key, __u32 opaque, const char *val, __u32 flags,
+		 __u64 cas)
 {
 	__u16 kl = key ? (__u16)strlen(key) : 0;
+	__u8 ext = val ? 8 : 0;
+	__u32 vl = val ? (__u32)strlen(val) : 0;
 	__u8 *h = b + *n;
 	memset(h, 0, XKV_BIN_HDR_LEN);
 	h[0] = XKV_BIN_REQ;
 	h[1] = op;
 	h[2] = (__u8)(kl >> 8), h[3] = (__u8)kl;
-	__u32 body = htonl(kl), op_be = htonl(opaque);
+	h[4] = ext;
+	__u32 body = htonl(ext + kl + vl), op_be = htonl(opaque), fl = htonl(flags), zero = 0;
 	memcpy(h + 8, &body, 4);
 	memcpy(h + 12, &op_be, 4);
-	if (kl)
-		memcpy(h + XKV_BIN_HDR_LEN, key, kl);
-	*n += XKV_BIN_HDR_LEN + kl;
+	for (int i = 0; i < 8; i++)
+		h[16 + i] = (__u8)(cas >> (56 - 8 * i));
+	__u8 *p = h + XKV_BIN_HDR_LEN;
+	if (ext) {
+		memcpy(p, &fl, 4);
+		memcpy(p + 4, &zero, 4);
+		p += 8;
+	}
+	memcpy(p, key, kl);
+	memcpy(p + kl, val, vl);
+	*n += XKV_BIN_HDR_LEN + ext + kl + vl;
+}
+
+static void bin(__u8 *b, size_t *n, __u8 op, const char *key, __u32 opaque)
+{
+	binv(b, n, op, key, opaque, NULL, 0, 0);
+}
+
+/* Binary responses with their cas zeroed (a write's is its time). */
+static void mask_cas(__u8 *p, size_t len)
+{
+	for (size_t i = 0; i + XKV_BIN_HDR_LEN <= len;) {
+		__u32 body;
+		memcpy(&body, p + i + 8, 4);
+		memset(p + i + 16, 0, 8);
+		i += XKV_BIN_HDR_LEN + ntohl(body);
+	}
 }
 
 struct prow {
@@ -108,6 +137,7 @@ struct prow {
 	size_t len;
 	enum want want;
 	__u16 win;        /* 0: 4096 */
+	int cas_masked;   /* binary writes: their responses' cas is the write's time */
 };
 
 struct pctx {
@@ -148,16 +178,26 @@ static void one_row(struct pctx *c, const struct prow *r)
 	__u64 a0 = counter(c->s, XKV_STAT_tcpx_answered), p0 = counter(c->s, XKV_STAT_tcpx_pipelined);
 	run(c->xdp, c->in, fl, &c->o);
 	look(c->s, &after);
-	const __u8 *t = tcp_of(&c->o);
+	__u8 *t = (__u8 *)tcp_of(&c->o);
 	size_t hl = (size_t)(t[12] >> 4) * 4, got = c->o.len - (size_t)(t - c->o.f) - hl;
+	int sum_ok = csum_ok(c->o.f, c->o.len);
+	if (r->cas_masked && r->want == ANSWERED) {
+		mask_cas(want.p, want.len);
+		mask_cas(t + hl, got);
+	}
 	struct xkv_tcpx_flow f;
 	int has_flow = !get_flow(c->flows, &c->k, &f);
 	__u64 da = counter(c->s, XKV_STAT_tcpx_answered) - a0, dp = counter(c->s, XKV_STAT_tcpx_pipelined) - p0;
 
+	if (getenv("TCPX_PIPE_DUMP") && r->want == ANSWERED && (got != want.len || memcmp(t + hl, want.p, want.len))) {
+		for (size_t i = 0; i < want.len || i < got; i++)
+			fprintf(stderr, "%3zu %02x %02x%s\n", i, i < want.len ? want.p[i] : 0, i < got ? t[hl + i] : 0,
+				i < want.len && i < got && want.p[i] != t[hl + i] ? " <" : "");
+	}
 	switch (r->want) {
 	case ANSWERED:
 		CHECK(used == n && c->o.ret == XDP_TX && got == want.len && !memcmp(t + hl, want.p, want.len) &&
-		      rd32(t + 4) == SND_NXT && rd32(t + 8) == RCV_NXT + n && csum_ok(c->o.f, c->o.len) &&
+		      rd32(t + 4) == SND_NXT && rd32(t + 8) == RCV_NXT + n && sum_ok &&
 		      same(&after, &oracle) && has_flow && f.dc == n && f.ds == want.len && da >= 1 &&
 		      dp == (da > 1),
 		      "%s: %s: answered in one segment, the slow path's %zu reply bytes (ret %d, got %zu: %.*s), "
@@ -166,8 +206,7 @@ static void one_row(struct pctx *c, const struct prow *r)
 		      has_flow ? f.dc : 0, has_flow ? f.ds : 0, (unsigned long long)da);
 		break;
 	case ACKED:
-		CHECK(used == n && want.len == 0 && c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT - n &&
-		      csum_ok(c->o.f, c->o.len) && same(&after, &oracle) && !same(&after, &before) && has_flow &&
+		CHECK(used == n && want.len == 0 && c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT - n && sum_ok && same(&after, &oracle) && !same(&after, &before) && has_flow &&
 		      (f.flags & XKV_TCPX_F_NOREPLY) && da >= 1,
 		      "%s: %s: applied as the slow path does, no reply, the segment to the kernel as old data "
 		      "at %u (want %u; ret %d)", c->L, r->what, rd32(t + 4), RCV_NXT - (__u32)n, c->o.ret);
@@ -212,6 +251,20 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 	bin(b3, &n3, XKV_BIN_GETQ, "a", 9);
 	bin(b3, &n3, XKV_BIN_SETQ, "x", 10); /* not one the path answers */
 	bin(b3, &n3, XKV_BIN_NOOP, NULL, 11);
+	__u8 b4[512], b5[512], b6[512], b7[512];
+	size_t n4 = 0, n5 = 0, n6 = 0, n7 = 0;
+	binv(b4, &n4, XKV_BIN_SETQ, "x", 12, "xx", 3, 0); /* Dalli's set_multi: setq..., noop */
+	binv(b4, &n4, XKV_BIN_SETQ, "y", 13, "yyy", 0, 0);
+	bin(b4, &n4, XKV_BIN_NOOP, NULL, 14);
+	bin(b5, &n5, XKV_BIN_GETK, "a", 15);
+	binv(b5, &n5, XKV_BIN_SET, "x", 16, "v", 9, 0);
+	bin(b5, &n5, XKV_BIN_DELETE, "b", 17);
+	bin(b5, &n5, XKV_BIN_DELETEQ, "zz", 18); /* a miss: answered even quiet */
+	bin(b5, &n5, XKV_BIN_DELETEQ, "c", 19);
+	bin(b5, &n5, XKV_BIN_NOOP, NULL, 20);
+	binv(b6, &n6, XKV_BIN_SET, "x", 21, "v", 0, 0);
+	bin(b6, &n6, XKV_BIN_GET, "x", 22); /* a read after a write */
+	binv(b7, &n7, XKV_BIN_SET, "a", 23, "v", 0, 12345); /* a cas */
 	const struct prow rows[] = {
 		{ "3 gets: hit, miss, hit", "get a\r\nget zz\r\nget b\r\n", NULL, 0, ANSWERED, 0 },
 		{ "a multi-key get and a get", "get a b zz c\r\nget c\r\n", NULL, 0, ANSWERED, 0 },
@@ -237,10 +290,33 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 		{ "gets whose replies outgrow one segment", "get big\r\nget big\r\n", NULL, 0, WHOLE, 0 },
 		{ "binary getkq hit, getkq miss, getk hit, get miss, noop", NULL, b1, n1, ANSWERED, 0 },
 		{ "binary quiet misses and a noop", NULL, b2, n2, ANSWERED, 0 },
-		{ "binary with a setq among them", NULL, b3, n3, WHOLE, 0 },
+		{ "binary with a setq without extras among them", NULL, b3, n3, WHOLE, 0 },
+		{ "binary setq, setq, noop (a set_multi)", NULL, b4, n4, ANSWERED, 0, 1 },
+		{ "binary getk, set, delete, deleteq miss, deleteq hit, noop", NULL, b5, n5, ANSWERED, 0, 1 },
+		{ "binary set, then a get", NULL, b6, n6, WHOLE, 0 },
+		{ "binary set with a cas", NULL, b7, n7, WHOLE, 0 },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		one_row(c, &rows[i]);
+	/* a binary set's response carries the new item's cas, the one a gets
+	 * or a later cas sees */
+	__u8 b8[128];
+	size_t n8 = 0;
+	binv(b8, &n8, XKV_BIN_SET, "x", 30, "cas?", 5, 0);
+	reset_store(s);
+	bpf_map_delete_elem(c->flows, &c->k);
+	struct seg g = { .saddr = htonl(0x7f000002), .daddr = htonl(0x7f000001), .sport = PIPE_CPORT,
+			 .dport = PORT, .flags = F_ACK | F_PSH, .seq = RCV_NXT, .ack = SND_NXT,
+			 .tsval = 9, .tsecr = 7, .payload = (const char *)b8, .plen = n8 };
+	run(c->xdp, c->in, build(&g, c->in), &c->o);
+	static struct xkv_item it;
+	const __u8 *t = tcp_of(&c->o);
+	__u64 cas = 0;
+	for (int i = 0; i < 8; i++)
+		cas = cas << 8 | t[32 + 16 + i];
+	CHECK(c->o.ret == XDP_TX && s->L->get(s, "x", 1, &it) == 1 && it.flags == 5 && cas && cas == it.wtime_ns,
+	      "%s: a binary set's response: the stored item's cas (%llu, the item's %llu)", L,
+	      (unsigned long long)cas, (unsigned long long)it.wtime_ns);
 	bpf_map_delete_elem(c->flows, &c->k);
 out:
 	if (fd >= 0)

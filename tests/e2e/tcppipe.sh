@@ -13,7 +13,10 @@
 #    connection's first request (the batches on new connections).
 # 2. tcppipeclient.py clients: pymemcache set_many (noreply) / get_many /
 #    delete_many, python-memcache set_multi / get_multi / delete_multi,
-#    every value checked; XDP answered most of their requests.
+#    every value checked; XDP answered most of their requests.  Then Ruby
+#    Dalli (binary: setq multi-sets, getkq multi-gets), php-memcached binary
+#    and text (setMulti, getMulti, set, get, delete): every value checked,
+#    XDP answering some of each.
 # 3. nutcracker (twemproxy) in front, 8 client threads of single sets and
 #    gets for 4 s: every value right, and XDP answered segments nutcracker
 #    batched (tcpx_pipelined moved).
@@ -30,6 +33,8 @@ layout=${1:-lru}
 [[ -x $XDPKV ]] || tb_die "xdpkv CLI not found at $XDPKV (build it, or set XDPKV)"
 PY=/usr/bin/python3
 $PY -c 'import pymemcache, memcache' || tb_die "python3-pymemcache and python3-memcache are needed (tests/lib/install-deps.sh)"
+ruby -e 'require "dalli"' || tb_die "ruby-dalli is needed (tests/lib/install-deps.sh)"
+php -r 'exit(class_exists("Memcached") ? 0 : 1);' || tb_die "php-memcached is needed (tests/lib/install-deps.sh)"
 command -v memcached >/dev/null || tb_die "memcached missing (tests/lib/install-deps.sh)"
 NUTCRACKER=$(command -v nutcracker || echo /usr/sbin/nutcracker)
 [[ -x $NUTCRACKER ]] || tb_die "nutcracker missing: install it (tests/lib/install-deps.sh)"
@@ -56,6 +61,19 @@ p2=$(tb_counter fast tcpx_pipelined) x2=$(tb_counter fast tcpx_answered) u2=$(tb
 dx=$((x2 - x1)) du=$((u2 - u0))
 echo "$layout: clients: XDP answered $dx requests ($((p2 - p1)) segments of several), serve $du"
 check "$layout: ... XDP answered at least 80 % of them ($dx of $((dx + du)))" test $((dx * 5)) -ge $(((dx + du) * 4))
+other() { # NAME CMD...: a client's run, its values checked, and how much XDP answered
+	local name=$1 a0 b0 a1 b1
+	shift
+	a0=$(tb_counter fast tcpx_answered) b0=$(tb_counter slow tcp_slow)
+	check "$layout: $name" tb_cli "$@"
+	a1=$(tb_counter fast tcpx_answered) b1=$(tb_counter slow tcp_slow)
+	echo "$layout: $name: XDP answered $((a1 - a0)), serve $((b1 - b0))"
+	check "$layout: ... XDP answered some of it" test $((a1 - a0)) -gt 0
+}
+other "Ruby Dalli (binary)" ruby "$here/dalliclient.rb" "$S4:$P" 5
+other "php-memcached binary" php "$here/phpclient.php" "$S4" "$P" binary 5
+other "php-memcached text" php "$here/phpclient.php" "$S4" "$P" text 5
+x2=$(tb_counter fast tcpx_answered) u2=$(tb_counter slow tcp_slow) p2=$(tb_counter fast tcpx_pipelined)
 
 PROXY=127.0.0.1:22121
 conf=$TB_TMP/nutcracker.yml

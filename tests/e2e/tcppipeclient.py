@@ -41,14 +41,22 @@ TEXT = [
 ]
 
 
-def binreq(op, key=b"", opaque=0):
-    return struct.pack(">BBHBBHIIQ", 0x80, op, len(key), 0, 0, 0, len(key), opaque, 0) + key
+def binreq(op, key=b"", opaque=0, val=None, flags=0):
+    ext = b"" if val is None else struct.pack(">II", flags, 0)
+    val = val or b""
+    return struct.pack(">BBHBBHIIQ", 0x80, op, len(key), len(ext), 0, 0, len(ext) + len(key) + len(val),
+                       opaque, 0) + ext + key + val
 
 
 BIN = [
     binreq(0x0D, b"a", 1) + binreq(0x0D, b"zz", 2) + binreq(0x0C, b"b", 3) + binreq(0x00, b"zz", 4) +
     binreq(0x0A, b"", 5),
     binreq(0x09, b"zz", 6) + binreq(0x09, b"qq", 7) + binreq(0x0D, b"x", 8) + binreq(0x0A, b"", 9),
+    # Dalli's set_multi: setq ..., noop
+    binreq(0x11, b"x", 10, b"xx", 3) + binreq(0x11, b"y", 11, b"yyy") + binreq(0x0A, b"", 12),
+    binreq(0x0C, b"a", 13) + binreq(0x01, b"x", 14, b"v", 9) + binreq(0x04, b"y", 15) +
+    binreq(0x14, b"zz", 16) + binreq(0x14, b"x", 17) + binreq(0x0A, b"", 18),
+    binreq(0x0D, b"x", 19) + binreq(0x0D, b"y", 20) + binreq(0x0A, b"", 21),
 ]
 
 
