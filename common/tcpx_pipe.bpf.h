@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* TCP in the driver hook, the requests of a segment found answerable
  * (tcpx_xdp.bpf.h, I1-I5): split (xkv_tcpx_scan), run one a program in a
- * tail-call chain of xdpkv_tcpx_run (tcpx_step: the fast path's own steps,
- * xdp.bpf.h, with each reply added to sc->tx.acc), and the replies sent as
- * one segment (tcpx_commit), which the flow takes as its new correction
- * point: one per segment, however many requests it held.
+ * tail-call chain (tcpx_step in xdpkv_tcpx_run for text, in xdpkv_tcpx_bin
+ * for binary: the fast path's own steps, xdp.bpf.h, with each reply added
+ * to sc->tx.acc), and the replies sent as one segment (tcpx_commit, in
+ * xdpkv_tcpx_fin), which the flow takes as its new correction point: one
+ * per segment, however many requests it held.
  *
  * Exactly once: a segment is answered whole or passed whole, untouched.
  * Reads change nothing, so a read that cannot be answered here (its reply
@@ -192,11 +193,14 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 /* Before the segment's first write: the last point where it may still go
  * on whole.  Exactly once: every write's reply must be sure to go out here
  * (one that did not would send the segment to serve, which would run it
- * again), and the write rules of xdp.bpf.h hold.  1 to go on. */
-static __always_inline int tcpx_first_write(struct xkv_scratch *sc, struct xkv_stats *st)
+ * again), and the write rules of xdp.bpf.h hold.  1 to go on.  Global:
+ * verified once, its exits not multiplying the request's paths. */
+__attribute__((noinline)) int xkv_tcpx_first_write(struct xkv_scratch *sc, struct xkv_stats *st)
 {
-	struct xkv_tcpx_seg *p = &sc->tx;
 	__u32 zero = 0;
+	if (!sc || !st)
+		return 0;
+	struct xkv_tcpx_seg *p = &sc->tx;
 	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
 
 	if (XKV_GUARDED && !acl_has(sc, &acl_write)) {
@@ -221,6 +225,27 @@ static __always_inline int tcpx_first_write(struct xkv_scratch *sc, struct xkv_s
 	return 1;
 }
 
+/* The answer to a write that met a busy item after writes of the segment
+ * ran (tcpx_step): the slow path's to a write it could not store, text or
+ * binary (none for a text noreply).  Global: verified once. */
+__attribute__((noinline)) int xkv_tcpx_busy_reply(struct xdp_md *ctx, struct xkv_scratch *sc, int binary)
+{
+	__u32 o = XKV_TEXT;
+
+	if (!ctx || !sc)
+		return XKV_NEXT;
+	if (binary) {
+		bin_res_hdr(sc, XKV_BIN_ENOMEM, 0, 0, 4, 0);
+		o = XKV_BIN_BODY;
+		PUT_LIT(sc, &o, "busy");
+	} else if (sc->pr.noreply) {
+		return XDP_TX;
+	} else {
+		PUT_LIT(sc, &o, XKV_R_OOM);
+	}
+	return xkv_emit_frame(ctx, sc, o - 8) == XDP_TX ? XDP_TX : XKV_NEXT;
+}
+
 /* The segment's next request (sc->tx.pipe_i) from the frame, run (binary:
  * a constant, the program's kind): XDP_TX (its reply collected, the walk
  * moved on) or XKV_NEXT (nothing changed: the segment is passed on). */
@@ -238,7 +263,7 @@ static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc,
 	if (bpf_xdp_load_bytes(ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(len, XKV_REQ_MAX)))
 		return TCPX_REFUSE(refused_shape);
 	__u8 applied = p->applied;
-	if (i == p->pipe_w && !tcpx_first_write(sc, st))
+	if (i == p->pipe_w && !xkv_tcpx_first_write(sc, st))
 		return XKV_NEXT;
 	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
 	int act = binary ? tcpx_run_binary(ctx, &q) : tcpx_run(ctx, sc, st, len);
@@ -247,11 +272,7 @@ static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc,
 		 * passing the segment on now (serve would run them again);
 		 * answered as the slow path answers a write it could not store */
 		stat_inc(st, XKV_STAT_err_oom);
-		if (binary)
-			act = TCPX_BIN_REPLY(XKV_BIN_ENOMEM, "busy", 0);
-		else
-			act = sc->pr.noreply ? XDP_TX :
-					       xkv_reply_line(ctx, &sc->addr, sc, st, XKV_R_OOM, sizeof(XKV_R_OOM) - 1);
+		act = xkv_tcpx_busy_reply(ctx, sc, binary);
 	}
 	if (act != XDP_TX)
 		return XKV_NEXT;

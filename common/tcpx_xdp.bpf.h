@@ -43,30 +43,35 @@
 
 /* The responder's programs, tail-called (xdp_main.bpf.h; put there by
  * attach, cli/xdpprog.c): [0] xdpkv_tcpx, the segment; [1] xdpkv_tcpx_run,
- * a text request of a segment found answerable, and the answer sent; [2]
- * xdpkv_tcpx_bin, a binary request (each verified apart, within the
- * budget: the value copy of a get is in both). */
+ * a text request of a segment found answerable; [2] xdpkv_tcpx_bin, a
+ * binary request; [3] xdpkv_tcpx_fin, the answer sent after the last
+ * request.  Each is verified apart, within the budget: a request's many
+ * ends do not multiply the answer's paths, and the value copies of a text
+ * and a binary get are not in one program. */
 #define XKV_TCPX_PROG_SEG 0
 #define XKV_TCPX_PROG_RUN 1
 #define XKV_TCPX_PROG_BIN 2
+#define XKV_TCPX_PROG_FIN 3
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, __u32);
 } tcpx_progs SEC(".maps");
 
 /* On to the program of the segment's next request (sc->tx.pipe_i), or to
- * xdpkv_tcpx_run for the answer after the last.  Returns only when the
+ * xdpkv_tcpx_fin for the answer after the last.  Returns only when the
  * tail call fails, which it cannot: the chain is at most
  * XKV_TCPX_PIPE_MAX + 3 long, and the programs are in the array while
  * attached. */
 static __always_inline void tcpx_chain(struct xdp_md *ctx, struct xkv_scratch *sc)
 {
-	__u32 i = sc->tx.pipe_i;
-	int bin = i < sc->tx.pipe_n && ((sc->tx.pipe_bin >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1);
+	__u32 i = sc->tx.pipe_i, prog = XKV_TCPX_PROG_FIN;
 
-	bpf_tail_call(ctx, &tcpx_progs, bin ? XKV_TCPX_PROG_BIN : XKV_TCPX_PROG_RUN);
+	if (i < sc->tx.pipe_n)
+		prog = (sc->tx.pipe_bin >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1 ? XKV_TCPX_PROG_BIN
+									  : XKV_TCPX_PROG_RUN;
+	bpf_tail_call(ctx, &tcpx_progs, prog);
 }
 
 /* The slot serve gave the connection (tcpfast.h): has serve answered

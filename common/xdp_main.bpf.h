@@ -94,54 +94,79 @@ int xdpkv_tcpx(struct xdp_md *ctx)
 	return act == XKV_NEXT ? XDP_PASS : act;
 }
 
-/* A request program's body: the segment's next request (sc->tx.pipe_i)
- * run, text or binary (a constant: the program's kind), then on to the
- * next one's program (tcpx_chain); after the last, in the text program,
- * the replies sent (tcpx_pipe.bpf.h).  Anything not answered goes on
- * whole, translated. */
-static __always_inline int tcpx_request_prog(struct xdp_md *ctx, int binary)
+/* The scratch, the counters and the flow of the segment under way, for the
+ * programs after xdpkv_tcpx: 0, or XDP_PASS when one is gone (the flow: a
+ * RST meanwhile; nothing answered, nothing to translate). */
+static __always_inline int tcpx_tail_state(struct xkv_scratch **sc, struct xkv_stats **st,
+					   struct xkv_tcpx_flow **f)
 {
 	__u32 zero = 0;
-	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
-	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
 
-	if (!sc || !st)
+	*sc = bpf_map_lookup_elem(&scratch, &zero);
+	*st = bpf_map_lookup_elem(&stats, &zero);
+	if (!*sc || !*st)
 		return XDP_PASS;
-	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
-	if (!f)
-		return XDP_PASS; /* gone meanwhile (a RST): nothing answered, nothing to translate */
-	int act = XDP_TX;
-	if (sc->tx.pipe_i < sc->tx.pipe_n)
-		act = tcpx_step(ctx, sc, st, binary);
-	if (act == XDP_TX && (binary || sc->tx.pipe_i < sc->tx.pipe_n)) {
-		tcpx_chain(ctx, sc);
-		/* a failed tail call: nothing sane after a write ran */
-		if (sc->tx.applied)
-			return XDP_DROP;
-		act = XKV_NEXT;
-	}
-	if (act == XDP_TX)
-		act = tcpx_commit(ctx, sc, st, f);
-	if (act != XKV_NEXT)
-		return act;
+	*f = bpf_map_lookup_elem(&tcpx_flows, &(*sc)->tx.key);
+	return *f ? 0 : XDP_PASS;
+}
+
+/* The segment on to the kernel whole, translated. */
+static __always_inline int tcpx_pass_whole(struct xdp_md *ctx, struct xkv_scratch *sc,
+					   struct xkv_tcpx_flow *f)
+{
 	struct tcpx_offs o;
 	tcpx_offs_read(f, &o);
 	return tcpx_pass(ctx, sc, f, &o);
 }
 
-/* A text request of a segment xdpkv_tcpx found answerable (sc->tx), and
- * the answer after the last request. */
+/* A request program's body: the segment's next request (sc->tx.pipe_i)
+ * run, text or binary (a constant: the program's kind), then on to the
+ * next one's program, or to xdpkv_tcpx_fin after the last (tcpx_chain).
+ * A request not answered sends the segment on whole, translated. */
+static __always_inline int tcpx_request_prog(struct xdp_md *ctx, int binary)
+{
+	struct xkv_scratch *sc;
+	struct xkv_stats *st;
+	struct xkv_tcpx_flow *f;
+
+	if (tcpx_tail_state(&sc, &st, &f))
+		return XDP_PASS;
+	if (tcpx_step(ctx, sc, st, binary) == XDP_TX) {
+		tcpx_chain(ctx, sc);
+		/* a failed tail call: nothing sane after a write ran */
+		if (sc->tx.applied)
+			return XDP_DROP;
+	}
+	return tcpx_pass_whole(ctx, sc, f);
+}
+
+/* A text request of a segment xdpkv_tcpx found answerable (sc->tx). */
 SEC("xdp")
 int xdpkv_tcpx_run(struct xdp_md *ctx)
 {
 	return tcpx_request_prog(ctx, 0);
 }
 
-/* A binary request of the segment (a get or a noop: reads only). */
+/* A binary request of the segment. */
 SEC("xdp")
 int xdpkv_tcpx_bin(struct xdp_md *ctx)
 {
 	return tcpx_request_prog(ctx, 1);
+}
+
+/* Every request of the segment run: the replies sent, the flow's new
+ * correction point (tcpx_commit). */
+SEC("xdp")
+int xdpkv_tcpx_fin(struct xdp_md *ctx)
+{
+	struct xkv_scratch *sc;
+	struct xkv_stats *st;
+	struct xkv_tcpx_flow *f;
+
+	if (tcpx_tail_state(&sc, &st, &f))
+		return XDP_PASS;
+	int act = tcpx_commit(ctx, sc, st, f);
+	return act != XKV_NEXT ? act : tcpx_pass_whole(ctx, sc, f);
 }
 
 #endif
