@@ -163,38 +163,40 @@ static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, 
 	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
 	struct xkv_tcpx_seg *p = &sc->tx;
 	struct xkv_req *r = &sc->pr;
-	int keyed = 0, act;
+	int act;
 
 	struct get_ctx g = { .sc = sc, .st = st, .now = q.now, .o = XKV_TEXT };
-	if (xdp_quick_get(&q, &g)) {
-		act = xdp_get_reply(ctx, &q, &g);
-	} else {
-		if (!(cfg.flags & XKV_CFG_BINARY_KEYS))
-			keyed = xkv_quick_set_req(sc, q.tlen);
-		int err = keyed ? XKV_OK : xkv_parse_req(sc, q.tlen);
+	/* one way to a get's reply (as xdpkv()'s): the verifier walks it once */
+	if (!xdp_quick_get(&q, &g)) {
+		/* the tokenizer for writes, not xdpkv()'s set shortcut: a
+		 * second way through the write (keyed or not) took arena's
+		 * request program past the budget on 6.12 */
+		int err = xkv_parse_req(sc, q.tlen);
 		if (err || r->op > XKV_OP_FAST_LAST || r->op == XKV_OP_NONE || r->next != q.tlen ||
 		    r->too_many || (r->noreply && !xkv_op_writes(r->op)))
 			return TCPX_REFUSE(refused_shape);
-		if (r->op == XKV_OP_GET) {
-			xkv_op_get(&g);
-			act = xdp_get_reply(ctx, &q, &g);
-		} else {
-			act = xdp_write(ctx, &q, keyed);
+		if (r->op != XKV_OP_GET) {
+			act = xdp_write(ctx, &q, 0);
 			if (act != XDP_PASS)
 				p->applied = 1;
 			/* noreply, done (XDP_DROP: nothing to send) */
 			if (r->noreply && act == XDP_DROP)
 				return XDP_TX;
+			return act == XDP_TX ? XDP_TX : TCPX_REFUSE(refused_room);
 		}
+		xkv_op_get(&g);
 	}
+	act = xdp_get_reply(ctx, &q, &g);
 	return act == XDP_TX ? XDP_TX : TCPX_REFUSE(refused_room);
 }
 
 /* Before the segment's first write: the last point where it may still go
  * on whole.  Exactly once: every write's reply must be sure to go out here
  * (one that did not would send the segment to serve, which would run it
- * again), and the write rules of xdp.bpf.h hold.  1 to go on.  Global:
- * verified once, its exits not multiplying the request's paths. */
+ * again), and the write rules of xdp.bpf.h hold (the write list is the
+ * caller's: 6.1 takes no map key from a global function's argument).  1 to
+ * go on.  Global: verified once, its exits not multiplying the request's
+ * paths. */
 __attribute__((noinline)) int xkv_tcpx_first_write(struct xkv_scratch *sc, struct xkv_stats *st)
 {
 	__u32 zero = 0;
@@ -203,10 +205,6 @@ __attribute__((noinline)) int xkv_tcpx_first_write(struct xkv_scratch *sc, struc
 	struct xkv_tcpx_seg *p = &sc->tx;
 	struct xkv_host *h = bpf_map_lookup_elem(&host, &zero);
 
-	if (XKV_GUARDED && !acl_has(sc, &acl_write)) {
-		stat_inc(st, XKV_STAT_tcpx_refused_acl);
-		return 0;
-	}
 	if (h && (h->flags & XKV_HOST_PAUSE_WRITES)) {
 		stat_inc(st, XKV_STAT_tcpx_refused_shape);
 		return 0;
@@ -263,8 +261,12 @@ static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc,
 	if (bpf_xdp_load_bytes(ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(len, XKV_REQ_MAX)))
 		return TCPX_REFUSE(refused_shape);
 	__u8 applied = p->applied;
-	if (i == p->pipe_w && !xkv_tcpx_first_write(sc, st))
-		return XKV_NEXT;
+	if (i == p->pipe_w) {
+		if (XKV_GUARDED && !acl_has(sc, &acl_write))
+			return TCPX_REFUSE(refused_acl);
+		if (!xkv_tcpx_first_write(sc, st))
+			return XKV_NEXT;
+	}
 	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
 	int act = binary ? tcpx_run_binary(ctx, &q) : tcpx_run(ctx, sc, st, len);
 	if (act != XDP_TX && applied) {

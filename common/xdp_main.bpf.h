@@ -94,22 +94,6 @@ int xdpkv_tcpx(struct xdp_md *ctx)
 	return act == XKV_NEXT ? XDP_PASS : act;
 }
 
-/* The scratch, the counters and the flow of the segment under way, for the
- * programs after xdpkv_tcpx: 0, or XDP_PASS when one is gone (the flow: a
- * RST meanwhile; nothing answered, nothing to translate). */
-static __always_inline int tcpx_tail_state(struct xkv_scratch **sc, struct xkv_stats **st,
-					   struct xkv_tcpx_flow **f)
-{
-	__u32 zero = 0;
-
-	*sc = bpf_map_lookup_elem(&scratch, &zero);
-	*st = bpf_map_lookup_elem(&stats, &zero);
-	if (!*sc || !*st)
-		return XDP_PASS;
-	*f = bpf_map_lookup_elem(&tcpx_flows, &(*sc)->tx.key);
-	return *f ? 0 : XDP_PASS;
-}
-
 /* The segment on to the kernel whole, translated. */
 static __always_inline int tcpx_pass_whole(struct xdp_md *ctx, struct xkv_scratch *sc,
 					   struct xkv_tcpx_flow *f)
@@ -119,19 +103,28 @@ static __always_inline int tcpx_pass_whole(struct xdp_md *ctx, struct xkv_scratc
 	return tcpx_pass(ctx, sc, f, &o);
 }
 
-/* A request program's body: the segment's next request (sc->tx.pipe_i)
- * run, text or binary (a constant: the program's kind), then on to the
- * next one's program, or to xdpkv_tcpx_fin after the last (tcpx_chain).
- * A request not answered sends the segment on whole, translated. */
-static __always_inline int tcpx_request_prog(struct xdp_md *ctx, int binary)
+/* The programs after xdpkv_tcpx (prog: a constant, which one): a request
+ * program runs the segment's next request (sc->tx.pipe_i), text or binary,
+ * then goes on to the next one's program, or to xdpkv_tcpx_fin after the
+ * last (tcpx_chain); xdpkv_tcpx_fin sends the replies and sets the flow's
+ * new correction point (tcpx_commit).  Anything not answered sends the
+ * segment on whole, translated. */
+static __always_inline int tcpx_tail(struct xdp_md *ctx, __u32 prog)
 {
-	struct xkv_scratch *sc;
-	struct xkv_stats *st;
-	struct xkv_tcpx_flow *f;
+	__u32 zero = 0;
+	struct xkv_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+	struct xkv_stats *st = bpf_map_lookup_elem(&stats, &zero);
 
-	if (tcpx_tail_state(&sc, &st, &f))
+	if (!sc || !st)
 		return XDP_PASS;
-	if (tcpx_step(ctx, sc, st, binary) == XDP_TX) {
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &sc->tx.key);
+	if (!f)
+		return XDP_PASS; /* gone meanwhile (a RST): nothing answered, nothing to translate */
+	if (prog == XKV_TCPX_PROG_FIN) {
+		int act = tcpx_commit(ctx, sc, st, f);
+		return act != XKV_NEXT ? act : tcpx_pass_whole(ctx, sc, f);
+	}
+	if (tcpx_step(ctx, sc, st, prog == XKV_TCPX_PROG_BIN) == XDP_TX) {
 		tcpx_chain(ctx, sc);
 		/* a failed tail call: nothing sane after a write ran */
 		if (sc->tx.applied)
@@ -144,29 +137,21 @@ static __always_inline int tcpx_request_prog(struct xdp_md *ctx, int binary)
 SEC("xdp")
 int xdpkv_tcpx_run(struct xdp_md *ctx)
 {
-	return tcpx_request_prog(ctx, 0);
+	return tcpx_tail(ctx, XKV_TCPX_PROG_RUN);
 }
 
 /* A binary request of the segment. */
 SEC("xdp")
 int xdpkv_tcpx_bin(struct xdp_md *ctx)
 {
-	return tcpx_request_prog(ctx, 1);
+	return tcpx_tail(ctx, XKV_TCPX_PROG_BIN);
 }
 
-/* Every request of the segment run: the replies sent, the flow's new
- * correction point (tcpx_commit). */
+/* Every request of the segment run: the replies sent. */
 SEC("xdp")
 int xdpkv_tcpx_fin(struct xdp_md *ctx)
 {
-	struct xkv_scratch *sc;
-	struct xkv_stats *st;
-	struct xkv_tcpx_flow *f;
-
-	if (tcpx_tail_state(&sc, &st, &f))
-		return XDP_PASS;
-	int act = tcpx_commit(ctx, sc, st, f);
-	return act != XKV_NEXT ? act : tcpx_pass_whole(ctx, sc, f);
+	return tcpx_tail(ctx, XKV_TCPX_PROG_FIN);
 }
 
 #endif

@@ -18,7 +18,8 @@
 # lines in DIR/kernels/verifier-KERNEL.jsonl, and a summary table
 # (tests/kernels/summary.py).  Exit status 1 when a program is refused or
 # over budget or a step fails (the summary says which), 2 usage, 3 setup.
-# Ctrl-C or an error stops the VM.  XKV_KVM=1 tries KVM (here `-cpu host`
+# Ctrl-C or an error stops the VM.  XKV_KSTEPS picks guest.sh's steps (in
+# the VMs too; default all).  XKV_KVM=1 tries KVM (here `-cpu host`
 # fails on an MSR assertion, so TCG is the default).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -151,7 +152,7 @@ for k in $kernels; do
 		kvm=(--disable-kvm)
 		[[ ${XKV_KVM:-0} == 1 ]] && kvm=()
 		timeout -k 10 "$vm_timeout" vng --run "$img" "${kvm[@]}" -m 2G -p 2 --rwdir "$out/$label" \
-			-- "tests/kernels/guest.sh $out/$label $build" \
+			-- "XKV_KSTEPS='${XKV_KSTEPS:-verify fixtures e2e}' tests/kernels/guest.sh $out/$label $build" \
 			< /dev/null > >(tee "$out/$label.console.log" >&2) 2>&1 &
 		vm_pid=$!
 		wait "$vm_pid" || log "$label: the VM ended with status $? (124: past $vm_timeout s)"
