@@ -15,7 +15,8 @@ nutcracker in front of the server), every reply checked.
 Keys ck:0..ck:99 hold value(key, 0) after a preload; value(key, n) is
 "key:n:" padded with 'x' to VSIZE bytes, the same in every language here, so
 a reply is checked byte for byte.  A multi-key get counts as one request, a
-set_many of 8 keys as 8.  Any exception, wrong value or error reply is
+set_many of 8 keys as 8 (memaslap rows: its Ops, where --division=10 counts
+every key of a multi-get).  Any exception, wrong value or error reply is
 reported (wrong, first_wrong with the exact bytes, error) and the run is not ok.
 """
 import json
@@ -459,7 +460,8 @@ def php_ok():
 
 MASLAP = have_cmd("memcaslap") and "memcaslap missing (apt-get install libmemcached-tools)"
 PYMC = have_py("pymemcache") and "python3-pymemcache missing"
-BINKEYS = ["--binary-keys"]
+# memaslap's keys: control bytes, and more of them than 262,144 in a run
+BINKEYS = ["--binary-keys", "--entries", "1048576"]
 # name: (how to check it can run, preload, run, extra attach options)
 ROWS = {
     "pymemcache_get": (PYMC, preload_keys, run_pymc_get, []),
@@ -530,6 +532,10 @@ def report(row, server, res_file, busy, hz, segs, st0, st1, dur, layout, elapsed
     busy, own = map(int, busy.split())
     out["server_us_per_req"] = round(busy / int(hz) / req * 1e6, 2) if req else None
     out["own_us_per_req"] = round(own / int(hz) / req * 1e6, 2) if req else None
+    # the share of CPU 1's time over the run that neither the server nor its
+    # NAPI thread spent: other work on the machine, which the rates suffer from
+    out["cpu1_foreign_share"] = (round(max(busy - own, 0) / int(hz) / elapsed, 2)
+                                 if elapsed > 0 else None)
     si0, so0, lo0, si1, so1, lo1 = map(int, segs.split())
     # the client namespace's segments to the server: its TcpOutSegs less what
     # went over its loopback (the nutcracker rows: client <-> proxy)
@@ -561,7 +567,7 @@ def table(path):
             continue
         m = mc.get(r["row"])
         rate = cpu = "-"
-        if m and r["server"] != "memcached" and r.get("req_per_s") and m.get("req_per_s"):
+        if m and r.get("ok") and r["server"] != "memcached" and r.get("req_per_s") and m.get("req_per_s"):
             rate = "%.2f" % (r["req_per_s"] / m["req_per_s"])
             if r.get("server_us_per_req") and m.get("server_us_per_req"):
                 cpu = "%.2f" % (r["server_us_per_req"] / m["server_us_per_req"])
@@ -569,6 +575,8 @@ def table(path):
         def f(x, p="%.3f"):
             return "-" if x is None else p % x
         note = "" if r.get("ok") else "NOT OK: %s" % (r.get("error") or r.get("first_wrong"))
+        if (r.get("cpu1_foreign_share") or 0) > 0.2:
+            note = "noisy: %d %% of CPU 1 others' %s" % (100 * r["cpu1_foreign_share"], note)
         print(fmt % (r["row"], r["server"], f(r.get("req_per_s"), "%d"),
                      f(r.get("server_us_per_req"), "%.1f"), f(r.get("own_us_per_req"), "%.1f"),
                      f(r.get("xdp_share"), "%.2f"),
@@ -581,7 +589,7 @@ def main(argv):
         for name in ROWS:
             print(name, skip_reason(name).replace(" ", "_"))
     elif cmd == "attach":
-        print(" ".join(ROWS[argv[2]][3]))
+        print(" ".join(ROWS[argv[2]][3] or ["--entries", "262144"]))
     elif cmd == "preload":
         pre = ROWS[argv[2]][1]
         if pre:

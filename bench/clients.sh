@@ -21,11 +21,13 @@
 # so both servers take the same NAPI path.  Each (row, server) starts a fresh
 # server, preloads the keys the row reads, then runs the row's client for
 # --duration seconds; every reply is checked (bench/clients.py).  memaslap
-# rows attach xdpkv with --binary-keys (its keys carry bytes 0x10-0x1f).
+# rows attach xdpkv with --binary-keys (its keys carry bytes 0x10-0x1f) and
+# 1,048,576 entries, the others with 262,144.
 # --layout: xdpkv's layout (default: attach's own).  One JSON line per (row,
 # server) on stdout (and appended to --json FILE), then a table on stderr:
 # req/s, µs of server CPU per request, xdp share, unseen share, xdpkv's
-# req/s and CPU/req over memcached's.  A row whose client is not installed
+# req/s and CPU/req over memcached's; "noisy" where others (neither the
+# server nor its NAPI thread) used over 20 % of CPU 1 during the run.  A row whose client is not installed
 # is reported skipped with the reason; a run with a wrong reply or an error
 # is ok false and the script exits 1.  XDPKV overrides the CLI;
 # XKV_CLIENTS_KEEP=DIR keeps each run's files (client result and log, xdpkv
@@ -91,7 +93,7 @@ start() { # ROW SERVER
 		tb_srv_bg memcached -u nobody -t 1 -p "$TB_PORT" -U 0 -l "$TB_SRV_IP4" -m 1024 -c 4096
 	else
 		read -ra extra <<<"$("$PY" "$CPY" attach "$1")"
-		tb_xdpkv "${lopt[@]}" attach "$TB_SRV_DEV" --entries 262144 "${extra[@]}" >/dev/null
+		tb_xdpkv "${lopt[@]}" attach "$TB_SRV_DEV" "${extra[@]}" >/dev/null
 		tb_srv_bg "$XDPKV" serve "$TB_SRV_DEV" --threads 1
 	fi
 	pid=$TB_LAST_PID
