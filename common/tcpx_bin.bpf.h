@@ -7,8 +7,8 @@
  * new item's cas; a quiet form answers only a failure.  What this path does
  * not answer — a cas, add, replace and the other opcodes, a value over
  * --value-size, an exptime past 2^31, a key the store refuses; every
- * binary write of a per-CPU layout or one that defines
- * XKV_TCPX_NO_BIN_WRITES — the scan
+ * binary write of a layout that defines XKV_TCPX_NO_BIN_WRITES, every
+ * binary request of a per-CPU layout — the scan
  * left out, or goes on whole before anything changed.  Expects
  * tcpx_pipe.bpf.h's beginning (TCPX_REFUSE). */
 #ifndef XDPKV_TCPX_BIN_BPF_H
@@ -19,8 +19,8 @@
  * alone, no cas)?  Its key's length, or 0. */
 static __always_inline __u32 bin_write_klen(struct xkv_scratch *sc, __u32 len)
 {
-#if defined(XKV_TCPX_NO_BIN_WRITES) || defined(XKV_PERCPU)
-	return 0; /* per-CPU stores: no write here (tcpx_pipe.bpf.h, xkv_tcpx_first_write) */
+#ifdef XKV_TCPX_NO_BIN_WRITES
+	return 0;
 #endif
 	const struct xkv_bin_hdr *h = (const void *)sc->req;
 	__u8 op = h->opcode;

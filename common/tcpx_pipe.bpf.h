@@ -51,6 +51,11 @@ static long tcpx_scan_step(__u32 idx, void *v)
 	    bpf_xdp_load_bytes(c->ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(left, XKV_REQ_MAX)))
 		goto bad;
 	if (sc->req[0] == XKV_BIN_REQ) {
+#ifdef XKV_PERCPU
+		/* per-CPU layouts: binary requests are serve's (6.1's verifier
+		 * refused their binary request program; docs/kernels.md) */
+		goto bad;
+#endif
 		const struct xkv_bin_hdr *h = (const void *)sc->req;
 		if (left < XKV_BIN_HDR_LEN || bpf_ntohl(h->bodylen) > left - XKV_BIN_HDR_LEN)
 			goto bad;

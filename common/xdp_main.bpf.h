@@ -124,6 +124,10 @@ static __always_inline int tcpx_tail(struct xdp_md *ctx, __u32 prog)
 		int act = tcpx_commit(ctx, sc, st, f);
 		return act != XKV_NEXT ? act : tcpx_pass_whole(ctx, sc, f);
 	}
+#ifdef XKV_PERCPU
+	if (prog == XKV_TCPX_PROG_BIN) /* never chained to: the scan leaves binary out */
+		return tcpx_pass_whole(ctx, sc, f);
+#endif
 	if (tcpx_step(ctx, sc, st, prog == XKV_TCPX_PROG_BIN) == XDP_TX) {
 		tcpx_chain(ctx, sc);
 		/* a failed tail call: nothing sane after a write ran */
