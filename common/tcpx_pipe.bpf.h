@@ -324,9 +324,14 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 		/* the reply text, kept for a replay */
 		bpf_probe_read_kernel(f->r, XKV_LEN(rl, XKV_TCPX_REPLY_MAX), p->acc);
 	} else {
-		p->r_len = 0;
+		/* noreply writes alone: a pure ACK from here, or, when the
+		 * segment's ACK is news to the kernel (I5) or the frame has no
+		 * room, the segment to the kernel as old data, whose immediate
+		 * ACK acknowledges it */
 		p->noreply = 1;
-		p->on_ack = 1;
+		if (!p->on_ack && xkv_tcpx_emit(ctx, sc, 0) != XDP_TX)
+			return XDP_DROP;
+		p->r_len = 0;
 	}
 	__u64 now = bpf_ktime_get_ns();
 	tcpx_mark_answer(sc, now);

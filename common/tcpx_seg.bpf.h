@@ -291,7 +291,7 @@ static __always_inline __u32 tcpx_put_hdr(struct xkv_scratch *sc)
 	h->seq = bpf_htonl(p->r_seq);
 	h->ack_seq = bpf_htonl(p->r_ack);
 	((__u8 *)h)[12] = (hl / 4) << 4;
-	((__u8 *)h)[13] = TCPX_ACK | TCPX_PSH;
+	((__u8 *)h)[13] = p->noreply ? TCPX_ACK : TCPX_ACK | TCPX_PSH; /* noreply: a pure ACK */
 	h->window = bpf_htons(p->r_win);
 	if (p->r_has_ts) {
 		__u32 w0 = bpf_htonl(0x0101080a), v = bpf_htonl(p->r_tsval), e = bpf_htonl(p->r_tsecr);
@@ -304,7 +304,8 @@ static __always_inline __u32 tcpx_put_hdr(struct xkv_scratch *sc)
 
 /* The reply segment: the request frame rewritten into [eth][ip][tcp hdr
  * sc->tx.hdr][text sc->reply[XKV_TEXT ..)] and sent back.  Global: verified
- * once.  XDP_PASS, the frame untouched, when it does not fit.  While a
+ * once.  XDP_PASS, the frame untouched, when it does not fit.  No text
+ * (tlen 0, sc->tx.noreply): a pure ACK, the answer to noreply writes.  While a
  * segment's requests run (sc->tx.pipe) the text is added to sc->tx.acc
  * instead, the frame untouched: XDP_TX when the replies so far fit one
  * segment. */
@@ -323,7 +324,8 @@ __attribute__((noinline)) int xkv_tcpx_emit(struct xdp_md *ctx, struct xkv_scrat
 		p->acc_len = at + tlen;
 		return XDP_TX;
 	}
-	if (tlen == 0 || tlen > p->r_room || tlen > XKV_TCPX_REPLY_MAX)
+	/* no text: the pure ACK of noreply writes (sc->tx.noreply) */
+	if ((tlen == 0 && !p->noreply) || tlen > p->r_room || tlen > XKV_TCPX_REPLY_MAX)
 		return XDP_PASS;
 	__u32 hl = tcpx_put_hdr(sc);
 	__u32 l4len = hl + tlen;
@@ -345,7 +347,7 @@ __attribute__((noinline)) int xkv_tcpx_emit(struct xdp_md *ctx, struct xkv_scrat
 	}
 	__u32 at = ETH_HLEN + sc->addr.l3_len;
 	if (bpf_xdp_store_bytes(ctx, at, p->hdr, hl == 32 ? 32 : 20) ||
-	    bpf_xdp_store_bytes(ctx, at + hl, &sc->reply[XKV_TEXT], XKV_LEN(tlen, XKV_TCPX_REPLY_MAX)))
+	    (tlen && bpf_xdp_store_bytes(ctx, at + hl, &sc->reply[XKV_TEXT], XKV_LEN(tlen, XKV_TCPX_REPLY_MAX))))
 		return XDP_DROP; /* the frame is half rewritten: nothing sane to pass on */
 	p->r_len = tlen;
 	return XDP_TX;

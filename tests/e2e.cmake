@@ -234,14 +234,14 @@ foreach(l sieve s3fifo)
   xkv_e2e(difftest_short_${l} 300 ../difftest/run.sh --batches 200 --seed 1 ${l})
 endforeach()
 
-# ---- bench/clients.sh smoke (the client matrix; this block is its own) ----
+# ---- bench/clients/clients.sh smoke (the client matrix; this block is its own) ----
 # One row for 1 s: it runs, memcached and xdpkv both answer with checked
 # values, the JSON lines parse (the numbers are not judged).
 add_test(NAME clients_bench_smoke COMMAND bash -c
-  "rm -f ${CMAKE_CURRENT_BINARY_DIR}/clients_smoke.jsonl && ${CMAKE_SOURCE_DIR}/bench/clients.sh --rows pymemcache_get --duration 1 --build-dir ${CMAKE_BINARY_DIR} --json ${CMAKE_CURRENT_BINARY_DIR}/clients_smoke.jsonl && python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; got=sorted((r[\"row\"], r[\"server\"], r[\"ok\"]) for r in rows); print(got); sys.exit(got != [(\"pymemcache_get\", \"memcached\", True), (\"pymemcache_get\", \"xdpkv\", True)])' ${CMAKE_CURRENT_BINARY_DIR}/clients_smoke.jsonl")
+  "rm -f ${CMAKE_CURRENT_BINARY_DIR}/clients_smoke.jsonl && ${CMAKE_SOURCE_DIR}/bench/clients/clients.sh --rows pymemcache_get --duration 1 --build-dir ${CMAKE_BINARY_DIR} --json ${CMAKE_CURRENT_BINARY_DIR}/clients_smoke.jsonl && python3 -c 'import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; got=sorted((r[\"row\"], r[\"server\"], r[\"ok\"]) for r in rows); print(got); sys.exit(got != [(\"pymemcache_get\", \"memcached\", True), (\"pymemcache_get\", \"xdpkv\", True)])' ${CMAKE_CURRENT_BINARY_DIR}/clients_smoke.jsonl")
 set_tests_properties(clients_bench_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${XKV_XDP_PASS_OBJ}"
   RESOURCE_LOCK bench_cpus
   TIMEOUT 60
   LABELS "e2e;bench")
-# ---- end of bench/clients.sh smoke ----
+# ---- end of bench/clients/clients.sh smoke ----

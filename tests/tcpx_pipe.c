@@ -27,8 +27,8 @@
 
 enum want {
 	ANSWERED,   /* XDP_TX: the slow path's reply bytes */
-	ACKED,      /* no reply bytes (noreply writes, quiet misses): applied, the
-		     * segment to the kernel as old data */
+	ACKED,      /* no reply bytes (noreply writes): applied, the segment
+		     * acknowledged from XDP by a pure ACK */
 	WHOLE,      /* passed on untouched, nothing changed */
 };
 
@@ -206,10 +206,13 @@ static void one_row(struct pctx *c, const struct prow *r)
 		      has_flow ? f.dc : 0, has_flow ? f.ds : 0, (unsigned long long)da);
 		break;
 	case ACKED:
-		CHECK(used == n && want.len == 0 && c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT - n && sum_ok && same(&after, &oracle) && !same(&after, &before) && has_flow &&
+		CHECK(used == n && want.len == 0 && c->o.ret == XDP_TX && got == 0 && t[13] == F_ACK &&
+		      rd32(t + 4) == SND_NXT && rd32(t + 8) == RCV_NXT + n && sum_ok &&
+		      same(&after, &oracle) && !same(&after, &before) && has_flow &&
 		      (f.flags & XKV_TCPX_F_NOREPLY) && da >= 1,
-		      "%s: %s: applied as the slow path does, no reply, the segment to the kernel as old data "
-		      "at %u (want %u; ret %d)", c->L, r->what, rd32(t + 4), RCV_NXT - (__u32)n, c->o.ret);
+		      "%s: %s: applied as the slow path does, no reply, a pure ACK of it from here %u/%u "
+		      "(want %u/%u; ret %d, %zu bytes)", c->L, r->what, rd32(t + 4), rd32(t + 8), SND_NXT,
+		      RCV_NXT + (__u32)n, c->o.ret, got);
 		break;
 	case WHOLE:
 		CHECK(c->o.ret == XDP_PASS && c->o.len == fl && !memcmp(c->o.f, c->in, fl) && same(&after, &before) &&
