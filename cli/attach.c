@@ -299,12 +299,27 @@ out:
 	return rc;
 }
 
+/* The layout to load: --layout's; without it, a store's already pinned
+ * for the interface (attaching again keeps the store, whatever the
+ * default), else the default. */
+static const char *attach_layout(const struct attach_opts *o, const struct global_opts *g)
+{
+	static struct xkv_config pinned;
+	char err[XKV_ERRLEN];
+
+	if (g->layout)
+		return g->layout;
+	if (!o->replace && !xkv_pins_cfg(o->ifc.name, &pinned, err, sizeof(err)) && pinned.layout[0])
+		return pinned.layout;
+	return XKV_LAYOUT_DEFAULT;
+}
+
 static int run_attach(void *vo, const struct global_opts *g)
 {
 	struct attach_opts *o = vo;
 	struct xkv_config cfg;
 	struct prior pr;
-	int rc = build_config(o, g->layout ? g->layout : XKV_LAYOUT_DEFAULT, &cfg);
+	int rc = build_config(o, attach_layout(o, g), &cfg);
 
 	if (rc)
 		return rc;
@@ -348,8 +363,9 @@ const struct cmd cmd_attach = {
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--no-xdp-tcp] [--replace] "
 		    "[--reset-acl] [--restore FILE]",
 	.summary = "load the XDP store onto an interface and pin its maps",
-	.doc = "Loads the layout chosen with --layout (or --variant; default lru, which evicts\n"
-	       "the least recently used item when full, as memcached does) through libxdp,\n"
+	.doc = "Loads the layout chosen with --layout (or --variant; default: the store's already\n"
+	       "pinned for IFACE, else lru, which evicts the least recently used item when full,\n"
+	       "as memcached does) through libxdp,\n"
 	       "attaches it to IFACE and pins its maps in /sys/fs/bpf/xdpkv/IFACE/ so that the other commands\n"
 	       "find them.  The program stays attached after xdpkv exits (until 'xdpkv detach').\n"
 	       "With --serve the slow path runs in the foreground; SIGINT or SIGTERM detach the\n"

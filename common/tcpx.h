@@ -63,6 +63,7 @@ struct xkv_tcpx_flow {
 	__u32 passed_end;        /* wire seq past the client's bytes handed to the kernel so far:
 				  * until its rcv_nxt reaches it some are still on their way
 				  * (GRO, the backlog), and a copy of them must not be answered */
+	__u32 proto;             /* XKV_TCPX_PROTO_*: the connection's, from its first byte */
 	__u32 ts_recent;         /* TSval of the last request answered here (PAWS: the kernel's
 				  * own ts_recent never saw it) */
 	__u64 cookie;            /* its socket's (SO_COOKIE), the one serve accepted (tcp_slots) */
@@ -98,6 +99,7 @@ struct xkv_tcpx_seg {
 	__u8 pipe_w;               /* the first write's index (pipe_n: none); only writes after it */
 	__u8 pipe_wreply;          /* writes from pipe_w on that have a reply */
 	__u8 applied;              /* a write has changed the store: no way back */
+	__u8 proto;                /* the flow's XKV_TCPX_PROTO_*: every request must speak it */
 	__u16 pipe_bin;            /* bit i: request i is binary (xdpkv_tcpx_bin runs it) */
 	__u16 pipe_len[XKV_TCPX_PIPE_MAX]; /* each request's bytes */
 	__u32 pipe_off;            /* payload offset of request pipe_i */
@@ -108,10 +110,18 @@ struct xkv_tcpx_seg {
 		__u8 served;       /* serve accepted it (its cookie in tcp_slots) */
 		__u8 tstamp_ok;
 		__u8 established;  /* in ESTABLISHED (no FIN either way yet) */
+		__u8 fresh;        /* nothing received yet (bytes_received 0) */
 		__u32 rcv_nxt, rcv_wup, rcv_wnd, snd_una, snd_nxt, max_window, ts_recent;
 		__u64 cookie;
 	} sk;
 };
+
+/* A connection's protocol, as memcached and serve take it from its first
+ * byte (0x80: binary); a flow made after the first byte reached the kernel
+ * does not know it, and answers nothing. */
+#define XKV_TCPX_PROTO_UNKNOWN 0
+#define XKV_TCPX_PROTO_TEXT 1
+#define XKV_TCPX_PROTO_BIN 2
 
 #define XKV_TCPX_SK_NONE 0     /* no socket: the connection is gone */
 #define XKV_TCPX_SK_CONN 1     /* a connection's socket, synchronized (not a listener) */

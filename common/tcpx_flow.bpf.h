@@ -71,7 +71,7 @@ struct tcp_sock___xkv {
 /* The offsets of a flow, copied under its lock. */
 struct tcpx_offs {
 	__u32 flags, dc_prev, dc, ds_prev, ds, c_start, c_end, s_k, s_wire, r_len, passed_end;
-	__u32 ts_recent;
+	__u32 ts_recent, proto;
 	__u64 replay_ns;
 };
 
@@ -90,6 +90,7 @@ static __always_inline void tcpx_offs_read(struct xkv_tcpx_flow *f, struct tcpx_
 	o->r_len = f->r_len;
 	o->passed_end = f->passed_end;
 	o->ts_recent = f->ts_recent;
+	o->proto = f->proto;
 	o->replay_ns = f->replay_ns;
 	bpf_spin_unlock(&f->lock);
 }

@@ -50,6 +50,10 @@ static long tcpx_scan_step(__u32 idx, void *v)
 	if (n >= XKV_TCPX_PIPE_MAX || left > XKV_REQ_MAX ||
 	    bpf_xdp_load_bytes(c->ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(left, XKV_REQ_MAX)))
 		goto bad;
+	/* the connection's protocol only, as memcached reads it (a binary
+	 * frame on a text connection, or text on a binary one, is serve's) */
+	if (p->proto != (sc->req[0] == XKV_BIN_REQ ? XKV_TCPX_PROTO_BIN : XKV_TCPX_PROTO_TEXT))
+		goto bad;
 	if (sc->req[0] == XKV_BIN_REQ) {
 #ifdef XKV_PERCPU
 		/* per-CPU layouts: binary requests are serve's (6.1's verifier

@@ -117,6 +117,7 @@ __attribute__((noinline)) int xkv_tcpx_look(struct xdp_md *ctx, struct xkv_scrat
 	} else {
 		p->sk.found = XKV_TCPX_SK_CONN;
 		p->sk.established = state == XKV_TCP_ESTABLISHED;
+		p->sk.fresh = tp->bytes_received == 0;
 		p->sk.rcv_nxt = tp->rcv_nxt;
 		p->sk.rcv_wup = tp->rcv_wup;
 		p->sk.rcv_wnd = tp->rcv_wnd;
@@ -299,6 +300,7 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 		p->r_room = XKV_TCPX_REPLY_MAX;
 	if (!tcpx_guard(sc, st))
 		return XKV_NEXT;
+	p->proto = o->proto;
 	if (!xkv_tcpx_scan(ctx, sc))
 		return TCPX_REFUSE(refused_shape);
 	p->r_len = 0;
@@ -387,9 +389,15 @@ static __always_inline struct xkv_tcpx_flow *tcpx_flow_new(struct xdp_md *ctx, s
 	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &p->key);
 	if (!f)
 		return NULL;
+	/* the connection's protocol, when this is its first byte */
+	__u8 first = 0;
+	__u32 proto = XKV_TCPX_PROTO_UNKNOWN;
+	if (p->sk.fresh && !bpf_xdp_load_bytes(ctx, p->l4 + p->doff, &first, 1))
+		proto = first == XKV_BIN_REQ ? XKV_TCPX_PROTO_BIN : XKV_TCPX_PROTO_TEXT;
 	__u64 now = bpf_ktime_get_ns();
 	bpf_spin_lock(&f->lock);
 	f->flags = XKV_TCPX_F_ACKED | (p->sk.served ? XKV_TCPX_F_SERVED : 0);
+	f->proto = proto;
 	f->passed_end = p->seq;
 	f->cookie = p->sk.cookie;
 	f->seen_ns = now;

@@ -268,6 +268,12 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 	binv(b6, &n6, XKV_BIN_SET, "x", 21, "v", 0, 0);
 	bin(b6, &n6, XKV_BIN_GET, "x", 22); /* a read after a write */
 	binv(b7, &n7, XKV_BIN_SET, "a", 23, "v", 0, 12345); /* a cas */
+	__u8 b9[512], b10[512];
+	size_t n9 = 0, n10 = 0;
+	bin(b9, &n9, XKV_BIN_NOOP, NULL, 24); /* a binary connection, then text */
+	memcpy(b9 + n9, "get a\r\n", 7), n9 += 7;
+	memcpy(b10, "get a\r\n", 7), n10 = 7; /* a text connection, then a binary frame */
+	bin(b10, &n10, XKV_BIN_GETK, "a", 25);
 	const struct prow rows[] = {
 		{ "3 gets: hit, miss, hit", "get a\r\nget zz\r\nget b\r\n", NULL, 0, ANSWERED, 0 },
 		{ "a multi-key get and a get", "get a b zz c\r\nget c\r\n", NULL, 0, ANSWERED, 0 },
@@ -298,6 +304,8 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 		{ "binary getk, set, delete, deleteq miss, deleteq hit, noop", NULL, b5, n5, ANSWERED, 0, 1 },
 		{ "binary set, then a get", NULL, b6, n6, WHOLE, 0 },
 		{ "binary set with a cas", NULL, b7, n7, WHOLE, 0 },
+		{ "a binary noop, then a text get (memcached closes)", NULL, b9, n9, WHOLE, 0 },
+		{ "a text get, then a binary getk", NULL, b10, n10, WHOLE, 0 },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		one_row(c, &rows[i]);

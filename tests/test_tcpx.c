@@ -138,6 +138,7 @@ void put_flow(int fd, const struct xkv_tcpx_key *k, __u32 flags, const char *rep
 	f.c_start = 1000, f.c_end = 1010;
 	f.s_k = 4980, f.s_wire = 5000, f.r_len = 30;
 	f.passed_end = 1000;
+	f.proto = XKV_TCPX_PROTO_TEXT;
 	if (reply) {
 		f.r_len = (__u32)strlen(reply);
 		f.ds = f.ds_prev + f.r_len;

@@ -94,5 +94,5 @@ check "... but named as not in this network namespace" grep -q "not in this netw
 rc=0; tb_cli "$XDPKV" status --json >"$T/out" 2>"$T/err" || rc=$?
 check "status --json there: $dev not among the interfaces" not grep -q "\"$dev\"" "$T/out"
 run status
-check "status in the server's namespace lists $dev" grep -q "^$dev: hash_map" "$T/out"
+check "status in the server's namespace lists $dev (the default layout, lru)" grep -q "^$dev: lru" "$T/out"
 exit $fail

@@ -66,15 +66,20 @@ def conn(host, port):
     return s
 
 
-def drain(s, quiet=0.25):
-    """Everything the server sends until it is quiet for `quiet` seconds."""
-    s.settimeout(quiet)
+def drain(s, quiet=0.5, least=0, wait=10.0):
+    """Everything the server sends until it is quiet for `quiet` seconds,
+    waiting up to `wait` seconds for `least` bytes first (a loaded machine
+    can be slower than `quiet`)."""
     out = b""
+    end = time.time() + wait
     while True:
+        s.settimeout(quiet if len(out) >= least else max(0.05, end - time.time()))
         try:
             d = s.recv(65536)
         except socket.timeout:
-            return out
+            if len(out) >= least or time.time() >= end:
+                return out
+            continue
         if not d:
             return out
         out += d
@@ -93,20 +98,22 @@ def mask_cas(b):
 def preload(host, port):
     s = conn(host, port)
     s.sendall(b"".join(b"delete %s\r\n" % k for k in (b"x", b"y", b"zz", b"n1", b"n2", b"qq")))
-    drain(s, 0.1)
+    drain(s, 0.1, 6 * len(b"DELETED\r\n"))
     for k, f, v in ((b"a", 0, b"hello"), (b"b", 7, b"bee"), (b"c", 42, b"")):
         s.sendall(b"set %s %d 0 %d\r\n%s\r\n" % (k, f, len(v), v))
-        drain(s, 0.05)
+        drain(s, 0.05, len(b"STORED\r\n"))
     s.close()
 
 
-def run_batches(host, port, batches, fresh):
+def run_batches(host, port, batches, fresh, want=None):
+    """Each batch's reply bytes; with want (the oracle's), each read until it
+    has as many bytes, then until quiet."""
     out = []
     s = None if fresh else conn(host, port)
-    for b in batches:
+    for i, b in enumerate(batches):
         c = conn(host, port) if fresh else s
         c.sendall(b)
-        out.append(drain(c))
+        out.append(drain(c, 0.2, len(want[i])) if want else drain(c))
         if fresh:
             c.close()
     if s:
@@ -121,7 +128,7 @@ def oracle(host, port, mchost, mcport):
             preload(mchost, mcport)
             want = run_batches(mchost, mcport, batches, fresh)
             preload(host, port)
-            got = run_batches(host, port, batches, fresh)
+            got = run_batches(host, port, batches, fresh, want)
             for b, w, g in zip(batches, want, got):
                 if fix(w) != fix(g):
                     bad += 1
