@@ -11,7 +11,8 @@ set -euo pipefail
 # nodejs: memjs (tests/.node below); npm too where nodejs does not bring it (Debian's does not)
 # lintian: the .deb's checks (tests/package/check-deb.sh)
 # nutcracker: twemproxy, the proxy in front of three servers in tests/e2e/proxy.sh
-# ruby-dalli, php-cli, php-memcached: clients in tests/e2e/tcppipe.sh and bench/clients.sh
+# ruby-dalli, php-cli, php-memcached: clients in tests/e2e/tcppipe.sh and bench/clients/;
+# libcache-memcached-fast-perl: one more client there
 # libmurmurhash-dev: stats detail orders prefixes by MurmurHash3, as memcached (engine/detail.c)
 PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev gcc-multilib
       cmake ninja-build pkg-config libelf-dev zlib1g-dev libcap-dev
@@ -19,7 +20,8 @@ PKGS=(clang clang-19 llvm libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev
       libmemcached-tools memcached redis-server python3-pymemcache python3-memcache
       iproute2 procps util-linux python3 python3-matplotlib python3-venv
       dpkg-dev groff-base man-db systemd systemd-container patchelf lintian
-      libclang-rt-14-dev nodejs sasl2-bin nutcracker ruby-dalli php-cli php-memcached)
+      libclang-rt-14-dev nodejs sasl2-bin nutcracker ruby-dalli php-cli php-memcached
+      libcache-memcached-fast-perl)
 missing=()
 command -v npm >/dev/null || PKGS+=(npm)
 for p in "${PKGS[@]}"; do
