@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* TCP in the driver hook, the receive side: on a connection `xdpkv serve`
- * accepted, a client segment of whole gets, sets and deletes (text, or
- * binary gets) is answered here (XDP_TX) when nothing can reorder the stream (the
+ * holds or is about to accept, a client segment of whole gets, sets and
+ * deletes (text or binary) is answered here (XDP_TX) when nothing can
+ * reorder the stream (the
  * invariants below); every later segment of the flow is translated
  * (sequence, acknowledgement, SACK blocks) so that the kernel's socket
  * never sees the answered exchange.  tcpx_seg.bpf.h reads and rewrites the
@@ -16,7 +17,8 @@
  *   I3 translated, it is the socket's next byte (seq == rcv_nxt), nothing
  *      is out of order, serve has read everything (copied_seq == rcv_nxt);
  *   I4 serve has answered every byte it read (tcp_paid == bytes_received:
- *      it publishes that after the replies are in the socket);
+ *      it publishes that after the replies are in the socket; before its
+ *      accept, nothing received: bytes_received == 0);
  *   I5 the kernel has nothing unsent, and the segment acknowledges all it
  *      sent (ack == snd_nxt == write_seq).  If that is news to the kernel
  *      (snd_una < snd_nxt), the segment is not dropped: it goes to the
@@ -26,8 +28,8 @@
  *   I6 it holds whole requests the fast path answers (up to
  *      XKV_TCPX_PIPE_MAX; no read after a write), and their replies fit
  *      one segment (the MSS, the client's window): tcpx_pipe.bpf.h; noreply
- *      writes alone have none: they go the I5 way, their segment
- *      acknowledged by the kernel;
+ *      writes alone have none: a pure ACK from here acknowledges them (or,
+ *      their ACK news to the kernel, the I5 way);
  *   I7 the access lists and SASL allow it as on UDP (the rate limit covers
  *      UDP alone: docs/security.md).
  * Otherwise XDP_PASS, translated.  A retransmitted answered request whose
