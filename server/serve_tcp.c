@@ -291,10 +291,10 @@ static void idle_sweep(struct tcp_worker *w)
 /* The XDP responder's flows (tcpx.h) whose connection serve no longer
  * holds (their socket's cookie out of tcp_slots): removed, at once, or
  * once silent for TIME-WAIT's length when a FIN was seen (the responder
- * still translates a retransmitted FIN until then).  A flow serve never
- * held (its first requests answered before serve's accept) waits that
- * long too: serve takes it within milliseconds, or the connection is gone
- * by then.  A flow dies with its connection; a full table never keeps a
+ * still translates a retransmitted FIN until then).  A flow serve was
+ * never seen to hold (its first requests answered before serve's accept,
+ * no segment since) waits that long too: serve takes a connection within
+ * milliseconds, and any segment after that marks the flow serve's.  A flow dies with its connection; a full table never keeps a
  * new one out for long. */
 static void flows_sweep(struct tcp_worker *w)
 {
@@ -314,8 +314,12 @@ static void flows_sweep(struct tcp_worker *w)
 		if (bpf_map_lookup_elem(s->tcpx_flows_fd, &k, f) ||
 		    !bpf_map_lookup_elem(s->tcp_slots_fd, &f->cookie, &slot))
 			continue; /* gone already, or serve's connection */
-		if ((f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K) || !(f->flags & XKV_TCPX_F_SERVED)) &&
-		    f->seen_ns <= now && now - f->seen_ns < t->flow_linger_ns)
+		/* a close under way: TIME-WAIT's length; never seen in serve's
+		 * hands: that long too, always (serve may take it late under
+		 * load: a test's shorter linger is for closes only) */
+		__u64 linger = f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K) ? t->flow_linger_ns
+			       : !(f->flags & XKV_TCPX_F_SERVED) ? XKV_TCPX_LINGER_NS : 0;
+		if (f->seen_ns <= now && now - f->seen_ns < linger)
 			continue;
 		bpf_map_delete_elem(s->tcpx_flows_fd, &k);
 	}
@@ -366,11 +370,19 @@ static void fast_maps_clear(const struct xkv_store *s)
 	while (s->tcp_slots_fd >= 0 && !bpf_map_get_next_key(s->tcp_slots_fd, NULL, &k))
 		if (bpf_map_delete_elem(s->tcp_slots_fd, &k))
 			break;
-	/* and the XDP responder's flows of its connections (tcpx.h) */
-	struct xkv_tcpx_key fk;
-	while (s->tcpx_flows_fd >= 0 && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &fk))
-		if (bpf_map_delete_elem(s->tcpx_flows_fd, &fk))
-			break;
+	/* and the XDP responder's flows of its connections (tcpx.h): those a
+	 * serve held; one it never held may be a connection waiting for this
+	 * serve's accept, answered already (the listener is open before this
+	 * runs): the sweep judges those */
+	struct xkv_tcpx_key fk, next;
+	struct xkv_tcpx_flow *f = malloc(sizeof(*f));
+	bool more = f && s->tcpx_flows_fd >= 0 && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &fk);
+	for (; more; fk = next) {
+		more = !bpf_map_get_next_key(s->tcpx_flows_fd, &fk, &next); /* before fk may go */
+		if (!bpf_map_lookup_elem(s->tcpx_flows_fd, &fk, f) && (f->flags & XKV_TCPX_F_SERVED))
+			bpf_map_delete_elem(s->tcpx_flows_fd, &fk);
+	}
+	free(f);
 }
 
 /* Map the fast path's arrays (tcpfast.h) and make every slot free.  false:

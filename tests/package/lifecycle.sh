@@ -28,6 +28,7 @@ deb=$build/xdpkv_${version}_$(dpkg --print-architecture).deb
 ov=
 ov_down() {
 	[[ -n $ov ]] || return 0
+	umount "$ov/bpf" 2>/dev/null || umount -l "$ov/bpf" 2>/dev/null
 	umount "$ov/merged" 2>/dev/null || umount -l "$ov/merged" 2>/dev/null
 	umount "$ov" 2>/dev/null || umount -l "$ov" 2>/dev/null
 	rmdir "$ov" 2>/dev/null
@@ -42,7 +43,11 @@ trap 'ov_down; tb_down; trap - TERM; kill -TERM $$' TERM
 dev=$TB_SRV_DEV
 ov=$(mktemp -d /tmp/xkv-ov.XXXXXX)
 mount -t tmpfs -o size=512m tmpfs "$ov" || tb_die "tmpfs at $ov"
-mkdir "$ov/upper" "$ov/work" "$ov/merged"
+mkdir "$ov/upper" "$ov/work" "$ov/merged" "$ov/bpf"
+# a bpffs of the container's own (each mount is an instance of its own): the
+# prerm detaches every store it finds there, and the host's holds the other
+# tests' stores (their interfaces in other namespaces)
+mount -t bpf bpf "$ov/bpf" || tb_die "a bpffs at $ov/bpf"
 src=$(findmnt -n -o TARGET --target /usr)
 [[ $src == / ]] || tb_die "/usr is a mount of its own ($src): the overlay of / would not hold it"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$ov/upper,workdir=$ov/work" "$ov/merged" ||
@@ -79,7 +84,7 @@ EOF
 timeout 300 systemd-nspawn --quiet --register=no --keep-unit --machine="$machine" --directory="$ov/merged" \
 	--network-namespace-path="/run/netns/$TB_SRV_NS" \
 	--capability=CAP_BPF,CAP_PERFMON,CAP_NET_ADMIN --system-call-filter='bpf perf_event_open' \
-	--bind=/sys/fs/bpf --bind-ro="$TB_TMP:/pkg" --console=pipe \
+	--bind="$ov/bpf:/sys/fs/bpf" --bind-ro="$TB_TMP:/pkg" --console=pipe \
 	-- /bin/sh /pkg/inner.sh "$dev" </dev/null >"$TB_TMP/inner.log" 2>&1 || true
 cat "$TB_TMP/inner.log"
 has() { grep -qx "$1" "$TB_TMP/inner.log"; }
