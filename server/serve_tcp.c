@@ -371,15 +371,17 @@ static void fast_maps_clear(const struct xkv_store *s)
 		if (bpf_map_delete_elem(s->tcp_slots_fd, &k))
 			break;
 	/* and the XDP responder's flows of its connections (tcpx.h): those a
-	 * serve held; one it never held may be a connection waiting for this
-	 * serve's accept, answered already (the listener is open before this
-	 * runs): the sweep judges those */
+	 * serve held or that are closing (a killed serve's sockets are closed
+	 * by the kernel); one that is neither may be a connection waiting for
+	 * this serve's accept, answered already (the listener is open before
+	 * this runs): the sweep judges those */
 	struct xkv_tcpx_key fk, next;
 	struct xkv_tcpx_flow *f = malloc(sizeof(*f));
 	bool more = f && s->tcpx_flows_fd >= 0 && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &fk);
 	for (; more; fk = next) {
 		more = !bpf_map_get_next_key(s->tcpx_flows_fd, &fk, &next); /* before fk may go */
-		if (!bpf_map_lookup_elem(s->tcpx_flows_fd, &fk, f) && (f->flags & XKV_TCPX_F_SERVED))
+		if (!bpf_map_lookup_elem(s->tcpx_flows_fd, &fk, f) &&
+		    (f->flags & (XKV_TCPX_F_SERVED | XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K)))
 			bpf_map_delete_elem(s->tcpx_flows_fd, &fk);
 	}
 	free(f);
