@@ -48,8 +48,9 @@ struct xkv_tcpx_key {
 			       * (its request's ACK was news to the kernel: tcpx_tc.bpf.h) */
 #define XKV_TCPX_F_SERVED 8u  /* its socket was seen in serve's hands (tcp_slots): from then
 			       * on its leaving them ends the flow (serve's sweep) */
-#define XKV_TCPX_F_NOREPLY 64u /* the last answer was a noreply write: no reply bytes; the
-				* kernel acknowledges its request (and any copy of it) as old data */
+#define XKV_TCPX_F_NOREPLY 64u /* the last answer was noreply writes: no reply bytes, a pure
+				* ACK (or the kernel's, as old data); a copy of the segment
+				* goes to the kernel as old data, which acknowledges it */
 
 struct xkv_tcpx_flow {
 	struct bpf_spin_lock lock;
@@ -84,7 +85,7 @@ struct xkv_tcpx_seg {
 	__u8 fl, odd;              /* TCP flags; an option the translation does not know */
 	__u8 on;                   /* the reply under way is a TCP segment (xkv_emit_frame) */
 	__u8 r_has_ts;
-	__u8 noreply;              /* ... is a noreply write's: no reply, the kernel acknowledges */
+	__u8 noreply;              /* ... is noreply writes': no reply, a pure ACK (tcpx_commit) */
 	__u8 on_ack;               /* ... is kept for the kernel's acknowledgement (not sent here) */
 	__u16 r_win;
 	__u32 r_seq, r_ack, r_tsval, r_tsecr;

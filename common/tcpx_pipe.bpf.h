@@ -165,7 +165,7 @@ static __always_inline int tcpx_guard(struct xkv_scratch *sc, struct xkv_stats *
  * reply (a noreply write), or XKV_NEXT when it is not one this path
  * answers (I6, I7) or the store was busy (then nothing was changed).  The
  * host's flags and the access lists were checked for the segment
- * (tcpx_guard), the write rules at its first write (tcpx_first_write). */
+ * (tcpx_guard), the write rules at its first write (xkv_tcpx_first_write). */
 static __always_inline int tcpx_run(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
 				    __u32 len)
 {
