@@ -78,9 +78,9 @@ import tcpscale  # noqa: E402
 from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, EXPERIMENTS, FULL, MB_OPS,  # noqa: E402
                          QUICK, QUICK_BASELINES, QUICK_EXPERIMENTS, SETUP_EST, SMOKE, WORKLOADS,
                          cpu_list, scaling_cores)
-from runner import Runner, fmt_s  # noqa: E402
+from runner import Runner  # noqa: E402
 from servers import CompareError, env, tb  # noqa: E402
-from session import Interrupted, log, on_signal  # noqa: E402
+from session import Interrupted, fmt_s, log, on_signal  # noqa: E402
 
 
 # ---- tools -------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, CLIENT_MODE
 from bmc import BmcSteps
 from runner_steps import KernelSteps
 from servers import CompareError, env, run, tb
-from session import log
+from session import fmt_s, log
 
 
 # ---- the measuring runs ------------------------------------------------------------
@@ -771,7 +771,3 @@ def start_est(s):
     2-vCPU VM: ~3.3 s with 50k keys, the attach, pinning and waits ~2.5 s)."""
     return 2.5 + s["keys"] / 60000
 
-
-def fmt_s(s):
-    s = int(max(0, s))
-    return "%dm%02ds" % (s // 60, s % 60)

@@ -154,7 +154,7 @@ class KernelSteps:
         failed its checks is recorded, then fails the step."""
         self.stop_system()
         res = tcpscale.run_point(name, threads, self.s, self.tcp, self.tools["xdpkv"],
-                                 self.logdir, log)
+                                 self.logdir)
         res.update(loadavg_1m=round(os.getloadavg()[0], 2))
         self.record("n", name, {"threads": threads}, res, tool=res.get("client") or "?",
                     label=tcpscale.LABEL)

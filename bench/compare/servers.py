@@ -144,6 +144,30 @@ def _stop_group(p, what, grace):
         print("[compare] %s ignored SIGTERM, killed" % what, flush=True)
 
 
+def run_script(cmd, logpath, timeout, what):
+    """A benchmark script that brings up a testbed of its own (bench/tcpscale.sh,
+    bench/clients/clients.sh): (exit status, stdout).  It runs in a session of
+    its own, without compare's testbed variables (but TB_XDP_PASS_OBJ), its
+    stderr appended to logpath.  On a timeout or compare's Interrupted its
+    process group gets SIGTERM (its trap takes the testbed down), SIGKILL 30 s
+    later; a timeout is a CompareError."""
+    env_ = {k: v for k, v in os.environ.items() if not k.startswith("TB_") or k == "TB_XDP_PASS_OBJ"}
+    env_.setdefault("PYTHON", sys.executable)
+    with open(logpath, "a") as err:
+        err.write("+ %s\n" % " ".join(cmd))
+        err.flush()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+                             text=True, env=env_, start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except BaseException as e:
+            _stop_group(p, what, 30.0)
+            if isinstance(e, subprocess.TimeoutExpired):
+                raise CompareError("%s did not finish within %d s" % (what, timeout))
+            raise
+    return p.returncode, out
+
+
 def descendant(pid, comm):
     """The first descendant of pid (or pid itself) whose comm is comm."""
     todo = [pid]

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""xdpkv compare's session: the progress log line and the stop flag a signal
-sets (the measurements end, the cleanup runs)."""
+"""xdpkv compare's session: the progress log line and its durations, the
+stop flag a signal sets (the measurements end, the cleanup runs)."""
 
 import signal
 import sys
@@ -8,6 +8,12 @@ import sys
 
 def log(msg):
     print("[compare] " + msg, file=sys.stderr, flush=True)
+
+
+def fmt_s(s):
+    """Seconds as the progress line prints them: 1m05s."""
+    s = int(max(0, s))
+    return "%dm%02ds" % (s // 60, s % 60)
 
 
 class Interrupted(Exception):

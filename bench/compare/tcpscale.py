@@ -11,13 +11,10 @@
 """
 import json
 import os
-import signal
-import subprocess
-import sys
 
 from experiments import cpu_list, microbench_threads, scaling_cores
 from results import num, rows_of, runs_of, tp
-from servers import CompareError
+from servers import CompareError, run_script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "tcpscale.sh")
@@ -59,61 +56,32 @@ def estimate(s):
     return (duration(s) + OVERHEAD) * s.get("repeat", 1)
 
 
-def run_once(name, threads, s, split, xdpkv, logdir, log):
+def run_once(name, threads, s, split, xdpkv, logdir):
     """One bench/tcpscale.sh run: its JSON row.  The script brings up a
     testbed of its own (prefix xts<pid>) and takes it down on exit and on
-    SIGTERM, which an interrupted compare sends to its process group."""
+    SIGTERM (servers.run_script)."""
     client, server, _ = split
     srv = SERVERS[name]
     cmd = ["bash", SCRIPT, "--servers", srv, "--threads", str(threads),
            "--duration", str(duration(s)), "--server-cpus", cpu_list(server),
            "--client-cpus", cpu_list(client),
            "--build-dir", os.path.dirname(os.path.dirname(os.path.abspath(xdpkv)))]
-    # compare's own testbed variables must not leak into the script's
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TB_") or k == "TB_XDP_PASS_OBJ"}
-    env.setdefault("PYTHON", sys.executable)
-    timeout = 120 + 4 * duration(s)
-    with open(os.path.join(logdir, "tcpscale-%s-%d.log" % (srv, threads)), "a") as err:
-        err.write("+ %s\n" % " ".join(cmd))
-        err.flush()
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                             text=True, env=env, start_new_session=True)
-        try:
-            out, _ = p.communicate(timeout=timeout)
-        except BaseException as e:  # a timeout or compare's Interrupted: its testbed goes down
-            stop(p, log)
-            if isinstance(e, subprocess.TimeoutExpired):
-                raise CompareError("bench/tcpscale.sh %s did not finish within %d s" %
-                                   (srv, timeout))
-            raise
+    rc, out = run_script(cmd, os.path.join(logdir, "tcpscale-%s-%d.log" % (srv, threads)),
+                         120 + 4 * duration(s), "bench/tcpscale.sh %s" % srv)
     lines = [x for x in out.splitlines() if x.startswith("{")]
     if not lines:
         raise CompareError("bench/tcpscale.sh %s exited with %d and printed no row (log: "
-                           "logs/tcpscale-%s-%d.log)" % (srv, p.returncode, srv, threads))
+                           "logs/tcpscale-%s-%d.log)" % (srv, rc, srv, threads))
     return json.loads(lines[-1])
 
 
-def stop(p, log):
-    """SIGTERM the script's process group (its trap takes the testbed down),
-    SIGKILL after 30 s."""
-    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(p.pid, sig)
-            p.wait(timeout=wait)
-            return
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            log("bench/tcpscale.sh (pid %d) still running after SIG%s" % (p.pid, sig.name))
-
-
-def run_point(name, threads, s, split, xdpkv, logdir, log):
+def run_point(name, threads, s, split, xdpkv, logdir):
     """--repeat runs of one point: the run with the median requests/s,
     with every run's requests/s and µs per request (throughput_runs,
     server_cpu_us_per_req_runs).  The row is returned even when a run failed
     its checks (ok false): the caller records it, then fails the step."""
     n = s.get("repeat", 1)
-    runs = [run_once(name, threads, s, split, xdpkv, logdir, log) for _ in range(n)]
+    runs = [run_once(name, threads, s, split, xdpkv, logdir) for _ in range(n)]
     for r in runs:
         r["throughput_ops"] = r.get("tps")
         r["server_cpu_us_per_req"] = r.get("server_us_per_req")
