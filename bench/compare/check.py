@@ -19,6 +19,11 @@ GET hit and SET at every thread count recorded (disjoint keys, and shared
 keys above one thread), each with ns per request > 0, as many repetitions as
 --repeat asked for, and replies the microbenchmark validated before timing;
 the report has its table and plot.
+With p: every row the run asked for (config client_rows) has, per sitting,
+memcached's and xdpkv's line from bench/clients/clients.sh: checks passed,
+requests/s and server CPU per request > 0, the unseen share, xdpkv's share
+in XDP; or both skipped with the reason; the report has a table per row with
+those requests/s (or the reason) and shows p_clients.png.
 With m: every layout has a hit ratio at every budget and distribution the
 run's settings name, with one value per seed, mean/sd/min/max consistent
 with them, hits per MiB that follow from them, the map within its budget, a
@@ -118,6 +123,8 @@ def main():
                             need)
     if "n" in a.experiments:
         check_tcpscale(rows, md, [b for b in a.baselines.split(",") if b], need)
+    if "p" in a.experiments:
+        check_clientmix(res, rows, md, need)
     if "g" in a.experiments:
         for s in [b for b in a.baselines.split(",") if b in ("memcached-udp", "memcached-tcp",
                                                                "redis")]:
@@ -237,6 +244,45 @@ def check_tcpscale(rows, md, systems, need):
                 need(rr and rr[0].get("kernel_share") == 0 and not rr[0].get("xdp_share"),
                      "(n) --no-xdp-tcp --no-tcp-fast-path: the kernel answered none")
     need("n_tcpscale.png" in md, "(n) report.md shows n_tcpscale.png")
+
+
+def check_clientmix(res, rows, md, need):
+    """(p): see the module's docstring."""
+    import clientmix
+    from results import num
+    want = res.get("config", {}).get("client_rows") or []
+    need(want, "(p) the rows asked for are recorded (config client_rows)")
+    ss = clientmix.sittings(res)
+    measured = False
+    for row in want:
+        pts = ss.get(row) or []
+        need(pts, "(p) %s: rows from bench/clients/clients.sh" % row)
+        sec = md.split("### %s\n" % row, 1)[1].split("\n#", 1)[0] if "### %s\n" % row in md else ""
+        need(sec, "(p) report.md has a section for %s" % row)
+        for k, m, x in pts:
+            what = "(p) %s, sitting %s" % (row, k)
+            need(m and x, "%s: memcached's and xdpkv's lines" % what)
+            if not (m and x):
+                continue
+            if m.get("skipped") or x.get("skipped"):
+                need(m.get("skipped") and x.get("skipped") and "Not run: %s" % x["skipped"] in sec,
+                     "%s: skipped, the reason in the report (%s)" % (what, x.get("skipped")))
+                continue
+            measured = True
+            for r in (m, x):
+                need(r.get("ok") is True and (r.get("req_per_s") or 0) > 0 and
+                     (r.get("server_us_per_req") or 0) > 0 and
+                     r.get("segs_unseen_share") is not None,
+                     "%s, %s: checks passed, req/s, CPU per request, unseen share (%s)" % (
+                         what, r.get("server"), {f: r.get(f) for f in (
+                             "ok", "req_per_s", "server_us_per_req", "segs_unseen_share",
+                             "error")}))
+                need("| %s |" % num(r.get("req_per_s")) in sec,
+                     "%s, %s: its req/s %s in the report's table" % (what, r.get("server"),
+                                                                     num(r.get("req_per_s"))))
+            need(x.get("xdp_share") is not None, "%s: xdpkv's share answered in XDP" % what)
+    if measured:
+        need("](%s)" % clientmix.PNG in md, "(p) report.md shows %s" % clientmix.PNG)
 
 
 def check_scaling(res, rows, md, layouts, need):

@@ -12,6 +12,8 @@ veth testbed (docs/compare.md).
                                                   layout, against libCacheSim)
   xdpkv compare --experiments n --quick          (TCP scaling, memaslap and
                                                   redis-benchmark)
+  xdpkv compare --experiments p --duration 5     (proxied and pipelined TCP
+                                                  clients, bench/clients)
 
 Experiments:
   a  max throughput per key distribution (socket client, closed loop; and
@@ -44,6 +46,14 @@ Experiments:
      split): memaslap against memcached and xdpkv serve (kernel TCP path on:
      xdpkv-tcp-kernel, off: xdpkv-tcp), redis-benchmark against Redis
      (--io-threads N); requests/s, server CPU per request, kernel share
+  o  BMC beside the layouts (with --bmc-dir): UDP GETs at values BMC answers
+  p  proxied and pipelined TCP clients: bench/clients/clients.sh (its own
+     testbed) once per row, xdpkv (attach's default, serve --threads 1) and
+     memcached (-t 1) in one sitting: nutcracker with 8 and 32 clients,
+     pymemcache get_many and set_many, php-memcached no-block sets and
+     getMulti (--client-rows); requests/s, server CPU per request and the
+     ratios, the share answered in XDP, the segments the server's TCP stack
+     never saw
 
 Layouts: the registry's (`xdpkv layouts`), and lru_no_common_lru (lru with
 --no-common-lru).  Workloads (--workload): fixed key and value sizes, or
@@ -72,12 +82,13 @@ sys.path.insert(0, HERE)
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 import bmc  # noqa: E402
+import clientmix  # noqa: E402
 import hitratio  # noqa: E402
 import servers  # noqa: E402
 import tcpscale  # noqa: E402
-from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, EXPERIMENTS, FULL, MB_OPS,  # noqa: E402
-                         QUICK, QUICK_BASELINES, QUICK_EXPERIMENTS, SETUP_EST, SMOKE, WORKLOADS,
-                         cpu_list, scaling_cores)
+from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CLIENT_ROWS, EXPERIMENTS,  # noqa: E402
+                         FULL, MB_OPS, QUICK, QUICK_BASELINES, QUICK_EXPERIMENTS, SETUP_EST, SMOKE,
+                         SMOKE_CLIENT_ROWS, WORKLOADS, cpu_list, scaling_cores)
 from runner import Runner  # noqa: E402
 from servers import CompareError, env, tb  # noqa: E402
 from session import Interrupted, fmt_s, log, on_signal  # noqa: E402
@@ -171,7 +182,7 @@ def parse_args(argv):
                          "--quick: memcached-udp,memcached-tcp,redis; --smoke: memcached-udp,redis); (n) runs the four TCP ones "
                          "unless this names some")
     ap.add_argument("--experiments", default=None,
-                    help="letters a..n, comma-separated (default: all; --quick: %s; --smoke: "
+                    help="letters a..p, comma-separated (default: all; --quick: %s; --smoke: "
                          "a,h,i)" % ",".join(QUICK_EXPERIMENTS))
     ap.add_argument("--workload", default="fixed", choices=WORKLOADS,
                     help="key and value sizes: fixed (16-byte keys, 128-byte values; (d) "
@@ -196,6 +207,9 @@ def parse_args(argv):
                     help="a BMC build (bmc and bmc_kern.o, made from Orange-OpenSource/bmc-cache "
                          "as docs/compare.md says): adds bmc to the baselines and (o), BMC beside "
                          "the layouts, to the experiments")
+    ap.add_argument("--client-rows", default=None, metavar="ROW,...",
+                    help="(p) the rows of bench/clients/clients.py to run (default %s; "
+                         "--smoke: %s)" % (",".join(CLIENT_ROWS), ",".join(SMOKE_CLIENT_ROWS)))
     ap.add_argument("--keys", type=int, default=None, help="override the key space (>= 1)")
     ap.add_argument("--duration", type=float, default=None, help="override seconds per point")
     ap.add_argument("--estimate", action="store_true",
@@ -249,8 +263,9 @@ def parse_args(argv):
     a.experiments = "".join(lst(a.experiments))
     for e in a.experiments:
         if e not in EXPERIMENTS:
-            ap.error("--experiments: unknown experiment '%s' (a..o)" % e)
+            ap.error("--experiments: unknown experiment '%s' (a..p)" % e)
     bmc.check(ap, a)
+    clientmix.check(ap, a)
     if a.gen_cores is not None and not 1 <= a.gen_cores < (os.cpu_count() or 1):
         ap.error("--gen-cores: 1..%d on this machine (the server needs a CPU)" %
                  ((os.cpu_count() or 1) - 1))
@@ -287,6 +302,8 @@ def outer(argv, a):
         need.append("memcached")
     if "redis" in a.baselines:
         need.append("redis-server")
+    if "p" in a.experiments:  # bench/clients/clients.sh's servers (its clients: per row)
+        need.append("memcached")
     if "bmc" in a.baselines:  # bmc.BmcSystem attaches its TC program
         need += ["tc"]
     if "n" in a.experiments:  # bench/tcpscale.sh's clients and servers
@@ -407,6 +424,11 @@ def inner(a):
             "and the server), client CPUs %s (memaslap -T / redis-benchmark --threads "
             "min(N, client CPUs), 32 x N connections); server threads %s" % (
                 cpu_list(r.tcp[1]), cpu_list(r.tcp[0]), ", ".join(str(n) for n in r.tcp[2])))
+    if "p" in a.experiments:
+        placement.append(
+            "(p) bench/clients/clients.sh, a testbed of its own per row, this one's servers "
+            "stopped: the server (xdpkv serve --threads 1 or memcached -t 1) and its veth's "
+            "NAPI thread on CPU 1; the client, its veth's NAPI thread and nutcracker on CPU 0")
     if "j" in a.experiments and r.scaling:
         placement.append(
             "(j) veth queues: %s per end; generator CPUs %s (N xdpgen threads on the first N), "

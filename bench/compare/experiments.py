@@ -3,7 +3,7 @@
 settings of each mode (full, quick, smoke), the row labels, and how many
 cores and threads each scaling and microbenchmark point uses."""
 
-EXPERIMENTS = "abcdefghijklmno"
+EXPERIMENTS = "abcdefghijklmnop"
 EXP_TITLES = {
     "a": "Max throughput per key distribution",
     "b": "Latency vs offered load",
@@ -20,6 +20,7 @@ EXP_TITLES = {
     "m": "Hit ratio per byte: miss-ratio curves against libCacheSim",
     "n": "TCP scaling with third-party clients (memaslap, redis-benchmark)",
     "o": "BMC beside the layouts: UDP GETs at values BMC answers",
+    "p": "Proxied and pipelined TCP clients (bench/clients)",
 }
 WORKLOADS = ("fixed", "etc", "twitter")
 # --workload etc|twitter: the sizes are each key's (bench/loadgen/workload.h);
@@ -88,6 +89,14 @@ def microbench_sizes(mb, threads):
     return dict(mb, keys=max(1, min(mb["keys"], mb["entries"] // (2 * threads))))
 
 
+# (p) the rows of bench/clients/clients.py it runs (--client-rows overrides):
+# behind nutcracker (twemproxy) with 8 and 32 clients, and the pipelining
+# clients (multi-key gets, set_many and no-block sets with noreply or
+# without waiting); the smoke setting one proxied and one pipelined row
+CLIENT_ROWS = ("nutcracker_8", "nutcracker_32", "pymemcache_get_many", "pymemcache_set_many",
+               "php_noblock", "php_getmulti")
+SMOKE_CLIENT_ROWS = ("nutcracker_8", "pymemcache_get_many")
+
 # ---- settings ---------------------------------------------------------------------
 
 FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32, headline_repeat=5,
@@ -97,7 +106,7 @@ FULL = dict(keys=1_000_000, duration=10.0, warmup=2.0, depth=32, headline_repeat
             key_sizes=[16, 32, 64, 128], value_sizes=[128, 256, 512, 1024],
             scan_ratios=[0, 5, 25, 50], scan_len=10,
             kvexp_items=1_000_000, xdpgen=True, kvexp_scale=20,
-            mb=dict(entries=1 << 20, keys=4096, min_time=0.1),
+            mb=dict(entries=1 << 20, keys=4096, min_time=0.1), client_rows=CLIENT_ROWS,
             kvexp=dict(key_sizes="16,64,128,250", value_sizes="32,128,512,1024",
                        fills="10,50,95", capacity=65536, ratios="0.5,0.9,1.0,1.5,2.0",
                        stale_keys=4096, rounds=4),
@@ -114,7 +123,7 @@ QUICK = dict(keys=50_000, duration=0.5, warmup=0.15, depth=32,
              key_sizes=[16, 128], value_sizes=[128, 1024],
              scan_ratios=[0, 25], scan_len=10,
              kvexp_items=50_000, xdpgen=True, kvexp_scale=0.2,
-             mb=dict(entries=1 << 18, keys=2048, min_time=0.02),
+             mb=dict(entries=1 << 18, keys=2048, min_time=0.02), client_rows=CLIENT_ROWS,
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=8192,
                         ratios="0.5,1.0,2.0", stale_keys=1024, rounds=2),
              hitratio=dict(keys=4096, budgets="1/16,1/4,1", dists="0.99", seeds="1,2,3",
@@ -131,6 +140,7 @@ SMOKE = dict(keys=10_000, duration=1.0, warmup=0.2, depth=16, timeout_ms=2000, h
              key_sizes=[16], value_sizes=[128], scan_ratios=[25], scan_len=4,
              kvexp_items=10_000, xdpgen=True, kvexp_scale=0.5,
              mb=dict(entries=1 << 16, keys=1024, min_time=0.0005),
+             client_rows=SMOKE_CLIENT_ROWS,
              kvexp=dict(key_sizes="16", value_sizes="128", fills="50", capacity=2048,
                         ratios="1.0", stale_keys=256, rounds=1),
              hitratio=dict(keys=1024, budgets="1/8,1", dists="0.99,uniform", seeds="1,2,3",

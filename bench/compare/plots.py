@@ -5,6 +5,7 @@ where it is installed; the helpers bench/plot/plot_layouts.py uses too."""
 import os
 
 import bmc
+import clientmix
 import headline
 import hitratio
 import tcpscale
@@ -306,6 +307,7 @@ def plot_all(res, outdir):
     hitratio.plot(res, outdir, made)
     bmc.plot(plt, res, outdir, made, save, COLORS)
     tcpscale.plot(plt, res, outdir, made, lines, save)
+    clientmix.plot(plt, res, outdir, made, save, bars)
     return made, None
 
 

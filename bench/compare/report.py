@@ -6,6 +6,7 @@ import json
 import os
 
 import bmc
+import clientmix
 import headline
 import hitratio
 import tcpscale
@@ -516,15 +517,15 @@ def md_k(res, L):
     L.append(table(["system", "items", "snapshot / BGSAVE s", "restore / load s", "file MB"], body))
 
 
-NOTES["o"] = bmc.NOTE
+NOTES["o"], NOTES["p"] = bmc.NOTE, clientmix.NOTE
 MD = {"a": md_a, "b": md_b, "c": md_c, "d": md_d, "e": md_e, "f": md_f, "g": md_g, "h": md_h,
       "i": md_i, "j": md_j, "k": md_k, "l": md_l,
       "m": lambda res, L: hitratio.md(res, L, table),
-      "n": lambda res, L: tcpscale.md(res, L, table), "o": bmc.md_o}
+      "n": lambda res, L: tcpscale.md(res, L, table), "o": bmc.md_o, "p": clientmix.md}
 PNG = {"a": "a_throughput.png", "b": "b_latency.png", "c": "c_write_ratio.png",
        "d": "d_sizes.png", "e": "e_scan.png", "f": "f_memory.png", "g": "g_lost.png",
        "h": "h_cpu.png", "i": "i_paths.png", "j": "j_scaling.png", "l": "l_microbench.png",
-       "m": hitratio.PNG, "n": tcpscale.PNG, "o": bmc.PNG}
+       "m": hitratio.PNG, "n": tcpscale.PNG, "o": bmc.PNG, "p": clientmix.PNG}
 
 
 def write_md(path, res, pngs, plot_note):

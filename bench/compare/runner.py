@@ -22,6 +22,7 @@ from experiments import (BASE_KEY, BASE_VALUE, BASE_WRITE, CEILINGS, CLIENT_MODE
                          SOCKET_LABEL, WORKLOAD_MAX_KEY, WORKLOAD_MAX_VALUE, XDPGEN_LABEL,
                          cpu_list, microbench_sizes, microbench_threads, scaling_cores)
 from bmc import BmcSteps
+from clientmix import ClientSteps
 from runner_steps import KernelSteps
 from servers import CompareError, env, run, tb
 from session import fmt_s, log
@@ -33,7 +34,7 @@ from session import fmt_s, log
 RUN_FIELDS = ("lat_p50_us", "lat_p99_us", "server_cpu_us_per_req",
               "server_threads_us_per_req", "timeouts", "lost_at")
 
-class Runner(KernelSteps, BmcSteps):
+class Runner(KernelSteps, BmcSteps, ClientSteps):
     def __init__(self, args, settings, tl, outdir):
         self.args = args
         self.s = settings
@@ -471,6 +472,8 @@ class Runner(KernelSteps, BmcSteps):
                                   "tcpscale"))
         if "o" in exps:
             steps += self.bmc_steps()
+        if "p" in exps:  # bench/clients/clients.sh, a testbed of its own
+            steps += self.clientmix_steps()
         if "m" in exps:  # in-process too: one step per layout
             for name in ["xdpkv/" + l for l in self.args.layouts]:
                 steps.append((name, self.cfg(), "m", {}, hitratio.estimate(self.s["hitratio"]),
@@ -513,6 +516,9 @@ class Runner(KernelSteps, BmcSteps):
             return
         if kind == "tcpscale":
             self.tcpscale_step(name, params["threads"])
+            return
+        if kind == "clientmix":
+            self.clientmix_step(params["client_row"])
             return
         s = self.ensure(name, cfg)
         p = dict(params)
@@ -636,7 +642,8 @@ class Runner(KernelSteps, BmcSteps):
         """(measurements, seconds) of a plan: its points, a server start per
         system and size (~2 s, then the preload: 100k keys in 0.4-2.2 s), kvexp."""
         starts = len(set((st[0], str(st[1])) for st in steps
-                         if st[5] not in ("microbench", "hitratio", "hitratio-head", "tcpscale")))
+                         if st[5] not in ("microbench", "hitratio", "hitratio-head", "tcpscale",
+                                           "clientmix")))
         est = sum(st[4] for st in steps) + starts * start_est(self.s)
         est += sum(KVEXP_EST[sub] * self.s["kvexp_scale"] for sub, _ in kv)
         return len(steps) + len(kv), est
