@@ -121,6 +121,30 @@ set_tests_properties(compare_tcpscale_smoke PROPERTIES
   TIMEOUT 180
   LABELS "e2e;compare")
 
+# (p) proxied and pipelined TCP clients, tiny (1 s a run): bench/clients/clients.sh
+# for nutcracker_8 and pymemcache_get_many (--smoke's rows), xdpkv and memcached
+# in one sitting per row (~12 s); checked by check.py --experiments p (each
+# row's two lines with their checks passed, or skipped with the reason where
+# a client is not installed; the report's table per row and the figure).
+add_test(NAME compare_clientmix_smoke
+  COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --experiments p --prefix xcq$$ --layouts hash_map --baselines none --out \"$1\" && /usr/bin/python3 \"$2\" \"$1\" --layouts '' --baselines '' --experiments p"
+          ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_clientmix_smoke ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
+set_tests_properties(compare_clientmix_smoke PROPERTIES
+  ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
+  RESOURCE_LOCK bench_cpus
+  TIMEOUT 120
+  LABELS "e2e;compare")
+
+# (p)'s report and check without root: clients.sh lines (bench/compare/
+# clientmix_sample.jsonl) added to the saved quick run and rendered; check.py
+# --experiments p must pass it and fail each tampered copy (a row's section
+# or lines gone, a number changed, a skipped row's reason or the figure
+# dropped).  ~10 s, no testbed.
+add_test(NAME compare_clientmix
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/compare/clientmix_selftest.py
+          ${XKV_CMP_CLI} ${CMAKE_SOURCE_DIR}/docs/compare-quick)
+set_tests_properties(compare_clientmix PROPERTIES TIMEOUT 120 LABELS "unit;compare")
+
 # bench/devkit.sh + bench/devkit-run.sh: the kit for a machine without
 # compiler or iproute2 is complete (every library inside it), and (l) and (j)
 # run from it alone in a minimal environment (tests/devkit_smoke.sh).
@@ -176,6 +200,6 @@ set_tests_properties(compare_bmc_smoke PROPERTIES
 # The options: bad values are refused with a message (exit 2), not replaced
 # by defaults; no root, no testbed (the checks come before either).
 add_test(NAME compare_args
-  COMMAND sh -c "for a in '--keys -5 --duration -1' '--keys 0' '--duration 0' '--quick --smoke' '--baselines bmc' '--bmc-dir /nonexistent'; do out=$(\"$0\" compare $a 2>&1); rc=$?; [ $rc = 2 ] && echo \"$out\" | grep -q 'error: --' || { echo \"FAIL xdpkv compare $a: exit $rc, $out\"; exit 1; }; echo \"PASS xdpkv compare $a refused: $(echo \"$out\" | tail -1)\"; done"
+  COMMAND sh -c "for a in '--keys -5 --duration -1' '--keys 0' '--duration 0' '--quick --smoke' '--baselines bmc' '--bmc-dir /nonexistent' '--client-rows nosuch'; do out=$(\"$0\" compare $a 2>&1); rc=$?; [ $rc = 2 ] && echo \"$out\" | grep -q 'error: --' || { echo \"FAIL xdpkv compare $a: exit $rc, $out\"; exit 1; }; echo \"PASS xdpkv compare $a refused: $(echo \"$out\" | tail -1)\"; done"
           ${XKV_CMP_CLI})
 set_tests_properties(compare_args PROPERTIES TIMEOUT 60 LABELS "unit;compare")
