@@ -135,16 +135,6 @@ set_tests_properties(compare_clientmix_smoke PROPERTIES
   TIMEOUT 120
   LABELS "e2e;compare")
 
-# (p)'s report and check without root: clients.sh lines (bench/compare/
-# clientmix_sample.jsonl) added to the saved quick run and rendered; check.py
-# --experiments p must pass it and fail each tampered copy (a row's section
-# or lines gone, a number changed, a skipped row's reason or the figure
-# dropped).  ~10 s, no testbed.
-add_test(NAME compare_clientmix
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/compare/clientmix_selftest.py
-          ${XKV_CMP_CLI} ${CMAKE_SOURCE_DIR}/docs/compare-quick)
-set_tests_properties(compare_clientmix PROPERTIES TIMEOUT 120 LABELS "unit;compare")
-
 # bench/devkit.sh + bench/devkit-run.sh: the kit for a machine without
 # compiler or iproute2 is complete (every library inside it), and (l) and (j)
 # run from it alone in a minimal environment (tests/devkit_smoke.sh).
@@ -160,10 +150,17 @@ set_tests_properties(devkit_smoke PROPERTIES
 # tampered copy (a cell removed, emptied, changed or unlabelled, an estimate
 # unmarked, a source row of another load, a system missing, the report
 # printing another number).  A few seconds, no testbed.
-add_test(NAME compare_headline
-  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/compare/headline_selftest.py
-          ${XKV_CMP_CLI} ${CMAKE_SOURCE_DIR}/docs/compare-quick)
-set_tests_properties(compare_headline PROPERTIES TIMEOUT 120 LABELS "unit;compare")
+# compare_clientmix: (p)'s report and check the same way: clients.sh lines
+# (bench/compare/clientmix_sample.jsonl) added to that run as (p)'s rows and
+# rendered; check.py --experiments p must pass it and fail each tampered copy
+# (a row's section or lines gone, a number changed, a skipped row's reason or
+# the figure dropped).  ~10 s.
+foreach(t headline clientmix)
+  add_test(NAME compare_${t}
+    COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/compare/${t}_selftest.py
+            ${XKV_CMP_CLI} ${CMAKE_SOURCE_DIR}/docs/compare-quick)
+  set_tests_properties(compare_${t} PROPERTIES TIMEOUT 120 LABELS "unit;compare")
+endforeach()
 
 # (b) latency, tiny: hash_map and memcached-udp at the common load with the
 # default client and kernel receive timestamps (xkv-loadgen --kernel-stamps),
