@@ -129,4 +129,18 @@ struct xkv_tcpx_seg {
 #define XKV_TCPX_SK_TW 2       /* in TIME-WAIT */
 #define XKV_TCPX_SK_OTHER 3    /* a listener, a request socket: not this connection's */
 
+/* serve's sweep (server/serve_tcp.c) on a flow whose socket's cookie is not in
+ * tcp_slots: 1 to keep it for now.  Closing (a FIN seen): kept fin_linger
+ * after it was last seen; never seen in serve's hands (answered before the
+ * accept, cookie maybe not yet learnt): TIME-WAIT's length; else it goes at
+ * once.  A flow seen after the sweep's clock reading (the responder
+ * stamps it meanwhile) is alive, whatever it is. */
+static inline int xkv_tcpx_sweep_keep(__u32 flags, __u64 seen_ns, __u64 now, __u64 fin_linger)
+{
+	__u64 linger = flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K) ? fin_linger
+		       : !(flags & XKV_TCPX_F_SERVED)                  ? XKV_TCPX_LINGER_NS
+								       : 0;
+	return (__s64)(now - seen_ns) < 0 || now - seen_ns < linger;
+}
+
 #endif

@@ -311,15 +311,12 @@ static void flows_sweep(struct tcp_worker *w)
 	for (; more; k = next) {
 		more = !bpf_map_get_next_key(s->tcpx_flows_fd, &k, &next); /* before k may go */
 		__u32 slot;
-		if (bpf_map_lookup_elem(s->tcpx_flows_fd, &k, f) ||
+		/* read under the flow's lock: a copy torn by the responder's
+		 * update could pair a learnt SERVED with the old cookie 0 */
+		if (bpf_map_lookup_elem_flags(s->tcpx_flows_fd, &k, f, BPF_F_LOCK) ||
 		    !bpf_map_lookup_elem(s->tcp_slots_fd, &f->cookie, &slot))
 			continue; /* gone already, or serve's connection */
-		/* a close under way: TIME-WAIT's length; never seen in serve's
-		 * hands: that long too, always (serve may take it late under
-		 * load: a test's shorter linger is for closes only) */
-		__u64 linger = f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K) ? t->flow_linger_ns
-			       : !(f->flags & XKV_TCPX_F_SERVED) ? XKV_TCPX_LINGER_NS : 0;
-		if (f->seen_ns <= now && now - f->seen_ns < linger)
+		if (xkv_tcpx_sweep_keep(f->flags, f->seen_ns, now, t->flow_linger_ns))
 			continue;
 		bpf_map_delete_elem(s->tcpx_flows_fd, &k);
 	}

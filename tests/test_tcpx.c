@@ -267,8 +267,38 @@ static void layout_cases(const char *L)
 	bpf_object__close(obj);
 }
 
+/* serve's sweep decision (tcpx.h), without root: each row a flow's flags,
+ * when it was last seen against the sweep's clock, and the answer. */
+static void sweep_cases(void)
+{
+	const __u64 now = 1000 * XKV_TCPX_LINGER_NS, fin = 500000000ull, S = XKV_TCPX_F_SERVED;
+	const struct {
+		const char *what;
+		__u32 flags;
+		__s64 ago; /* now - seen_ns */
+		int keep;
+	} rows[] = {
+		{ "served, left serve's hands: at once", S | XKV_TCPX_F_ANSWERED, 1, 0 },
+		{ "served, stamped after the sweep's clock", S, -5, 1 },
+		{ "never served (before the accept), just answered", XKV_TCPX_F_ANSWERED, 1000, 1 },
+		/* the stall: the responder stamps a flow answered before serve's
+		 * accept while the sweep runs; now - seen_ns wrapped */
+		{ "never served, stamped after the sweep's clock", XKV_TCPX_F_ANSWERED | XKV_TCPX_F_ACKED, -1000, 1 },
+		{ "never served, silent for TIME-WAIT's length", XKV_TCPX_F_ANSWERED, (__s64)XKV_TCPX_LINGER_NS, 0 },
+		{ "closing, within the FIN linger", S | XKV_TCPX_F_FIN_C, (__s64)fin - 1, 1 },
+		{ "closing, past the FIN linger", S | XKV_TCPX_F_FIN_K, (__s64)fin, 0 },
+		{ "closing, stamped after the sweep's clock", XKV_TCPX_F_FIN_C, -1, 1 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int got = xkv_tcpx_sweep_keep(rows[i].flags, now - (__u64)rows[i].ago, now, fin);
+		CHECK(got == rows[i].keep, "sweep: %s: %s, want %s", rows[i].what, got ? "kept" : "removed",
+		      rows[i].keep ? "kept" : "removed");
+	}
+}
+
 int main(int argc, char **argv)
 {
+	sweep_cases();
 	if (geteuid()) {
 		printf("test_tcpx: needs root (BPF_PROG_TEST_RUN): skipped\n");
 		return 77;
