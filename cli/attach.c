@@ -46,8 +46,11 @@ static const struct xo attach_table[] = {
 	{ "fnv-unseeded", 0, XO_BOOL, offsetof(struct attach_opts, fnv_unseeded), NULL,
 	  "array_fnv, set_assoc, sieve, s3fifo, arena: place keys by plain FNV-1a, as BMC does (--hash-seed 0): clients can compute "
 	  "which keys collide" },
+	{ "strict-keys", 0, XO_BOOL, offsetof(struct attach_opts, strict_keys), NULL,
+	  "refuse keys with control bytes or DEL (CLIENT_ERROR bad key), as protocol.txt says; default: any byte "
+	  "but NUL, as memcached takes (memaslap's keys carry 0x10-0x1f)" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct attach_opts, binary_keys), NULL,
-	  "accept control bytes in keys as memcached does (memaslap needs it); default: CLIENT_ERROR bad key" },
+	  "any byte but NUL in keys: the default (kept for scripts)" },
 	{ "serve", 0, XO_BOOL, offsetof(struct attach_opts, serve), NULL,
 	  "then run the slow path in the foreground; SIGINT/SIGTERM detach, SIGHUP keeps the store attached" },
 	{ "sasl-pwdb", 'S', XO_STR, offsetof(struct attach_opts, sasl_pwdb), "FILE",
@@ -358,7 +361,7 @@ const struct cmd cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|skb] [--entries N] [--key-size K] [--value-size V] "
 		    "[--big-memory MIB | --no-big-values] [--port P] [--no-prealloc] [--no-common-lru] [--hash-seed SEED | --fnv-unseeded] "
-		    "[--binary-keys] [--serve [--sasl-pwdb FILE]] [--allow CIDR]... "
+		    "[--strict-keys] [--serve [--sasl-pwdb FILE]] [--allow CIDR]... "
 		    "[--write-allow CIDR]... [--trust CIDR]... [--max-amplification N] [--strict] "
 		    "[--rate-limit REQ/S [--rate-burst N]] [--allow-low-ports] [--no-tcp-fast-path] [--no-xdp-tcp] [--replace] "
 		    "[--reset-acl] [--restore FILE]",

@@ -12,7 +12,7 @@ struct attach_opts {
 	unsigned entries, key_size, value_size, port;
 	unsigned big_memory;     /* MiB; 0: the default */
 	bool no_big;
-	bool no_prealloc, no_common_lru, binary_keys, serve;
+	bool no_prealloc, no_common_lru, binary_keys, strict_keys, serve;
 	const char *hash_seed;   /* --hash-seed as given (NULL: random, or the pinned one) */
 	bool fnv_unseeded;
 	bool replace, reset_acl; /* re-attach */

@@ -112,7 +112,11 @@ int build_config(const struct attach_opts *o, const char *layout, struct xkv_con
 		cfg->flags |= XKV_CFG_NO_PREALLOC;
 	if (o->no_common_lru)
 		cfg->flags |= XKV_CFG_NO_COMMON_LRU;
-	if (o->binary_keys)
+	if (o->binary_keys && o->strict_keys) {
+		xerr("attach: --strict-keys and --binary-keys contradict each other (binary keys are the default)");
+		return EXIT_USAGE;
+	}
+	if (!o->strict_keys)
 		cfg->flags |= XKV_CFG_BINARY_KEYS;
 	if ((rc = hash_seed_opt(o, xkv_layout_find_any(layout), cfg)))
 		return rc;

@@ -88,7 +88,7 @@ static void print_text(const struct status *st, bool percpu)
 	       "capacity", c->entries, c->key_cap, c->val_cap, c->key_size, c->entry_size,
 	       c->flags & XKV_CFG_NO_PREALLOC ? ", no prealloc" : "",
 	       c->flags & XKV_CFG_NO_COMMON_LRU ? ", no common LRU (an LRU list per CPU)" : "",
-	       c->flags & XKV_CFG_BINARY_KEYS ? ", binary keys" : "");
+	       c->flags & XKV_CFG_BINARY_KEYS ? "" : ", strict keys (no control bytes)");
 	if (st->s.L->hash_seeded)
 		printf("  %-14s %s\n", "placement", c->hash_seed ?
 		       "keyed hash (SipHash-1-3, secret seed set at attach)" :

@@ -6,7 +6,7 @@
 #include "cli.h"
 
 struct verify_opts {
-	bool all, json, binary_keys, no_xdp_tcp;
+	bool all, json, binary_keys, strict_keys, no_xdp_tcp;
 	unsigned key_size, value_size, rate_limit, budget;
 };
 
@@ -17,8 +17,10 @@ static const struct xo verify_table[] = {
 	  "as attach's --key-size (default 64)", 1, XKV_KEY_MAX },
 	{ "value-size", 's', XO_U32, offsetof(struct verify_opts, value_size), "V",
 	  "as attach's --value-size (default 1024)", 1, XKV_VAL_MAX },
+	{ "strict-keys", 0, XO_BOOL, offsetof(struct verify_opts, strict_keys), NULL,
+	  "as attach's --strict-keys (the default: binary keys, as attach's)" },
 	{ "binary-keys", 0, XO_BOOL, offsetof(struct verify_opts, binary_keys), NULL,
-	  "as attach's --binary-keys" },
+	  "as attach's --binary-keys (the default)" },
 	{ "no-xdp-tcp", 0, XO_BOOL, offsetof(struct verify_opts, no_xdp_tcp), NULL,
 	  "as attach's --no-xdp-tcp (the TCP responder's programs are not loaded)" },
 	{ "rate-limit", 0, XO_U32, offsetof(struct verify_opts, rate_limit), "REQ/S",
@@ -88,7 +90,7 @@ static int run_verify(void *vo, const struct global_opts *g)
 			return EXIT_USAGE;
 		}
 		config_sizes(&cfg, 0, o->key_size, o->value_size);
-		if (o->binary_keys)
+		if (!o->strict_keys)
 			cfg.flags |= XKV_CFG_BINARY_KEYS;
 		if (o->no_xdp_tcp)
 			cfg.flags |= XKV_CFG_NO_XDP_TCP;
@@ -132,7 +134,7 @@ static int run_verify(void *vo, const struct global_opts *g)
 
 const struct cmd cmd_verify = {
 	.name = "verify",
-	.synopsis = "[--all] [-k K] [-s V] [--binary-keys] [--no-xdp-tcp] [--budget N] [--json]",
+	.synopsis = "[--all] [-k K] [-s V] [--strict-keys] [--no-xdp-tcp] [--budget N] [--json]",
 	.summary = "load the layout's programs without attaching: what this kernel's verifier says",
 	.doc = "Loads each program attach would load for these settings, one at a time, on nothing,\n"
 	       "and prints the verifier's own statistics: processed instructions (the kernel refuses a\n"
@@ -142,7 +144,7 @@ const struct cmd cmd_verify = {
 	       "kernel cannot create (arena where BPF arenas are missing or not permitted) is listed\n"
 	       "as unavailable, with the kernel's reason.  Exit status 0 all loaded within the\n"
 	       "budget (with --all: unavailable layouts aside), 1 one over it, 3 one refused.\n\n"
-	       "Example: xdpkv verify --all -k 250 -s 16384 --binary-keys --json",
+	       "Example: xdpkv verify --all -k 250 -s 16384 --strict-keys --json",
 	.opts = verify_table,
 	.opts_size = sizeof(struct verify_opts),
 	.uses_layout = true,

@@ -408,8 +408,9 @@ static long xkv_qget_word(__u32 i, void *v)
  * at least key_cap); 0 when xkv_parse must decide (key[] is then undefined).
  * Where it returns k > 0, xkv_parse yields the same request: op GET, two
  * tokens, tok[1] = {4, k}, next = len (tests/test_parse.c checks that on
- * random and edge-case input).  Plain keys only: with binary keys allowed
- * the caller skips it.  buf must have 8 readable bytes past len. */
+ * random and edge-case input, under both key rules).  Plain keys only,
+ * which both rules take: a key with a control byte (--binary-keys, the
+ * default) is the parser's.  buf must have 8 readable bytes past len. */
 static inline __attribute__((always_inline)) __u32 xkv_quick_get(const __u8 *buf, __u32 len,
 								 __u32 key_cap, __u64 *key,
 								 __u32 key_size)

@@ -76,7 +76,7 @@ static long tcpx_scan_step(__u32 idx, void *v)
 		}
 		binary = 1;
 	} else {
-		__u32 k = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 : xkv_quick_get_req(sc, left);
+		__u32 k = xkv_quick_on() ? xkv_quick_get_req(sc, left) : 0;
 		if (k) {
 			len = left;
 		} else {

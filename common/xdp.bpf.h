@@ -226,14 +226,27 @@ malformed:
 	return XDP_PASS;
 }
 
+/* The get and set shortcuts in use: always, but for a layout that defines
+ * XKV_QUICK_STRICT_ONLY (its verifier budget) with binary keys, which
+ * leaves every request to the tokenizer (a constant at load: the other
+ * branch is not verified).  Here, not in prelude.bpf.h: a layout defines
+ * it after the prelude. */
+static __always_inline int xkv_quick_on(void)
+{
+#ifdef XKV_QUICK_STRICT_ONLY
+	return !(cfg.flags & XKV_CFG_BINARY_KEYS);
+#else
+	return 1;
+#endif
+}
+
 /* "get <key>\r\n", the commonest request, without the tokenizer: 1 when it
  * was one (its hit or miss is in g), 0 to parse the request. */
 static __always_inline int xdp_quick_get(struct xdp_req *q, struct get_ctx *g)
 {
 	struct xkv_scratch *sc = q->sc;
 	struct xkv_req *r = &sc->pr;
-	__u32 qk = (cfg.flags & XKV_CFG_BINARY_KEYS) ? 0 :
-		   xkv_quick_get_req(sc, q->tlen);
+	__u32 qk = xkv_quick_on() ? xkv_quick_get_req(sc, q->tlen) : 0;
 
 	if (!qk)
 		return 0;
@@ -278,7 +291,7 @@ static __always_inline int xdp_parse(struct xdp_md *ctx, struct xdp_req *q, int 
 
 	/* "set <key> <flags> <exptime> <bytes>", the commonest write, without
 	 * the tokenizer */
-	if (!(cfg.flags & XKV_CFG_BINARY_KEYS))
+	if (xkv_quick_on())
 		*keyed = xkv_quick_set_req(sc, tlen);
 	err = *keyed ? XKV_OK : xkv_parse_req(sc, tlen);
 	if (err) {

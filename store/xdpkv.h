@@ -183,7 +183,9 @@ struct xkv_store {
 
 /* ---- configuration and loading (store/loader.c) ---- */
 
-/* Fill cfg with defaults for layout (entries 65536, key 64, value 1024, port 11211).
+/* Fill cfg with defaults for layout (entries 65536, key 64, value 1024, port 11211,
+ * no flags: the strict key rule; the CLI's attach and verify add XKV_CFG_BINARY_KEYS
+ * unless --strict-keys, as memcached takes any key byte but NUL).
  * See docs/architecture.md.  Returns 0 or -EINVAL with a message in err. */
 int xkv_config_defaults(struct xkv_config *cfg, const char *layout);
 /* Check ranges and derive key_size/entry_size; message in err. */

@@ -17,6 +17,9 @@ static unsigned long checked, claimed, singles, failures;
 
 /* The buffer the BPF side parses from: XKV_PARSE_SPAN bytes + 8 slack. */
 static __u8 buf[XKV_PARSE_SPAN + 8];
+/* the key rule xkv_parse applies (the shortcuts claim plain keys, which both
+ * rules take): every check runs under both */
+static __u32 binary_keys;
 
 static void check(const __u8 *req, __u32 len, __u32 key_cap, const char *what)
 {
@@ -37,12 +40,15 @@ static void check(const __u8 *req, __u32 len, __u32 key_cap, const char *what)
 	memset(&r, 0, sizeof(r));
 	r.key_cap = key_cap;
 	r.val_cap = 1024;
+	r.binary_keys = binary_keys;
 	int err = xkv_parse(buf, len, &r);
 	int single = err == XKV_OK && r.op == XKV_OP_GET && r.ntok == 2 && !r.too_many &&
 		     r.next == len && r.tok[1].off == 4;
 	checked++;
-	claimed += k > 0;
-	singles += single;
+	if (!binary_keys) { /* the shortcut's share: of plain-rule parses (it takes no control byte) */
+		claimed += k > 0;
+		singles += single;
+	}
 	if ((k > 0 && !single) || (k && r.tok[1].len != k) || !key_ok) {
 		failures++;
 		if (failures <= 10) {
@@ -87,11 +93,14 @@ static void check_set(const __u8 *req, __u32 len, __u32 key_cap, __u32 val_cap, 
 	memset(&r, 0, sizeof(r));
 	r.key_cap = key_cap;
 	r.val_cap = val_cap;
+	r.binary_keys = binary_keys;
 	int err = xkv_parse(buf, len, &r);
 	int single = err == XKV_OK && r.op == XKV_OP_SET && r.next == len && r.tok[1].off == 4;
 	set_checked++;
-	set_claimed += k;
-	set_singles += single;
+	if (!binary_keys) {
+		set_claimed += k;
+		set_singles += single;
+	}
 	if (!k)
 		return;
 	__u8 want[sizeof(key)];
@@ -181,9 +190,11 @@ int main(int argc, char **argv)
 		"get 12345678\r\n", "get 1234567\r\n", "get 123456789\r\n", "get noreply\r\n", "",
 		"g", "get", "get 1", "get 12",
 	};
-	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
-		for (__u32 cap = 1; cap <= 250; cap = cap * 2 + 1)
-			check_str(edge[i], cap);
+	for (binary_keys = 0; binary_keys < 2; binary_keys++)
+		for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+			for (__u32 cap = 1; cap <= 250; cap = cap * 2 + 1)
+				check_str(edge[i], cap);
+	binary_keys = 0;
 	/* every key length around the word boundaries and the caps */
 	static __u8 req[XKV_PARSE_SPAN + 600];
 	for (__u32 kl = 0; kl <= 256; kl++) {
@@ -195,6 +206,7 @@ int main(int argc, char **argv)
 		check(req, kl + 6, 250, "key length sweep");
 	}
 	for (unsigned long n = 0; n < rounds; n++) {
+		binary_keys = n & 1;
 		__u32 kl = (__u32)(rand() % 260);
 		__u32 len = 0;
 		memcpy(req, rand() % 8 ? "get " : "gets", 4);
@@ -222,10 +234,12 @@ int main(int argc, char **argv)
 		"set 12345678 0 0 1\r\nx\r\n", "set 1234567 0 0 1\r\nx\r\n", "set k 0 0 5\r\n\r\n\r\n\r\n",
 		"set k 00 0000000000 0000000001\r\nx\r\n", "set k 0 0 99999\r\nx\r\n", "SET k 0 0 1\r\nx\r\n",
 	};
-	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
-		for (__u32 cap = 1; cap <= 250; cap = cap * 2 + 1)
-			check_set_str(sets[i], cap, i % 2 ? 1024 : 4);
+	for (binary_keys = 0; binary_keys < 2; binary_keys++)
+		for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+			for (__u32 cap = 1; cap <= 250; cap = cap * 2 + 1)
+				check_set_str(sets[i], cap, i % 2 ? 1024 : 4);
 	for (unsigned long n = 0; n < rounds; n++) {
+		binary_keys = n & 1;
 		__u32 len = random_set(req);
 		__u32 cap = rand() % 3 ? 250 : (__u32)(1 + rand() % 250);
 		check_set(req, len, cap, rand() % 4 ? 1024 : (__u32)(rand() % 300), "random");

@@ -42,7 +42,7 @@ LEFT_OUT = {
         "in the order of memcached's hash table",
     "b (base64 keys) in the meta forms": "xdpkv decodes strictly (padding, the key rule), "
                                         "memcached loosely: the answer depends on the key drawn",
-    "control bytes and NUL in a line": "the key rule (memcached splits on spaces only)",
+    "NUL in a line": "the map key is zero padded: xdpkv refuses it in a key, memcached ends the line",
     "slabs reassign between classes 3..63": "memcached has ~40 classes, xdpkv 1 or 2",
     "a multi-get with a key over 250 bytes behind other requests":
         "memcached drops the replies it has not sent yet, as many as its reads gathered "

@@ -18,6 +18,8 @@ import forms
 import forms_state
 
 NKEYS = 10
+# key bytes memcached takes that protocol.txt calls control characters
+CONTROL = bytes(c for c in range(1, 32) if c not in (10, 13)) + b"\x7f"
 # The cas a command carries when the batch has not seen its key's: one no
 # server gives out (a fresh memcached's counter starts at 1, so 1 would
 # match there and nowhere else, and a re-check on a fresh memcached would
@@ -261,11 +263,14 @@ def key_names(rng, tag):
     No '-' in a key: memcached 1.6.18's incr reads on past an item's value
     into its slab chunk looking for a '-' (freshmc.py), and keys with one
     put one there, so that even a fresh memcached answers "non-numeric"
-    from the memory of the batch's own items."""
+    from the memory of the batch's own items.  A third of them carry
+    control bytes and DEL too (not NUL, CR or LF), which memcached takes
+    in a key, as xdpkv's default key rule does (memaslap's keys have them)."""
     keys = []
     for i in range(NKEYS):
         base = b"%s.%d." % (tag.encode(), i)
         n = rng.choice([6, 10, 16, 40, 100, 250])
         n = max(n, len(base))
-        keys.append(base + bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz:_.") for _ in range(n - len(base))))
+        alphabet = b"abcdefghijklmnopqrstuvwxyz:_." + (CONTROL if rng.randrange(3) == 0 else b"")
+        keys.append(base + bytes(rng.choice(alphabet) for _ in range(n - len(base))))
     return keys

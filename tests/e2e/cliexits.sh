@@ -8,6 +8,7 @@
 # - a missing input (load, import, restore) or an unwritable output
 #   (snapshot) is an I/O error: exit 3, nothing on stdout;
 # - --json prints one JSON object on success and on failure (the error);
+# - the key rule: memcached's by default, --strict-keys protocol.txt's;
 # - status without IFACE lists the stores of this network namespace only,
 #   and names the others.
 # Environment: XDPKV (CLI), E2E_PREFIX.
@@ -51,6 +52,19 @@ done
 tb_up "${E2E_PREFIX:-xc$$}"
 dev=$TB_SRV_DEV
 tb_xdpkv attach "$dev" --entries 4096 >/dev/null || tb_die "attach"
+
+# the key rule: memcached's (any byte but NUL) unless --strict-keys
+run status "$dev" --json
+check "attach's default key rule: any byte but NUL, as memcached" grep -q '"binary_keys":true' "$T/out"
+run attach "$dev" --entries 4096 --strict-keys --binary-keys
+check "attach --strict-keys --binary-keys: exit 2 ($rc), says why" \
+	test "$rc" = 2 -a "$(grep -c 'contradict' "$T/err")" = 1
+run attach "$dev" --entries 4096 --strict-keys
+check "re-attach --strict-keys: exit 0 ($rc)" test "$rc" = 0
+run status "$dev" --json
+check "... protocol.txt's rule" grep -q '"binary_keys":false' "$T/out"
+run attach "$dev" --entries 4096
+check "re-attach without it: exit 0 ($rc), the default again" test "$rc" = 0
 
 # missing inputs: exit 3 (I/O), nothing on stdout
 for cmd in "load $dev /nonexistent" "import $dev /nonexistent.jsonl" "restore $dev /nonexistent.snap"; do

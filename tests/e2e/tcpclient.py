@@ -277,11 +277,12 @@ def cmd_raw(host, port):
         got = recv_until(s, b"never")
     check(got.startswith(b"VERSION 1.6.18\r\n") and got.count(b"VERSION") == 1,
           f"quit: the reply before it, then the connection closes ({got!r})")
-    expect("errors: unknown command, bad key, bad data chunk",
+    expect("errors: unknown command, bad data chunk; a control byte is a key byte",
            ask(host, port, b"bogus\r\nset k 0 0 2\r\nabc\r\nget \x01k\r\nget k\r\n"),
-           # the \n left after the bad chunk ends an empty line: ERROR, as memcached
+           # the \n left after the bad chunk ends an empty line: ERROR, as
+           # memcached 1.6.18 answers (observed), and its miss for \x01k
            b"ERROR\r\nCLIENT_ERROR bad data chunk\r\nERROR\r\n"
-           b"CLIENT_ERROR bad key\r\nEND\r\n")
+           b"END\r\nEND\r\n")
     with connect(host, port) as s:
         s.sendall(b"set g 5 0 2\r\nhi\r\ngets g\r\n")
         got = recv_until(s, b"END\r\n")

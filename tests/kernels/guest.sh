@@ -5,8 +5,8 @@
 #
 #   tests/kernels/guest.sh OUTDIR BUILDDIR
 #
-# 1. `xdpkv verify --all --json` three times (keys 250 / values 16384 with and
-#    without --binary-keys, then the defaults): every program of every layout
+# 1. `xdpkv verify --all --json` four times (keys 250 / values 16384, and the
+#    default sizes, each with the default key rule and --strict-keys): every program of every layout
 #    loaded alone, the verifier's processed instructions as JSON lines, all
 #    appended to OUTDIR/verifier.jsonl (each line names its sizes);
 # 2. the BPF_PROG_TEST_RUN fixtures of hash_map and lru (test_fixtures), and
@@ -67,9 +67,10 @@ verify_pass() {
 for s in ${XKV_KSTEPS:-verify fixtures e2e}; do
 	case $s in
 	verify)
-		verify_pass verify_k250_s16384_bin -k 250 -s 16384 --binary-keys
-		verify_pass verify_k250_s16384 -k 250 -s 16384
+		verify_pass verify_k250_s16384_bin -k 250 -s 16384
+		verify_pass verify_k250_s16384 -k 250 -s 16384 --strict-keys
 		verify_pass verify_defaults
+		verify_pass verify_defaults_strict --strict-keys
 		;;
 	fixtures)
 		for l in hash_map lru; do

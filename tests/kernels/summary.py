@@ -64,7 +64,7 @@ def markdown(data, kernels):
                 continue
             cur = best.setdefault(r["program"], {}).get(k)
             if not cur or r["insns"] > cur[0]:
-                sets = "k%s v%s%s" % (r["key_size"], r["value_size"], " bin" if r["binary_keys"] else "")
+                sets = "k%s v%s%s" % (r["key_size"], r["value_size"], "" if r["binary_keys"] else " strict")
                 best[r["program"]][k] = (r["insns"], r["layout"], sets)
     print("| program | " + " | ".join(kernels) + " |")
     print("|---|" + "---:|" * len(kernels))
@@ -100,7 +100,7 @@ def main():
             table[p].setdefault((r.get("layout"), r.get("program")), {})[k] = r
     for p in passes:
         ks, vs, bk = p
-        name = "-k %s -s %s%s" % (ks, vs, " --binary-keys" if bk else "")
+        name = "-k %s -s %s%s" % (ks, vs, "" if bk else " --strict-keys")
         print("\n== verify %s: processed instructions" % name)
         rows = [["layout", "program"] + kernels]
         bad = {}  # (kernel, verdict) -> [layout/program]
