@@ -119,7 +119,8 @@ struct xkv_tcpx_seg {
 
 /* A connection's protocol, as memcached and serve take it from its first
  * byte (0x80: binary); a flow made after the first byte reached the kernel
- * does not know it, and answers nothing. */
+ * learns it from the first request it answers (a segment that starts where
+ * serve stopped: tcpx_pipe.bpf.h). */
 #define XKV_TCPX_PROTO_UNKNOWN 0
 #define XKV_TCPX_PROTO_TEXT 1
 #define XKV_TCPX_PROTO_BIN 2

@@ -51,8 +51,15 @@ static long tcpx_scan_step(__u32 idx, void *v)
 	    bpf_xdp_load_bytes(c->ctx, p->l4 + p->doff + off, sc->req, XKV_LEN(left, XKV_REQ_MAX)))
 		goto bad;
 	/* the connection's protocol only, as memcached reads it (a binary
-	 * frame on a text connection, or text on a binary one, is serve's) */
-	if (p->proto != (sc->req[0] == XKV_BIN_REQ ? XKV_TCPX_PROTO_BIN : XKV_TCPX_PROTO_TEXT))
+	 * frame on a text connection, or text on a binary one, is serve's).
+	 * Not known (the flow was made after the connection's first byte
+	 * went to serve: a handshake's last ACK still in GRO when its first
+	 * data came): this segment starts where serve stopped, at a
+	 * request, whose first byte tells (tcpx_commit keeps it) */
+	__u32 speaks = sc->req[0] == XKV_BIN_REQ ? XKV_TCPX_PROTO_BIN : XKV_TCPX_PROTO_TEXT;
+	if (p->proto == XKV_TCPX_PROTO_UNKNOWN && n == 0)
+		p->proto = speaks;
+	if (p->proto != speaks)
 		goto bad;
 	if (sc->req[0] == XKV_BIN_REQ) {
 #ifdef XKV_PERCPU
@@ -352,6 +359,7 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 	if (p->ts_at)
 		f->ts_recent = p->tsval;
 	f->replay_ns = now;
+	f->proto = p->proto; /* learnt by the scan, where the flow did not know it */
 	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK | XKV_TCPX_F_NOREPLY)) |
 		   XKV_TCPX_F_ANSWERED | (p->on_ack ? XKV_TCPX_F_ON_ACK : 0) |
 		   (p->noreply ? XKV_TCPX_F_ACKED | XKV_TCPX_F_NOREPLY : 0);
