@@ -56,6 +56,9 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/bench/compare/ DESTINATION ${CMAKE_INSTALL
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/bench/compare/tb-call.sh ${CMAKE_SOURCE_DIR}/bench/compare/testbed-run.sh
         DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/compare)
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/bench/tcpscale.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench)
+# (p): the client matrix, its script executable, its client side as data
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/bench/clients/clients.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/clients)
+install(FILES ${CMAKE_SOURCE_DIR}/bench/clients/clients.py DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/clients)
 # (m): the simulators where compare's hitratio.py looks for them, and the
 # script that puts libCacheSim into share/xdpkv/bench/.venv
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/bench/kvexp/setup-cachesim.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/xdpkv/bench/kvexp)

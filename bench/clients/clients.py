@@ -460,8 +460,11 @@ def php_ok():
 
 MASLAP = have_cmd("memcaslap") and "memcaslap missing (apt-get install libmemcached-tools)"
 PYMC = have_py("pymemcache") and "python3-pymemcache missing"
-# memaslap's keys: control bytes, and more of them than 262,144 in a run
-BINKEYS = ["--binary-keys", "--entries", "1048576"]
+# memaslap's keys: more of them than 262,144 in a run (their control bytes,
+# 0x10-0x1f, the default key rule takes, as memcached)
+MASLAP_ATTACH = ["--entries", "1048576"]
+# nutcracker rows: the proxy, and pymemcache behind it (the preload and the clients)
+NUT = (have_cmd("nutcracker") and "nutcracker missing (apt-get install nutcracker)") or PYMC
 # name: (how to check it can run, preload, run, extra attach options)
 ROWS = {
     "pymemcache_get": (PYMC, preload_keys, run_pymc_get, []),
@@ -480,16 +483,14 @@ ROWS = {
                                    "libcache-memcached-fast-perl"), preload_keys, run_perl, []),
     "memcp_text": (have_cmd("memccp", "memccat"), None, run_memcp(False), []),
     "memcp_binary": (have_cmd("memccp", "memccat"), None, run_memcp(True), []),
-    "memaslap_1k": (MASLAP, preload_memaslap(), run_memaslap(), BINKEYS),
-    "memaslap_small": (MASLAP, preload_memaslap("SMALL"), run_memaslap("SMALL"), BINKEYS),
+    "memaslap_1k": (MASLAP, preload_memaslap(), run_memaslap(), MASLAP_ATTACH),
+    "memaslap_small": (MASLAP, preload_memaslap("SMALL"), run_memaslap("SMALL"), MASLAP_ATTACH),
     "memaslap_binary": (MASLAP, preload_memaslap("SMALL", "-B"), run_memaslap("SMALL", "-B"),
-                        BINKEYS),
+                        MASLAP_ATTACH),
     "memaslap_multiget": (MASLAP, preload_memaslap("SMALL"),
-                          run_memaslap("SMALL", "--division=10"), BINKEYS),
-    "nutcracker_8": (have_cmd("nutcracker") and "nutcracker missing (apt-get install nutcracker)",
-                     preload_keys, run_nutcracker(8), []),
-    "nutcracker_32": (have_cmd("nutcracker") and "nutcracker missing (apt-get install nutcracker)",
-                      preload_keys, run_nutcracker(32), []),
+                          run_memaslap("SMALL", "--division=10"), MASLAP_ATTACH),
+    "nutcracker_8": (NUT, preload_keys, run_nutcracker(8), []),
+    "nutcracker_32": (NUT, preload_keys, run_nutcracker(32), []),
 }
 
 

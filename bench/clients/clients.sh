@@ -21,8 +21,8 @@
 # so both servers take the same NAPI path.  Each (row, server) starts a fresh
 # server, preloads the keys the row reads, then runs the row's client for
 # --duration seconds; every reply is checked (bench/clients/clients.py).  memaslap
-# rows attach xdpkv with --binary-keys (its keys carry bytes 0x10-0x1f) and
-# 1,048,576 entries, the others with 262,144.
+# rows attach xdpkv with 1,048,576 entries (its keys carry bytes 0x10-0x1f,
+# which the default key rule takes, as memcached), the others with 262,144.
 # --layout: xdpkv's layout (default: attach's own).  One JSON line per (row,
 # server) on stdout (and appended to --json FILE), then a table on stderr:
 # req/s, µs of server CPU per request, xdp share, unseen share, xdpkv's
