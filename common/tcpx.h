@@ -31,6 +31,9 @@
 				   * tail call: the kernel allows 33 in a chain) */
 #define XKV_TCPX_LINGER_NS 60000000000ull /* a closed flow kept for its FIN's retransmissions
 					   * (TIME-WAIT's length, TCP_TIMEWAIT_LEN) */
+#define XKV_TCPX_PASSIVE_NS 5000000000ull /* a flow closed by the client first: kept for the
+					   * kernel's FIN retransmissions (LAST-ACK: RTO 0.2 s
+					   * doubling, 5 tries in 6.2 s) */
 
 /* The flow: both addresses in policy.h's 16-byte form, the ports as on the
  * wire (peer = the client). */
@@ -48,6 +51,9 @@ struct xkv_tcpx_key {
 			       * (its request's ACK was news to the kernel: tcpx_tc.bpf.h) */
 #define XKV_TCPX_F_SERVED 8u  /* its socket was seen in serve's hands (tcp_slots): from then
 			       * on its leaving them ends the flow (serve's sweep) */
+#define XKV_TCPX_F_PASSIVE 128u /* the kernel's FIN came after the client's: this side
+				 * has no TIME-WAIT, its socket goes at the client's last
+				 * ACK (serve's sweep keeps the flow XKV_TCPX_PASSIVE_NS) */
 #define XKV_TCPX_F_NOREPLY 64u /* the last answer was noreply writes: no reply bytes, a pure
 				* ACK (or the kernel's, as old data); a copy of the segment
 				* goes to the kernel as old data, which acknowledges it */
@@ -132,7 +138,9 @@ struct xkv_tcpx_seg {
 
 /* serve's sweep (server/serve_tcp.c) on a flow whose socket's cookie is not in
  * tcp_slots: 1 to keep it for now.  Closing (a FIN seen): kept fin_linger
- * after it was last seen; never seen in serve's hands (answered before the
+ * after it was last seen, at most XKV_TCPX_PASSIVE_NS where the client closed
+ * first (no TIME-WAIT on this side: a one-shot client's flows would fill the
+ * table in a minute at 1,100 connections a second); never seen in serve's hands (answered before the
  * accept, cookie maybe not yet learnt): TIME-WAIT's length; else it goes at
  * once.  A flow seen after the sweep's clock reading (the responder
  * stamps it meanwhile) is alive, whatever it is. */
@@ -141,6 +149,8 @@ static inline int xkv_tcpx_sweep_keep(__u32 flags, __u64 seen_ns, __u64 now, __u
 	__u64 linger = flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K) ? fin_linger
 		       : !(flags & XKV_TCPX_F_SERVED)                  ? XKV_TCPX_LINGER_NS
 								       : 0;
+	if ((flags & XKV_TCPX_F_PASSIVE) && linger > XKV_TCPX_PASSIVE_NS)
+		linger = XKV_TCPX_PASSIVE_NS;
 	return (__s64)(now - seen_ns) < 0 || now - seen_ns < linger;
 }
 

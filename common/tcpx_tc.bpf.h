@@ -239,11 +239,15 @@ int xdpkv_tcpx_egress(struct __sk_buff *skb)
 	/* the kernel's FIN recorded; its RST ends the connection, and the
 	 * flow with it.  A close otherwise keeps the flow while the socket
 	 * lasts (TIME-WAIT answers a retransmitted FIN in the kernel's
-	 * numbering): the responder or serve's sweep removes it after. */
+	 * numbering; after a passive close, LAST-ACK retransmits the FIN):
+	 * the responder or serve's sweep removes it after. */
 	if (fl & 0x04) {
 		bpf_map_delete_elem(&tcpx_flows, &k);
 	} else if (fl & 0x01) {
 		bpf_spin_lock(&f->lock);
+		/* after the client's: a passive close, no TIME-WAIT here */
+		if ((f->flags & (XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K)) == XKV_TCPX_F_FIN_C)
+			f->flags |= XKV_TCPX_F_PASSIVE;
 		f->flags |= XKV_TCPX_F_FIN_K;
 		f->fin_k = nseq + (ipl > doff ? ipl - doff : 0) + 1;
 		bpf_spin_unlock(&f->lock);

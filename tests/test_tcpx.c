@@ -224,8 +224,15 @@ static void egress_cases(const char *L, int tc, int flows)
 	put_flow(flows, &k, XKV_TCPX_F_ACKED, NULL);
 	g.flags = F_ACK | F_FIN, g.seq = 4980, g.payload = NULL;
 	run(tc, in, build(&g, in), &o);
-	CHECK(!get_flow(flows, &k, &f) && (f.flags & XKV_TCPX_F_FIN_K) && f.fin_k == 5031,
-	      "%s: the kernel's FIN recorded at 5031 (%u)", L, f.fin_k);
+	CHECK(!get_flow(flows, &k, &f) && (f.flags & XKV_TCPX_F_FIN_K) && f.fin_k == 5031 &&
+	      !(f.flags & XKV_TCPX_F_PASSIVE),
+	      "%s: the kernel's FIN recorded at 5031 (%u), first: an active close", L, f.fin_k);
+	put_flow(flows, &k, XKV_TCPX_F_ACKED | XKV_TCPX_F_FIN_C, NULL);
+	run(tc, in, build(&g, in), &o);
+	CHECK(!get_flow(flows, &k, &f) && (f.flags & XKV_TCPX_F_FIN_K) && (f.flags & XKV_TCPX_F_PASSIVE),
+	      "%s: the kernel's FIN after the client's: a passive close (flags %#x)", L, f.flags);
+	put_flow(flows, &k, XKV_TCPX_F_ACKED, NULL);
+	run(tc, in, build(&g, in), &o);
 	/* the close acknowledged both ways keeps the flow (TIME-WAIT answers a
 	 * retransmitted FIN in the kernel's numbering: translated still) */
 	get_flow(flows, &k, &f);
@@ -271,7 +278,7 @@ static void layout_cases(const char *L)
  * when it was last seen against the sweep's clock, and the answer. */
 static void sweep_cases(void)
 {
-	const __u64 now = 1000 * XKV_TCPX_LINGER_NS, fin = 500000000ull, S = XKV_TCPX_F_SERVED;
+	const __u64 now = 1000 * XKV_TCPX_LINGER_NS, fin = XKV_TCPX_LINGER_NS, S = XKV_TCPX_F_SERVED;
 	const struct {
 		const char *what;
 		__u32 flags;
@@ -288,6 +295,13 @@ static void sweep_cases(void)
 		{ "closing, within the FIN linger", S | XKV_TCPX_F_FIN_C, (__s64)fin - 1, 1 },
 		{ "closing, past the FIN linger", S | XKV_TCPX_F_FIN_K, (__s64)fin, 0 },
 		{ "closing, stamped after the sweep's clock", XKV_TCPX_F_FIN_C, -1, 1 },
+		/* the client closed first: no TIME-WAIT on this side */
+		{ "passive close, within LAST-ACK's retries", S | XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K | XKV_TCPX_F_PASSIVE,
+		  (__s64)XKV_TCPX_PASSIVE_NS - 1, 1 },
+		{ "passive close, past them", S | XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K | XKV_TCPX_F_PASSIVE,
+		  (__s64)XKV_TCPX_PASSIVE_NS, 0 },
+		{ "active close, past them: TIME-WAIT's length", S | XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K,
+		  (__s64)XKV_TCPX_PASSIVE_NS, 1 },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		int got = xkv_tcpx_sweep_keep(rows[i].flags, now - (__u64)rows[i].ago, now, fin);
