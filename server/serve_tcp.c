@@ -291,7 +291,8 @@ static void idle_sweep(struct tcp_worker *w)
 /* The XDP responder's flows (tcpx.h) whose connection serve no longer
  * holds (their socket's cookie out of tcp_slots): removed, at once, or
  * once silent for TIME-WAIT's length when a FIN was seen (the responder
- * still translates a retransmitted FIN until then).  A flow serve was
+ * still translates a retransmitted FIN until then; 5 s where the client
+ * closed first: xkv_tcpx_sweep_keep).  A flow serve was
  * never seen to hold (its first requests answered before serve's accept,
  * no segment since) waits that long too: serve takes a connection within
  * milliseconds, and any segment after that marks the flow serve's.  A flow
@@ -309,8 +310,8 @@ static void flows_sweep(struct tcp_worker *w)
 	if (!t->xtcp || w != t->w || now - w->last_flow_sweep < TCP_FLOW_SWEEP_MS * 1000000ull)
 		return;
 	w->last_flow_sweep = now;
-	/* read in batches (a system call per 256 flows: a one-shot client's
-	 * closed connections keep their flows 60 s, tens of thousands), each
+	/* read in batches (a system call per 256 flows: closed connections
+	 * keep their flows a while, thousands of a one-shot client's), each
 	 * flow under its lock: a copy torn by the responder's update could
 	 * pair a learnt SERVED with the old cookie 0 */
 	struct xkv_tcpx_key *keys = malloc(BATCH * sizeof(*keys));
