@@ -168,12 +168,17 @@ endforeach()
 # check.py --experiments b (every row with replies and sane percentiles, the
 # drops of every stage recorded, the report's floor and tables).  With it
 # memcached's (g): filled under a memory limit, 2x what it holds set and read back.
+# Alone (RUN_SERIAL): its load is a share of a capacity measured moments
+# before, and the suite's other tests on the same two CPUs (the fault test's
+# 36 clients) made it an overload: p50 3.5 s on the reflector, 5.1 % of
+# memcached's drops unattributed, in two full runs of three.
 add_test(NAME compare_latency_smoke
   COMMAND sh -c "rm -rf \"$1\" && \"$0\" compare --smoke --experiments a,b,g --prefix xcl$$ --layouts hash_map --baselines memcached-udp --out \"$1\" && /usr/bin/python3 \"$2\" \"$1\" --layouts hash_map --baselines memcached-udp --experiments b,g"
           ${XKV_CMP_CLI} ${CMAKE_CURRENT_BINARY_DIR}/compare_latency_smoke ${CMAKE_SOURCE_DIR}/bench/compare/check.py)
 set_tests_properties(compare_latency_smoke PROPERTIES
   ENVIRONMENT "TB_XDP_PASS_OBJ=${CMAKE_CURRENT_BINARY_DIR}/xdp_pass.bpf.o"
   RESOURCE_LOCK bench_cpus
+  RUN_SERIAL TRUE
   TIMEOUT 120
   LABELS "e2e;compare")
 
