@@ -288,11 +288,55 @@ static void idle_sweep(struct tcp_worker *w)
 	}
 }
 
-/* The XDP responder's flows (tcpx.h) whose connection serve no longer
- * holds (their socket's cookie out of tcp_slots): removed, at once, or
- * once silent for TIME-WAIT's length when a FIN was seen (the responder
- * still translates a retransmitted FIN until then; 5 s where the client
- * closed first: xkv_tcpx_sweep_keep).  A flow serve was
+/* Every flow of the XDP responder (tcpx.h), removed where gone() says so:
+ * read in batches (a system call per 256 flows: closed connections keep
+ * their flows a while, thousands of a one-shot client's), each under its
+ * lock (a copy torn by the responder's update could pair a learnt SERVED
+ * with the old cookie 0).  A failed read ends the walk. */
+static void flows_walk(const struct xkv_store *s,
+		       bool (*gone)(const struct xkv_tcpx_flow *f, const void *arg), const void *arg)
+{
+	enum { BATCH = 256 };
+	struct xkv_tcpx_key *keys = malloc(BATCH * sizeof(*keys));
+	struct xkv_tcpx_flow *f = malloc(BATCH * sizeof(*f));
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_F_LOCK);
+	__u32 in = 0, out = 0;
+	bool first = true, more = keys && f && s->tcpx_flows_fd >= 0;
+	while (more) {
+		__u32 n = BATCH;
+		int err = bpf_map_lookup_batch(s->tcpx_flows_fd, first ? NULL : &in, &out, keys, f, &n, &opts);
+		if (err && errno != ENOENT)
+			break;
+		more = !err; /* ENOENT: this was the last batch */
+		for (__u32 i = 0; i < n; i++)
+			if (gone(&f[i], arg))
+				bpf_map_delete_elem(s->tcpx_flows_fd, &keys[i]);
+		in = out;
+		first = false;
+	}
+	free(keys);
+	free(f);
+}
+
+struct sweep_arg {
+	const struct xkv_serve_tcp *t;
+	__u64 now;
+};
+
+/* A flow whose connection serve no longer holds (its socket's cookie out
+ * of tcp_slots), past its linger (xkv_tcpx_sweep_keep). */
+static bool flow_swept(const struct xkv_tcpx_flow *f, const void *arg)
+{
+	const struct sweep_arg *a = arg;
+	__u32 slot;
+	return !xkv_tcpx_sweep_keep(f->flags, f->seen_ns, a->now, a->t->flow_linger_ns) &&
+	       bpf_map_lookup_elem(a->t->s->tcp_slots_fd, &f->cookie, &slot);
+}
+
+/* The XDP responder's flows whose connection serve no longer holds:
+ * removed, at once, or once silent for TIME-WAIT's length when a FIN was
+ * seen (the responder still translates a retransmitted FIN until then; 5 s
+ * where the client closed first: xkv_tcpx_sweep_keep).  A flow serve was
  * never seen to hold (its first requests answered before serve's accept,
  * no segment since) waits that long too: serve takes a connection within
  * milliseconds, and any segment after that marks the flow serve's.  A flow
@@ -302,42 +346,13 @@ static void idle_sweep(struct tcp_worker *w)
  * (5 % read one by one). */
 static void flows_sweep(struct tcp_worker *w)
 {
-	enum { BATCH = 256 };
 	struct xkv_serve_tcp *t = w->t;
-	const struct xkv_store *s = t->s;
-	__u64 now = xkv_now_ns();
+	struct sweep_arg a = { .t = t, .now = xkv_now_ns() };
 
-	if (!t->xtcp || w != t->w || now - w->last_flow_sweep < TCP_FLOW_SWEEP_MS * 1000000ull)
+	if (!t->xtcp || w != t->w || a.now - w->last_flow_sweep < TCP_FLOW_SWEEP_MS * 1000000ull)
 		return;
-	w->last_flow_sweep = now;
-	/* read in batches (a system call per 256 flows: closed connections
-	 * keep their flows a while, thousands of a one-shot client's), each
-	 * flow under its lock: a copy torn by the responder's update could
-	 * pair a learnt SERVED with the old cookie 0 */
-	struct xkv_tcpx_key *keys = malloc(BATCH * sizeof(*keys));
-	struct xkv_tcpx_flow *f = malloc(BATCH * sizeof(*f));
-	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_F_LOCK);
-	__u32 in = 0, out = 0;
-	bool first = true, more = keys && f;
-	while (more) {
-		__u32 n = BATCH;
-		int err = bpf_map_lookup_batch(s->tcpx_flows_fd, first ? NULL : &in, &out, keys, f, &n, &opts);
-		if (err && errno != ENOENT)
-			break; /* the next second's sweep tries again */
-		more = !err; /* ENOENT: this was the last batch */
-		for (__u32 i = 0; i < n; i++) {
-			__u32 slot;
-			/* kept for its linger, or serve's connection */
-			if (xkv_tcpx_sweep_keep(f[i].flags, f[i].seen_ns, now, t->flow_linger_ns) ||
-			    !bpf_map_lookup_elem(s->tcp_slots_fd, &f[i].cookie, &slot))
-				continue;
-			bpf_map_delete_elem(s->tcpx_flows_fd, &keys[i]);
-		}
-		in = out;
-		first = false;
-	}
-	free(keys);
-	free(f);
+	w->last_flow_sweep = a.now;
+	flows_walk(t->s, flow_swept, &a);
 }
 
 static void *tcp_worker_main(void *arg)
@@ -373,6 +388,12 @@ static void *tcp_worker_main(void *arg)
 	return NULL;
 }
 
+static bool flow_held_or_closing(const struct xkv_tcpx_flow *f, const void *arg)
+{
+	(void)arg;
+	return f->flags & (XKV_TCPX_F_SERVED | XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K);
+}
+
 /* The slots of a serve that was killed (tcp_slots is keyed by socket
  * cookie, which a boot never reuses): its sockets are closed, the entries
  * would only take room, and after enough crashes keep new connections out
@@ -389,16 +410,7 @@ static void fast_maps_clear(const struct xkv_store *s)
 	 * by the kernel); one that is neither may be a connection waiting for
 	 * this serve's accept, answered already (the listener is open before
 	 * this runs): the sweep judges those */
-	struct xkv_tcpx_key fk, next;
-	struct xkv_tcpx_flow *f = malloc(sizeof(*f));
-	bool more = f && s->tcpx_flows_fd >= 0 && !bpf_map_get_next_key(s->tcpx_flows_fd, NULL, &fk);
-	for (; more; fk = next) {
-		more = !bpf_map_get_next_key(s->tcpx_flows_fd, &fk, &next); /* before fk may go */
-		if (!bpf_map_lookup_elem(s->tcpx_flows_fd, &fk, f) &&
-		    (f->flags & (XKV_TCPX_F_SERVED | XKV_TCPX_F_FIN_C | XKV_TCPX_F_FIN_K)))
-			bpf_map_delete_elem(s->tcpx_flows_fd, &fk);
-	}
-	free(f);
+	flows_walk(s, flow_held_or_closing, NULL);
 }
 
 /* Map the fast path's arrays (tcpfast.h) and make every slot free.  false:

@@ -66,7 +66,7 @@ SITTING_S, RUN_S = 2.0, 0.8
 
 def rows():
     """The rows bench/clients/clients.py defines, or None where the client
-    matrix is not beside compare (an installed xdpkv ships compare alone)."""
+    matrix is not beside compare (the .deb installs it there)."""
     path = os.path.join(CLIENTS, "clients.py")
     if not os.path.isfile(path) or not os.path.isfile(SCRIPT):
         return None
@@ -134,8 +134,7 @@ class ClientSteps:
         """(p) one step per row of the setting (or --client-rows)."""
         if rows() is None:
             self.notes.append("p: the client matrix (bench/clients/clients.sh) is not beside "
-                              "compare (an installed xdpkv ships compare alone): not measured; "
-                              "run it from a source tree")
+                              "compare: not measured; run it from a source tree")
             return []
         want = self.args.client_rows or self.s["client_rows"]
         self.s["client_rows"] = list(want)  # results.json's config: the rows asked for
