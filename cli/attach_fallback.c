@@ -22,6 +22,8 @@ static const struct {
 	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
 	{ "xdpkv_tcpx_bin", XKV_CFG_NO_XDP_TCP, "the TCP responder in the driver hook",
 	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
+	{ "xdpkv_tcpx_meta", XKV_CFG_NO_XDP_TCP, "the TCP responder in the driver hook",
+	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
 	{ "xdpkv_tcpx_fin", XKV_CFG_NO_XDP_TCP, "the TCP responder in the driver hook",
 	  "TCP is answered by serve (and the TCP verdict)", "--no-xdp-tcp" },
 	{ "xdpkv_tcpx_egress", XKV_CFG_NO_XDP_TCP, "the TCP responder in the driver hook",

@@ -87,7 +87,7 @@ int tcpx_egress_attach(struct bpf_object *obj, int ifindex, char *err, size_t er
 	struct bpf_map *progs = bpf_object__find_map_by_name(obj, "tcpx_progs");
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
 	static const char *const tail[] = { "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_bin",
-					    "xdpkv_tcpx_fin" }; /* tcpx_xdp.bpf.h */
+					    "xdpkv_tcpx_fin", "xdpkv_tcpx_meta" }; /* tcpx_xdp.bpf.h */
 
 	if (!p || !progs)
 		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no TCP responder");

@@ -108,6 +108,20 @@ struct xkv_tcpx_seg {
 	__u8 applied;              /* a write has changed the store: no way back */
 	__u8 proto;                /* the flow's XKV_TCPX_PROTO_*: every request must speak it */
 	__u16 pipe_bin;            /* bit i: request i is binary (xdpkv_tcpx_bin runs it) */
+	__u16 pipe_meta;           /* bit i: request i is a meta command (xdpkv_tcpx_meta) */
+	__u16 _pad_meta;
+	struct {                   /* the meta command under way (tcpx_meta.bpf.h) */
+		__u32 mask;        /* XKV_META_F_* of its flags */
+		__u32 first;       /* the token of its first flag */
+		__u32 units;       /* its reply's room, in XKV_TCPX_WRITE_REPLY units */
+		__u32 cflags;      /* ms: F; a hit: the item's client flags */
+		__u32 len;         /* a hit's value bytes */
+		__u32 o;           /* the return flags' writer: its next reply byte */
+		__u32 t;           /* ... its token */
+		__u32 which;       /* ... the flags it writes */
+		__s64 ttl;         /* ms: T (0: none); a hit: seconds left (-1: none) */
+		__u64 cas;         /* a hit's cas, a stored item's new one */
+	} meta;
 	__u16 pipe_len[XKV_TCPX_PIPE_MAX]; /* each request's bytes */
 	__u32 pipe_off;            /* payload offset of request pipe_i */
 	__u32 acc_len;             /* reply bytes collected */

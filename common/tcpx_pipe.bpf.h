@@ -2,7 +2,8 @@
 /* TCP in the driver hook, the requests of a segment found answerable
  * (tcpx_xdp.bpf.h, I1-I5): split (xkv_tcpx_scan), run one a program in a
  * tail-call chain (tcpx_step in xdpkv_tcpx_run for text, in xdpkv_tcpx_bin
- * for binary: the fast path's own steps, xdp.bpf.h, with each reply added
+ * for binary, in xdpkv_tcpx_meta for the meta commands: the fast path's
+ * own steps, xdp.bpf.h, with each reply added
  * to sc->tx.acc), and the replies sent as one segment (tcpx_commit, in
  * xdpkv_tcpx_fin), which the flow takes as its new correction point: one
  * per segment, however many requests it held.
@@ -21,6 +22,7 @@
 #define TCPX_REFUSE(why) ({ stat_inc(st, XKV_STAT_tcpx_##why); XKV_NEXT; })
 
 #include "tcpx_bin.bpf.h"
+#include "tcpx_meta.bpf.h"
 
 /* The payload walked one request a bpf_loop() step (verified once).  The
  * walk's counts live in sc->tx (map memory, unknown to the verifier), not
@@ -32,8 +34,9 @@ struct tcpx_scan {
 };
 
 /* The next request's bytes and kind: a text get, set or delete the fast
- * path answers (noreply on writes only), or a binary get, getq, getk,
- * getkq (binget.bpf.h) or noop frame.  Its length into pipe_len[pipe_n];
+ * path answers (noreply on writes only), a meta command of the forms
+ * tcpx_meta.bpf.h answers, or a binary get, getq, getk, getkq
+ * (binget.bpf.h), set, setq, delete, deleteq or noop frame.  Its length into pipe_len[pipe_n];
  * pipe_off moves past it, pipe_w is the first write's index. */
 static long tcpx_scan_step(__u32 idx, void *v)
 {
@@ -42,7 +45,7 @@ static long tcpx_scan_step(__u32 idx, void *v)
 	if (!sc)
 		return 1;
 	struct xkv_tcpx_seg *p = &sc->tx;
-	__u32 off = p->pipe_off, n = p->pipe_n, len, writes = 0, replied = 1, binary = 0;
+	__u32 off = p->pipe_off, n = p->pipe_n, len, writes = 0, replied = 1, binary = 0, meta = 0;
 	__u32 left = p->plen - off;
 
 	if (off >= p->plen)
@@ -88,13 +91,28 @@ static long tcpx_scan_step(__u32 idx, void *v)
 			len = left;
 		} else {
 			struct xkv_req *r = &sc->pr;
-			if (xkv_parse_req(sc, left) || r->op > XKV_OP_FAST_LAST || r->op == XKV_OP_NONE ||
-			    r->too_many || !r->next || r->next > left ||
-			    (r->noreply && !xkv_op_writes(r->op)))
+			if (xkv_parse_req(sc, left))
 				goto bad;
-			len = r->next;
-			writes = xkv_op_writes(r->op);
-			replied = !r->noreply;
+			if (xkv_meta_op(r->op)) {
+#ifdef XKV_PERCPU
+				goto bad; /* per-CPU layouts: serve's, as binary */
+#endif
+				/* a write's reply may carry its key: room in units */
+				if (!xkv_meta_req(sc, left) || !r->next || r->next > left)
+					goto bad;
+				len = r->next;
+				meta = 1;
+				replied = p->meta.units;
+				writes = r->op == XKV_OP_MS || r->op == XKV_OP_MD ||
+					 (r->op == XKV_OP_MN && p->pipe_w != XKV_TCPX_PIPE_MAX);
+			} else {
+				if (r->op > XKV_OP_FAST_LAST || r->op == XKV_OP_NONE || r->too_many ||
+				    !r->next || r->next > left || (r->noreply && !xkv_op_writes(r->op)))
+					goto bad;
+				len = r->next;
+				writes = xkv_op_writes(r->op);
+				replied = !r->noreply;
+			}
 		}
 	}
 	if (writes) {
@@ -106,6 +124,7 @@ static long tcpx_scan_step(__u32 idx, void *v)
 	}
 	p->pipe_len[n & (XKV_TCPX_PIPE_MAX - 1)] = len;
 	p->pipe_bin |= binary << (n & (XKV_TCPX_PIPE_MAX - 1));
+	p->pipe_meta |= meta << (n & (XKV_TCPX_PIPE_MAX - 1));
 	p->pipe_n = n + 1;
 	p->pipe_off = off + len;
 	return 0;
@@ -131,6 +150,7 @@ __attribute__((noinline)) int xkv_tcpx_scan(struct xdp_md *ctx, struct xkv_scrat
 	p->pipe_w = XKV_TCPX_PIPE_MAX;
 	p->pipe_wreply = 0;
 	p->pipe_bin = 0;
+	p->pipe_meta = 0;
 	bpf_loop(XKV_TCPX_PIPE_MAX + 1, tcpx_scan_step, &c, 0);
 	if (!p->pipe_n || p->pipe_off != p->plen)
 		return 0;
@@ -260,11 +280,16 @@ __attribute__((noinline)) int xkv_tcpx_busy_reply(struct xdp_md *ctx, struct xkv
 	return xkv_emit_frame(ctx, sc, o - 8) == XDP_TX ? XDP_TX : XKV_NEXT;
 }
 
-/* The segment's next request (sc->tx.pipe_i) from the frame, run (binary:
- * a constant, the program's kind): XDP_TX (its reply collected, the walk
- * moved on) or XKV_NEXT (nothing changed: the segment is passed on). */
+/* The requests' kinds, one program each (tcpx_xdp.bpf.h) */
+#define XKV_TCPX_KIND_TEXT 0
+#define XKV_TCPX_KIND_BIN 1
+#define XKV_TCPX_KIND_META 2
+
+/* The segment's next request (sc->tx.pipe_i) from the frame, run (kind: a
+ * constant, the program's): XDP_TX (its reply collected, the walk moved
+ * on) or XKV_NEXT (nothing changed: the segment is passed on). */
 static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc, struct xkv_stats *st,
-				     int binary)
+				     int kind)
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
 	__u32 i = p->pipe_i, off = p->pipe_off;
@@ -284,13 +309,15 @@ static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc,
 			return XKV_NEXT;
 	}
 	struct xdp_req q = { .sc = sc, .st = st, .tlen = len };
-	int act = binary ? tcpx_run_binary(ctx, &q) : tcpx_run(ctx, sc, st, len);
+	int act = kind == XKV_TCPX_KIND_BIN    ? tcpx_run_binary(ctx, &q)
+		: kind == XKV_TCPX_KIND_META ? tcpx_run_meta(ctx, &q)
+					     : tcpx_run(ctx, sc, st, len);
 	if (act != XDP_TX && applied) {
 		/* a write after writes that ran met a busy item: there is no
 		 * passing the segment on now (serve would run them again);
 		 * answered as the slow path answers a write it could not store */
 		stat_inc(st, XKV_STAT_err_oom);
-		act = xkv_tcpx_busy_reply(ctx, sc, binary);
+		act = xkv_tcpx_busy_reply(ctx, sc, kind == XKV_TCPX_KIND_BIN);
 	}
 	if (act != XDP_TX)
 		return XKV_NEXT;

@@ -47,16 +47,17 @@
  * attach, cli/xdpprog.c): [0] xdpkv_tcpx, the segment; [1] xdpkv_tcpx_run,
  * a text request of a segment found answerable; [2] xdpkv_tcpx_bin, a
  * binary request; [3] xdpkv_tcpx_fin, the answer sent after the last
- * request.  Each is verified apart, within the budget: a request's many
+ * request; [4] xdpkv_tcpx_meta, a meta command.  Each is verified apart, within the budget: a request's many
  * ends do not multiply the answer's paths, and the value copies of a text
  * and a binary get are not in one program. */
 #define XKV_TCPX_PROG_SEG 0
 #define XKV_TCPX_PROG_RUN 1
 #define XKV_TCPX_PROG_BIN 2
 #define XKV_TCPX_PROG_FIN 3
+#define XKV_TCPX_PROG_META 4
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, 5);
 	__type(key, __u32);
 	__type(value, __u32);
 } tcpx_progs SEC(".maps");
@@ -71,8 +72,9 @@ static __always_inline void tcpx_chain(struct xdp_md *ctx, struct xkv_scratch *s
 	__u32 i = sc->tx.pipe_i, prog = XKV_TCPX_PROG_FIN;
 
 	if (i < sc->tx.pipe_n)
-		prog = (sc->tx.pipe_bin >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1 ? XKV_TCPX_PROG_BIN
-									  : XKV_TCPX_PROG_RUN;
+		prog = (sc->tx.pipe_bin >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1	 ? XKV_TCPX_PROG_BIN
+		     : (sc->tx.pipe_meta >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1 ? XKV_TCPX_PROG_META
+									     : XKV_TCPX_PROG_RUN;
 	bpf_tail_call(ctx, &tcpx_progs, prog);
 }
 

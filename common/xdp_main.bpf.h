@@ -125,10 +125,14 @@ static __always_inline int tcpx_tail(struct xdp_md *ctx, __u32 prog)
 		return act != XKV_NEXT ? act : tcpx_pass_whole(ctx, sc, f);
 	}
 #ifdef XKV_PERCPU
-	if (prog == XKV_TCPX_PROG_BIN) /* never chained to: the scan leaves binary out */
+	/* never chained to: the scan leaves binary and meta out */
+	if (prog == XKV_TCPX_PROG_BIN || prog == XKV_TCPX_PROG_META)
 		return tcpx_pass_whole(ctx, sc, f);
 #endif
-	if (tcpx_step(ctx, sc, st, prog == XKV_TCPX_PROG_BIN) == XDP_TX) {
+	int kind = prog == XKV_TCPX_PROG_BIN    ? XKV_TCPX_KIND_BIN
+		 : prog == XKV_TCPX_PROG_META ? XKV_TCPX_KIND_META
+					      : XKV_TCPX_KIND_TEXT;
+	if (tcpx_step(ctx, sc, st, kind) == XDP_TX) {
 		tcpx_chain(ctx, sc);
 		/* a failed tail call: nothing sane after a write ran */
 		if (sc->tx.applied)
@@ -149,6 +153,13 @@ SEC("xdp")
 int xdpkv_tcpx_bin(struct xdp_md *ctx)
 {
 	return tcpx_tail(ctx, XKV_TCPX_PROG_BIN);
+}
+
+/* A meta command of the segment. */
+SEC("xdp")
+int xdpkv_tcpx_meta(struct xdp_md *ctx)
+{
+	return tcpx_tail(ctx, XKV_TCPX_PROG_META);
 }
 
 /* Every request of the segment run: the replies sent. */

@@ -193,7 +193,7 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 	 * test-mode object, nor with --no-xdp-tcp (the tail calls then find
 	 * nothing and TCP goes to the kernel); the load log for the rest. */
 	static const char *const tcpx[] = { "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_bin",
-					    "xdpkv_tcpx_fin", "xdpkv_tcpx_egress" };
+					    "xdpkv_tcpx_fin", "xdpkv_tcpx_meta", "xdpkv_tcpx_egress" };
 	for (size_t i = 0; i < sizeof(tcpx) / sizeof(tcpx[0]); i++) {
 		struct bpf_program *x = bpf_object__find_program_by_name(obj, tcpx[i]);
 		if (!x)

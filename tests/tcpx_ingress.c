@@ -415,14 +415,16 @@ int tcpx_ingress_cases(const char *L, struct bpf_object *obj, struct xkv_store *
 	struct bpf_program *r = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_run");
 	struct bpf_program *b = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_bin");
 	struct bpf_program *fin = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_fin");
-	__u32 one = 1, two = 2, three = 3;
+	struct bpf_program *m = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_meta");
+	__u32 one = 1, two = 2, three = 3, four = 4;
 	int rfd = r ? bpf_program__fd(r) : -1, bfd = b ? bpf_program__fd(b) : -1;
-	int ffd = fin ? bpf_program__fd(fin) : -1;
-	CHECK(x && r && b && fin && !bpf_map_update_elem(s->tcpx_progs_fd, &one, &rfd, BPF_ANY) &&
+	int ffd = fin ? bpf_program__fd(fin) : -1, mfd = m ? bpf_program__fd(m) : -1;
+	CHECK(x && r && b && fin && m && !bpf_map_update_elem(s->tcpx_progs_fd, &one, &rfd, BPF_ANY) &&
 	      !bpf_map_update_elem(s->tcpx_progs_fd, &two, &bfd, BPF_ANY) &&
-	      !bpf_map_update_elem(s->tcpx_progs_fd, &three, &ffd, BPF_ANY),
-	      "%s: the responder's request and answer programs (text, binary, answer) in tcpx_progs", L);
-	if (!x || !r || !b || !fin)
+	      !bpf_map_update_elem(s->tcpx_progs_fd, &three, &ffd, BPF_ANY) &&
+	      !bpf_map_update_elem(s->tcpx_progs_fd, &four, &mfd, BPF_ANY),
+	      "%s: the responder's request and answer programs (text, binary, answer, meta) in tcpx_progs", L);
+	if (!x || !r || !b || !fin || !m)
 		return unit_fails;
 	struct ctx *c = calloc(1, sizeof(*c));
 	c->L = L, c->xdp = bpf_program__fd(x), c->flows = s->tcpx_flows_fd, c->s = s;

@@ -306,6 +306,27 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 		{ "binary set with a cas", NULL, b7, n7, WHOLE, 0 },
 		{ "a binary noop, then a text get (memcached closes)", NULL, b9, n9, WHOLE, 0 },
 		{ "a text get, then a binary getk", NULL, b10, n10, WHOLE, 0 },
+		{ "meta mg hits and misses with return flags, mn", "mg a v f s k O1\r\nmg zz v\r\nmg zz k O2 q\r\n"
+		  "mg b s f q\r\nmg c v c t\r\nmg zz O123456789012345678901234567890 k\r\nmn\r\n", NULL, 0,
+		  ANSWERED, 0 },
+		{ "meta ms and md (F T MS q O k), mn", "ms x 3 F5 T0 O7 k\r\nabc\r\nms y 2 q MS\r\nyy\r\n"
+		  "md a q\r\nmd zz q O3 k\r\nmd b k\r\nmn\r\n", NULL, 0, ANSWERED, 0 },
+		{ "meta quiet writes alone", "ms x 1 q\r\n1\r\nmd a q\r\n", NULL, 0, ACKED, 0 },
+		{ "classic get, meta get, meta set", "get a b\r\nmg b v k\r\nms y 2 T100\r\nyy\r\n", NULL, 0, ANSWERED,
+		  0 },
+		{ "meta mg after ms", "ms x 1\r\nq\r\nmg x v\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta mg with a base64 key", "mg a v\r\nmg YQ== b v\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta mg with T (a touch)", "mg a v T30\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta mg with h (read before)", "mg a v h\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta ms in mode E (add)", "ms x 1 ME\r\nq\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta ms with a cas to compare", "ms a 1 C5\r\nq\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta ms with a negative ttl", "ms a 1 T-1\r\nq\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta md with I (invalidate)", "md a I\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta flag twice (memcached: an error)", "mg a v v\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta flag with a tail (memcached reads its first byte)", "mg a vx\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta opaque over 32 bytes", "mg a O1234567890123456789012345678901234\r\n", NULL, 0, WHOLE, 0 },
+		{ "meta ms whose data is cut", "mg a v\r\nms x 5\r\nab", NULL, 0, WHOLE, 0 },
+		{ "meta ma and me (serve's)", "ma a\r\n", NULL, 0, WHOLE, 0 },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		one_row(c, &rows[i]);

@@ -439,6 +439,93 @@ def nut_clients(lport, conns, end):
     return t.out()
 
 
+# ---- the meta protocol ------------------------------------------------------
+
+class MetaConn:
+    """The meta commands in the forms Dalli's meta protocol writes them
+    (its lib/dalli/protocol/meta/request_formatter.rb; Debian's Dalli 3.0.6
+    speaks binary only): get "mg KEY v f", a quiet multi-get "mg KEY v f k q
+    s" per key then "mn", set "ms KEY BYTES c F0 T0 MS"."""
+
+    def __init__(self, host, port):
+        self.s = socket.create_connection((host, port), timeout=5)
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def _fill(self, n):
+        while len(self.buf) < n:
+            d = self.s.recv(65536)
+            if not d:
+                raise RuntimeError("meta: the server closed the connection")
+            self.buf += d
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            self._fill(len(self.buf) + 1)
+        ln, self.buf = self.buf.split(b"\r\n", 1)
+        return ln
+
+    def data(self, n):
+        self._fill(n + 2)
+        if self.buf[n:n + 2] != b"\r\n":
+            raise RuntimeError("meta: a value block without its \\r\\n: %r" % self.buf[:n + 2])
+        v, self.buf = self.buf[:n], self.buf[n + 2:]
+        return v
+
+    def va(self, ln):
+        w = ln.split()
+        if not w or w[0] != b"VA":
+            raise RuntimeError("meta: %r" % ln)
+        return w, self.data(int(w[1]))
+
+    def get(self, k):
+        self.s.sendall(b"mg %s v f\r\n" % k.encode())
+        ln = self.line()
+        return None if ln == b"EN" else self.va(ln)[1]
+
+    def get_multi(self, ks):
+        self.s.sendall(b"".join(b"mg %s v f k q s\r\n" % k.encode() for k in ks) + b"mn\r\n")
+        out = {}
+        while True:
+            ln = self.line()
+            if ln == b"MN":
+                return out
+            w, v = self.va(ln)
+            out[next(t[1:] for t in w[2:] if t.startswith(b"k")).decode()] = v
+
+    def set(self, k, v):
+        self.s.sendall(b"ms %s %d c F0 T0 MS\r\n%s\r\n" % (k.encode(), len(v), v))
+        return self.line()
+
+
+def preload_meta(host, port):
+    c = MetaConn(host, port)
+    for i in range(NKEYS):
+        k = keyname(i)
+        ln = c.set(k, value(k, 0))
+        if not ln.startswith(b"HD c"):
+            raise RuntimeError("preload: ms %s: %r" % (k, ln))
+
+
+def run_meta(host, port, end):
+    # rounds of 8 single gets and a set (the value it had: every read stays
+    # checkable), every 4th round a quiet multi-get of 8 keys
+    c, t, i, r = MetaConn(host, port), Tally(), 0, 0
+    while time.monotonic() < end:
+        for _ in range(8):
+            k = keyname(i)
+            t.check("mg " + k, value(k, 0), c.get(k))
+            i += 7
+        k = keyname(i + 3)
+        ln = c.set(k, value(k, 0))
+        t.check("ms " + k, True, ln.startswith(b"HD c") and ln[4:].isdigit())
+        if r % 4 == 3:
+            ks = [keyname(i + j * 10) for j in range(8)]
+            t.check("mg multi " + " ".join(ks), {k: value(k, 0) for k in ks}, c.get_multi(ks), keys=8)
+        r += 1
+    return t.out()
+
+
 # ---- the rows ----------------------------------------------------------------
 
 def preload_keys(host, port):
@@ -489,6 +576,7 @@ ROWS = {
                         MASLAP_ATTACH),
     "memaslap_multiget": (MASLAP, preload_memaslap("SMALL"),
                           run_memaslap("SMALL", "--division=10"), MASLAP_ATTACH),
+    "meta_dalli": ("", preload_meta, run_meta, []),
     "nutcracker_8": (NUT, preload_keys, run_nutcracker(8), []),
     "nutcracker_32": (NUT, preload_keys, run_nutcracker(32), []),
 }
