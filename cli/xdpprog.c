@@ -11,6 +11,7 @@
 #include <linux/if_link.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
+#include "tcpx.h" /* the responder's programs, by slot */
 
 #define XKV_PROG_NAME "xdpkv"
 
@@ -86,8 +87,7 @@ int tcpx_egress_attach(struct bpf_object *obj, int ifindex, char *err, size_t er
 	struct bpf_program *p = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_egress");
 	struct bpf_map *progs = bpf_object__find_map_by_name(obj, "tcpx_progs");
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
-	static const char *const tail[] = { "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_bin",
-					    "xdpkv_tcpx_fin", "xdpkv_tcpx_meta" }; /* tcpx_xdp.bpf.h */
+	static const char *const tail[] = XKV_TCPX_PROG_NAMES; /* by slot */
 
 	if (!p || !progs)
 		return xkv_errf(err, errlen, -ENOENT, "the BPF object has no TCP responder");

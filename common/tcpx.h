@@ -35,6 +35,18 @@
 					   * kernel's FIN retransmissions (LAST-ACK: RTO 0.2 s
 					   * doubling, 5 tries in 6.2 s) */
 
+/* The responder's programs in the order of their slots in tcpx_progs, the
+ * array of its tail calls (tcpx_xdp.bpf.h's XKV_TCPX_PROG_*), which attach
+ * fills (cli/xdpprog.c) */
+#define XKV_TCPX_PROG_SEG 0   /* xdpkv_tcpx: the segment */
+#define XKV_TCPX_PROG_RUN 1   /* a text request of a segment found answerable */
+#define XKV_TCPX_PROG_BIN 2   /* a binary request */
+#define XKV_TCPX_PROG_FIN 3   /* the answer, after the last request */
+#define XKV_TCPX_PROG_META 4  /* a meta command */
+#define XKV_TCPX_PROGS 5
+#define XKV_TCPX_PROG_NAMES                                                                   \
+	{ "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_bin", "xdpkv_tcpx_fin", "xdpkv_tcpx_meta" }
+
 /* The flow: both addresses in policy.h's 16-byte form, the ports as on the
  * wire (peer = the client). */
 struct xkv_tcpx_key {

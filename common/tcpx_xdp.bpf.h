@@ -50,14 +50,9 @@
  * request; [4] xdpkv_tcpx_meta, a meta command.  Each is verified apart, within the budget: a request's many
  * ends do not multiply the answer's paths, and the value copies of a text
  * and a binary get are not in one program. */
-#define XKV_TCPX_PROG_SEG 0
-#define XKV_TCPX_PROG_RUN 1
-#define XKV_TCPX_PROG_BIN 2
-#define XKV_TCPX_PROG_FIN 3
-#define XKV_TCPX_PROG_META 4
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 5);
+	__uint(max_entries, XKV_TCPX_PROGS); /* tcpx.h: XKV_TCPX_PROG_* */
 	__type(key, __u32);
 	__type(value, __u32);
 } tcpx_progs SEC(".maps");

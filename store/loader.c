@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include "xdpkv.h"
 #include "maps.h"
+#include "tcpx.h" /* the responder's programs */
 
 static char log_buf[1u << 20];
 
@@ -192,10 +193,10 @@ struct bpf_object *xkv_object_open_with(const struct xkv_layout *L, const struct
 	/* The XDP TCP responder's programs (common/tcpx_*.bpf.h): not for a
 	 * test-mode object, nor with --no-xdp-tcp (the tail calls then find
 	 * nothing and TCP goes to the kernel); the load log for the rest. */
-	static const char *const tcpx[] = { "xdpkv_tcpx", "xdpkv_tcpx_run", "xdpkv_tcpx_bin",
-					    "xdpkv_tcpx_fin", "xdpkv_tcpx_meta", "xdpkv_tcpx_egress" };
-	for (size_t i = 0; i < sizeof(tcpx) / sizeof(tcpx[0]); i++) {
-		struct bpf_program *x = bpf_object__find_program_by_name(obj, tcpx[i]);
+	static const char *const tcpx[] = XKV_TCPX_PROG_NAMES;
+	for (size_t i = 0; i <= XKV_TCPX_PROGS; i++) { /* and the egress program */
+		struct bpf_program *x = bpf_object__find_program_by_name(
+			obj, i < XKV_TCPX_PROGS ? tcpx[i] : "xdpkv_tcpx_egress");
 		if (!x)
 			continue;
 		if (cfg->mode == XKV_MODE_TEST || (cfg->flags & XKV_CFG_NO_XDP_TCP))

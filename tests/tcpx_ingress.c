@@ -411,20 +411,17 @@ static void refusal_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg
 
 int tcpx_ingress_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 {
+	static const char *const names[] = XKV_TCPX_PROG_NAMES;
 	struct bpf_program *x = bpf_object__find_program_by_name(obj, "xdpkv_tcpx");
-	struct bpf_program *r = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_run");
-	struct bpf_program *b = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_bin");
-	struct bpf_program *fin = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_fin");
-	struct bpf_program *m = bpf_object__find_program_by_name(obj, "xdpkv_tcpx_meta");
-	__u32 one = 1, two = 2, three = 3, four = 4;
-	int rfd = r ? bpf_program__fd(r) : -1, bfd = b ? bpf_program__fd(b) : -1;
-	int ffd = fin ? bpf_program__fd(fin) : -1, mfd = m ? bpf_program__fd(m) : -1;
-	CHECK(x && r && b && fin && m && !bpf_map_update_elem(s->tcpx_progs_fd, &one, &rfd, BPF_ANY) &&
-	      !bpf_map_update_elem(s->tcpx_progs_fd, &two, &bfd, BPF_ANY) &&
-	      !bpf_map_update_elem(s->tcpx_progs_fd, &three, &ffd, BPF_ANY) &&
-	      !bpf_map_update_elem(s->tcpx_progs_fd, &four, &mfd, BPF_ANY),
-	      "%s: the responder's request and answer programs (text, binary, answer, meta) in tcpx_progs", L);
-	if (!x || !r || !b || !fin || !m)
+	int put = 0; /* the request and answer programs in tcpx_progs, by slot */
+	for (__u32 i = XKV_TCPX_PROG_RUN; i < XKV_TCPX_PROGS; i++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(obj, names[i]);
+		int pfd = p ? bpf_program__fd(p) : -1;
+		put += pfd >= 0 && !bpf_map_update_elem(s->tcpx_progs_fd, &i, &pfd, BPF_ANY);
+	}
+	CHECK(x && put == XKV_TCPX_PROGS - 1,
+	      "%s: the responder's request and answer programs (text, binary, meta, answer) in tcpx_progs", L);
+	if (!x || put != XKV_TCPX_PROGS - 1)
 		return unit_fails;
 	struct ctx *c = calloc(1, sizeof(*c));
 	c->L = L, c->xdp = bpf_program__fd(x), c->flows = s->tcpx_flows_fd, c->s = s;

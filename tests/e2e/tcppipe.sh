@@ -6,9 +6,9 @@
 #
 #   tests/e2e/tcppipe.sh [LAYOUT]   (default lru, attach's default)
 #
-# 1. tcppipeclient.py oracle: fixed pipelined batches (text and binary, each
+# 1. tcppipeclient.py oracle: fixed pipelined batches (text, binary, meta; each
 #    on a new connection and then all on one) to memcached 1.6 and to xdpkv
-#    from the same state: the same reply bytes (binary: but the cas); XDP
+#    from the same state: the same reply bytes (binary, meta: but the cas); XDP
 #    answered segments of several requests (tcpx_pipelined) and a
 #    connection's first request (the batches on new connections).
 # 2. tcppipeclient.py clients: pymemcache set_many (noreply) / get_many /
@@ -16,7 +16,9 @@
 #    every value checked; XDP answered most of their requests.  Then Ruby
 #    Dalli (binary: setq multi-sets, getkq multi-gets), php-memcached binary
 #    and text (setMulti, getMulti, set, get, delete): every value checked,
-#    XDP answering some of each.
+#    XDP answering some of each; the meta commands in Dalli's forms
+#    (bench/clients/clients.py's meta_dalli): every value checked, XDP
+#    answering at least 80 %.
 # 3. nutcracker (twemproxy) in front, 8 client threads of single sets and
 #    gets for 4 s: every value right, and XDP answered segments nutcracker
 #    batched (tcpx_pipelined moved).
@@ -73,6 +75,20 @@ other() { # NAME CMD...: a client's run, its values checked, and how much XDP an
 other "Ruby Dalli (binary)" ruby "$here/dalliclient.rb" "$S4:$P" 5
 other "php-memcached binary" php "$here/phpclient.php" "$S4" "$P" binary 5
 other "php-memcached text" php "$here/phpclient.php" "$S4" "$P" text 5
+# the meta commands in Dalli's forms (bench/clients/clients.py's row: mg v f,
+# quiet multi-gets ending in mn, ms c F0 T0 MS), every value checked
+CPY=$here/../../bench/clients/clients.py
+meta_ok() { # the row's JSON line: no error, nothing wrong, requests made
+	tb_cli $PY "$CPY" preload meta_dalli "$S4" "$P" &&
+		tb_cli $PY "$CPY" run meta_dalli "$S4" "$P" 2 | tee "$TB_TMP/meta.json" &&
+		$PY -c 'import json,sys; r = json.load(open(sys.argv[1])); sys.exit(0 if not r.get("error") and r["wrong"] == 0 and r["requests"] > 100 else 1)' "$TB_TMP/meta.json"
+}
+m0=$(tb_counter fast tcpx_answered) n0=$(tb_counter slow tcp_slow)
+check "$layout: meta commands in Dalli's forms" meta_ok
+m1=$(tb_counter fast tcpx_answered) n1=$(tb_counter slow tcp_slow)
+dm=$((m1 - m0)) dn=$((n1 - n0))
+echo "$layout: meta: XDP answered $dm requests, serve $dn"
+check "$layout: ... XDP answered at least 80 % of them ($dm of $((dm + dn)))" test $((dm * 5)) -ge $(((dm + dn) * 4))
 x2=$(tb_counter fast tcpx_answered) u2=$(tb_counter slow tcp_slow) p2=$(tb_counter fast tcpx_pipelined)
 
 PROXY=127.0.0.1:22121

@@ -6,11 +6,12 @@
       Fixed batches of several requests in one write (text: gets, multi-key
       gets, sets and deletes with and without noreply, an unknown command
       among gets, 16 and 20 gets; binary: the quiet-get multi-get
-      libmemcached and Dalli send, getq misses and a noop), each on a new
+      libmemcached and Dalli send, getq misses and a noop; meta: mg, ms, md
+      and mn with their return flags, some left to serve), each on a new
       connection (its first bytes: before serve's accept) and then all on
       one connection, to memcached and to xdpkv from the same starting
-      state: the reply bytes must be memcached's (binary: but the cas, whose
-      numbering is each server's own).
+      state: the reply bytes must be memcached's (binary and meta: but the
+      cas, whose numbering is each server's own).
   tcppipeclient.py clients HOST PORT [--rounds N]
       pymemcache set_many (noreply, its default) and get_many, set_many with
       replies, delete_many; python-memcache set_multi, get_multi,
@@ -20,6 +21,7 @@
       9 gets to a set once they are there, every value checked): through a
       proxy that batches them.
 Exits 1 on the first difference, printing both sides."""
+import re
 import socket
 import struct
 import sys
@@ -39,6 +41,24 @@ TEXT = [
     b"get b\r\n" * 20,
     b"get a\r\nget b",  # cut: the rest never comes
 ]
+
+
+# meta commands: the forms the driver hook answers (mg v f s c t k O q; ms F
+# T MS q O k c; md q O k; mn), mixed with classic gets, and some it leaves
+# to serve (a touch, base64 keys, a flag twice, add mode, a read after a write)
+META = [
+    b"mg a v f s k O1\r\nmg zz v\r\nmg zz k O2 q\r\nmg b s f q\r\nmg c v t\r\nmn\r\n",
+    b"ms x 3 F5 T0 O7 k c\r\nabc\r\nms y 2 q MS\r\nyy\r\nmd a q\r\nmd zz q O3 k\r\nmd b k\r\nmn\r\n",
+    b"mg x v f c\r\nmg y v f k q s\r\nmg a v f k q s\r\nmn\r\n",
+    b"get x y\r\nmg x k v\r\nms n1 1 c F0 T0 MS\r\n1\r\n",
+    b"mg n1 v f\r\nmd n1\r\nmd n1 q\r\n",
+    b"mg x v T30\r\nmg eA== b v\r\nmg y v v\r\nms y 1 ME\r\nq\r\nms n2 1\r\nz\r\nmg n2 v\r\n",
+]
+
+
+def mask_meta_cas(b):
+    """Meta replies with their cas (return flag c) zeroed."""
+    return re.sub(rb" c[0-9]+", b" c0", b)
 
 
 def binreq(op, key=b"", opaque=0, val=None, flags=0):
@@ -124,7 +144,8 @@ def run_batches(host, port, batches, fresh, want=None):
 def oracle(host, port, mchost, mcport):
     bad = 0
     for fresh in (True, False):
-        for name, batches, fix in (("text", TEXT, lambda x: x), ("binary", BIN, mask_cas)):
+        for name, batches, fix in (("text", TEXT, lambda x: x), ("binary", BIN, mask_cas),
+                                   ("meta", META, mask_meta_cas)):
             preload(mchost, mcport)
             want = run_batches(mchost, mcport, batches, fresh)
             preload(host, port)
