@@ -105,6 +105,8 @@ struct xkv_tcpx_seg {
 	__u8 r_has_ts;
 	__u8 noreply;              /* ... is noreply writes': no reply, a pure ACK (tcpx_commit) */
 	__u8 on_ack;               /* ... is kept for the kernel's acknowledgement (not sent here) */
+	__u8 merge;                /* ... extends the flow's answer, whose reply the client has
+				    * not acknowledged yet (tcpx_answer) */
 	__u16 r_win;
 	__u32 r_seq, r_ack, r_tsval, r_tsecr;
 	__u32 r_room;              /* reply bytes the segment may carry (MSS, window) */

@@ -308,6 +308,9 @@ static __always_inline int tcpx_meta_get(struct xdp_md *ctx, struct xdp_req *q)
 	__u32 o = xkv_meta_line(sc, v ? META_CODE("VA") : META_CODE("HD"), XKV_META_MG);
 	if (!o || o > 1024)
 		return TCPX_REFUSE(refused_room);
+	/* unknown to the compiler again: the masks below stay (6.1's verifier
+	 * does not carry this check's 32-bit bound to the pointer) */
+	barrier_var(o);
 	if (v) {
 		if (len)
 			XKV_STORE_COPY_VALUE(sc, o, e, len);

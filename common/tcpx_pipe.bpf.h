@@ -359,8 +359,20 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 		int act = xkv_tcpx_emit(ctx, sc, rl);
 		if (act != XDP_TX)
 			return XDP_DROP;
-		/* the reply text, kept for a replay */
-		bpf_probe_read_kernel(f->r, XKV_LEN(rl, XKV_TCPX_REPLY_MAX), p->acc);
+		/* the reply text, kept for a replay: after the unacknowledged
+		 * one's when this extends it (both within r_room's cap) */
+		__u32 old = p->merge ? f->r_len : 0;
+		if (old > XKV_TCPX_REPLY_MAX || old + rl > XKV_TCPX_REPLY_MAX)
+			return XDP_DROP; /* cannot be: r_room */
+		if (old) {
+			__u32 at = old;
+			barrier_var(at); /* the mask below stays (6.1: see tcpx_meta_get) */
+			bpf_probe_read_kernel(sc->reply, XKV_LEN(old, XKV_TCPX_REPLY_MAX), f->r);
+			bpf_probe_read_kernel(&sc->reply[at & 2047], XKV_LEN(rl, XKV_TCPX_REPLY_MAX), p->acc);
+			bpf_probe_read_kernel(f->r, XKV_LEN(old + rl, XKV_TCPX_REPLY_MAX), sc->reply);
+		} else {
+			bpf_probe_read_kernel(f->r, XKV_LEN(rl, XKV_TCPX_REPLY_MAX), p->acc);
+		}
 	} else {
 		/* noreply writes alone: a pure ACK from here, or, when the
 		 * segment's ACK is news to the kernel (I5) or the frame has no
@@ -374,22 +386,29 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 	__u64 now = bpf_ktime_get_ns();
 	tcpx_mark_answer(sc, now);
 	bpf_spin_lock(&f->lock);
-	f->dc_prev = f->dc;
+	if (p->merge) {
+		/* one answer from the old one's start to this segment's end:
+		 * the points before it (dc_prev, ds_prev, s_k, s_wire, c_start)
+		 * stay; still unacknowledged (a noreply segment among them too) */
+		f->r_len += rl;
+	} else {
+		f->dc_prev = f->dc;
+		f->ds_prev = f->ds;
+		f->s_k = p->r_seq - f->ds;
+		f->s_wire = p->r_seq;
+		f->c_start = p->seq;
+		f->r_len = rl;
+	}
 	f->dc += p->plen;
-	f->ds_prev = f->ds;
-	f->s_k = p->r_seq - f->ds;
-	f->s_wire = p->r_seq;
 	f->ds += rl;
-	f->c_start = p->seq;
 	f->c_end = p->seq + p->plen;
-	f->r_len = rl;
 	if (p->ts_at)
 		f->ts_recent = p->tsval;
 	f->replay_ns = now;
 	f->proto = p->proto; /* learnt by the scan, where the flow did not know it */
 	f->flags = (f->flags & ~(XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK | XKV_TCPX_F_NOREPLY)) |
 		   XKV_TCPX_F_ANSWERED | (p->on_ack ? XKV_TCPX_F_ON_ACK : 0) |
-		   (p->noreply ? XKV_TCPX_F_ACKED | XKV_TCPX_F_NOREPLY : 0);
+		   (p->noreply && !p->merge ? XKV_TCPX_F_ACKED | XKV_TCPX_F_NOREPLY : 0);
 	bpf_spin_unlock(&f->lock);
 	st->v[XKV_STAT_tcpx_answered] += p->pipe_n;
 	if (p->pipe_n > 1)

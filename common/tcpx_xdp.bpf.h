@@ -151,6 +151,11 @@ __attribute__((noinline)) int xkv_tcpx_acceptable(struct xdp_md *ctx, struct xkv
 	__u32 end = p->seq + p->plen;
 	__u32 kseq = p->seq - (seq_before(o->c_start, end) ? o->dc : o->dc_prev);
 	__u32 kend = kseq + p->plen + (p->fl & TCPX_FIN ? 1 : 0);
+	/* a copy of the answered requests' first ones (an answer extended,
+	 * tcpx_answer): the kernel would have taken the answered stretch as a
+	 * whole, which ends at its rcv_nxt */
+	if ((o->flags & XKV_TCPX_F_ANSWERED) && !seq_before(p->seq, o->c_start) && seq_before(end, o->c_end))
+		kend = o->c_end - o->dc;
 	__u32 used = p->sk.rcv_nxt - p->sk.rcv_wup, wnd = p->sk.rcv_wnd;
 	wnd = used < wnd ? wnd - used : 0;
 	if (seq_before(kend, p->sk.rcv_wup) || seq_before(p->sk.rcv_nxt + wnd, kseq))
@@ -257,7 +262,16 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 		return TCPX_REFUSE(refused_shape);
 	if (p->plen > XKV_REQ_MAX)
 		return TCPX_REFUSE(refused_shape);
-	if (!(o->flags & XKV_TCPX_F_ACKED))
+	/* The last reply not acknowledged yet (a client that pipelines on
+	 * TCP_NODELAY: libmemcached's getkq, then its noop): the segment
+	 * extends that answer when it is the stream's next byte after it and
+	 * acknowledges everything before that reply — the two then stand as
+	 * one answered segment would: one correction point, the replies kept
+	 * as one for a replay (tcpx_commit).  I5 below checks that the kernel
+	 * sent nothing since. */
+	p->merge = !(o->flags & XKV_TCPX_F_ACKED);
+	if (p->merge && (!(o->flags & XKV_TCPX_F_ANSWERED) || (o->flags & XKV_TCPX_F_ON_ACK) ||
+			 p->seq != o->c_end || seq_before(p->ack, o->s_wire)))
 		return TCPX_REFUSE(refused_unacked);
 	/* bytes of it, or after it, handed to the kernel and not yet in
 	 * rcv_nxt (a copy on its way through GRO or the backlog) */
@@ -297,6 +311,11 @@ static __always_inline int tcpx_answer(struct xdp_md *ctx, struct xkv_scratch *s
 	sk = NULL;
 	if (p->r_room > XKV_TCPX_REPLY_MAX)
 		p->r_room = XKV_TCPX_REPLY_MAX;
+	/* extending an answer: the replies kept together fit one segment (a
+	 * replay sends them at once), so the window from the client's ACK,
+	 * which is not past the old reply's start, holds them too */
+	if (p->merge)
+		p->r_room = p->r_room > o->r_len ? p->r_room - o->r_len : 0;
 	if (!tcpx_guard(sc, st))
 		return XKV_NEXT;
 	p->proto = o->proto;

@@ -366,6 +366,48 @@ static void repeat_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg 
 	      "%s: a 0-byte probe at SND.NXT-1: to the kernel at %u", c->L, rd32(tcp_of(&c->o) + 4));
 }
 
+/* A segment after an answer whose reply the client has not acknowledged
+ * (libmemcached's getkq, then its noop, on TCP_NODELAY): answered as the
+ * answer's extension, one answer from the old request's start, the two
+ * replies kept together; a loss of either brings both again. */
+static void merge_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg g)
+{
+	const char *old = "VALUE k 0 2\r\nhi\r\nEND\r\n", *want = "VALUE mk 0 3\r\nabc\r\nEND\r\n";
+	size_t ol = strlen(old), wl = strlen(want);
+	struct xkv_entry *e = xkv_entry_make(c->s, 0, 0, "abc", 3);
+	c->s->L->set(c->s, "mk", 2, e);
+	free(e);
+	put_flow(c->flows, k, 0, old); /* ds 20 + 22: the old reply at 5000 */
+	g.seq = 1010, g.ack = 5000, g.payload = "get mk\r\n";
+	__u64 a0 = counter(c->s, XKV_STAT_tcpx_answered);
+	go(c, &g);
+	struct xkv_tcpx_flow f;
+	const __u8 *t = tcp_of(&c->o);
+	size_t hl = (size_t)(t[12] >> 4) * 4;
+	int ok = c->o.ret == XDP_TX && !get_flow(c->flows, k, &f);
+	CHECK(ok && rd32(t + 4) == 5000 + ol && rd32(t + 8) == 1018 && c->o.len == 34 + hl + wl &&
+	      !memcmp(t + hl, want, wl) && csum_ok(c->o.f, c->o.len) &&
+	      counter(c->s, XKV_STAT_tcpx_answered) == a0 + 1,
+	      "%s: a get after an answer whose reply is unacknowledged: answered at %u (want %zu), ack %u "
+	      "(want 1018; ret %d)", c->L, rd32(t + 4), 5000 + ol, rd32(t + 8), c->o.ret);
+	CHECK(ok && f.c_start == 1000 && f.c_end == 1018 && f.s_wire == 5000 && f.s_k == 4980 && f.dc_prev == 5 &&
+	      f.dc == 15 + 8 && f.ds_prev == 20 && f.ds == 20 + ol + wl && f.r_len == ol + wl &&
+	      !memcmp(f.r, old, ol) && !memcmp(f.r + ol, want, wl) && !(f.flags & XKV_TCPX_F_ACKED),
+	      "%s: ... one answer from 1000 to 1018, both replies kept from 5000 (c %u-%u, r_len %u, dc %u, "
+	      "ds %u)", c->L, f.c_start, f.c_end, f.r_len, f.dc, f.ds);
+	/* the first reply lost: its request again brings both */
+	flow_patch(c->flows, k, 0, mono_ns() - 300000000ull);
+	g.seq = 1000, g.payload = "get kkkk\r\n";
+	go(c, &g);
+	t = tcp_of(&c->o);
+	hl = (size_t)(t[12] >> 4) * 4;
+	CHECK(c->o.ret == XDP_TX && rd32(t + 4) == 5000 && c->o.len == 34 + hl + ol + wl &&
+	      !memcmp(t + hl, old, ol) && !memcmp(t + hl + ol, want, wl),
+	      "%s: ... the first request again: both replies from 5000 (ret %d, seq %u, len %u)", c->L, c->o.ret,
+	      rd32(t + 4), c->o.len);
+	c->s->L->del(c->s, "mk", 2);
+}
+
 /* The answer's refusals, each passed on translated and counted. */
 static void refusal_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg g)
 {
@@ -378,10 +420,17 @@ static void refusal_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg
 	g.flags = F_ACK | F_PSH;
 	put_flow(c->flows, k, 0, NULL);
 	c0 = counter(c->s, XKV_STAT_tcpx_refused_unacked);
-	g.ack = 5000; /* the reply not acknowledged */
+	g.ack = 4990; /* before the unacknowledged reply (at 5000) */
 	go(c, &g);
 	CHECK(c->o.ret == XDP_PASS && counter(c->s, XKV_STAT_tcpx_refused_unacked) == c0 + 1,
-	      "%s: the last reply unacknowledged: refused_unacked", c->L);
+	      "%s: the last reply unacknowledged, nor what came before it: refused_unacked", c->L);
+	g.seq = 1012, g.ack = 5000; /* a gap after the answered request (1000-1010) */
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && counter(c->s, XKV_STAT_tcpx_refused_unacked) == c0 + 2,
+	      "%s: the last reply unacknowledged, the segment not the next byte after its request: "
+	      "refused_unacked", c->L);
+	g.seq = 1010;
+	merge_rows(c, k, g);
 	put_flow(c->flows, k, XKV_TCPX_F_ACKED, NULL);
 	struct xkv_tcpx_flow pf;
 	get_flow(c->flows, k, &pf);
