@@ -147,6 +147,7 @@ struct xkv_tcpx_seg {
 		__u8 established;  /* in ESTABLISHED (no FIN either way yet) */
 		__u8 fresh;        /* nothing received yet (bytes_received 0) */
 		__u32 rcv_nxt, rcv_wup, rcv_wnd, snd_una, snd_nxt, max_window, ts_recent;
+		__u32 write_seq, snd_wnd, snd_wscale;
 		__u64 cookie;
 	} sk;
 };

@@ -13,7 +13,9 @@
  * A segment is answered only when (docs/architecture.md, "TCP in the
  * driver hook"):
  *   I1 its flags are ACK (PSH), its options only timestamps, SACK, NOP;
- *   I2 it acknowledges every byte injected before (the flow's last reply);
+ *   I2 it acknowledges every byte injected before (the flow's last reply),
+ *      or it extends that answer: it starts where the answered requests
+ *      end and acknowledges everything before their reply (tcpx_answer);
  *   I3 translated, it is the socket's next byte (seq == rcv_nxt), nothing
  *      is out of order, serve has read everything (copied_seq == rcv_nxt);
  *   I4 serve has answered every byte it read (tcp_paid == bytes_received:
@@ -123,6 +125,9 @@ __attribute__((noinline)) int xkv_tcpx_look(struct xdp_md *ctx, struct xkv_scrat
 		p->sk.snd_una = tp->snd_una;
 		p->sk.snd_nxt = tp->snd_nxt;
 		p->sk.max_window = tp->max_window;
+		p->sk.write_seq = tp->write_seq;
+		p->sk.snd_wnd = tp->snd_wnd;
+		p->sk.snd_wscale = BPF_CORE_READ_BITFIELD(tp, rx_opt.snd_wscale);
 		p->sk.ts_recent = BPF_CORE_READ(tp, rx_opt.ts_recent);
 		p->sk.tstamp_ok = BPF_CORE_READ_BITFIELD(tp, rx_opt.tstamp_ok);
 		__u64 cookie = tp->inet_conn.icsk_inet.sk.__sk_common.skc_cookie.counter;
@@ -461,6 +466,25 @@ static __always_inline int tcpx_repeat(struct xdp_md *ctx, struct xkv_scratch *s
 	return XKV_NEXT;
 }
 
+/* A pure ACK that acknowledges a reply injected here and nothing else the
+ * kernel could use (o: the flow before it; acked: its reply acknowledged
+ * now): at the socket's rcv_nxt, no SACK, the kernel with nothing in flight
+ * or unsent (the ACK is no news to it) and the window it has.  Dropped
+ * (tcpx_acks_absorbed) instead of reaching the TCP stack as a duplicate.
+ * Any other ACK goes on: one of the kernel's FIN, a keepalive's answer (it
+ * acknowledges nothing new), a window update. */
+static __always_inline int tcpx_ack_idle(struct xkv_scratch *sc, const struct tcpx_offs *o, int acked)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+
+	if (!acked || (o->flags & (XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK)) || !(o->flags & XKV_TCPX_F_ANSWERED) ||
+	    p->plen || p->fl != TCPX_ACK || p->sack_n || p->odd || !p->sk.established)
+		return 0;
+	return p->seq - o->dc == p->sk.rcv_nxt && tcpx_ack_in(o, p->ack) == p->sk.snd_nxt &&
+	       p->sk.snd_una == p->sk.snd_nxt && p->sk.write_seq == p->sk.snd_nxt &&
+	       ((__u32)p->win << (p->sk.snd_wscale & 15)) == p->sk.snd_wnd;
+}
+
 /* A TCP segment to the service port: answered (XDP_TX), a repeat dropped or
  * answered again, or passed on (translated where a flow has offsets).
  * XKV_NEXT: not TCP to the port.  Nothing changes on a segment the kernel
@@ -514,7 +538,12 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 		return XDP_PASS;
 	}
 	tcpx_track(f, p);
+	struct tcpx_offs before = o;
 	tcpx_offs_read(f, &o);
+	if (tcpx_ack_idle(sc, &before, o.flags & XKV_TCPX_F_ACKED)) {
+		stat_inc(st, XKV_STAT_tcpx_acks_absorbed);
+		return XDP_DROP;
+	}
 	int act = tcpx_repeat(ctx, sc, st, f, &o);
 	if (act != XKV_NEXT)
 		return act;

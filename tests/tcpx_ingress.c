@@ -405,6 +405,26 @@ static void merge_rows(struct ctx *c, const struct xkv_tcpx_key *k, struct seg g
 	      !memcmp(t + hl, old, ol) && !memcmp(t + hl + ol, want, wl),
 	      "%s: ... the first request again: both replies from 5000 (ret %d, seq %u, len %u)", c->L, c->o.ret,
 	      rd32(t + 4), c->o.len);
+	/* the client's pure ACK of both: no news to the kernel (nothing in
+	 * flight, the window it has: 65535, no scaling), absorbed; the same
+	 * ACK again, or one with another window, goes on */
+	__u64 b0 = counter(c->s, XKV_STAT_tcpx_acks_absorbed);
+	g.seq = 1018, g.ack = (__u32)(5000 + ol + wl), g.payload = NULL, g.flags = F_ACK, g.win = 65535;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_DROP && counter(c->s, XKV_STAT_tcpx_acks_absorbed) == b0 + 1 &&
+	      !get_flow(c->flows, k, &f) && (f.flags & XKV_TCPX_F_ACKED),
+	      "%s: the pure ACK of the replies: absorbed, the flow's reply acknowledged (ret %d)", c->L, c->o.ret);
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && counter(c->s, XKV_STAT_tcpx_acks_absorbed) == b0 + 1,
+	      "%s: ... the same ACK again (a keepalive's answer acknowledges nothing new): to the kernel (ret %d)",
+	      c->L, c->o.ret);
+	f.flags &= ~XKV_TCPX_F_ACKED;
+	bpf_map_update_elem(c->flows, k, &f, BPF_ANY);
+	g.win = 4096;
+	go(c, &g);
+	CHECK(c->o.ret == XDP_PASS && counter(c->s, XKV_STAT_tcpx_acks_absorbed) == b0 + 1,
+	      "%s: ... a pure ACK of them with another window (news to the kernel): to it (ret %d)", c->L,
+	      c->o.ret);
 	c->s->L->del(c->s, "mk", 2);
 }
 
