@@ -102,15 +102,20 @@ sys.exit(not (t["xdp_responder"] is True and t["xdp"] == int(sys.argv[2]) and t[
 		check_aclcut "$layout" tcpx_answered client aclcut "$S4" "$P"
 		# flows of a killed serve's connections are cleared by the next serve
 		flows() { bpftool map dump pinned "$TB_PIN_DIR/tcpx_flows" -j | $PY -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+		# (the client says when its gets are answered: under a slow
+		# emulator its start alone can take seconds)
+		rm -f "$TB_TMP/held"
 		tb_cli $PY -c 'import socket,sys,time
 ss=[socket.create_connection((sys.argv[1], int(sys.argv[2]))) for _ in range(5)]
 time.sleep(0.5)
 for s in ss:
     for _ in range(3):
         s.sendall(b"get nothing\r\n"); s.recv(100)
-time.sleep(4)' "$S4" "$P" &
+open(sys.argv[3], "w").close()
+time.sleep(12)' "$S4" "$P" "$TB_TMP/held" &
 		hold=$!
-		sleep 2
+		held() { local i; for i in $(seq 100); do [[ -e $TB_TMP/held ]] && return 0; sleep 0.1; done; return 1; }
+		check "$layout: 5 connections answered and held open" held
 		check "$layout: 5 open connections have flows" test "$(flows)" -ge 5
 		kill -KILL "$TB_SERVE_PID"
 		sleep 0.3
@@ -118,6 +123,7 @@ time.sleep(4)' "$S4" "$P" &
 		serve
 		cleared() { local i; for i in $(seq 30); do [[ $(flows) == 0 ]] && return 0; sleep 0.1; done; return 1; }
 		check "$layout: the next serve clears them" cleared
+		pkill -f "$TB_TMP/held" || true
 		wait "$hold" || true
 	fi
 	tb_serve_stop || fail=1
