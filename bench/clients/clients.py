@@ -101,14 +101,15 @@ def run_pymc_get(host, port, end):
     return t.out()
 
 
-def run_pymc_setdel(host, port, end):
-    # pymemcache's defaults: set and delete with noreply (no reply to check);
-    # the state they leave is read back at the end
+def run_pymc_setdel(host, port, end, noreply=True):
+    # pymemcache's defaults: set and delete with noreply (no reply to check;
+    # noreply=False: each waits for its reply); the state they leave is read
+    # back at the end
     c, t, i, want = pyclient(host, port), Tally(), 0, {}
     while time.monotonic() < end:
         k, d = "sd:%d" % (i % 64), "sd:%d" % ((i + 32) % 64)
-        c.set(k, value(k, i))
-        c.delete(d)
+        c.set(k, value(k, i), noreply=noreply)
+        c.delete(d, noreply=noreply)
         want[k], want[d] = value(k, i), None
         t.requests += 2
         t.keys += 2
@@ -556,6 +557,7 @@ NUT = (have_cmd("nutcracker") and "nutcracker missing (apt-get install nutcracke
 ROWS = {
     "pymemcache_get": (PYMC, preload_keys, run_pymc_get, []),
     "pymemcache_setdel": (PYMC, None, run_pymc_setdel, []),
+    "pymemcache_setdel_reply": (PYMC, None, lambda h, p, e: run_pymc_setdel(h, p, e, noreply=False), []),
     "pymemcache_get_many": (PYMC, preload_keys, run_pymc_get_many, []),
     "pymemcache_set_many": (PYMC, None, run_pymc_set_many, []),
     "python_memcache": (have_py("memcache") and "python3-memcache missing", None,
