@@ -51,6 +51,27 @@ static __always_inline void put_u32(struct xkv_scratch *sc, __u32 *o, __u32 v)
 	*o = end;
 }
 
+/* The same for a u64 (a cas): at most 20 digits. */
+static __always_inline void put_u64(struct xkv_scratch *sc, __u32 *o, __u64 v)
+{
+	__u32 n = 1;
+	__u64 p10 = 10;
+#pragma unroll
+	for (int i = 0; i < 19; i++) { /* 10^19 is the last power below 2^64 */
+		n += v >= p10;
+		p10 *= 10;
+	}
+	__u32 end = *o + n;
+#pragma unroll
+	for (int i = 1; i <= 20; i++) {
+		sc->reply[(end - i) & XKV_RMASK] = '0' + (__u8)(v % 10);
+		v /= 10;
+		if (!v)
+			break;
+	}
+	*o = end;
+}
+
 /* Write "VALUE <key> <flags> <bytes>\r\n" (key = token t, loaded in sc->key)
  * at reply[o]; returns the offset after it, or 0 if it would not fit.  A
  * global function: the verifier checks it once on its own, so its digit

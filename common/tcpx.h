@@ -36,8 +36,8 @@
 					   * doubling, 5 tries in 6.2 s) */
 
 /* The responder's programs in the order of their slots in tcpx_progs, the
- * array of its tail calls (tcpx_xdp.bpf.h's XKV_TCPX_PROG_*), which attach
- * fills (cli/xdpprog.c) */
+ * array of its tail calls (tcpx_xdp.bpf.h), which attach fills
+ * (cli/xdpprog.c) */
 #define XKV_TCPX_PROG_SEG 0   /* xdpkv_tcpx: the segment */
 #define XKV_TCPX_PROG_RUN 1   /* a text request of a segment found answerable */
 #define XKV_TCPX_PROG_BIN 2   /* a binary request */

@@ -162,27 +162,6 @@ __attribute__((noinline)) int xkv_meta_req(struct xkv_scratch *sc, __u32 len)
 	return 1;
 }
 
-/* v as decimal digits at reply[*o] (put_u32's way, for 20 digits). */
-static __always_inline void put_u64(struct xkv_scratch *sc, __u32 *o, __u64 v)
-{
-	__u32 n = 1;
-	__u64 p10 = 10;
-#pragma unroll
-	for (int i = 0; i < 19; i++) { /* 10^19 is the last power below 2^64 */
-		n += v >= p10;
-		p10 *= 10;
-	}
-	__u32 end = *o + n;
-#pragma unroll
-	for (int i = 1; i <= 20; i++) {
-		sc->reply[(end - i) & XKV_RMASK] = '0' + (__u8)(v % 10);
-		v /= 10;
-		if (!v)
-			break;
-	}
-	*o = end;
-}
-
 /* One return flag (token sc->tx.meta.t) written at reply[meta.o] when it
  * is one of meta.which, in memcached's form: " f<flags>", " s<bytes>",
  * " c<cas>", " t<seconds>" (-1: none), " k<key>", " O<opaque>". */

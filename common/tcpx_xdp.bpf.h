@@ -467,17 +467,18 @@ static __always_inline int tcpx_repeat(struct xdp_md *ctx, struct xkv_scratch *s
 }
 
 /* A pure ACK that acknowledges a reply injected here and nothing else the
- * kernel could use (o: the flow before it; acked: its reply acknowledged
- * now): at the socket's rcv_nxt, no SACK, the kernel with nothing in flight
+ * kernel could use (was: the flow's flags before it; o: after it, its reply
+ * acknowledged now): at the socket's rcv_nxt, no SACK, the kernel with nothing in flight
  * or unsent (the ACK is no news to it) and the window it has.  Dropped
  * (tcpx_acks_absorbed) instead of reaching the TCP stack as a duplicate.
  * Any other ACK goes on: one of the kernel's FIN, a keepalive's answer (it
  * acknowledges nothing new), a window update. */
-static __always_inline int tcpx_ack_idle(struct xkv_scratch *sc, const struct tcpx_offs *o, int acked)
+static __always_inline int tcpx_ack_idle(struct xkv_scratch *sc, const struct tcpx_offs *o, __u32 was)
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
 
-	if (!acked || (o->flags & (XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK)) || !(o->flags & XKV_TCPX_F_ANSWERED) ||
+	if (!(o->flags & XKV_TCPX_F_ACKED) || (was & (XKV_TCPX_F_ACKED | XKV_TCPX_F_ON_ACK)) ||
+	    !(was & XKV_TCPX_F_ANSWERED) ||
 	    p->plen || p->fl != TCPX_ACK || p->sack_n || p->odd || !p->sk.established)
 		return 0;
 	return p->seq - o->dc == p->sk.rcv_nxt && tcpx_ack_in(o, p->ack) == p->sk.snd_nxt &&
@@ -538,9 +539,9 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 		return XDP_PASS;
 	}
 	tcpx_track(f, p);
-	struct tcpx_offs before = o;
+	__u32 was = o.flags; /* tcpx_track changes the flags alone */
 	tcpx_offs_read(f, &o);
-	if (tcpx_ack_idle(sc, &before, o.flags & XKV_TCPX_F_ACKED)) {
+	if (tcpx_ack_idle(sc, &o, was)) {
 		stat_inc(st, XKV_STAT_tcpx_acks_absorbed);
 		return XDP_DROP;
 	}
