@@ -14,7 +14,15 @@
  *   server stream: wire = kernel + ds      for kernel >= s_k (the reply's place)
  *                  wire = kernel + ds_prev below it
  * An acknowledgement of the server stream inside the injected reply
- * [s_wire, s_wire + r_len) means s_k to the kernel. */
+ * [s_wire, s_wire + r_len) means s_k to the kernel.
+ *
+ * A request cut at the end of an answered segment (its line, or a set's
+ * data, not complete: memcached waits for more too) is held in the flow:
+ * the `held` bytes [c_end, c_end + held) are acknowledged to the client
+ * but not yet the kernel's (whose rcv_nxt is c_end's place), and go in
+ * front of the client's next segment, which starts at c_end + held
+ * (tcpx_xdp.bpf.h, xkv_tcpx_prepend): answered with it, or handed to the
+ * kernel with it. */
 #ifndef XDPKV_TCPX_H
 #define XDPKV_TCPX_H
 
@@ -27,8 +35,14 @@
 					 * kernel's smallest RTO (TCP_RTO_MIN) */
 #define XKV_TCPX_WRITE_REPLY 64   /* room a write's reply needs (its longest, SERVER_ERROR
 				   * ..., with room to spare): checked before the store changes */
-#define XKV_TCPX_PIPE_MAX 16      /* requests in one segment answered here at most (each a
-				   * tail call: the kernel allows 33 in a chain) */
+#define XKV_TCPX_PIPE_MAX 31      /* requests in one segment answered here at most (each a
+				   * tail call: the kernel allows 33 in a chain, which
+				   * xdpkv_tcpx and xdpkv_tcpx_fin take two of) */
+#define XKV_TCPX_PIPE_SLOTS 32    /* the per-request arrays: a power of two above it */
+#define XKV_TCPX_HOLD_MAX 200     /* a request cut at a segment's end, held here at most
+				   * (bytes): put back in front of the next segment, in the
+				   * frame's headroom (XDP_PACKET_HEADROOM 256, less the
+				   * xdp_frame the kernel keeps there) */
 #define XKV_TCPX_LINGER_NS 60000000000ull /* a closed flow kept for its FIN's retransmissions
 					   * (TIME-WAIT's length, TCP_TIMEWAIT_LEN) */
 #define XKV_TCPX_PASSIVE_NS 5000000000ull /* a flow closed by the client first: kept for the
@@ -89,7 +103,9 @@ struct xkv_tcpx_flow {
 	__u64 seen_ns;           /* its last segment (bpf_ktime_get_ns: CLOCK_MONOTONIC) */
 	__u64 replay_ns;         /* its last reply sent (answer or replay): a replay waits
 				  * XKV_TCPX_REPLAY_NS after it */
+	__u32 held;              /* bytes of a cut request held (hold[]), from c_end on */
 	__u8 r[XKV_TCPX_REPLY_MAX]; /* the reply text, kept to send again if it is lost */
+	__u8 hold[XKV_TCPX_HOLD_MAX];
 };
 
 /* What the XDP program knows of the segment under way and of the reply it
@@ -107,6 +123,9 @@ struct xkv_tcpx_seg {
 	__u8 on_ack;               /* ... is kept for the kernel's acknowledgement (not sent here) */
 	__u8 merge;                /* ... extends the flow's answer, whose reply the client has
 				    * not acknowledged yet (tcpx_answer) */
+	__u8 cut;                  /* the scan stopped at a request cut at the end */
+	__u16 hold;                /* the segment's last bytes to hold: a cut request (hold_b) */
+	__u16 put;                 /* bytes held before put in front of it (xkv_tcpx_prepend) */
 	__u16 r_win;
 	__u32 r_seq, r_ack, r_tsval, r_tsecr;
 	__u32 r_room;              /* reply bytes the segment may carry (MSS, window) */
@@ -121,9 +140,8 @@ struct xkv_tcpx_seg {
 	__u8 pipe_wreply;          /* writes from pipe_w on that have a reply */
 	__u8 applied;              /* a write has changed the store: no way back */
 	__u8 proto;                /* the flow's XKV_TCPX_PROTO_*: every request must speak it */
-	__u16 pipe_bin;            /* bit i: request i is binary (xdpkv_tcpx_bin runs it) */
-	__u16 pipe_meta;           /* bit i: request i is a meta command (xdpkv_tcpx_meta) */
-	__u16 _pad_meta;
+	__u32 pipe_bin;            /* bit i: request i is binary (xdpkv_tcpx_bin runs it) */
+	__u32 pipe_meta;           /* bit i: request i is a meta command (xdpkv_tcpx_meta) */
 	struct {                   /* the meta command under way (tcpx_meta.bpf.h) */
 		__u32 mask;        /* XKV_META_F_* of its flags */
 		__u32 first;       /* the token of its first flag */
@@ -136,10 +154,11 @@ struct xkv_tcpx_seg {
 		__s64 ttl;         /* ms: T (0: none); a hit: seconds left (-1: none) */
 		__u64 cas;         /* a hit's cas, a stored item's new one */
 	} meta;
-	__u16 pipe_len[XKV_TCPX_PIPE_MAX]; /* each request's bytes */
+	__u16 pipe_len[XKV_TCPX_PIPE_SLOTS]; /* each request's bytes */
 	__u32 pipe_off;            /* payload offset of request pipe_i */
 	__u32 acc_len;             /* reply bytes collected */
 	__u8 acc[2048 + XKV_TCPX_REPLY_MAX]; /* the replies (at offsets below 2048) */
+	__u8 hold_b[256];          /* the cut request's bytes (hold) */
 	struct {                   /* its socket when it came (xkv_tcpx_look) */
 		__u8 found;        /* XKV_TCPX_SK_* */
 		__u8 served;       /* serve accepted it (its cookie in tcp_slots) */

@@ -71,7 +71,7 @@ struct tcp_sock___xkv {
 /* The offsets of a flow, copied under its lock. */
 struct tcpx_offs {
 	__u32 flags, dc_prev, dc, ds_prev, ds, c_start, c_end, s_k, s_wire, r_len, passed_end;
-	__u32 ts_recent, proto;
+	__u32 ts_recent, proto, held;
 	__u64 replay_ns;
 };
 
@@ -92,6 +92,7 @@ static __always_inline void tcpx_offs_read(struct xkv_tcpx_flow *f, struct tcpx_
 	o->ts_recent = f->ts_recent;
 	o->proto = f->proto;
 	o->replay_ns = f->replay_ns;
+	o->held = f->held;
 	bpf_spin_unlock(&f->lock);
 }
 
@@ -128,7 +129,23 @@ static __always_inline __u32 tcpx_ack_out(const struct tcpx_offs *o, __u32 ack, 
 		return ack + o->dc_prev;
 	if (hold && !(o->flags & XKV_TCPX_F_ACKED))
 		return o->c_start;
+	/* the kernel's rcv_nxt, with a cut request held after it: the client
+	 * had those bytes acknowledged (tcpx.h) */
+	if (o->held && ack == c_k)
+		return o->c_end + o->held;
 	return ack + o->dc;
+}
+
+/* A client segment's sequence number [seq, end), wire -> kernel.  One
+ * with nothing in it (an ACK, a RST, a keepalive probe) inside or right
+ * after held bytes is where it would be had they not been held: at the
+ * kernel's rcv_nxt, or before it (a probe's, which the kernel answers). */
+static __always_inline __u32 tcpx_seq_in(const struct tcpx_offs *o, __u32 seq, __u32 end)
+{
+	__u32 k = seq - (seq_before(o->c_start, end) ? o->dc : o->dc_prev);
+	if (o->held && seq == end && seq_before(o->c_end, seq) && !seq_before(o->c_end + o->held, seq))
+		k -= o->held;
+	return k;
 }
 
 /* A segment's TCP options walked, one option a bpf_loop() step (verified

@@ -72,7 +72,7 @@ static long tcpx_scan_step(__u32 idx, void *v)
 #endif
 		const struct xkv_bin_hdr *h = (const void *)sc->req;
 		if (left < XKV_BIN_HDR_LEN || bpf_ntohl(h->bodylen) > left - XKV_BIN_HDR_LEN)
-			goto bad;
+			goto cut;
 		len = XKV_BIN_HDR_LEN + bpf_ntohl(h->bodylen);
 		if (h->opcode == XKV_BIN_NOOP) {
 			if (len != XKV_BIN_HDR_LEN || h->keylen || h->extlen || h->datatype)
@@ -91,8 +91,14 @@ static long tcpx_scan_step(__u32 idx, void *v)
 			len = left;
 		} else {
 			struct xkv_req *r = &sc->pr;
-			if (xkv_parse_req(sc, left))
+			if (xkv_parse_req(sc, left)) {
+				/* no line end yet, or a set's data block not all
+				 * there: memcached waits for more as well */
+				if ((r->err == XKV_E_NO_CRLF && r->done == 0) ||
+				    (r->err == XKV_E_DATA && (__u64)r->data_off + r->bytes + 2 > left))
+					goto cut;
 				goto bad;
+			}
 			if (xkv_meta_op(r->op)) {
 #ifdef XKV_PERCPU
 				goto bad; /* per-CPU layouts: serve's, as binary */
@@ -122,22 +128,28 @@ static long tcpx_scan_step(__u32 idx, void *v)
 	} else if (p->pipe_w != XKV_TCPX_PIPE_MAX) {
 		goto bad; /* a read after a write: its reply could not be sure to fit */
 	}
-	p->pipe_len[n & (XKV_TCPX_PIPE_MAX - 1)] = len;
-	p->pipe_bin |= binary << (n & (XKV_TCPX_PIPE_MAX - 1));
-	p->pipe_meta |= meta << (n & (XKV_TCPX_PIPE_MAX - 1));
+	p->pipe_len[n & (XKV_TCPX_PIPE_SLOTS - 1)] = len;
+	p->pipe_bin |= binary << (n & (XKV_TCPX_PIPE_SLOTS - 1));
+	p->pipe_meta |= meta << (n & (XKV_TCPX_PIPE_SLOTS - 1));
 	p->pipe_n = n + 1;
 	p->pipe_off = off + len;
 	return 0;
+cut:
+	p->cut = 1; /* the requests before it stand */
+	return 1;
 bad:
 	p->pipe_n = 0;
 	return 1;
 }
 
-/* The segment's payload split into 1 .. XKV_TCPX_PIPE_MAX whole requests
- * this path answers, with no read after a write (sc->tx.pipe_*): 1, or 0
- * when it is not (an unknown command, a request cut at the end, more than
- * that many).  Leaves sc->req and sc->pr to the run.  Global: verified
- * once. */
+/* The segment's payload split into up to XKV_TCPX_PIPE_MAX whole requests
+ * this path answers, with no read after a write (sc->tx.pipe_*), and a
+ * request cut at the end of at most XKV_TCPX_HOLD_MAX bytes to hold
+ * (sc->tx.hold, its bytes in hold_b: tcpx.h) when the frame has the room
+ * before it that putting it back in front of the next segment takes: 1,
+ * or 0 when it is not (an unknown command, more than that many, nothing
+ * to answer or hold).  Leaves sc->req and sc->pr to the run.  Global:
+ * verified once. */
 __attribute__((noinline)) int xkv_tcpx_scan(struct xdp_md *ctx, struct xkv_scratch *sc)
 {
 	if (!ctx || !sc)
@@ -151,9 +163,25 @@ __attribute__((noinline)) int xkv_tcpx_scan(struct xdp_md *ctx, struct xkv_scrat
 	p->pipe_wreply = 0;
 	p->pipe_bin = 0;
 	p->pipe_meta = 0;
+	p->cut = 0;
+	p->hold = 0;
 	bpf_loop(XKV_TCPX_PIPE_MAX + 1, tcpx_scan_step, &c, 0);
-	if (!p->pipe_n || p->pipe_off != p->plen)
+	__u32 tail = p->plen - p->pipe_off;
+	if (tail) {
+		if (!p->cut || tail > XKV_TCPX_HOLD_MAX || p->pipe_off > p->plen)
+			return 0;
+		/* the room xkv_tcpx_prepend will take in the next frame: this
+		 * one's (the same device's), less what held bytes took of it */
+		int more = (int)tail - (int)p->put;
+		if (more > 0 && bpf_xdp_adjust_head(ctx, -more))
+			return 0;
+		if ((more > 0 && bpf_xdp_adjust_head(ctx, more)) ||
+		    bpf_xdp_load_bytes(ctx, p->l4 + p->doff + p->pipe_off, p->hold_b, XKV_LEN(tail, 256)))
+			return 0;
+		p->hold = tail;
+	} else if (!p->pipe_n) {
 		return 0;
+	}
 	if (p->pipe_w > p->pipe_n)
 		p->pipe_w = p->pipe_n;
 	p->pipe_i = 0;
@@ -293,7 +321,7 @@ static __always_inline int tcpx_step(struct xdp_md *ctx, struct xkv_scratch *sc,
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
 	__u32 i = p->pipe_i, off = p->pipe_off;
-	__u32 len = p->pipe_len[i & (XKV_TCPX_PIPE_MAX - 1)];
+	__u32 len = p->pipe_len[i & (XKV_TCPX_PIPE_SLOTS - 1)];
 
 	barrier_var(len);
 	if (i >= p->pipe_n || len == 0 || len > XKV_REQ_MAX || off + len > p->plen)
@@ -342,16 +370,18 @@ static __always_inline void tcpx_mark_answer(struct xkv_scratch *sc, __u64 now)
 /* Every request of the segment run: the collected replies sent as one
  * segment (none, for noreply writes and quiet misses alone: the segment
  * goes to the kernel as old data, whose immediate ACK acknowledges it),
- * and the flow takes the answer as its new correction point. */
+ * and the flow takes the answer as its new correction point.  A cut
+ * request at the end is held (tcpx.h), or, when the segment goes to the
+ * kernel (its ACK news there), is the kernel's with it: new data there. */
 static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *sc,
 				       struct xkv_stats *st, struct xkv_tcpx_flow *f)
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
-	__u32 rl = p->acc_len;
+	__u32 rl = p->acc_len, cut = p->hold;
 
 	p->pipe = 0;
-	if (rl > XKV_TCPX_REPLY_MAX)
-		return XDP_DROP; /* cannot be: collected within it */
+	if (rl > XKV_TCPX_REPLY_MAX || cut > XKV_TCPX_HOLD_MAX || cut > p->plen)
+		return XDP_DROP; /* cannot be: collected within it, the scan's */
 	if (rl) {
 		bpf_probe_read_kernel(&sc->reply[XKV_TEXT], XKV_LEN(rl, XKV_TCPX_REPLY_MAX), p->acc);
 		/* XDP_PASS only for a reply over r_room, which collecting
@@ -383,6 +413,9 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 			return XDP_DROP;
 		p->r_len = 0;
 	}
+	__u32 held = p->on_ack ? 0 : cut, take = p->plen - cut;
+	if (held)
+		bpf_probe_read_kernel(f->hold, XKV_LEN(held, XKV_TCPX_HOLD_MAX), p->hold_b);
 	__u64 now = bpf_ktime_get_ns();
 	tcpx_mark_answer(sc, now);
 	bpf_spin_lock(&f->lock);
@@ -399,9 +432,12 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 		f->c_start = p->seq;
 		f->r_len = rl;
 	}
-	f->dc += p->plen;
+	f->dc += take;
 	f->ds += rl;
-	f->c_end = p->seq + p->plen;
+	f->c_end = p->seq + take;
+	f->held = held;
+	if (cut && !held && seq_before(f->passed_end, p->seq + p->plen))
+		f->passed_end = p->seq + p->plen; /* the cut request handed to the kernel */
 	if (p->ts_at)
 		f->ts_recent = p->tsval;
 	f->replay_ns = now;
@@ -411,6 +447,8 @@ static __always_inline int tcpx_commit(struct xdp_md *ctx, struct xkv_scratch *s
 		   (p->noreply && !p->merge ? XKV_TCPX_F_ACKED | XKV_TCPX_F_NOREPLY : 0);
 	bpf_spin_unlock(&f->lock);
 	st->v[XKV_STAT_tcpx_answered] += p->pipe_n;
+	if (held)
+		stat_inc(st, XKV_STAT_tcpx_held);
 	if (p->pipe_n > 1)
 		stat_inc(st, XKV_STAT_tcpx_pipelined);
 	if (!p->on_ack)

@@ -128,6 +128,7 @@ static __always_inline int tcpx_parse(struct xdp_md *ctx, struct xkv_scratch *sc
 	p->win = bpf_ntohs(th->window);
 	p->fl = ((__u8 *)th)[13];
 	p->odd = 0;
+	p->put = 0;
 	p->tsval = p->tsecr = 0;
 	tcpx_options(ctx, sc, p->l4 + 20, doff - 20);
 	return 0;
@@ -164,6 +165,33 @@ static long tcpx_csum_step(__u32 idx, void *v)
 	return 0;
 }
 
+/* The segment's TCP sum, folded: the pseudo-header's (ps), the header's
+ * 20 bytes (w, its checksum field as it is there), its options (sc->tx.opt)
+ * and the payload's; -1 when the payload cannot be read.  The payload is
+ * left in sc->req when it fits one chunk. */
+static __always_inline int tcpx_sum(struct xdp_md *ctx, struct xkv_scratch *sc, const __u32 *w, __s64 ps)
+{
+	struct xkv_tcpx_seg *p = &sc->tx;
+	__u32 olen = p->doff - 20, plen = p->plen;
+	__u64 t = (__u32)ps;
+	for (int i = 0; i < 5; i++)
+		t += w[i];
+	for (int i = 0; i < 10; i++) {
+		if (i * 4 >= olen)
+			break;
+		__u32 x;
+		__builtin_memcpy(&x, &p->opt[(i * 4) & 63], 4);
+		t += x;
+	}
+	struct tcpx_csum_walk c = { .ctx = ctx, .sc = sc, .at = p->l4 + p->doff, .left = plen,
+				    .sum = csum_fold32(t) };
+	if (plen)
+		bpf_loop(64, tcpx_csum_step, &c, 0);
+	if (c.bad || c.left)
+		return -1;
+	return csum_fold(c.sum);
+}
+
 /* The segment's IPv4 header checksum and TCP checksum are right, as the
  * kernel checks them before it takes a segment (or, with
  * XKV_CFG_CSUM_PARTIAL, the TCP checksum is the pseudo-header sum a local
@@ -186,28 +214,77 @@ __attribute__((noinline)) int xkv_tcpx_csum_ok(struct xdp_md *ctx, struct xkv_sc
 		if (csum_fold(s4) != 0xffff)
 			return 0;
 	}
-	__u32 doff = p->doff, olen = doff - 20, plen = p->plen;
+	__u32 doff = p->doff;
 	if (doff < 20 || doff > 60 || bpf_xdp_load_bytes(ctx, p->l4, w, 20))
 		return 0;
-	__s64 ps = pseudo_sum_proto(sc, sc->addr.src, sc->addr.dst, doff + plen, IPPROTO_TCP);
+	__s64 ps = pseudo_sum_proto(sc, sc->addr.src, sc->addr.dst, doff + p->plen, IPPROTO_TCP);
 	__u16 check = ((__u16 *)w)[8];
 	if ((cfg.flags & XKV_CFG_CSUM_PARTIAL) && check == csum_fold((__u32)ps))
 		return 1;
-	__u64 t = (__u32)ps;
-	for (int i = 0; i < 5; i++)
-		t += w[i];
-	for (int i = 0; i < 10; i++) {
-		if (i * 4 >= olen)
-			break;
-		__u32 x;
-		__builtin_memcpy(&x, &p->opt[(i * 4) & 63], 4);
-		t += x;
+	return tcpx_sum(ctx, sc, w, ps) == 0xffff;
+}
+
+/* The flow's held bytes (a cut request, tcpx.h: o->held from o->c_end on)
+ * put in front of the segment's payload: the headers moved back into the
+ * frame's headroom, the bytes after them, the IP length, the sequence
+ * number (now c_end's) and the checksums set (the TCP one computed again,
+ * or the pseudo-header's of a CHECKSUM_PARTIAL frame).  sc->tx follows.
+ * 1: done; 0: the frame unchanged (no room before it); -1: the frame
+ * half rewritten.  Global: verified once. */
+__attribute__((noinline)) int xkv_tcpx_prepend(struct xdp_md *ctx, struct xkv_scratch *sc,
+					       const struct tcpx_offs *o)
+{
+	if (!ctx || !sc || !o)
+		return 0;
+	struct xkv_tcpx_seg *p = &sc->tx;
+	struct xkv_tcpx_key k = p->key; /* on the stack: 6.1 takes no map key from an argument */
+	struct xkv_tcpx_flow *f = bpf_map_lookup_elem(&tcpx_flows, &k);
+	__u32 n = o->held, hl = p->l4 + p->doff, w[5];
+
+	if (!f || n == 0 || n > XKV_TCPX_HOLD_MAX || hl > 128 || p->doff < 20 ||
+	    bpf_xdp_load_bytes(ctx, p->l4, w, 20))
+		return 0;
+	__s64 ps = pseudo_sum_proto(sc, sc->addr.src, sc->addr.dst, p->doff + p->plen, IPPROTO_TCP);
+	int partial = (cfg.flags & XKV_CFG_CSUM_PARTIAL) && ((__u16 *)w)[8] == csum_fold((__u32)ps);
+	if (bpf_xdp_load_bytes(ctx, 0, sc->req, XKV_LEN(hl, 128)))
+		return 0;
+	if (bpf_xdp_adjust_head(ctx, -(int)n))
+		return 0;
+	if (bpf_xdp_store_bytes(ctx, 0, sc->req, XKV_LEN(hl, 128)) ||
+	    bpf_xdp_store_bytes(ctx, hl, f->hold, XKV_LEN(n, XKV_TCPX_HOLD_MAX)))
+		return -1;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	if (sc->addr.family == 4) {
+		struct iphdr *ip = data + ETH_HLEN;
+		if ((void *)(ip + 1) > data_end)
+			return -1;
+		__u32 w0 = *(__u32 *)ip;
+		ip->tot_len = bpf_htons(bpf_ntohs(ip->tot_len) + n);
+		csum_replace4(&ip->check, w0, *(__u32 *)ip);
+	} else {
+		struct ipv6hdr *ip6 = data + ETH_HLEN;
+		if ((void *)(ip6 + 1) > data_end)
+			return -1;
+		ip6->payload_len = bpf_htons(bpf_ntohs(ip6->payload_len) + n);
 	}
-	struct tcpx_csum_walk c = { .ctx = ctx, .sc = sc, .at = p->l4 + doff, .left = plen,
-				    .sum = csum_fold32(t) };
-	if (plen)
-		bpf_loop(64, tcpx_csum_step, &c, 0);
-	return !c.bad && !c.left && csum_fold(c.sum) == 0xffff;
+	p->seq -= n;
+	p->plen += n;
+	p->put = n;
+	w[1] = bpf_htonl(p->seq);
+	ps = pseudo_sum_proto(sc, sc->addr.src, sc->addr.dst, p->doff + p->plen, IPPROTO_TCP);
+	__u16 *ck = (__u16 *)&w[4];
+	if (partial) {
+		*ck = csum_fold((__u32)ps);
+	} else {
+		*ck = 0;
+		int sum = tcpx_sum(ctx, sc, w, ps);
+		if (sum < 0)
+			return -1;
+		*ck = ~(__u16)sum;
+	}
+	if (bpf_xdp_store_bytes(ctx, p->l4 + 4, &w[1], 4) || bpf_xdp_store_bytes(ctx, p->l4 + 16, ck, 2))
+		return -1;
+	return 1;
 }
 
 /* The segment, translated in place (sc->tx, the flow's offsets o): seq, ack
@@ -225,7 +302,7 @@ __attribute__((noinline)) int xkv_tcpx_translate_in(struct xdp_md *ctx, struct x
 	if ((void *)(th + 1) > data_end)
 		return 0;
 	__u32 end = p->seq + p->plen;
-	__u32 kseq = p->seq - (seq_before(o->c_start, end) ? o->dc : o->dc_prev);
+	__u32 kseq = tcpx_seq_in(o, p->seq, end);
 	__u32 nseq = bpf_htonl(kseq);
 	csum_replace4(&th->check, th->seq, nseq);
 	th->seq = nseq;

@@ -28,7 +28,8 @@
  *      acknowledges at once (a duplicate), and that acknowledgement takes
  *      the reply out (tcpx_tc.bpf.h, XKV_TCPX_F_ON_ACK) — no ACK is lost;
  *   I6 it holds whole requests the fast path answers (up to
- *      XKV_TCPX_PIPE_MAX; no read after a write), and their replies fit
+ *      XKV_TCPX_PIPE_MAX; no read after a write) and at most a request
+ *      cut at its end, which is held (tcpx.h), and their replies fit
  *      one segment (the MSS, the client's window): tcpx_pipe.bpf.h; noreply
  *      writes alone have none: a pure ACK from here acknowledges them (or,
  *      their ACK news to the kernel, the I5 way);
@@ -61,16 +62,17 @@ struct {
 
 /* On to the program of the segment's next request (sc->tx.pipe_i), or to
  * xdpkv_tcpx_fin for the answer after the last.  Returns only when the
- * tail call fails, which it cannot: the chain is at most
- * XKV_TCPX_PIPE_MAX + 3 long, and the programs are in the array while
- * attached. */
+ * tail call fails, which it cannot: the chain (xdpkv, xdpkv_tcpx, a
+ * program a request, xdpkv_tcpx_fin) makes at most XKV_TCPX_PIPE_MAX + 2
+ * tail calls, the kernel's limit (33), and the programs are in the array
+ * while attached. */
 static __always_inline void tcpx_chain(struct xdp_md *ctx, struct xkv_scratch *sc)
 {
 	__u32 i = sc->tx.pipe_i, prog = XKV_TCPX_PROG_FIN;
 
 	if (i < sc->tx.pipe_n)
-		prog = (sc->tx.pipe_bin >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1	 ? XKV_TCPX_PROG_BIN
-		     : (sc->tx.pipe_meta >> (i & (XKV_TCPX_PIPE_MAX - 1))) & 1 ? XKV_TCPX_PROG_META
+		prog = (sc->tx.pipe_bin >> (i & (XKV_TCPX_PIPE_SLOTS - 1))) & 1	 ? XKV_TCPX_PROG_BIN
+		     : (sc->tx.pipe_meta >> (i & (XKV_TCPX_PIPE_SLOTS - 1))) & 1 ? XKV_TCPX_PROG_META
 									     : XKV_TCPX_PROG_RUN;
 	bpf_tail_call(ctx, &tcpx_progs, prog);
 }
@@ -154,7 +156,7 @@ __attribute__((noinline)) int xkv_tcpx_acceptable(struct xdp_md *ctx, struct xkv
 	if (p->sk.found != XKV_TCPX_SK_CONN)
 		return 0;
 	__u32 end = p->seq + p->plen;
-	__u32 kseq = p->seq - (seq_before(o->c_start, end) ? o->dc : o->dc_prev);
+	__u32 kseq = tcpx_seq_in(o, p->seq, end);
 	__u32 kend = kseq + p->plen + (p->fl & TCPX_FIN ? 1 : 0);
 	/* a copy of the answered requests' first ones (an answer extended,
 	 * tcpx_answer): the kernel would have taken the answered stretch as a
@@ -338,17 +340,30 @@ out:
 }
 
 /* The segment on to the kernel, translated; what it hands over counted
- * (passed_end). */
+ * (passed_end).  Held bytes (tcpx.h) are the kernel's once a segment that
+ * holds them all goes (the next one with them put in front, or a copy of
+ * the answered one); one with more than a byte of them but not all is
+ * dropped (no client sends that: they were acknowledged; a byte alone is
+ * a keepalive probe's, which the kernel answers). */
 static __always_inline int tcpx_pass(struct xdp_md *ctx, struct xkv_scratch *sc,
 				     struct xkv_tcpx_flow *f, const struct tcpx_offs *o)
 {
 	struct xkv_tcpx_seg *p = &sc->tx;
 	if (p->plen) {
-		__u32 end = p->seq + p->plen;
+		__u32 end = p->seq + p->plen, h0 = o->c_end, h1 = o->c_end + o->held;
+		int drop = 0;
 		bpf_spin_lock(&f->lock);
-		if (seq_before(f->passed_end, end))
+		if (o->held && seq_before(p->seq, h1) && seq_before(h0, end)) {
+			if (seq_before(h0, p->seq) || seq_before(end, h1))
+				drop = p->plen > 1;
+			else if (f->held == o->held && f->c_end == o->c_end)
+				f->held = 0;
+		}
+		if (!drop && seq_before(f->passed_end, end))
 			f->passed_end = end;
 		bpf_spin_unlock(&f->lock);
+		if (drop)
+			return XDP_DROP;
 	}
 	if (o->flags & XKV_TCPX_F_ANSWERED)
 		xkv_tcpx_translate_in(ctx, sc, o);
@@ -481,7 +496,7 @@ static __always_inline int tcpx_ack_idle(struct xkv_scratch *sc, const struct tc
 	    !(was & XKV_TCPX_F_ANSWERED) ||
 	    p->plen || p->fl != TCPX_ACK || p->sack_n || p->odd || !p->sk.established)
 		return 0;
-	return p->seq - o->dc == p->sk.rcv_nxt && tcpx_ack_in(o, p->ack) == p->sk.snd_nxt &&
+	return tcpx_seq_in(o, p->seq, p->seq) == p->sk.rcv_nxt && tcpx_ack_in(o, p->ack) == p->sk.snd_nxt &&
 	       p->sk.snd_una == p->sk.snd_nxt && p->sk.write_seq == p->sk.snd_nxt &&
 	       ((__u32)p->win << (p->sk.snd_wscale & 15)) == p->sk.snd_wnd;
 }
@@ -548,6 +563,14 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 	int act = tcpx_repeat(ctx, sc, st, f, &o);
 	if (act != XKV_NEXT)
 		return act;
+	/* the client's next bytes after held ones: those put in front */
+	if (o.held && (p->plen || (p->fl & TCPX_FIN)) && p->seq == o.c_end + o.held) {
+		act = xkv_tcpx_prepend(ctx, sc, &o);
+		if (act <= 0) {
+			stat_inc(st, XKV_STAT_tcpx_held_dropped);
+			return XDP_DROP; /* no room before it (the client sends it again) */
+		}
+	}
 	if (p->plen && !(p->fl & TCPX_FIN)) {
 		act = tcpx_answer(ctx, sc, st, &o);
 		if (act != XKV_NEXT)

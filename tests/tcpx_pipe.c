@@ -224,6 +224,217 @@ static void one_row(struct pctx *c, const struct prow *r)
 	xkv_buf_free(&want);
 }
 
+/* The slow path's replies to req (n bytes) from the store as it is: into
+ * *out; the bytes it took (a cut request at the end stays). */
+static size_t oracle(struct pctx *c, const void *req, size_t n, struct xkv_buf *out)
+{
+	struct xkv_slow_stream st = { 0 };
+	struct xkv_stats delta = { 0 };
+	size_t used = 0;
+	xkv_slow_stream(c->sl, NULL, &st, req, n, &used, out, &delta);
+	return used;
+}
+
+/* One segment of the hold rows through the responder: seq on from RCV_NXT,
+ * acknowledging ack. */
+static void hseg(struct pctx *c, __u32 seq, __u32 ack, __u8 flags, __u32 tsval, const void *pl, size_t n)
+{
+	struct seg g = { .saddr = htonl(0x7f000002), .daddr = htonl(0x7f000001), .sport = PIPE_CPORT,
+			 .dport = PORT, .flags = flags, .seq = seq, .ack = ack, .tsval = tsval, .tsecr = 7,
+			 .payload = pl, .plen = n };
+	static __u8 empty[1];
+	if (!n)
+		g.payload = (const char *)empty; /* no payload: not strlen's */
+	run(c->xdp, c->in, build(&g, c->in), &c->o);
+}
+
+/* A reply frame's text (its TCP header skipped): *len bytes. */
+static const __u8 *htext(const struct pctx *c, size_t *len)
+{
+	const __u8 *t = tcp_of(&c->o);
+	size_t hl = (size_t)(t[12] >> 4) * 4;
+	*len = c->o.len - (size_t)(t - c->o.f) - hl;
+	return t + hl;
+}
+
+struct hrow {
+	const char *what;
+	const char *first, *next; /* the first segment ends in a cut request */
+	int next_passed;          /* the next one, the cut request in front, goes to the kernel */
+	size_t n1, n2;            /* their bytes (0: text, strlen) */
+};
+
+/* A request cut at an answered segment's end (tcpx.h): the requests before
+ * it answered as the slow path answers them, the whole segment
+ * acknowledged, the cut bytes held in the flow; the client's next segment
+ * gets them in front: answered with them (the slow path's replies to the
+ * cut request and what follows), or handed to the kernel with them at its
+ * rcv_nxt, checksums right, nothing applied. */
+static void hold_row(struct pctx *c, const struct hrow *r)
+{
+	size_t n1 = r->n1 ? r->n1 : strlen(r->first), n2 = r->n2 ? r->n2 : strlen(r->next);
+	struct xkv_buf w1 = { 0 }, w2 = { 0 };
+	static struct view before, oracle1, after;
+	char rest[1024];
+
+	reset_store(c->s);
+	look(c->s, &before);
+	size_t used = oracle(c, r->first, n1, &w1);
+	look(c->s, &oracle1);
+	size_t cut = n1 - used;
+	memcpy(rest, r->first + used, cut);
+	memcpy(rest + cut, r->next, n2);
+	size_t cut2 = cut + n2 - oracle(c, rest, cut + n2, &w2); /* the next one may end cut too */
+	look(c->s, &after);
+	if (!same(&after, &before)) /* else the items themselves: a binary reply carries their cas */
+		reset_store(c->s);
+	bpf_map_delete_elem(c->flows, &c->k);
+	__u64 h0 = counter(c->s, XKV_STAT_tcpx_held);
+
+	hseg(c, RCV_NXT, SND_NXT, F_ACK | F_PSH, 9, r->first, n1);
+	size_t got;
+	const __u8 *txt = htext(c, &got);
+	const __u8 *t = tcp_of(&c->o);
+	struct xkv_tcpx_flow f;
+	int has = !get_flow(c->flows, &c->k, &f);
+	look(c->s, &after);
+	CHECK(cut > 0 && cut <= XKV_TCPX_HOLD_MAX && c->o.ret == XDP_TX && got == w1.len &&
+	      !memcmp(txt, w1.p, w1.len) && rd32(t + 8) == RCV_NXT + n1 && csum_ok(c->o.f, c->o.len) &&
+	      same(&after, &oracle1) && has && f.dc == used && f.c_end == RCV_NXT + used && f.held == cut &&
+	      !memcmp(f.hold, r->first + used, cut) && counter(c->s, XKV_STAT_tcpx_held) == h0 + 1,
+	      "%s: %s: the requests before the cut one answered (%zu reply bytes, want %zu), all %zu "
+	      "acknowledged (%u), the cut %zu held (dc %u, held %u)", c->L, r->what, got, w1.len, n1,
+	      rd32(t + 8) - RCV_NXT, cut, has ? f.dc : 0, has ? f.held : 0);
+
+	__u32 seq2 = RCV_NXT + (__u32)n1, ack2 = SND_NXT + (__u32)w1.len;
+	hseg(c, seq2, ack2, F_ACK | F_PSH, 10, r->next, n2);
+	txt = htext(c, &got);
+	t = tcp_of(&c->o);
+	has = !get_flow(c->flows, &c->k, &f);
+	if (!r->next_passed) {
+		look(c->s, &after);
+		CHECK(c->o.ret == XDP_TX && got == w2.len && !memcmp(txt, w2.p, w2.len) &&
+		      rd32(t + 4) == ack2 && rd32(t + 8) == seq2 + n2 && csum_ok(c->o.f, c->o.len) && has &&
+		      f.held == cut2 && f.dc == n1 + n2 - cut2 && (!cut2 || !memcmp(f.hold, rest + cut + n2 - cut2, cut2)),
+		      "%s: %s: the next segment answered with the held bytes in front (%zu reply bytes, "
+		      "want %zu: %.*s), acknowledged to its end, its own cut request held (%u, want %zu)", c->L,
+		      r->what, got, w2.len, (int)(got < 60 ? got : 60), txt, has ? f.held : 0, cut2);
+	} else {
+		look(c->s, &after);
+		CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT && got == cut + n2 &&
+		      !memcmp(txt, rest, cut + n2) && csum_ok(c->o.f, c->o.len) && same(&after, &oracle1) &&
+		      has && f.held == 0,
+		      "%s: %s: the next segment to the kernel with the held bytes in front, at its rcv_nxt "
+		      "(seq %u, want %u; %zu bytes, want %zu), checksums right, nothing applied, nothing held",
+		      c->L, r->what, rd32(t + 4), RCV_NXT, got, cut + n2);
+	}
+	xkv_buf_free(&w1);
+	xkv_buf_free(&w2);
+}
+
+/* Around held bytes: an ACK after them is at the kernel's rcv_nxt; a
+ * segment past a gap goes on in the kernel's numbering, the bytes still
+ * held; one inside them (never sent by a client: they were acknowledged)
+ * is dropped; a copy of the answered segment brings its reply again,
+ * acknowledging the held bytes too. */
+static void hold_edges(struct pctx *c)
+{
+	const char *first = "get a\r\nget b\r\nget c";
+	size_t n1 = strlen(first), cut = 5, got;
+	reset_store(c->s);
+	bpf_map_delete_elem(c->flows, &c->k);
+	hseg(c, RCV_NXT, SND_NXT, F_ACK | F_PSH, 9, first, n1);
+	const __u8 *txt = htext(c, &got);
+	__u8 reply[256];
+	size_t rl = got < sizeof(reply) ? got : sizeof(reply);
+	memcpy(reply, txt, rl);
+	struct xkv_tcpx_flow f;
+	__u32 end = RCV_NXT + (__u32)n1;
+
+	hseg(c, RCV_NXT, SND_NXT, F_ACK | F_PSH, 9, first, n1); /* at once: within the replay gap */
+	CHECK(c->o.ret == XDP_DROP, "%s: held: a copy of the answered segment at once dropped (ret %d)", c->L,
+	      c->o.ret);
+	struct xkv_tcpx_flow w;
+	if (!get_flow(c->flows, &c->k, &w)) {
+		w.replay_ns = 0; /* the replay gap passed */
+		bpf_map_update_elem(c->flows, &c->k, &w, BPF_EXIST);
+	}
+	hseg(c, RCV_NXT, SND_NXT, F_ACK | F_PSH, 9, first, n1);
+	txt = htext(c, &got);
+	const __u8 *t = tcp_of(&c->o);
+	CHECK(c->o.ret == XDP_TX && got == rl && !memcmp(txt, reply, rl) && rd32(t + 8) == end,
+	      "%s: held: a copy of the answered segment brings its reply again (ret %d, %zu bytes, want %zu), "
+	      "acknowledging the held bytes (%u, want %u)", c->L, c->o.ret, got, rl, rd32(t + 8), end);
+	hseg(c, end, SND_NXT + (__u32)rl, F_ACK, 10, NULL, 0);
+	t = tcp_of(&c->o);
+	CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT && !get_flow(c->flows, &c->k, &f) && f.held == cut,
+	      "%s: held: an ACK after the held bytes goes on at the kernel's rcv_nxt (ret %d, seq %u, want "
+	      "%u), the bytes still held", c->L, c->o.ret, rd32(t + 4), RCV_NXT);
+	hseg(c, end + 5, SND_NXT + (__u32)rl, F_ACK | F_PSH, 10, "get b\r\n", 7);
+	t = tcp_of(&c->o);
+	CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT + (__u32)cut + 5 && !get_flow(c->flows, &c->k, &f) &&
+	      f.held == cut,
+	      "%s: held: a segment past a gap goes on in the kernel's numbering (seq %u, want %u), the "
+	      "bytes still held", c->L, rd32(t + 4), RCV_NXT + (__u32)cut + 5);
+	hseg(c, end - 2, SND_NXT + (__u32)rl, F_ACK | F_PSH, 10, "c\r\n", 3);
+	CHECK(c->o.ret == XDP_DROP && !get_flow(c->flows, &c->k, &f) && f.held == cut,
+	      "%s: held: a segment inside the held bytes dropped (ret %d), the bytes still held", c->L, c->o.ret);
+	/* the reply acknowledged: a copy goes to the kernel, whose new bytes
+	 * in it are the held ones */
+	hseg(c, RCV_NXT, SND_NXT + (__u32)rl, F_ACK | F_PSH, 10, first, n1);
+	t = tcp_of(&c->o);
+	CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT - (__u32)(n1 - cut) && !get_flow(c->flows, &c->k, &f) &&
+	      f.held == 0,
+	      "%s: held: a copy of the answered segment, its reply acknowledged, goes to the kernel (ret %d, "
+	      "seq %u, want %u), which has the held bytes from it: none held (%u)", c->L, c->o.ret,
+	      rd32(t + 4), RCV_NXT - (__u32)(n1 - cut), f.held);
+	bpf_map_delete_elem(c->flows, &c->k);
+}
+
+static void hold_cases(struct pctx *c)
+{
+	__u8 b[256];
+	size_t nb = 0;
+	bin(b, &nb, XKV_BIN_GETKQ, "a", 1);
+	size_t c1 = nb + 10, c2 = nb + XKV_BIN_HDR_LEN; /* cuts in the getk's header, in its key */
+	bin(b, &nb, XKV_BIN_GETK, "zz", 2);
+	bin(b, &nb, XKV_BIN_NOOP, NULL, 3);
+	/* a cut of 150 bytes held, then one of 150 again: the second
+	 * frame's own room is what the first took of it, plus the second's */
+	static char lc1[512], lc2[512];
+	snprintf(lc1, sizeof(lc1), "get a\r\nset x 0 0 140 noreply\r\n%0120d", 1);
+	snprintf(lc2, sizeof(lc2), "%020d\r\nset y 0 0 140 noreply\r\n%0120d", 2, 3);
+	/* tcppipeclient.py's stream: noreply sets (values of 1 to 150
+	 * bytes) and deletes, in MSS-sized segments */
+	static char wr[4096];
+	size_t nw = 0;
+	for (int i = 0; nw < 3000; i++) {
+		if (i % 7 == 6) {
+			nw += (size_t)snprintf(wr + nw, sizeof(wr) - nw, "delete st-%d noreply\r\n", i % 40);
+			continue;
+		}
+		int vl = 1 + (i * 37) % 150;
+		nw += (size_t)snprintf(wr + nw, sizeof(wr) - nw, "set st-%d %d 0 %d noreply\r\n%0*d\r\n", i % 40,
+				       i % 5, vl, vl, i);
+	}
+	const struct hrow rows[] = {
+		{ "gets, a get cut in its key", "get a\r\nget b\r\nget c", "\r\nget zz\r\n", 0 },
+		{ "noreply writes, a set cut in its line", "set x 0 0 1 noreply\r\nq\r\nset y 0 0",
+		  " 2 noreply\r\nyy\r\ndelete a noreply\r\n", 0 },
+		{ "a get, a set cut in its data", "get a\r\nset x 0 0 10\r\nabc", "defghij\r\ndelete b\r\n", 0 },
+		{ "a get cut in its command word alone", "ge", "t a b\r\n", 0 },
+		{ "a cut set completed by a read after it", "get a\r\nset x 0 0 3\r\nab", "c\r\nget x\r\n", 1 },
+		{ "a cut get completed by a command serve answers", "get a\r\nincr", " n 1\r\n", 1 },
+		{ "noreply writes of a stream, cut at 1448 bytes", wr, wr + 1448, 0, 1448, 1448 },
+		{ "a long cut request, then another (the frame's room counted once)", lc1, lc2, 0 },
+		{ "binary: getkq, a getk cut in its header", (const char *)b, (const char *)b + c1, 0, c1, nb - c1 },
+		{ "binary: getkq, a getk cut in its key", (const char *)b, (const char *)b + c2, 0, c2, nb - c2 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		hold_row(c, &rows[i]);
+	hold_edges(c);
+}
+
 int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 {
 	struct bpf_program *x = bpf_object__find_program_by_name(obj, "xdpkv_tcpx");
@@ -237,10 +448,13 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 	c->k = key_of(htonl(0x7f000002), PIPE_CPORT, htonl(0x7f000001));
 	serve_it(s, fd, 20);
 
-	char gets16[256] = "", gets17[256];
-	for (int i = 0; i < 16; i++)
-		strcat(gets16, i % 3 ? "get a\r\n" : "get zz\r\n");
-	snprintf(gets17, sizeof(gets17), "%sget b\r\n", gets16);
+	char gets31[512] = "", gets32[512];
+	for (int i = 0; i < XKV_TCPX_PIPE_MAX; i++)
+		strcat(gets31, i % 3 ? "get zz\r\n" : "get a\r\n"); /* replies within the MSS */
+	snprintf(gets32, sizeof(gets32), "%sget b\r\n", gets31);
+	char gets31cut[512], longcut[512];
+	snprintf(gets31cut, sizeof(gets31cut), "%sget b", gets31);
+	snprintf(longcut, sizeof(longcut), "get a\r\nset x 0 0 300\r\n%0*d", XKV_TCPX_HOLD_MAX, 7);
 	__u8 b1[512], b2[512], b3[512];
 	size_t n1 = 0, n2 = 0, n3 = 0;
 	bin(b1, &n1, XKV_BIN_GETKQ, "a", 1);
@@ -277,8 +491,8 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 	const struct prow rows[] = {
 		{ "3 gets: hit, miss, hit", "get a\r\nget zz\r\nget b\r\n", NULL, 0, ANSWERED, 0 },
 		{ "a multi-key get and a get", "get a b zz c\r\nget c\r\n", NULL, 0, ANSWERED, 0 },
-		{ "16 gets (XKV_TCPX_PIPE_MAX)", gets16, NULL, 0, ANSWERED, 0 },
-		{ "17 gets", gets17, NULL, 0, WHOLE, 0 },
+		{ "31 gets (XKV_TCPX_PIPE_MAX)", gets31, NULL, 0, ANSWERED, 0 },
+		{ "32 gets", gets32, NULL, 0, WHOLE, 0 },
 		{ "gets, then a set and a delete", "get a\r\nget b\r\nset x 5 0 3\r\nxyz\r\ndelete b\r\n", NULL, 0,
 		  ANSWERED, 0 },
 		{ "sets and deletes (a miss among them)", "set x 0 0 1\r\nq\r\nset y 1 0 2\r\nyy\r\ndelete zz\r\n"
@@ -288,8 +502,9 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 		{ "noreply and replied writes", "set x 0 0 1 noreply\r\nq\r\nset y 0 0 2\r\nyy\r\ndelete c noreply\r\n",
 		  NULL, 0, ANSWERED, 0 },
 		{ "a read after a write", "set x 0 0 1\r\nq\r\nget x\r\n", NULL, 0, WHOLE, 0 },
-		{ "a request cut at the end", "get a\r\nget b\r\nget c", NULL, 0, WHOLE, 0 },
-		{ "a set whose data is cut", "get a\r\nset x 0 0 10\r\nabc", NULL, 0, WHOLE, 0 },
+		{ "31 gets and a cut one", gets31cut, NULL, 0, WHOLE, 0 },
+		{ "a request cut after a bare newline (memcached answers it)", "get a\nget b", NULL, 0, WHOLE, 0 },
+		{ "a cut request over XKV_TCPX_HOLD_MAX bytes", longcut, NULL, 0, WHOLE, 0 },
 		{ "a command the path leaves to serve between gets", "get a\r\nincr n 1\r\nget b\r\n", NULL, 0, WHOLE,
 		  0 },
 		{ "a get of a key named noreply (as memcached reads it)", "get a\r\nget b noreply\r\n", NULL, 0,
@@ -330,6 +545,7 @@ int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		one_row(c, &rows[i]);
+	hold_cases(c);
 	/* a binary set's response carries the new item's cas, the one a gets
 	 * or a later cas sees */
 	__u8 b8[128];

@@ -190,6 +190,23 @@ static void egress_cases(const char *L, int tc, int flows)
 	      csum_ok(o.f, o.len), "%s: egress SACK blocks: %u-%u %u-%u (want 1015-1115 905-985)", L,
 	      rd32(sb), rd32(sb + 4), rd32(sb + 8), rd32(sb + 12));
 	g.nsack = 0;
+	/* 7 bytes of a cut request held after c_end: the kernel's rcv_nxt is
+	 * their end to the client; what the kernel acknowledges past it (they
+	 * and more, handed over) goes on in its numbering */
+	struct xkv_tcpx_flow hf;
+	if (!get_flow(flows, &k, &hf)) {
+		hf.held = 7;
+		bpf_map_update_elem(flows, &k, &hf, BPF_EXIST);
+	}
+	g.seq = 4980, g.ack = 995, g.flags = F_ACK;
+	run(tc, in, build(&g, in), &o);
+	CHECK(rd32(tcp_of(&o) + 8) == 1017 && csum_ok(o.f, o.len),
+	      "%s: egress, bytes held: the kernel's rcv_nxt acknowledges them (%u, want 1017)", L,
+	      rd32(tcp_of(&o) + 8));
+	g.ack = 1002;
+	run(tc, in, build(&g, in), &o);
+	CHECK(rd32(tcp_of(&o) + 8) == 1017, "%s: ... and past them, as before (%u, want 1017)", L,
+	      rd32(tcp_of(&o) + 8));
 
 	/* the reply not yet acknowledged: the kernel's ack held at the request's start */
 	put_flow(flows, &k, 0, NULL);

@@ -17,7 +17,10 @@
 #    Dalli (binary: setq multi-sets, getkq multi-gets), php-memcached binary
 #    and text (setMulti, getMulti, set, get, delete): every value checked,
 #    XDP answering some of each; the meta commands in Dalli's forms
-#    (bench/clients/clients.py's meta_dalli): every value checked, XDP
+#    (bench/clients/clients.py's meta_dalli) and pymemcache's noreply sets
+#    and deletes (pymemcache_setdel): every value checked, XDP answering at
+#    least 80 %.  tcppipeclient.py stream: noreply writes in 8 KB writes, cut
+#    by TCP inside requests: every value right, cut requests held, XDP
 #    answering at least 80 %.
 # 3. nutcracker (twemproxy) in front, 8 client threads of single sets and
 #    gets for 4 s: every value right, and XDP answered segments nutcracker
@@ -78,16 +81,30 @@ other "php-memcached text" php "$here/phpclient.php" "$S4" "$P" text 5
 # the meta commands in Dalli's forms (bench/clients/clients.py's row: mg v f,
 # quiet multi-gets ending in mn, ms c F0 T0 MS), every value checked
 CPY=$here/../../bench/clients/clients.py
-meta_ok() { # the row's JSON line: no error, nothing wrong, requests made
-	tb_cli $PY "$CPY" preload meta_dalli "$S4" "$P" &&
-		tb_cli $PY "$CPY" run meta_dalli "$S4" "$P" 2 | tee "$TB_TMP/meta.json" &&
-		$PY -c 'import json,sys; r = json.load(open(sys.argv[1])); sys.exit(0 if not r.get("error") and r["wrong"] == 0 and r["requests"] > 100 else 1)' "$TB_TMP/meta.json"
+row_ok() { # ROW: its JSON line: no error, nothing wrong, requests made
+	tb_cli $PY "$CPY" preload "$1" "$S4" "$P" &&
+		tb_cli $PY "$CPY" run "$1" "$S4" "$P" 2 | tee "$TB_TMP/$1.json" &&
+		$PY -c 'import json,sys; r = json.load(open(sys.argv[1])); sys.exit(0 if not r.get("error") and r["wrong"] == 0 and r["requests"] > 100 else 1)' "$TB_TMP/$1.json"
 }
-m0=$(tb_counter fast tcpx_answered) n0=$(tb_counter slow tcp_slow)
-check "$layout: meta commands in Dalli's forms" meta_ok
-m1=$(tb_counter fast tcpx_answered) n1=$(tb_counter slow tcp_slow)
+row_xdp() { # ROW WHAT: the row run, every value checked, XDP answering at least 80 %
+	local m0 n0 m1 n1 dm dn
+	m0=$(tb_counter fast tcpx_answered) n0=$(tb_counter slow tcp_slow)
+	check "$layout: $2" row_ok "$1"
+	m1=$(tb_counter fast tcpx_answered) n1=$(tb_counter slow tcp_slow)
+	dm=$((m1 - m0)) dn=$((n1 - n0))
+	echo "$layout: $1: XDP answered $dm requests, serve $dn"
+	check "$layout: ... XDP answered at least 80 % of them ($dm of $((dm + dn)))" test $((dm * 5)) -ge $(((dm + dn) * 4))
+}
+row_xdp meta_dalli "meta commands in Dalli's forms"
+row_xdp pymemcache_setdel "pymemcache's noreply sets and deletes, one a write"
+# noreply writes in 8 KB writes: TCP cuts requests at its segments' ends,
+# which the responder holds for the next segment
+h0=$(tb_counter fast tcpx_held) m0=$(tb_counter fast tcpx_answered) n0=$(tb_counter slow tcp_slow)
+check "$layout: noreply writes cut at segment ends: every value right" client stream "$S4" "$P" --rounds 30
+h1=$(tb_counter fast tcpx_held) m1=$(tb_counter fast tcpx_answered) n1=$(tb_counter slow tcp_slow)
 dm=$((m1 - m0)) dn=$((n1 - n0))
-echo "$layout: meta: XDP answered $dm requests, serve $dn"
+echo "$layout: stream: XDP answered $dm requests, serve $dn, cut requests held $((h1 - h0))"
+check "$layout: ... cut requests held ($((h1 - h0)))" test $((h1 - h0)) -gt 30
 check "$layout: ... XDP answered at least 80 % of them ($dm of $((dm + dn)))" test $((dm * 5)) -ge $(((dm + dn) * 4))
 x2=$(tb_counter fast tcpx_answered) u2=$(tb_counter slow tcp_slow) p2=$(tb_counter fast tcpx_pipelined)
 

@@ -16,6 +16,11 @@
       pymemcache set_many (noreply, its default) and get_many, set_many with
       replies, delete_many; python-memcache set_multi, get_multi,
       delete_multi: every value checked.
+  tcppipeclient.py stream HOST PORT --rounds N
+      Each round one write of about 8 KB of noreply sets (values of 1 to
+      150 bytes) and deletes, which TCP cuts at segment ends inside
+      requests, then (50 ms later) a multi-key get of the round's keys:
+      every value checked (a deleted key missing).
   tcppipeclient.py fanin HOST PORT --clients N --seconds S
       N threads of pymemcache single gets and sets (each its own 50 keys,
       9 gets to a set once they are there, every value checked): through a
@@ -189,6 +194,40 @@ def clients(host, port, rounds):
     return True
 
 
+def stream(host, port, rounds):
+    s = conn(host, port)
+    for r in range(rounds):
+        want, buf, i = {}, b"", 0
+        while len(buf) < 8000:
+            k = "st%d-%d" % (r, i % 40)
+            if i % 7 == 6:
+                buf += b"delete %s noreply\r\n" % k.encode()
+                want[k] = None
+            else:
+                v = (b"%d:%d:" % (r, i) + b"v" * 150)[:1 + (i * 37) % 150]
+                buf += b"set %s %d 0 %d noreply\r\n%s\r\n" % (k.encode(), i % 5, len(v), v)
+                want[k] = (i % 5, v)
+            i += 1
+        s.sendall(buf)
+        time.sleep(0.05)  # the get in a segment of its own (its reply is serve's)
+        s.sendall(b"get " + " ".join(sorted(want)).encode() + b"\r\n")
+        got, out = {}, b""
+        while not out.endswith(b"END\r\n"):
+            s.settimeout(10)
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+        for m in re.finditer(rb"VALUE (\S+) (\d+) (\d+)\r\n", out):
+            n = int(m.group(3))
+            got[m.group(1).decode()] = (int(m.group(2)), out[m.end():m.end() + n])
+        if got != {k: v for k, v in want.items() if v is not None}:
+            print("stream: round %d: the values differ (%d sent, %d got)" % (r, len(want), len(got)))
+            return False
+    print("stream: %d rounds of about 8 KB of noreply writes, every value right" % rounds)
+    return True
+
+
 def fanin(host, port, nclients, seconds):
     from pymemcache.client.base import Client
     end = time.time() + seconds
@@ -228,6 +267,8 @@ def main():
         return oracle(a[1], int(a[2]), a[3], int(a[4]))
     if len(a) >= 3 and a[0] == "clients":
         return clients(a[1], int(a[2]), int(a[4]) if len(a) > 4 and a[3] == "--rounds" else 5)
+    if len(a) == 5 and a[0] == "stream" and a[3] == "--rounds":
+        return stream(a[1], int(a[2]), int(a[4]))
     if len(a) == 7 and a[0] == "fanin":
         return fanin(a[1], int(a[2]), int(a[4]), float(a[6]))
     print(__doc__)
