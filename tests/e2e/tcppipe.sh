@@ -81,22 +81,22 @@ other "php-memcached text" php "$here/phpclient.php" "$S4" "$P" text 5
 # the meta commands in Dalli's forms (bench/clients/clients.py's row: mg v f,
 # quiet multi-gets ending in mn, ms c F0 T0 MS), every value checked
 CPY=$here/../../bench/clients/clients.py
-row_ok() { # ROW: its JSON line: no error, nothing wrong, requests made
+row_ok() { # ROW SECONDS: its JSON line: no error, nothing wrong, requests made
 	tb_cli $PY "$CPY" preload "$1" "$S4" "$P" &&
-		tb_cli $PY "$CPY" run "$1" "$S4" "$P" 2 | tee "$TB_TMP/$1.json" &&
+		tb_cli $PY "$CPY" run "$1" "$S4" "$P" "$2" | tee "$TB_TMP/$1.json" &&
 		$PY -c 'import json,sys; r = json.load(open(sys.argv[1])); sys.exit(0 if not r.get("error") and r["wrong"] == 0 and r["requests"] > 100 else 1)' "$TB_TMP/$1.json"
 }
-row_xdp() { # ROW WHAT: the row run, every value checked, XDP answering at least 80 %
+row_xdp() { # ROW SECONDS WHAT: the row run, every value checked, XDP answering at least 80 %
 	local m0 n0 m1 n1 dm dn
 	m0=$(tb_counter fast tcpx_answered) n0=$(tb_counter slow tcp_slow)
-	check "$layout: $2" row_ok "$1"
+	check "$layout: $3" row_ok "$1" "$2"
 	m1=$(tb_counter fast tcpx_answered) n1=$(tb_counter slow tcp_slow)
 	dm=$((m1 - m0)) dn=$((n1 - n0))
 	echo "$layout: $1: XDP answered $dm requests, serve $dn"
 	check "$layout: ... XDP answered at least 80 % of them ($dm of $((dm + dn)))" test $((dm * 5)) -ge $(((dm + dn) * 4))
 }
-row_xdp meta_dalli "meta commands in Dalli's forms"
-row_xdp pymemcache_setdel "pymemcache's noreply sets and deletes, one a write"
+row_xdp meta_dalli 2 "meta commands in Dalli's forms"
+row_xdp pymemcache_setdel 1 "pymemcache's noreply sets and deletes, one a write"
 # noreply writes in 8 KB writes: TCP cuts requests at its segments' ends,
 # which the responder holds for the next segment
 h0=$(tb_counter fast tcpx_held) m0=$(tb_counter fast tcpx_answered) n0=$(tb_counter slow tcp_slow)

@@ -19,8 +19,8 @@
   tcppipeclient.py stream HOST PORT --rounds N
       Each round one write of about 8 KB of noreply sets (values of 1 to
       150 bytes) and deletes, which TCP cuts at segment ends inside
-      requests, then (50 ms later) a multi-key get of the round's keys:
-      every value checked (a deleted key missing).
+      requests, then (50 ms later) a multi-key get of the round's keys,
+      which serve answers: every value checked (a deleted key missing).
   tcppipeclient.py fanin HOST PORT --clients N --seconds S
       N threads of pymemcache single gets and sets (each its own 50 keys,
       9 gets to a set once they are there, every value checked): through a
@@ -208,8 +208,11 @@ def stream(host, port, rounds):
                 buf += b"set %s %d 0 %d noreply\r\n%s\r\n" % (k.encode(), i % 5, len(v), v)
                 want[k] = (i % 5, v)
             i += 1
+        # after serve's reply to the last round's get has been published
+        # (tcp_paid), and the get in a segment of its own
+        time.sleep(0.05)
         s.sendall(buf)
-        time.sleep(0.05)  # the get in a segment of its own (its reply is serve's)
+        time.sleep(0.05)
         s.sendall(b"get " + " ".join(sorted(want)).encode() + b"\r\n")
         got, out = {}, b""
         while not out.endswith(b"END\r\n"):

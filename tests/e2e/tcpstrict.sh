@@ -84,7 +84,7 @@ for mode in xdp kernel; do
 		XDPKV_TEST_FLOW_LINGER_MS=500 tb_serve_tcp_start --idle-timeout 2
 		strict hold "$S4" "$P" 8 7 >"$TB_TMP/hold.out" &
 		hpid=$!
-		for _ in $(seq 50); do grep -q ready "$TB_TMP/hold.out" 2>/dev/null && break; sleep 0.1; done
+		for _ in $(seq 200); do grep -q ready "$TB_TMP/hold.out" 2>/dev/null && break; sleep 0.1; done
 		n=$(flows)
 		check "$mode: 8 silent connections have flows ($n)" test "$n" -ge 8
 		drained() { local i; for i in $(seq 50); do [[ $(flows) == 0 ]] && return 0; sleep 0.1; done; return 1; }
