@@ -379,6 +379,17 @@ static void hold_edges(struct pctx *c)
 	hseg(c, end - 2, SND_NXT + (__u32)rl, F_ACK | F_PSH, 10, "c\r\n", 3);
 	CHECK(c->o.ret == XDP_DROP && !get_flow(c->flows, &c->k, &f) && f.held == cut,
 	      "%s: held: a segment inside the held bytes dropped (ret %d), the bytes still held", c->L, c->o.ret);
+	hseg(c, end - 1, SND_NXT + (__u32)rl, F_ACK, 10, NULL, 0); /* a keepalive probe, 0 bytes */
+	t = tcp_of(&c->o);
+	CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT - 1,
+	      "%s: held: a keepalive probe at their last byte goes on before the kernel's rcv_nxt, which it "
+	      "answers (ret %d, seq %u, want %u)", c->L, c->o.ret, rd32(t + 4), RCV_NXT - 1);
+	hseg(c, end - 1, SND_NXT + (__u32)rl, F_ACK, 10, "c", 1); /* ... of 1 byte */
+	t = tcp_of(&c->o);
+	CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT + (__u32)cut - 1 && !get_flow(c->flows, &c->k, &f) &&
+	      f.held == cut,
+	      "%s: held: a 1-byte keepalive probe goes on (ret %d, seq %u, want %u), the bytes still held", c->L,
+	      c->o.ret, rd32(t + 4), RCV_NXT + (__u32)cut - 1);
 	/* the reply acknowledged: a copy goes to the kernel, whose new bytes
 	 * in it are the held ones */
 	hseg(c, RCV_NXT, SND_NXT + (__u32)rl, F_ACK | F_PSH, 10, first, n1);
