@@ -21,8 +21,8 @@
  * the `held` bytes [c_end, c_end + held) are acknowledged to the client
  * but not yet the kernel's (whose rcv_nxt is c_end's place), and go in
  * front of the client's next segment, which starts at c_end + held
- * (tcpx_xdp.bpf.h, xkv_tcpx_prepend): answered with it, or handed to the
- * kernel with it. */
+ * (xkv_tcpx_prepend in tcpx_seg.bpf.h, called from tcpx_xdp.bpf.h):
+ * answered with it, or handed to the kernel with it. */
 #ifndef XDPKV_TCPX_H
 #define XDPKV_TCPX_H
 
