@@ -168,7 +168,7 @@ __attribute__((noinline)) int xkv_tcpx_scan(struct xdp_md *ctx, struct xkv_scrat
 	bpf_loop(XKV_TCPX_PIPE_MAX + 1, tcpx_scan_step, &c, 0);
 	__u32 tail = p->plen - p->pipe_off;
 	if (tail) {
-		if (!p->cut || tail > XKV_TCPX_HOLD_MAX || p->pipe_off > p->plen)
+		if (!p->cut || tail > XKV_TCPX_HOLD_MAX) /* (past plen: tail wraps above it) */
 			return 0;
 		/* the room xkv_tcpx_prepend will take in the next frame: this
 		 * one's (the same device's), less what held bytes took of it */
