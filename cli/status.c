@@ -133,11 +133,12 @@ static void print_text(const struct status *st, bool percpu)
 		printf("  %-14s", "TCP in XDP");
 		printf(" segments of several requests %llu, replies on the kernel's ACK %llu (their segment "
 		       "reached the TCP stack), sent again %llu, repeats dropped %llu, ACKs of them absorbed %llu, "
-		       "cut requests held %llu (a next segment dropped for want of room %llu); not answered:",
+		       "cut requests held %llu (sent alone for want of room before the next segment %llu, "
+		       "a next segment dropped %llu); not answered:",
 		       st->fast.v[XKV_STAT_tcpx_pipelined], st->fast.v[XKV_STAT_tcpx_on_ack],
 		       st->fast.v[XKV_STAT_tcpx_replayed], st->fast.v[XKV_STAT_tcpx_dup_dropped],
 		       st->fast.v[XKV_STAT_tcpx_acks_absorbed], st->fast.v[XKV_STAT_tcpx_held],
-		       st->fast.v[XKV_STAT_tcpx_held_dropped]);
+		       st->fast.v[XKV_STAT_tcpx_held_alone], st->fast.v[XKV_STAT_tcpx_held_dropped]);
 		for (size_t i = 0; i < XKV_TCPX_REFUSALS; i++)
 			printf("%s %s %llu", i ? "," : "", tcpx_refusals[i].what, st->fast.v[tcpx_refusals[i].stat]);
 		printf("\n");
@@ -219,7 +220,8 @@ static void print_json(const struct status *st, bool percpu)
 	       ",\"userspace\":%llu,\"total\":%llu,\"xdp_share\":%.4f,\"kernel_share\":%.4f"
 	       ",\"passed_segments\":%llu,\"xdp_sent_again\":%llu,\"xdp_repeats_dropped\":%llu"
 	       ",\"xdp_pipelined_segments\":%llu,\"xdp_replies_on_kernel_ack\":%llu"
-	       ",\"xdp_acks_absorbed\":%llu,\"xdp_cut_held\":%llu,\"xdp_held_dropped\":%llu"
+	       ",\"xdp_acks_absorbed\":%llu,\"xdp_cut_held\":%llu,\"xdp_held_alone\":%llu"
+	       ",\"xdp_held_dropped\":%llu"
 	       ",\"xdp_not_answered\":{",
 	       c->flags & XKV_CFG_NO_TCP_FAST ? "false" : "true",
 	       c->flags & XKV_CFG_NO_XDP_TCP ? "false" : "true", tx, tk, tu, tt,
@@ -227,7 +229,8 @@ static void print_json(const struct status *st, bool percpu)
 	       st->fast.v[XKV_STAT_tcp_pass], st->fast.v[XKV_STAT_tcpx_replayed],
 	       st->fast.v[XKV_STAT_tcpx_dup_dropped], st->fast.v[XKV_STAT_tcpx_pipelined],
 	       st->fast.v[XKV_STAT_tcpx_on_ack], st->fast.v[XKV_STAT_tcpx_acks_absorbed],
-	       st->fast.v[XKV_STAT_tcpx_held], st->fast.v[XKV_STAT_tcpx_held_dropped]);
+	       st->fast.v[XKV_STAT_tcpx_held], st->fast.v[XKV_STAT_tcpx_held_alone],
+	       st->fast.v[XKV_STAT_tcpx_held_dropped]);
 	for (size_t i = 0; i < XKV_TCPX_REFUSALS; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", tcpx_refusals[i].what, st->fast.v[tcpx_refusals[i].stat]);
 	printf("}}");

@@ -61,7 +61,8 @@
 	X(tcpx_dup_dropped, "TCP XDP: a repeated request dropped (its reply acknowledged, or none to resend)") \
 	X(tcpx_acks_absorbed, "TCP XDP: pure ACKs of replies sent from XDP, no news to the kernel: dropped") \
 	X(tcpx_held,       "TCP XDP: a request cut at an answered segment's end held, put in front of the next") \
-	X(tcpx_held_dropped, "TCP XDP: a segment after held bytes dropped: no room before it to put them back") \
+	X(tcpx_held_alone, "TCP XDP: no room before a segment after held bytes: they went alone in its place") \
+	X(tcpx_held_dropped, "TCP XDP: a segment after held bytes dropped: no room before it nor in it") \
 	X(tcpx_refused_shape, "TCP XDP: not answered, not one whole get/set/delete (or flags, options, noreply)") \
 	X(tcpx_refused_unacked, "TCP XDP: not answered, the last reply not yet acknowledged") \
 	X(tcpx_refused_socket, "TCP XDP: not answered, no established socket for it") \

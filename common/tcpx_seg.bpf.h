@@ -228,9 +228,13 @@ __attribute__((noinline)) int xkv_tcpx_csum_ok(struct xdp_md *ctx, struct xkv_sc
  * put in front of the segment's payload: the headers moved back into the
  * frame's headroom, the bytes after them, the IP length, the sequence
  * number (now c_end's) and the checksums set (the TCP one computed again,
- * or the pseudo-header's of a CHECKSUM_PARTIAL frame).  sc->tx follows.
- * 1: done; 0: the frame unchanged (no room before it); -1: the frame
- * half rewritten.  Global: verified once. */
+ * or the pseudo-header's of a CHECKSUM_PARTIAL frame).  With no room
+ * before the frame, the held bytes go alone in its place: the frame cut or
+ * grown to carry them and nothing else, no FIN (the kernel acknowledges
+ * them alone, and the client sends the segment's own bytes again).
+ * sc->tx follows.  1: put in front; 2: alone in its place; 0: the frame
+ * unchanged (no room before it nor after it); -1: the frame half
+ * rewritten.  Global: verified once. */
 __attribute__((noinline)) int xkv_tcpx_prepend(struct xdp_md *ctx, struct xkv_scratch *sc,
 					       const struct tcpx_offs *o)
 {
@@ -248,28 +252,41 @@ __attribute__((noinline)) int xkv_tcpx_prepend(struct xdp_md *ctx, struct xkv_sc
 	int partial = (cfg.flags & XKV_CFG_CSUM_PARTIAL) && ((__u16 *)w)[8] == csum_fold((__u32)ps);
 	if (bpf_xdp_load_bytes(ctx, 0, sc->req, XKV_LEN(hl, 128)))
 		return 0;
-	if (bpf_xdp_adjust_head(ctx, -(int)n))
-		return 0;
-	if (bpf_xdp_store_bytes(ctx, 0, sc->req, XKV_LEN(hl, 128)) ||
-	    bpf_xdp_store_bytes(ctx, hl, f->hold, XKV_LEN(n, XKV_TCPX_HOLD_MAX)))
+	int alone = 0;
+	if (!bpf_xdp_adjust_head(ctx, -(int)n)) {
+		if (bpf_xdp_store_bytes(ctx, 0, sc->req, XKV_LEN(hl, 128)))
+			return -1;
+	} else {
+		if (bpf_xdp_adjust_tail(ctx, (int)(hl + n) - (int)bpf_xdp_get_buff_len(ctx)))
+			return 0;
+		alone = 1;
+	}
+	if (bpf_xdp_store_bytes(ctx, hl, f->hold, XKV_LEN(n, XKV_TCPX_HOLD_MAX)))
 		return -1;
+	/* the IP length: the headers' and the payload's (the frame's end may
+	 * be an Ethernet minimum's padding) */
+	__u32 pl = alone ? n : p->plen + n, ipl = p->l4 - ETH_HLEN + p->doff + pl;
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	if (sc->addr.family == 4) {
 		struct iphdr *ip = data + ETH_HLEN;
 		if ((void *)(ip + 1) > data_end)
 			return -1;
 		__u32 w0 = *(__u32 *)ip;
-		ip->tot_len = bpf_htons(bpf_ntohs(ip->tot_len) + n);
+		ip->tot_len = bpf_htons(ipl);
 		csum_replace4(&ip->check, w0, *(__u32 *)ip);
 	} else {
 		struct ipv6hdr *ip6 = data + ETH_HLEN;
 		if ((void *)(ip6 + 1) > data_end)
 			return -1;
-		ip6->payload_len = bpf_htons(bpf_ntohs(ip6->payload_len) + n);
+		ip6->payload_len = bpf_htons(ipl - sizeof(*ip6));
 	}
-	p->seq -= n;
-	p->plen += n;
-	p->put = n;
+	p->seq = o->c_end;
+	p->plen = pl;
+	p->put = alone ? 0 : n;
+	if (alone) {
+		p->fl &= ~TCPX_FIN;
+		((__u8 *)w)[13] &= ~0x01; /* FIN: the segment's end is not here */
+	}
 	w[1] = bpf_htonl(p->seq);
 	ps = pseudo_sum_proto(sc, sc->addr.src, sc->addr.dst, p->doff + p->plen, IPPROTO_TCP);
 	__u16 *ck = (__u16 *)&w[4];
@@ -282,9 +299,9 @@ __attribute__((noinline)) int xkv_tcpx_prepend(struct xdp_md *ctx, struct xkv_sc
 			return -1;
 		*ck = ~(__u16)sum;
 	}
-	if (bpf_xdp_store_bytes(ctx, p->l4 + 4, &w[1], 4) || bpf_xdp_store_bytes(ctx, p->l4 + 16, ck, 2))
+	if (bpf_xdp_store_bytes(ctx, p->l4 + 4, &w[1], 16))
 		return -1;
-	return 1;
+	return alone ? 2 : 1;
 }
 
 /* The segment, translated in place (sc->tx, the flow's offsets o): seq, ack

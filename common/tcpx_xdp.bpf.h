@@ -564,14 +564,18 @@ static __always_inline int xkv_tcpx(struct xdp_md *ctx, struct xkv_scratch *sc)
 	if (act != XKV_NEXT)
 		return act;
 	/* the client's next bytes after held ones: those put in front */
+	int alone = 0;
 	if (o.held && (p->plen || (p->fl & TCPX_FIN)) && p->seq == o.c_end + o.held) {
 		act = xkv_tcpx_prepend(ctx, sc, &o);
 		if (act <= 0) {
 			stat_inc(st, XKV_STAT_tcpx_held_dropped);
-			return XDP_DROP; /* no room before it (the client sends it again) */
+			return XDP_DROP; /* no room before it nor in it (sent again) */
 		}
+		alone = act == 2; /* they alone in its place: a cut request, the kernel's */
+		if (alone)
+			stat_inc(st, XKV_STAT_tcpx_held_alone);
 	}
-	if (p->plen && !(p->fl & TCPX_FIN)) {
+	if (p->plen && !(p->fl & TCPX_FIN) && !alone) {
 		act = tcpx_answer(ctx, sc, st, &o);
 		if (act != XKV_NEXT)
 			return act;

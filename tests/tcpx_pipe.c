@@ -147,6 +147,7 @@ struct pctx {
 	struct xkv_slow *sl;
 	struct xkv_tcpx_key k;
 	__u8 in[4096];
+	__u32 meta; /* bytes of metadata before the next frame: room it lacks */
 	struct out o;
 };
 
@@ -245,7 +246,7 @@ static void hseg(struct pctx *c, __u32 seq, __u32 ack, __u8 flags, __u32 tsval, 
 	static __u8 empty[1];
 	if (!n)
 		g.payload = (const char *)empty; /* no payload: not strlen's */
-	run(c->xdp, c->in, build(&g, c->in), &c->o);
+	run_meta(c->xdp, c->in, build(&g, c->in), c->meta, &c->o);
 }
 
 /* A reply frame's text (its TCP header skipped): *len bytes. */
@@ -402,6 +403,57 @@ static void hold_edges(struct pctx *c)
 	bpf_map_delete_elem(c->flows, &c->k);
 }
 
+/* No room before the segment after held bytes (a device's headroom
+ * shrunk since they were held; here metadata takes it): the held bytes go
+ * to the kernel alone in its place, no FIN, at its rcv_nxt; the client's
+ * copy of the segment then follows them there.  A next segment shorter
+ * than they are (the frame grown) and one longer (cut). */
+static void hold_noroom(struct pctx *c, int fin, size_t more)
+{
+	static char first[512], next[1024];
+	size_t cut = 195; /* within the room of a frame alone, not of one after 32 bytes of metadata */
+	int n1 = snprintf(first, sizeof(first), "get a\r\nset x 0 0 190 noreply\r\n%0172d", 5);
+	int n2 = snprintf(next, sizeof(next), "%018d\r\n", 6);
+	for (size_t i = 0; i < more; i++)
+		n2 += snprintf(next + n2, sizeof(next) - (size_t)n2, "get x\r\n");
+	static struct view before, after;
+	struct xkv_tcpx_flow f;
+	size_t got;
+
+	reset_store(c->s);
+	bpf_map_delete_elem(c->flows, &c->k);
+	look(c->s, &before);
+	hseg(c, RCV_NXT, SND_NXT, F_ACK | F_PSH, 9, first, (size_t)n1);
+	CHECK(c->o.ret == XDP_TX && !get_flow(c->flows, &c->k, &f) && f.held == cut,
+	      "%s: no room (%zu after): the get answered, the cut set held (ret %d, held %u, want %zu)", c->L, more,
+	      c->o.ret, f.held, cut);
+	htext(c, &got);
+	__u32 seq2 = RCV_NXT + (__u32)n1, ack2 = SND_NXT + (__u32)got;
+	__u8 fl = F_ACK | F_PSH | (fin ? F_FIN : 0);
+	__u64 a0 = counter(c->s, XKV_STAT_tcpx_held_alone);
+	c->meta = 32;
+	hseg(c, seq2, ack2, fl, 10, next, (size_t)n2);
+	c->meta = 0;
+	const __u8 *txt = htext(c, &got), *t = tcp_of(&c->o);
+	look(c->s, &after);
+	CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT && got == cut && !memcmp(txt, first + n1 - cut, cut) &&
+	      !(t[13] & F_FIN) && csum_ok(c->o.f, c->o.len) && same(&after, &before) &&
+	      !get_flow(c->flows, &c->k, &f) && f.held == 0 && counter(c->s, XKV_STAT_tcpx_held_alone) == a0 + 1,
+	      "%s: no room before the next segment (%d bytes%s): the %zu held bytes go alone in its place at the "
+	      "kernel's rcv_nxt (ret %d, seq %u, want %u; %zu bytes; flags %#x), checksums right, nothing "
+	      "applied, none held, counted", c->L, n2, fin ? ", FIN" : "", cut, c->o.ret, rd32(t + 4), RCV_NXT,
+	      got, t[13]);
+	hseg(c, seq2, ack2, fl, 11, next, (size_t)n2); /* the client's copy, sent again */
+	txt = htext(c, &got), t = tcp_of(&c->o);
+	look(c->s, &after);
+	CHECK(c->o.ret == XDP_PASS && rd32(t + 4) == RCV_NXT + cut && got == (size_t)n2 &&
+	      !memcmp(txt, next, got) && (t[13] & F_FIN) == (fin ? F_FIN : 0) && csum_ok(c->o.f, c->o.len) &&
+	      same(&after, &before),
+	      "%s: no room: the segment sent again follows them to the kernel (ret %d, seq %u, want %u; %zu "
+	      "bytes, want %d), nothing applied", c->L, c->o.ret, rd32(t + 4), RCV_NXT + (__u32)cut, got, n2);
+	bpf_map_delete_elem(c->flows, &c->k);
+}
+
 static void hold_cases(struct pctx *c)
 {
 	__u8 b[256];
@@ -444,6 +496,8 @@ static void hold_cases(struct pctx *c)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		hold_row(c, &rows[i]);
 	hold_edges(c);
+	hold_noroom(c, 0, 0);
+	hold_noroom(c, 1, 40);
 }
 
 int tcpx_pipe_cases(const char *L, struct bpf_object *obj, struct xkv_store *s)

@@ -44,6 +44,7 @@ int csum_ok(const __u8 *f, size_t n);
 size_t build(const struct seg *g, __u8 *f);
 __u32 rd32(const __u8 *p);
 void run(int prog, const __u8 *in, size_t n, struct out *o);
+void run_meta(int prog, const __u8 *in, size_t n, __u32 meta, struct out *o);
 const __u8 *tcp_of(const struct out *o);
 __u64 counter(const struct xkv_store *s, enum xkv_stat i);
 struct xkv_tcpx_key key_of(__u32 client, __u16 cport, __u32 server);

@@ -98,14 +98,26 @@ size_t build(const struct seg *g, __u8 *f)
 
 __u32 rd32(const __u8 *p) { return (__u32)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
 
-void run(int prog, const __u8 *in, size_t n, struct out *o)
+void run(int prog, const __u8 *in, size_t n, struct out *o) { run_meta(prog, in, n, 0, o); }
+
+/* With meta bytes of metadata before the frame (at most 32): they take
+ * that much of its headroom.  o holds the frame alone. */
+void run_meta(int prog, const __u8 *in, size_t n, __u32 meta, struct out *o)
 {
-	DECLARE_LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = in, .data_size_in = (__u32)n,
-			    .data_out = o->f, .data_size_out = sizeof(o->f), .repeat = 1);
+	static __u8 buf[4096 + 32];
+	struct xdp_md md = { .data = meta, .data_end = (__u32)(meta + n) };
+	memset(buf, 0, meta);
+	memcpy(buf + meta, in, n < 4096 ? n : 4096);
+	DECLARE_LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = buf, .data_size_in = (__u32)(meta + n),
+			    .data_out = buf, .data_size_out = sizeof(buf), .repeat = 1);
+	if (meta)
+		t.ctx_in = &md, t.ctx_size_in = sizeof(md), t.ctx_out = &md, t.ctx_size_out = sizeof(md);
 	memset(o, 0, sizeof(*o));
 	int e = bpf_prog_test_run_opts(prog, &t);
+	__u32 m = meta ? md.data - md.data_meta : 0; /* the output starts at the metadata */
 	o->ret = e ? -1 : (int)t.retval;
-	o->len = t.data_size_out;
+	o->len = t.data_size_out > m ? t.data_size_out - m : 0;
+	memcpy(o->f, buf + m, o->len < sizeof(o->f) ? o->len : sizeof(o->f));
 }
 
 /* the TCP header of an output frame */
