@@ -7,9 +7,11 @@ the answers come, one request at a time, until SIGTERM; then print JSON:
 
   {"ok": N, "fail": N, "failures": [[t, why], ...], "times": [t of each answer]}
 
-A failure is a request without the right answer within 0.25 s: no reply, a
-wrong one, or ICMP port unreachable (the kernel's stack answered: no XDP
-program ran).  The socket is connected so that the last one is seen.
+A failure is a request without the right answer: none within 2 s, a wrong
+one, or ICMP port unreachable (the kernel's stack answered: no XDP program
+ran).  An answer after 0.25 s is counted late ("late": N), not failed: on a
+loaded machine the client itself may not run for that long.  The socket is
+connected so that the last one is seen.
 """
 import json
 import signal
@@ -29,28 +31,39 @@ def on_term(sig, frm):
 
 signal.signal(signal.SIGTERM, on_term)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(0.25)
 s.connect((host, port))
 want_tail = b"\r\n" + value + b"\r\nEND\r\n"
-ok, failures, times, rid = 0, [], [], 0
+ok, late, failures, times, rid = 0, 0, [], [], 0
+
+
+def answer(rid):
+    """The datagram answering rid (a late answer to an earlier request
+    skipped) and whether it came late; socket.timeout after 2 s."""
+    t0 = time.monotonic()
+    while True:
+        s.settimeout(max(t0 + 2.0 - time.monotonic(), 0.001))
+        got = s.recv(65536)
+        if struct.unpack("!H", got[:2])[0] == rid:
+            return got, time.monotonic() - t0 > 0.25
+
+
 while not stop:
     rid = (rid + 1) & 0xffff
     try:
         s.send(struct.pack("!HHHH", rid, 0, 1, 0) + b"get " + key + b"\r\n")
-        while True:  # skip a late answer to an earlier request
-            got = s.recv(65536)
-            if struct.unpack("!H", got[:2])[0] == rid:
-                break
+        got, was_late = answer(rid)
+        late += was_late
         if got[8:].startswith(b"VALUE " + key + b" ") and got.endswith(want_tail):
             ok += 1
             times.append(time.time())
         else:
             failures.append([time.time(), "wrong reply %r" % got[8:60]])
     except socket.timeout:
-        failures.append([time.time(), "no reply in 0.25 s"])
+        failures.append([time.time(), "no reply in 2 s"])
     except ConnectionRefusedError:
         failures.append([time.time(), "ICMP port unreachable (no XDP program answered)"])
         time.sleep(0.001)
     except InterruptedError:
         pass
-json.dump({"ok": ok, "fail": len(failures), "failures": failures[:20], "times": times}, open(out, "w"))
+json.dump({"ok": ok, "late": late, "fail": len(failures), "failures": failures[:20], "times": times},
+          open(out, "w"))
