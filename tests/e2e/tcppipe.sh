@@ -106,6 +106,10 @@ dm=$((m1 - m0)) dn=$((n1 - n0))
 echo "$layout: stream: XDP answered $dm requests, serve $dn, cut requests held $((h1 - h0))"
 check "$layout: ... cut requests held ($((h1 - h0)))" test $((h1 - h0)) -gt 30
 check "$layout: ... XDP answered at least 80 % of them ($dm of $((dm + dn)))" test $((dm * 5)) -ge $(((dm + dn) * 4))
+# the room for them was checked when holding (the same device): none sent
+# alone, no segment dropped
+ha=$(tb_counter fast tcpx_held_alone) hd=$(tb_counter fast tcpx_held_dropped)
+check "$layout: ... every next segment had room for them (sent alone $ha, dropped $hd)" test "$ha" -eq 0 -a "$hd" -eq 0
 x2=$(tb_counter fast tcpx_answered) u2=$(tb_counter slow tcp_slow) p2=$(tb_counter fast tcpx_pipelined)
 
 PROXY=127.0.0.1:22121
