@@ -15,10 +15,10 @@ connected so that the last one is seen.
 """
 import json
 import signal
-import socket
-import struct
 import sys
 import time
+
+import rawclient
 
 host, port, key, value, out = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4].encode(), sys.argv[5]
 stop = False
@@ -30,36 +30,21 @@ def on_term(sig, frm):
 
 
 signal.signal(signal.SIGTERM, on_term)
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.connect((host, port))
+conn = rawclient.Conn(host, port)  # connected: ICMP port unreachable is seen
 want_tail = b"\r\n" + value + b"\r\nEND\r\n"
-ok, late, failures, times, rid = 0, 0, [], [], 0
-
-
-def answer(rid):
-    """The datagram answering rid (a late answer to an earlier request
-    skipped) and whether it came late; socket.timeout after 2 s."""
-    t0 = time.monotonic()
-    while True:
-        s.settimeout(max(t0 + 2.0 - time.monotonic(), 0.001))
-        got = s.recv(65536)
-        if struct.unpack("!H", got[:2])[0] == rid:
-            return got, time.monotonic() - t0 > 0.25
-
-
+ok, late, failures, times = 0, 0, [], []
 while not stop:
-    rid = (rid + 1) & 0xffff
+    t0 = time.monotonic()
     try:
-        s.send(struct.pack("!HHHH", rid, 0, 1, 0) + b"get " + key + b"\r\n")
-        got, was_late = answer(rid)
-        late += was_late
-        if got[8:].startswith(b"VALUE " + key + b" ") and got.endswith(want_tail):
+        got, _ = conn.recv_reply(conn.send(b"get " + key + b"\r\n"), timeout=2.0)
+        late += time.monotonic() - t0 > 0.25
+        if got.startswith(b"VALUE " + key + b" ") and got.endswith(want_tail):
             ok += 1
             times.append(time.time())
         else:
-            failures.append([time.time(), "wrong reply %r" % got[8:60]])
-    except socket.timeout:
-        failures.append([time.time(), "no reply in 2 s"])
+            failures.append([time.time(), "wrong reply %r" % got[:52]])
+    except rawclient.Fail as e:
+        failures.append([time.time(), str(e)])
     except ConnectionRefusedError:
         failures.append([time.time(), "ICMP port unreachable (no XDP program answered)"])
         time.sleep(0.001)
